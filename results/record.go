@@ -1,0 +1,52 @@
+package results
+
+import "github.com/capsim/capsim/model"
+
+// Source says where a record came from, precisely enough to find the row again.
+type Source struct {
+	File    string `json:"file"`              // path or embedded fixture name
+	Section string `json:"section,omitempty"` // heading, table or block the row sits in
+	Line    int    `json:"line"`              // 1-based line of the row or object
+	Format  string `json:"format"`            // "vllm-json", "vllm-text", "markdown", "html"
+}
+
+// System is the deployment that was measured.
+type System struct {
+	GPU      string         `json:"gpu"`       // catalog name, e.g. "H20", "L40S"; "" when the source does not say
+	GPUCount int            `json:"gpu_count"` // GPUs in the whole deployment
+	Model    string         `json:"model"`     // Hugging Face id, e.g. "Qwen/Qwen3-32B"
+	Engine   string         `json:"engine"`    // engine label with version, e.g. "vllm-0.9.0.1", "dynamo-0.3.0"
+	Topology model.Topology `json:"topology"`
+	// Settings are engine settings the source states (max-num-batched-tokens, block-size, …).
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// Workload is what was offered to the deployment.
+type Workload struct {
+	ISL         float64    `json:"isl"`               // mean prompt tokens per request
+	OSL         float64    `json:"osl"`               // mean generated tokens per completed request
+	ISLMax      int        `json:"isl_max,omitempty"` // requested prompt length, when the source states it
+	OSLMax      int        `json:"osl_max,omitempty"` // requested maximum output (max_tokens)
+	NumPrompts  int        `json:"num_prompts,omitempty"`
+	Load        model.Load `json:"load"`
+	RequestRate string     `json:"request_rate,omitempty"` // as vLLM writes it: a number or "inf"
+}
+
+// Record is one measured load point, normalized. A metric the source does
+// not give is absent from Metrics, never zero.
+type Record struct {
+	ID        string             `json:"id"`
+	Source    Source             `json:"source"`
+	System    System             `json:"system"`
+	Workload  Workload           `json:"workload"`
+	Metrics   map[string]float64 `json:"metrics"`
+	Completed int                `json:"completed,omitempty"`
+	Errors    int                `json:"errors"`
+	Anomalies []string           `json:"anomalies,omitempty"`
+}
+
+// Metric returns a metric and whether the source gave it.
+func (r *Record) Metric(name string) (float64, bool) {
+	v, ok := r.Metrics[name]
+	return v, ok
+}

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"github.com/capsim/capsim/model"
+)
+
+// CostModel prices engine steps for one worker. Implementations live
+// outside sim (calibrate fills them); sim knows no GPU's numbers.
+type CostModel interface {
+	// StepTime returns the duration in seconds of one engine step.
+	StepTime(s model.Step) float64
+	// DecodeAffine returns base and perKV such that a pure decode step of n
+	// sequences attending to k KV tokens in all takes base + perKV·k seconds.
+	// The simulator relies on this to advance a decode batch many steps at once.
+	DecodeAffine(n int) (base, perKV float64)
+}
+
+// PoolConfig describes one pool of identical workers. Zero values of the
+// optional fields mean vLLM's defaults (documented on each field).
+type PoolConfig struct {
+	Workers int       // number of workers (replicas) in the pool
+	Cost    CostModel // step prices of one worker
+	// KVCapacity is the KV cache of one worker in tokens; 0 means unlimited.
+	KVCapacity int
+	// BlockSize is the KV block granularity in tokens; 0 means 16.
+	BlockSize int
+	// MaxNumSeqs caps the sequences running in one worker; 0 means 256.
+	MaxNumSeqs int
+	// MaxBatchedTokens is the per-step token budget (max-num-batched-tokens); 0 means 8192.
+	MaxBatchedTokens int
+}
+
+// Routing chooses the worker a request goes to.
+type Routing string
+
+const (
+	RoundRobin       Routing = "round-robin"       // cycle through workers in order (Dynamo 0.3's router)
+	LeastOutstanding Routing = "least-outstanding" // the worker with fewest requests in flight; ties to the lowest index
+	SharedQueue      Routing = "shared-queue"      // one queue every idle worker pulls from (Dynamo's prefill queue)
+)
+
+// Transfer prices moving a request's KV cache from a prefill to a decode worker.
+type Transfer struct {
+	Latency  float64 // seconds per transfer
+	PerToken float64 // seconds per prompt token moved
+}
+
+// LengthDist is a distribution of token counts. Kind is one of "fixed"
+// (Mean), "uniform" (Min..Max), "normal" (Mean, Std, clipped to Min..Max when
+// set), "lognormal" (Mean, Std of the lengths themselves) or "empirical"
+// (drawn uniformly from Values).
+type LengthDist struct {
+	Kind   string  `json:"kind"`
+	Mean   float64 `json:"mean,omitempty"`
+	Std    float64 `json:"std,omitempty"`
+	Min    int     `json:"min,omitempty"`
+	Max    int     `json:"max,omitempty"`
+	Values []int   `json:"values,omitempty"`
+}
+
+// Fixed is a length distribution that always yields n.
+func Fixed(n int) LengthDist { return LengthDist{Kind: "fixed", Mean: float64(n)} }
+
+// Config is one simulated benchmark run against one deployment.
+type Config struct {
+	// Aggregated deployments set Replicas; disaggregated ones set Prefill and Decode.
+	Replicas PoolConfig
+	Prefill  PoolConfig
+	Decode   PoolConfig
+	Transfer Transfer
+
+	// Router picks the replica (aggregated) or the decode worker
+	// (disaggregated) for each request; "" means RoundRobin.
+	Router Routing
+	// PrefillRouter picks the prefill worker; "" means SharedQueue.
+	PrefillRouter Routing
+
+	Load       model.Load
+	Input      LengthDist // prompt tokens
+	Output     LengthDist // generated tokens (a request stops at its drawn length)
+	NumPrompts int        // requests sent in all
+	Seed       uint64
+
+	// KeepRequests asks for one RequestRecord per request in the Result.
+	KeepRequests bool
+}
+
+// RequestRecord is the life of one simulated request, times in seconds from the run's start.
+type RequestRecord struct {
+	ID           int     `json:"id"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	Send         float64 `json:"send"`
+	FirstToken   float64 `json:"first_token"`
+	Done         float64 `json:"done"`
+	Preemptions  int     `json:"preemptions,omitempty"`
+}
+
+// PoolStats is what a capacity planner needs to see inside one pool.
+type PoolStats struct {
+	Name        string   `json:"name"`        // "replicas", "prefill" or "decode"
+	Utilisation float64  `json:"utilisation"` // busy time / (workers × duration)
+	MeanQueue   float64  `json:"mean_queue"`  // time-averaged requests waiting
+	MeanBatch   float64  `json:"mean_batch"`  // time-averaged sequences per busy step
+	MeanKVUsage float64  `json:"mean_kv_usage"`
+	MaxKVUsage  float64  `json:"max_kv_usage"`
+	Preemptions int      `json:"preemptions"`
+	Series      []Sample `json:"series,omitempty"`
+}
+
+// Sample is a pool's state at one simulated time.
+type Sample struct {
+	T       float64 `json:"t"`
+	Queue   float64 `json:"queue"`
+	Batch   float64 `json:"batch"`
+	KVUsage float64 `json:"kv_usage"`
+}
+
+// Result is what vllm bench serve would report for the run, plus the pools' internals.
+type Result struct {
+	// Metrics holds vLLM's result fields by name (model.MeanTTFT, …), in ms for latencies.
+	Metrics   map[string]float64 `json:"metrics"`
+	Completed int                `json:"completed"`
+	Duration  float64            `json:"duration"` // seconds, first send to last completion
+	Pools     []PoolStats        `json:"pools"`
+	Requests  []RequestRecord    `json:"requests,omitempty"`
+}
