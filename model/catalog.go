@@ -1,0 +1,199 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// GPU holds the spec-sheet numbers the roofline prior needs. Throughputs are
+// dense (no structured sparsity) peaks.
+type GPU struct {
+	Name     string   `json:"name"`    // catalog name, e.g. "H20"
+	Aliases  []string `json:"aliases"` // other spellings seen in benchmark files
+	MemoryGB float64  `json:"memory_gb"`
+	// MemoryTBps is HBM/GDDR bandwidth in TB/s.
+	MemoryTBps float64 `json:"memory_tbps"`
+	// TFLOPS is dense BF16 tensor throughput (FP16 where the GPU has no BF16).
+	TFLOPS float64 `json:"tflops"`
+	// LinkGBps is intra-node GPU-to-GPU bandwidth per direction in GB/s (NVLink, xGMI or PCIe).
+	LinkGBps float64 `json:"link_gbps"`
+	// LinkLatencyUs is the latency of one small all-reduce across the link, in µs.
+	LinkLatencyUs float64 `json:"link_latency_us"`
+	Source        string  `json:"source"`
+}
+
+// gpus is the GPU catalog. Figures from the vendors' public spec sheets and
+// datasheets named in Source; link bandwidth is per direction.
+var gpus = []GPU{
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, LinkGBps: 450, LinkLatencyUs: 8,
+		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s"},
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, LinkGBps: 32, LinkLatencyUs: 20,
+		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16"},
+	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, LinkGBps: 16, LinkLatencyUs: 25,
+		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16"},
+	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, LinkGBps: 150, LinkLatencyUs: 15,
+		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer"},
+	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, LinkGBps: 64, LinkLatencyUs: 15,
+		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16"},
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, LinkGBps: 450, LinkLatencyUs: 8,
+		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, LinkGBps: 450, LinkLatencyUs: 8,
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
+	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, LinkGBps: 300, LinkLatencyUs: 10,
+		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s"},
+	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, LinkGBps: 900, LinkLatencyUs: 6,
+		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s"},
+	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, LinkGBps: 32, LinkLatencyUs: 20,
+		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16"},
+}
+
+// LLM holds the architecture numbers of a dense transformer, from its Hugging Face config.json.
+type LLM struct {
+	Name         string  `json:"name"` // Hugging Face id, e.g. "Qwen/Qwen3-32B"
+	Layers       int     `json:"layers"`
+	Hidden       int     `json:"hidden"`
+	Heads        int     `json:"heads"`
+	KVHeads      int     `json:"kv_heads"`
+	HeadDim      int     `json:"head_dim"`
+	Intermediate int     `json:"intermediate"`
+	Vocab        int     `json:"vocab"`
+	Params       float64 `json:"params"` // total parameters, embeddings included
+	TiedEmbed    bool    `json:"tied_embeddings"`
+	// MaxContext is the model's native context length in tokens.
+	MaxContext int    `json:"max_context"`
+	Source     string `json:"source"`
+}
+
+// llms is the model catalog; numbers from each model's config.json on Hugging Face.
+var llms = []LLM{
+	{Name: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, Params: 32.8e9, MaxContext: 40960,
+		Source: "huggingface.co/Qwen/Qwen3-32B config.json"},
+	{Name: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 8.19e9, MaxContext: 40960,
+		Source: "huggingface.co/Qwen/Qwen3-8B config.json"},
+	{Name: "meta-llama/Llama-3.1-8B-Instruct", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json"},
+	{Name: "meta-llama/Llama-3.2-3B-Instruct", Layers: 28, Hidden: 3072, Heads: 24, KVHeads: 8, HeadDim: 128, Intermediate: 8192, Vocab: 128256, Params: 3.21e9, TiedEmbed: true, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.2-3B-Instruct config.json"},
+	{Name: "meta-llama/Llama-3.1-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json"},
+	{Name: "meta-llama/Llama-3.3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"},
+	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", Layers: 28, Hidden: 1536, Heads: 12, KVHeads: 2, HeadDim: 128, Intermediate: 8960, Vocab: 151936, Params: 1.78e9, MaxContext: 131072,
+		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B config.json"},
+	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 27648, Vocab: 152064, Params: 32.8e9, MaxContext: 131072,
+		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B config.json"},
+	{Name: "Qwen/Qwen2.5-72B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 29568, Vocab: 152064, Params: 72.7e9, MaxContext: 32768,
+		Source: "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json"},
+	{Name: "Qwen/Qwen2.5-7B-Instruct", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 32768,
+		Source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json"},
+	{Name: "mistralai/Mistral-7B-Instruct-v0.3", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, Params: 7.25e9, MaxContext: 32768,
+		Source: "huggingface.co/mistralai/Mistral-7B-Instruct-v0.3 config.json"},
+}
+
+// GPUs returns the GPU catalog, sorted by name.
+func GPUs() []GPU {
+	out := append([]GPU(nil), gpus...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LLMs returns the model catalog, sorted by name.
+func LLMs() []LLM {
+	out := append([]LLM(nil), llms...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func normName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.NewReplacer(" ", "", "_", "", "-", "", "(", "", ")", "", "nvidia", "").Replace(s)
+}
+
+// LookupGPU finds a GPU by name or alias, ignoring case, spaces, dashes and an "NVIDIA" prefix.
+func LookupGPU(name string) (GPU, error) {
+	want := normName(name)
+	for _, g := range gpus {
+		if normName(g.Name) == want {
+			return g, nil
+		}
+		for _, a := range g.Aliases {
+			if normName(a) == want {
+				return g, nil
+			}
+		}
+	}
+	names := make([]string, 0, len(gpus))
+	for _, g := range GPUs() {
+		names = append(names, g.Name)
+	}
+	return GPU{}, fmt.Errorf("model: unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ShortName is a model id without its organisation: "Qwen3-32B".
+func ShortName(id string) string {
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		return id[i+1:]
+	}
+	return id
+}
+
+// SameModel reports whether two model names refer to the same model,
+// case-insensitively, with or without the organisation.
+func SameModel(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSpace(a)), strings.ToLower(strings.TrimSpace(b))
+	if a == b {
+		return true
+	}
+	if strings.Contains(a, "/") && strings.Contains(b, "/") {
+		return false
+	}
+	return ShortName(a) == ShortName(b)
+}
+
+// LookupLLM finds a model by Hugging Face id or short name, case-insensitively.
+func LookupLLM(name string) (LLM, error) {
+	for _, m := range llms {
+		if SameModel(m.Name, name) {
+			return m, nil
+		}
+	}
+	names := make([]string, 0, len(llms))
+	for _, m := range LLMs() {
+		names = append(names, ShortName(m.Name))
+	}
+	return LLM{}, fmt.Errorf("model: unknown model %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// EmbedParams is the parameter count of the input embedding plus, when untied, the LM head.
+func (m LLM) EmbedParams() float64 {
+	e := float64(m.Vocab) * float64(m.Hidden)
+	if m.TiedEmbed {
+		return e
+	}
+	return 2 * e
+}
+
+// BodyParams are the parameters every prompt token passes through (all but embeddings and LM head).
+func (m LLM) BodyParams() float64 { return m.Params - m.EmbedParams() }
+
+// HeadParams are the LM-head parameters, used once per sampled token.
+func (m LLM) HeadParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+
+// WeightBytes is the size of the weights at the given bytes per parameter (2 for BF16/FP16).
+func (m LLM) WeightBytes(bytesPerParam float64) float64 { return m.Params * bytesPerParam }
+
+// KVHeadsPerGPU is the KV heads one GPU holds at tensor-parallel degree tp:
+// heads are split across GPUs, and replicated when tp exceeds their number.
+func (m LLM) KVHeadsPerGPU(tp int) float64 {
+	if tp <= m.KVHeads {
+		return float64(m.KVHeads) / float64(tp)
+	}
+	return 1
+}
+
+// KVBytesPerToken is the KV cache of one token on one worker of tensor
+// degree tp, summed over its GPUs (keys and values, every layer).
+func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
+	return 2 * float64(m.Layers) * m.KVHeadsPerGPU(tp) * float64(tp) * float64(m.HeadDim) * bytesPerElem
+}

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestParseTopology(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		gpus    int
+		wantErr string
+	}{
+		{in: "4xTP4", want: "4xTP4", gpus: 16},
+		{in: "2xtp4pp2", want: "2xTP4PP2", gpus: 16},
+		{in: "prefill 6xTP2 + decode 1xTP4", want: "prefill 6xTP2 + decode 1xTP4", gpus: 16},
+		{in: "3P(TP4) 1D(TP4)", want: "prefill 3xTP4 + decode 1xTP4", gpus: 16},
+		{in: "12P(TP1) 1D(TP4)", want: "prefill 12xTP1 + decode 1xTP4", gpus: 16},
+		{in: "6xTP", wantErr: `model: topology "6xTP": want NxTPk or NxTPkPPj, e.g. 6xTP2`},
+		{in: "0xTP2", wantErr: `model: topology "0xTP2": worker count must be a positive integer`},
+		{in: "2xTP0", wantErr: `model: topology "2xTP0": TP must be a positive integer`},
+		{in: "2xTP2PP0", wantErr: `model: topology "2xTP2PP0": PP must be a positive integer`},
+		{in: "", wantErr: `model: topology "": want NxTPk or NxTPkPPj, e.g. 6xTP2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseTopology(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != tt.want || got.GPUs() != tt.gpus {
+				t.Errorf("got %s with %d GPUs, want %s with %d", got, got.GPUs(), tt.want, tt.gpus)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestTopologyValidate(t *testing.T) {
+	bad := []Topology{
+		{},
+		{Prefill: Pool{Count: 1, TP: 1}},
+		{Replicas: Pool{Count: 1, TP: 1}, Decode: Pool{Count: 1, TP: 1}},
+	}
+	for _, b := range bad {
+		if err := b.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil, want error", b)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, name := range []string{"H20", "h20", "NVIDIA H20", "h100 sxm", "V100", "NVIDIA_L40S"} {
+		if _, err := LookupGPU(name); err != nil {
+			t.Errorf("LookupGPU(%q): %v", name, err)
+		}
+	}
+	if _, err := LookupGPU("TPUv5"); err == nil {
+		t.Error("LookupGPU(TPUv5) found something")
+	}
+	for _, name := range []string{"Qwen3-32B", "qwen/qwen3-32b", "Llama-3.1-8B-Instruct"} {
+		if _, err := LookupLLM(name); err != nil {
+			t.Errorf("LookupLLM(%q): %v", name, err)
+		}
+	}
+	if SameModel("Qwen/Qwen3-32B", "other/Qwen3-32B") {
+		t.Error("models of different organisations compared equal")
+	}
+}
+
+func ExampleParseTopology() {
+	t, _ := ParseTopology("3P(TP4) 1D(TP4)")
+	fmt.Println(t, "on", t.GPUs(), "GPUs")
+	// Output: prefill 3xTP4 + decode 1xTP4 on 16 GPUs
+}
