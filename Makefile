@@ -2,14 +2,23 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test bench lint fuzz docs
+.PHONY: build test bench lint fuzz docs tools
 
 build:
 	$(GO) build -o bin/capsim ./cmd/capsim
 
-test:
+# End-to-end tests (TestEndToEnd*) time a real server, so they run after the
+# others, one package at a time, not competing for the CPU with other tests.
+test: tools
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -timeout 30m -skip '^TestEndToEnd' $(PKGS)
+	$(GO) test -count=1 -timeout 10m -p 1 -run '^TestEndToEnd' $(PKGS)
+
+# tools builds the end-to-end test peer llm-d-inference-sim into tools/bin/
+# from the separate tools module (its dependencies stay out of go.mod). The
+# first build downloads and compiles for several minutes; later ones are cached.
+tools:
+	cd tools && CGO_ENABLED=0 $(GO) build -o bin/llm-d-inference-sim github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -27,3 +36,19 @@ fuzz:
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# docs-plots regenerates the figures the README shows (docs/plot-*.png):
+# one series against its calibrated simulation, the summary of every
+# series, and a prediction with its band, knee and overlay. It uses the
+# embedded profile; PROFILE=FILE draws another one's fit.
+PROFILE ?=
+DOCS_PLOT_DIR := bin/docs-plot
+.PHONY: docs-plots
+docs: docs-plots
+docs-plots: build
+	rm -rf $(DOCS_PLOT_DIR)
+	./bin/capsim plot --out $(DOCS_PLOT_DIR) $(if $(PROFILE),--profile $(PROFILE)) > /dev/null
+	cp $(DOCS_PLOT_DIR)/summary.png docs/plot-summary.png
+	cp $(DOCS_PLOT_DIR)/004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency.png docs/plot-series-h20-dynamo.png
+	./bin/capsim predict $(if $(PROFILE),--profile $(PROFILE)) --gpu H20 --model Qwen3-32B --prefill 12xTP1 --decode 1xTP4 \
+	  --isl 3000 --osl 150 --concurrency 1,2,4,8,16,32,64,128,256 --plot docs/plot-predict-h20-dynamo.png > /dev/null

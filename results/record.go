@@ -8,6 +8,11 @@ type Source struct {
 	Section string `json:"section,omitempty"` // heading, table or block the row sits in
 	Line    int    `json:"line"`              // 1-based line of the row or object
 	Format  string `json:"format"`            // "vllm-json", "vllm-text", "markdown", "html"
+	// Row is the row label of a table row that has one (e.g. a GPU preset name).
+	Row string `json:"row,omitempty"`
+	// Column is the column group when one table row holds several measured
+	// points (e.g. "Pipeline" and "Tensor" values side by side).
+	Column string `json:"column,omitempty"`
 }
 
 // System is the deployment that was measured.

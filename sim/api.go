@@ -48,7 +48,9 @@ type Transfer struct {
 // LengthDist is a distribution of token counts. Kind is one of "fixed"
 // (Mean), "uniform" (Min..Max), "normal" (Mean, Std, clipped to Min..Max when
 // set), "lognormal" (Mean, Std of the lengths themselves) or "empirical"
-// (drawn uniformly from Values).
+// (drawn uniformly from Values); sim also accepts "exponential" (Mean).
+// Draws are rounded to whole tokens, clipped to Min..Max when set, and at
+// least 1.
 type LengthDist struct {
 	Kind   string  `json:"kind"`
 	Mean   float64 `json:"mean,omitempty"`
@@ -122,6 +124,9 @@ type Result struct {
 	Metrics   map[string]float64 `json:"metrics"`
 	Completed int                `json:"completed"`
 	Duration  float64            `json:"duration"` // seconds, first send to last completion
-	Pools     []PoolStats        `json:"pools"`
-	Requests  []RequestRecord    `json:"requests,omitempty"`
+	// MeanInFlight is the time-averaged number of requests between send and
+	// completion over Duration (Little's law: ≈ request throughput × mean E2E).
+	MeanInFlight float64         `json:"mean_in_flight"`
+	Pools        []PoolStats     `json:"pools"`
+	Requests     []RequestRecord `json:"requests,omitempty"`
 }

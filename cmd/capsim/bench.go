@@ -1,11 +1,254 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/capsim/capsim/loadgen"
+	"github.com/capsim/capsim/model"
 )
 
-// runBench is owned by the bench subcommand's author; this placeholder keeps the build green until it lands.
+// benchOptions are capsim bench's flags.
+type benchOptions struct {
+	url, modelName, endpoint string
+	isl, osl, numPrompts     int
+	concurrency              []int
+	rates                    []string
+	burstiness               float64
+	maxConcurrency           int
+	seed                     uint64
+	timeout                  time.Duration
+	apiKeyEnv                string
+	out, label, format       string
+	metadata                 []string
+	skipCheck                bool
+}
+
+// runBench benchmarks a live endpoint; Ctrl-C stops it after writing what was measured.
 func runBench(args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: not implemented yet")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return benchContext(ctx, args, stdout, stderr)
+}
+
+func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o benchOptions
+	fs := newFlagSet("bench", stderr)
+	fs.StringVar(&o.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (required)")
+	fs.StringVar(&o.modelName, "model", "", "model name to request (required)")
+	fs.StringVar(&o.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
+	fs.IntVar(&o.isl, "isl", 0, "input (prompt) length in tokens (required)")
+	fs.IntVar(&o.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos (required)")
+	fs.IntSliceVar(&o.concurrency, "concurrency", nil, "closed-loop load points: concurrent clients, e.g. 1,4,16,64")
+	fs.StringSliceVar(&o.rates, "rate", nil, "open-loop load points: requests per second, e.g. 2,4 (inf sends every prompt at once)")
+	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson; <1 burstier; >1 more even)")
+	fs.IntVar(&o.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 200, "requests per load point")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for prompts and arrival times")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
+	fs.StringVar(&o.out, "out", "", "write results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
+	fs.StringVar(&o.label, "label", "", "label stored in each result")
+	fs.StringArrayVar(&o.metadata, "metadata", nil, "KEY=VALUE stored in each result, like vLLM's --metadata (repeatable)")
+	fs.BoolVar(&o.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+	format := formatFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.format = *format
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
+	}
+	base, loads, metadata, err := o.resolve()
+	if err != nil {
+		return err
+	}
+
+	if !o.skipCheck {
+		if err := loadgen.Check(ctx, base); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	if base.Endpoint == loadgen.Chat {
+		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
+	}
+	var done []*loadgen.Result
+	for i, load := range loads {
+		opts := base
+		opts.Load = load
+		fmt.Fprintf(stderr, "bench: load point %d/%d: %s, %d prompts\n", i+1, len(loads), load, opts.NumPrompts)
+		r, runErr := loadgen.Run(ctx, opts, benchProgressPrinter(stderr, load))
+		if r != nil {
+			r.Label = o.label
+			r.Metadata = metadata
+			done = append(done, r)
+			fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", load, r.Completed, r.Failed, benchFailureNote(r), r.Duration)
+			if o.out != "" {
+				if err := loadgen.WriteResults(o.out, done); err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+			}
+		}
+		if runErr != nil {
+			if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
+				where := ""
+				if o.out != "" {
+					where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
+				}
+				writeBenchSummary(stdout, o.format, done)
+				return fmt.Errorf("bench: interrupted during %s%s", load, where)
+			}
+			return fmt.Errorf("bench: %w", runErr)
+		}
+	}
+	return writeBenchSummary(stdout, o.format, done)
+}
+
+// resolve checks the flags and turns them into load-point options.
+func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]string, error) {
+	var base loadgen.Options
+	switch {
+	case o.url == "":
+		return base, nil, nil, errors.New("bench: --url is required")
+	case o.modelName == "":
+		return base, nil, nil, errors.New("bench: --model is required")
+	case o.isl <= 0:
+		return base, nil, nil, errors.New("bench: --isl must be a positive number of tokens")
+	case o.osl <= 0:
+		return base, nil, nil, errors.New("bench: --osl must be a positive number of tokens")
+	case o.numPrompts <= 0:
+		return base, nil, nil, errors.New("bench: --num-prompts must be positive")
+	case len(o.concurrency) == 0 && len(o.rates) == 0:
+		return base, nil, nil, errors.New("bench: give load points with --concurrency and/or --rate")
+	case o.maxConcurrency < 0:
+		return base, nil, nil, errors.New("bench: --max-concurrency must not be negative")
+	case !(o.burstiness > 0):
+		return base, nil, nil, fmt.Errorf("bench: --burstiness must be positive, got %v", o.burstiness)
+	case o.timeout <= 0:
+		return base, nil, nil, errors.New("bench: --timeout must be positive")
+	}
+	var endpoint loadgen.Endpoint
+	switch o.endpoint {
+	case "completions":
+		endpoint = loadgen.Completions
+	case "chat":
+		endpoint = loadgen.Chat
+	default:
+		return base, nil, nil, fmt.Errorf("bench: --endpoint must be completions or chat, got %q", o.endpoint)
+	}
+	var loads []model.Load
+	for _, c := range o.concurrency {
+		if c <= 0 {
+			return base, nil, nil, fmt.Errorf("bench: --concurrency values must be positive, got %d", c)
+		}
+		loads = append(loads, model.Closed(c))
+	}
+	for _, s := range o.rates {
+		rate, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(rate > 0) {
+			return base, nil, nil, fmt.Errorf("bench: --rate values must be positive numbers or inf, got %q", s)
+		}
+		load := model.Open(rate, o.burstiness)
+		load.Concurrency = o.maxConcurrency
+		if math.IsInf(rate, 1) {
+			load.Burstiness = 1 // vLLM ignores burstiness for an infinite rate
+		}
+		loads = append(loads, load)
+	}
+	metadata := map[string]string{}
+	for _, kv := range o.metadata {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return base, nil, nil, fmt.Errorf("bench: --metadata wants KEY=VALUE, got %q", kv)
+		}
+		metadata[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	var apiKey string
+	if o.apiKeyEnv != "" {
+		apiKey = os.Getenv(o.apiKeyEnv)
+		if apiKey == "" {
+			return base, nil, nil, fmt.Errorf("bench: --api-key-env %s: the variable is unset or empty", o.apiKeyEnv)
+		}
+	}
+	base = loadgen.Options{
+		URL: o.url, Model: o.modelName, Endpoint: endpoint, ISL: o.isl, OSL: o.osl,
+		NumPrompts: o.numPrompts, Seed: o.seed, Timeout: o.timeout, APIKey: apiKey,
+	}
+	return base, loads, metadata, nil
+}
+
+// progressPrinter reports progress on stderr at most once a second, and at the end.
+func benchProgressPrinter(w io.Writer, load model.Load) func(loadgen.Progress) {
+	var last time.Time
+	return func(p loadgen.Progress) {
+		if p.Done < p.Total && time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "bench: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
+			load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
+	}
+}
+
+func benchFailureNote(r *loadgen.Result) string {
+	var parts []string
+	reasons := make([]string, 0, len(r.Failures))
+	for k := range r.Failures {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	for _, k := range reasons {
+		parts = append(parts, fmt.Sprintf("%s %d", k, r.Failures[k]))
+	}
+	if r.Canceled > 0 {
+		parts = append(parts, fmt.Sprintf("%d cut off", r.Canceled))
+	}
+	if r.PromptTokenMismatches > 0 {
+		parts = append(parts, fmt.Sprintf("%d prompt-length mismatches", r.PromptTokenMismatches))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// writeBenchSummary prints one row per load point (table) or the results
+// without their per-request lists (json).
+func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) error {
+	if format == "json" {
+		brief := make([]*loadgen.Result, len(results))
+		for i, r := range results {
+			brief[i] = r.WithoutDetails()
+		}
+		return writeJSON(w, brief)
+	}
+	t := newTable(w)
+	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
+	for _, r := range results {
+		name := r.Load.String()
+		if r.Partial {
+			name += " (partial)"
+		}
+		delay := "-"
+		if r.ScheduleDelay != nil {
+			delay = fmt.Sprintf("%.1f", r.ScheduleDelay.P99)
+		}
+		fmt.Fprintf(t, "%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n",
+			name, r.Completed, r.Failed, r.Duration, r.RequestThroughput, r.OutputThroughput,
+			r.TTFT.Mean, r.TTFT.P99, r.TPOT.Mean, r.TPOT.P99, r.ITL.Mean, r.E2EL.Mean, r.E2EL.P99, delay)
+	}
+	return t.Flush()
 }

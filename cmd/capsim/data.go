@@ -2,10 +2,239 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
-// runData is owned by the data subcommand's author; this placeholder keeps the build green until it lands.
+// dataOptions are capsim data's flags. Empty filters match everything.
+type dataOptions struct {
+	format string
+	files  []string // user result files; none means the embedded seed documents
+	gpu    string   // case-insensitive substring of the GPU name
+	model  string   // case-insensitive substring of the model id
+	engine string   // case-insensitive substring of the engine label
+	source string   // prefix of the record ID or of the file's base name
+}
+
+// dataOutput is the JSON form of capsim data.
+type dataOutput struct {
+	Count   int              `json:"count"`
+	Counts  map[string]int   `json:"counts"` // records per source file
+	Records []results.Record `json:"records"`
+}
+
 func runData(args []string, stdout, stderr io.Writer) error {
-	return errors.New("data: not implemented yet")
+	fs := newFlagSet("data", stderr)
+	var o dataOptions
+	format := formatFlag(fs)
+	fs.StringSliceVar(&o.files, "file", nil, "read these result files (repeat or comma-separate) instead of the embedded seed documents;\nNAME.meta.json next to NAME.ext adds what a file does not say (GPU, topology, ...)")
+	fs.StringVar(&o.gpu, "gpu", "", "only records whose GPU contains this, e.g. H20 (case-insensitive)")
+	fs.StringVar(&o.model, "model", "", "only records whose model contains this, e.g. qwen3")
+	fs.StringVar(&o.engine, "engine", "", "only records whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.source, "source", "", "only records whose ID or file name starts with this, e.g. 004")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: capsim data [--file PATH,...] [--gpu G] [--model M] [--engine E] [--source S] [--format table|json]\n\nList benchmark records: the embedded seed documents, or your own result files\n(vLLM bench serve JSON or text output, markdown or HTML result tables).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.format = *format
+	o.files = append(o.files, fs.Args()...)
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	recs, err := o.load()
+	if err != nil {
+		return err
+	}
+	recs = o.filter(recs)
+	out := dataOutput{Count: len(recs), Counts: map[string]int{}, Records: recs}
+	for _, r := range recs {
+		out.Counts[r.Source.File]++
+	}
+	if o.format == "json" {
+		return writeJSON(stdout, out)
+	}
+	return writeDataTable(stdout, out)
+}
+
+// load reads the user's files (with their sidecar metadata) or the fixtures.
+func (o dataOptions) load() ([]results.Record, error) {
+	if len(o.files) == 0 {
+		return fixtures.Records()
+	}
+	var all []results.Record
+	seen := map[string]string{}
+	for _, p := range o.files {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		recs, err := results.ParseFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if doc := results.DocID(p); seen[doc] != "" && seen[doc] != p {
+			return nil, fmt.Errorf("data: %s and %s would give records the same IDs (%s:LINE); rename one", seen[doc], p, doc)
+		} else {
+			seen[doc] = p
+		}
+		mp := results.MetaPath(p)
+		if data, err := os.ReadFile(mp); err == nil {
+			meta, err := results.ParseMeta(mp, data)
+			if err != nil {
+				return nil, err
+			}
+			if err := meta.Apply(recs); err != nil {
+				return nil, err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		all = append(all, recs...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("data: --file names no files")
+	}
+	return all, nil
+}
+
+func (o dataOptions) filter(recs []results.Record) []results.Record {
+	contains := func(s, sub string) bool { return strings.Contains(strings.ToLower(s), strings.ToLower(sub)) }
+	hasPrefix := func(s, p string) bool { return strings.HasPrefix(strings.ToLower(s), strings.ToLower(p)) }
+	out := []results.Record{}
+	for _, r := range recs {
+		switch {
+		case o.gpu != "" && (r.System.GPU == "" || !contains(r.System.GPU, o.gpu)):
+		case o.model != "" && !contains(r.System.Model, o.model):
+		case o.engine != "" && !contains(r.System.Engine, o.engine):
+		case o.source != "" && !hasPrefix(r.ID, o.source) && !hasPrefix(filepath.Base(r.Source.File), o.source):
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func writeDataTable(w io.Writer, out dataOutput) error {
+	if out.Count == 0 {
+		_, err := fmt.Fprintln(w, "no records match")
+		return err
+	}
+	// Left-aligned: most columns are names, not numbers.
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
+	for _, r := range out.Records {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+			r.ID, dash(r.System.GPU), dataCount(r.System.GPUCount), dash(shortModel(r.System.Model)), dash(r.System.Engine),
+			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
+			dataMetric(r.Metrics, model.RequestThroughput), dataMetric(r.Metrics, model.OutputThroughput), dataMetric(r.Metrics, model.MeanTTFT),
+			dataMetric(r.Metrics, model.MeanTPOT), dataMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	files := make([]string, 0, len(out.Counts))
+	for f := range out.Counts {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("%s %d", f, out.Counts[f])
+	}
+	_, err := fmt.Fprintf(w, "%d records (%s)\n", out.Count, strings.Join(parts, ", "))
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func dataCount(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func shortModel(m string) string { return m[strings.LastIndexByte(m, '/')+1:] }
+
+func dataTopology(t model.Topology) string {
+	switch {
+	case t.Disaggregated():
+		return "P " + t.Prefill.String() + " D " + t.Decode.String()
+	case t.Replicas.IsZero():
+		return "-"
+	}
+	return t.Replicas.String()
+}
+
+func dataLengths(w results.Workload) string {
+	f := func(v float64) string {
+		if v == 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return f(w.ISL) + "/" + f(w.OSL)
+}
+
+func dataLoad(w results.Workload) string {
+	l := w.Load
+	switch l.Kind {
+	case model.ClosedLoop:
+		return "c=" + strconv.Itoa(l.Concurrency)
+	case model.OpenLoop:
+		s := l.RateString() + " req/s"
+		if l.Concurrency > 0 {
+			s += " c<=" + strconv.Itoa(l.Concurrency)
+		}
+		return s
+	case model.Burst:
+		if w.NumPrompts > 0 {
+			return "burst " + strconv.Itoa(w.NumPrompts)
+		}
+		return "burst"
+	}
+	return "-"
+}
+
+func dataMetric(m map[string]float64, name string) string {
+	v, ok := m[name]
+	if !ok {
+		return "-"
+	}
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// dataFlags shows the anomaly codes ("throughput-dip", …); JSON has the full text.
+func dataFlags(anomalies []string) string {
+	codes := make([]string, 0, len(anomalies))
+	for _, a := range anomalies {
+		code, _, _ := strings.Cut(a, ":")
+		codes = append(codes, code)
+	}
+	return dash(strings.Join(codes, ","))
 }

@@ -1,11 +1,176 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
-// runFit is owned by the fit subcommand's author; this placeholder keeps the build green until it lands.
+// fitOptions are the flags of capsim fit.
+type fitOptions struct {
+	from     []string // result files; empty means the embedded fixtures
+	out      string   // where to write the profile; "" writes none
+	format   string
+	cv       bool
+	maxEvals int
+	quick    bool
+}
+
 func runFit(args []string, stdout, stderr io.Writer) error {
-	return errors.New("fit: not implemented yet")
+	fs := newFlagSet("fit", stderr)
+	var o fitOptions
+	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
+	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
+	f := formatFlag(fs)
+	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
+	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 60)")
+	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.format = *f
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("fit: unexpected argument %q (files go after --from)", fs.Arg(0))
+	}
+	recs, err := fitRecords(o.from)
+	if err != nil {
+		return err
+	}
+	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
+	prof, rep, err := calibrate.Fit(context.Background(), recs, opts, fitProgress(stderr))
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		b, err := prof.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.out, b, 0o644); err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
+		fmt.Fprintf(stderr, "fit: wrote %s (%d groups, %d series)\n", o.out, len(prof.Groups), len(prof.Calibrated))
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(stderr, "fit: warning: "+w)
+	}
+	if o.format == "json" {
+		return writeJSON(stdout, rep)
+	}
+	return writeFitTable(stdout, rep)
+}
+
+// fitRecords reads the user's files, or the embedded fixtures when none are named.
+func fitRecords(files []string) ([]results.Record, error) {
+	if len(files) == 0 {
+		return fixtures.Records()
+	}
+	var recs []results.Record
+	for _, f := range files {
+		for _, name := range strings.Split(f, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				continue
+			}
+			r, err := results.ParseFile(name)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, r...)
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("fit: --from names no files")
+	}
+	return recs, nil
+}
+
+// fitProgress prints one line per stage of each group (and every tenth refinement step).
+func fitProgress(w io.Writer) func(calibrate.Progress) {
+	return func(p calibrate.Progress) {
+		switch {
+		case p.Stage == "refine" && p.Done%10 != 0:
+			return
+		case p.Stage == "linear" && p.Done != p.Total:
+			return
+		}
+		fmt.Fprintf(w, "fit: %s: %s %d/%d", p.Group, p.Stage, p.Done, p.Total)
+		if p.Loss != 0 {
+			fmt.Fprintf(w, " loss %.4g", p.Loss)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func apeCell(s calibrate.SeriesReport, m string) string {
+	a, ok := s.APE[m]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
+}
+
+func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error {
+	t := newTable(w)
+	head := "source\tgpu\tmodel\tengine\ttopology\tISL:OSL\tpoints\treq/s %\tTTFT %\tTPOT %\tE2E %\tflagged\t"
+	if cv {
+		head = "held out\t" + head
+	}
+	fmt.Fprintln(t, head)
+	for _, s := range rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%g:%g\t%d\t%s\t%s\t%s\t%s\t%d\t", s.Source, orDash(s.GPU), model.ShortName(s.Model), s.Engine,
+			s.Topology, s.ISL, s.OSL, s.Points, apeCell(s, model.RequestThroughput), apeCell(s, model.MeanTTFT),
+			apeCell(s, model.MeanTPOT), apeCell(s, model.MeanE2EL), len(s.Flagged))
+		if cv {
+			line = s.Holdout + "\t" + line
+		}
+		fmt.Fprintln(t, line)
+	}
+	return t.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeFitTable(w io.Writer, rep *calibrate.Report) error {
+	fmt.Fprintln(w, "In-sample absolute % error, median/max per series:")
+	if err := writeSeriesTable(w, rep.Series, false); err != nil {
+		return err
+	}
+	if len(rep.CV) > 0 {
+		fmt.Fprintln(w, "\nHeld-out absolute % error (each configuration or shape fitted without its own rows), median/max:")
+		if err := writeSeriesTable(w, rep.CV, true); err != nil {
+			return err
+		}
+	}
+	var flagged []string
+	for _, s := range rep.Series {
+		for _, f := range s.Flagged {
+			flagged = append(flagged, fmt.Sprintf("  %s (%s %s, %s): %s", f.Record, s.Engine, s.Topology, f.Load, f.Reason))
+		}
+	}
+	if len(flagged) > 0 {
+		fmt.Fprintln(w, "\nFlagged points (kept in the fit, down-weighted by the robust loss):")
+		fmt.Fprintln(w, strings.Join(flagged, "\n"))
+	}
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w, "\nWhat the data determine:")
+		for _, n := range rep.Notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	return nil
 }

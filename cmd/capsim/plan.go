@@ -1,11 +1,320 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/plan"
+	"github.com/capsim/capsim/plots"
 )
 
-// runPlan is owned by the plan subcommand's author; this placeholder keeps the build green until it lands.
+type planOptions struct {
+	modelName, gpus, gpuCost, engine string
+	isl, osl                         int
+	rate, concurrency                string
+	burstiness                       float64
+	slo, mode, tps                   string
+	maxGPUs, top, numPrompts         int
+	seed                             uint64
+	profile, format, plot            string
+}
+
 func runPlan(args []string, stdout, stderr io.Writer) error {
-	return errors.New("plan: not implemented yet")
+	var o planOptions
+	fs := newFlagSet("plan", stderr)
+	fs.StringVar(&o.modelName, "model", "", "model to serve, e.g. Qwen3-32B (required)")
+	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (required)")
+	fs.IntVar(&o.osl, "osl", 0, "output tokens per request (required)")
+	fs.StringVar(&o.rate, "rate", "", "target open-loop request rate in req/s")
+	fs.StringVar(&o.concurrency, "concurrency", "", "target closed-loop concurrency (instead of --rate)")
+	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop gaps (1 = Poisson)")
+	fs.StringVar(&o.slo, "slo", "", "latency targets, e.g. ttft_p99=2000ms,tpot_p99=50ms (ttft|tpot|itl|e2el × mean|median|p90|p95|p99)")
+	fs.StringVar(&o.gpus, "gpu", "", "GPU types to search, comma list (default: every GPU with fitted or derived costs for the model)")
+	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "most GPUs in one deployment")
+	fs.StringVar(&o.gpuCost, "gpu-cost", "", "price per GPU-hour, e.g. H20=1.9,H200=3.5 (rank by cost; unpriced GPUs are left out)")
+	fs.StringVar(&o.engine, "engine", "", "engine label prefix (default: dynamo for disaggregated, newest vLLM for aggregated)")
+	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
+	fs.StringVar(&o.tps, "tp", "1,2,4,8", "tensor-parallel degrees to try, comma list")
+	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulation (default: 20 s of arrivals, at least 400)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
+	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON (default: the embedded one)")
+	fs.StringVar(&o.plot, "plot", "", "also draw the Pareto frontier to this .png or .svg file")
+	format := formatFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("plan: unexpected argument %q", fs.Arg(0))
+	}
+	o.format = *format
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	opts, err := o.options()
+	if err != nil {
+		return err
+	}
+	prof, err := loadProfile(o.profile)
+	if err != nil {
+		return err
+	}
+	opts.Progress = planProgress(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := plan.Run(ctx, prof, opts)
+	if err != nil {
+		return err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stderr, "capsim: warning: %s\n", n)
+	}
+	if len(res.Recommendations) == 0 {
+		return fmt.Errorf("plan: %s", res.Why)
+	}
+	if o.plot != "" {
+		if err := plotPareto(o.plot, res); err != nil {
+			return err
+		}
+	}
+	if o.format == "json" {
+		return writeJSON(stdout, res)
+	}
+	return printPlan(stdout, res)
+}
+
+// options turns the flags into plan.Options, rejecting bad input.
+func (o planOptions) options() (plan.Options, error) {
+	var opts plan.Options
+	if o.modelName == "" {
+		return opts, fmt.Errorf("plan: --model is required (known: %s)", llmList())
+	}
+	if o.isl <= 0 || o.osl <= 0 {
+		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
+	}
+	if o.slo == "" {
+		return opts, fmt.Errorf("plan: --slo is required, e.g. --slo ttft_p99=2000ms,tpot_p99=50ms")
+	}
+	slos, err := plan.ParseSLOs(o.slo)
+	if err != nil {
+		return opts, err
+	}
+	if o.rate == "" && o.concurrency == "" {
+		return opts, fmt.Errorf("plan: give the target load: --rate R (req/s) or --concurrency N")
+	}
+	loads, err := parseLoads(o.concurrency, o.rate, o.burstiness)
+	if err != nil {
+		return opts, err
+	}
+	if len(loads) != 1 {
+		return opts, fmt.Errorf("plan: give one target load, not a list")
+	}
+	if loads[0].Kind == model.Burst {
+		return opts, fmt.Errorf("plan: --rate inf is not a load to size for: give a finite rate")
+	}
+	if o.maxGPUs <= 0 {
+		return opts, fmt.Errorf("plan: --max-gpus must be positive, got %d", o.maxGPUs)
+	}
+	if o.top <= 0 {
+		return opts, fmt.Errorf("plan: --top must be positive, got %d", o.top)
+	}
+	if o.numPrompts < 0 {
+		return opts, fmt.Errorf("plan: --num-prompts must be positive, got %d", o.numPrompts)
+	}
+	opts = plan.Options{
+		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
+		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
+	}
+	if _, err := model.LookupLLM(o.modelName); err != nil {
+		return opts, err
+	}
+	for _, g := range planList(o.gpus) {
+		if _, err := model.LookupGPU(g); err != nil {
+			return opts, err
+		}
+		opts.GPUs = append(opts.GPUs, g)
+	}
+	if o.gpuCost != "" {
+		opts.GPUCost = map[string]float64{}
+		for _, f := range planList(o.gpuCost) {
+			name, price, ok := strings.Cut(f, "=")
+			p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
+			if !ok || err != nil || !(p > 0) || math.IsInf(p, 0) {
+				return opts, fmt.Errorf("plan: --gpu-cost %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", f)
+			}
+			g, err := model.LookupGPU(name)
+			if err != nil {
+				return opts, err
+			}
+			opts.GPUCost[g.Name] = p
+		}
+	}
+	for _, f := range planList(o.tps) {
+		tp, err := strconv.Atoi(f)
+		if err != nil || tp <= 0 {
+			return opts, fmt.Errorf("plan: --tp: %q is not a positive integer", f)
+		}
+		opts.TPs = append(opts.TPs, tp)
+	}
+	switch o.mode {
+	case "both":
+	case "aggregated":
+		opts.Aggregated = true
+	case "disaggregated":
+		opts.Disaggregated = true
+	default:
+		return opts, fmt.Errorf("plan: --mode must be aggregated, disaggregated or both, got %q", o.mode)
+	}
+	return opts, nil
+}
+
+func planList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// progressPrinter reports the search on stderr at most twice a second, and
+// at the end of each phase.
+func planProgress(w io.Writer) func(plan.Progress) {
+	var last time.Time
+	return func(p plan.Progress) {
+		if p.Done < p.Total && time.Since(last) < 500*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		switch p.Phase {
+		case "headroom":
+			fmt.Fprintf(w, "plan: headroom of the leaders %d/%d\n", p.Done, p.Total)
+		case "frontier":
+			fmt.Fprintf(w, "plan: widening the Pareto frontier %d/%d\n", p.Done, p.Total)
+		default:
+			fmt.Fprintf(w, "plan: %d/%d candidates, %d feasible\n", p.Done, p.Total, p.Feasible)
+		}
+	}
+}
+
+func printPlan(w io.Writer, r *plan.Result) error {
+	var slos []string
+	for _, s := range r.SLOs {
+		slos = append(slos, s.String())
+	}
+	fmt.Fprintf(w, "%s, ISL %d / OSL %d at %s; SLOs %s\n", model.ShortName(r.Model), r.ISL, r.OSL, r.Load, strings.Join(slos, ", "))
+	s := r.Search
+	fmt.Fprintf(w, "searched %d deployments on %s (up to %d GPUs): %d below the rate by capacity bound, %d too slow for an SLO alone, "+
+		"%d costlier than the top %d, %d missed a short run, %d simulated in full, %d meet every SLO (%d simulations)\n\n",
+		s.Candidates, strings.Join(r.GPUTypes, ", "), r.MaxGPUs, s.Overloaded, s.TooSlow, s.Costlier, len(r.Recommendations), s.ShortMissed,
+		s.Simulated, s.Feasible, s.Simulations)
+	tw := newTable(w)
+	head := "rank\tGPU\ttopology\tGPUs\t" + planCostHeader(r.CostUnit) + "\t"
+	for _, s := range r.SLOs {
+		head += s.Label() + "\t"
+	}
+	head += "tok/s/GPU\ttok/s/user\theadroom\tlimit\tbottleneck\tcosts\t"
+	fmt.Fprintln(tw, head)
+	for _, rec := range r.Recommendations {
+		row := fmt.Sprintf("%d\t%s\t%s\t%d\t%s\t", rec.Rank, rec.GPU, rec.Notation, rec.GPUs, planCost(rec.Cost, r.CostUnit))
+		for _, v := range rec.SLOValues {
+			row += fmtMetric(map[string]float64{"v": v.Value}, "v") + "\t"
+		}
+		row += fmt.Sprintf("%.1f\t%.1f\t%s\t%s\t%s\t%s\t", rec.OutputPerGPU, rec.PerUser, planHeadroom(rec.Headroom),
+			planDash(rec.Headroom.Binding), rec.Bottleneck.Resource, planCosts(rec))
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "(latencies in ms; headroom: the highest load still meeting every SLO; limit: the SLO missed first above it)")
+	for _, rec := range r.Recommendations {
+		fmt.Fprintf(w, "%d. %s, %s: %s — %s\n", rec.Rank, rec.Engine, rec.Layout, rec.Bottleneck.Resource, rec.Bottleneck.Why)
+	}
+	fmt.Fprintf(w, "\nPareto frontier over the %d simulated deployments (output tokens/s per GPU against per user):\n", len(r.Cloud))
+	tw = newTable(w)
+	fmt.Fprintln(tw, "GPU\ttopology\tGPUs\ttok/s/GPU\ttok/s/user\tmeets SLOs\t")
+	for _, p := range r.Frontier {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t\n", p.GPU, p.Notation, p.GPUs, p.OutputPerGPU, p.PerUser, planYesNo(p.MeetsSLOs))
+	}
+	return tw.Flush()
+}
+
+func planCostHeader(unit string) string {
+	if unit == "GPUs" {
+		return "cost"
+	}
+	return "cost " + unit
+}
+
+func planCost(c float64, unit string) string {
+	if unit == "GPUs" {
+		return strconv.FormatFloat(c, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%.2f", c)
+}
+
+func planHeadroom(h plan.Headroom) string {
+	at := ""
+	if h.AtLeast {
+		at = "≥"
+	}
+	if h.MaxConcurrency > 0 {
+		return fmt.Sprintf("%sc=%d (%.2f×)", at, h.MaxConcurrency, h.Ratio)
+	}
+	return fmt.Sprintf("%s%.3g req/s (%.2f×)", at, h.RequestRate, h.Ratio)
+}
+
+func planCosts(r plan.Recommendation) string {
+	if r.Costs == "fitted" {
+		return fmt.Sprintf("fitted ±%.0f%%", 100*r.Uncertainty)
+	}
+	return fmt.Sprintf("%s ±%.0f%%", r.Costs, 100*r.Uncertainty)
+}
+
+func planDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func planYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// plotPareto draws every fully simulated deployment and the Pareto frontier.
+func plotPareto(path string, r *plan.Result) error {
+	onFrontier := map[string]bool{}
+	for _, p := range r.Frontier {
+		onFrontier[p.GPU+" "+p.Notation] = true
+	}
+	var pts []plots.ParetoPoint
+	for _, p := range r.Cloud {
+		label := p.GPU + " " + p.Notation
+		pts = append(pts, plots.ParetoPoint{Label: label, Group: p.GPU, PerUser: p.PerUser, PerGPU: p.OutputPerGPU,
+			MeetsSLOs: p.MeetsSLOs, OnFrontier: onFrontier[label]})
+	}
+	var slos []string
+	for _, s := range r.SLOs {
+		slos = append(slos, s.String())
+	}
+	fig := plots.ParetoFigure(plots.Pareto{
+		Title:    fmt.Sprintf("%s, ISL %d / OSL %d at %s", model.ShortName(r.Model), r.ISL, r.OSL, r.Load),
+		Subtitle: fmt.Sprintf("%d simulated deployments; SLOs %s", len(r.Cloud), strings.Join(slos, ", ")),
+		Points:   pts,
+	})
+	return fig.Save(path)
 }

@@ -1,11 +1,181 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"io"
+	"os"
+	"os/signal"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
 )
 
-// runPredict is owned by the predict subcommand's author; this placeholder keeps the build green until it lands.
+type predictOptions struct {
+	gpu, modelName, engine    string
+	prefill, decode, replicas string
+	isl, osl                  int
+	concurrency, rate         string
+	burstiness                float64
+	numPrompts                int
+	seed                      uint64
+	profile, format, plot     string
+	noBand                    bool
+}
+
 func runPredict(args []string, stdout, stderr io.Writer) error {
-	return errors.New("predict: not implemented yet")
+	var o predictOptions
+	fs := newFlagSet("predict", stderr)
+	fs.StringVar(&o.gpu, "gpu", "", "GPU type, e.g. H20 (required)")
+	fs.StringVar(&o.modelName, "model", "", "model, e.g. Qwen3-32B (default: the only calibrated model for the GPU)")
+	fs.StringVar(&o.engine, "engine", "", "engine label prefix, e.g. dynamo, vllm-0.9 (default: matches the topology)")
+	fs.StringVar(&o.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
+	fs.StringVar(&o.decode, "decode", "", "decode pool NxTPk (disaggregated)")
+	fs.StringVar(&o.replicas, "replicas", "", "aggregated replicas NxTPk")
+	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (default: every calibrated shape)")
+	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")
+	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop concurrencies, comma list (default 1,2,4,…,256)")
+	fs.StringVar(&o.rate, "rate", "", "open-loop request rates in req/s, comma list (inf: all at once)")
+	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop gaps (1 = Poisson)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per load point (default: enough for steady state)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
+	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON (default: the embedded one)")
+	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
+	fs.StringVar(&o.plot, "plot", "", "also draw the predicted curves to this .png or .svg file")
+	fs.StringVar(&o.format, "format", "table", "output format: table or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	preds, err := o.predict(stderr)
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if err := plotPrediction(o.plot, preds); err != nil {
+			return err
+		}
+	}
+	if o.format == "json" {
+		if len(preds) == 1 {
+			return writeJSON(stdout, preds[0])
+		}
+		return writeJSON(stdout, map[string]any{"predictions": preds})
+	}
+	return printPredictions(stdout, preds)
+}
+
+func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {
+	topo, err := parseTopology(o.prefill, o.decode, o.replicas)
+	if err != nil {
+		return nil, err
+	}
+	loads, err := parseLoads(o.concurrency, o.rate, o.burstiness)
+	if err != nil {
+		return nil, err
+	}
+	if (o.isl == 0) != (o.osl == 0) {
+		return nil, fmt.Errorf("give both --isl and --osl, or neither")
+	}
+	if o.isl < 0 || o.osl < 0 {
+		return nil, fmt.Errorf("--isl and --osl must be positive")
+	}
+	if o.numPrompts < 0 {
+		return nil, fmt.Errorf("--num-prompts must be positive")
+	}
+	prof, err := loadProfile(o.profile)
+	if err != nil {
+		return nil, err
+	}
+	target, err := resolveTarget(prof, o.gpu, o.modelName, o.engine, topo)
+	if err != nil {
+		return nil, err
+	}
+	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand}
+	if o.isl > 0 {
+		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	preds, err := predict.Run(ctx, prof, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range preds {
+		for _, w := range p.Warnings {
+			fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
+		}
+	}
+	return preds, nil
+}
+
+func printPredictions(w io.Writer, preds []predict.Prediction) error {
+	for i, p := range preds {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
+		for _, pt := range p.Points {
+			m := pt.Metrics
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", loadLabel(pt.Load),
+				fmtMetric(m, model.RequestThroughput), fmtMetric(m, model.OutputThroughput), pt.OutputPerGPU,
+				fmtMetric(m, model.MeanTTFT), fmtMetric(m, model.P99TTFT), fmtMetric(m, model.MeanTPOT), fmtMetric(m, model.P99TPOT),
+				fmtMetric(m, model.MeanITL), fmtMetric(m, model.MeanE2EL), fmtMetric(m, model.P99E2EL))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "(latencies in ms)")
+		fmt.Fprintf(w, "knee:        %.2f req/s (90%% of max %.2f req/s, %.0f output tok/s) at %s\n",
+			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, kneeLoad(p.Knee.X, p.Points))
+		if p.Blowup.Found {
+			fmt.Fprintf(w, "TTFT blow-up: mean TTFT %.0f ms (≥ 3× the %.0f ms at the lowest load) from %s\n", p.Blowup.MeanTTFTms, p.Blowup.BaseTTFTms, kneeLoad(p.Blowup.X, p.Points))
+		} else {
+			fmt.Fprintf(w, "TTFT blow-up: none in range (mean TTFT stays below 3× the %.0f ms at the lowest load)\n", p.Blowup.BaseTTFTms)
+		}
+		fmt.Fprintf(w, "bottleneck:  %s — %s\n", p.Bottleneck.Resource, p.Bottleneck.Why)
+		for _, d := range p.Derived {
+			fmt.Fprintf(w, "costs:       %s %s: %s%s (±%.0f%%)\n", d.Role, d.Pool, d.Source, fromText(d.From), 100*d.RelSigma)
+		}
+		if len(p.Points) > 0 && p.Points[0].Lo != nil {
+			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
+			fmt.Fprintf(w, "band:        at the highest load %.2f–%.2f req/s, mean TTFT %.0f–%.0f ms (costs ±1σ)\n",
+				lo[model.RequestThroughput], hi[model.RequestThroughput], lo[model.MeanTTFT], hi[model.MeanTTFT])
+		}
+	}
+	return nil
+}
+
+func fromText(from string) string {
+	if from == "" {
+		return ""
+	}
+	return " from " + from
+}
+
+func loadLabel(l model.Load) string {
+	switch l.Kind {
+	case model.ClosedLoop:
+		return fmt.Sprintf("c=%d", l.Concurrency)
+	case model.OpenLoop:
+		return fmt.Sprintf("%s req/s", l.RateString())
+	default:
+		return "burst"
+	}
+}
+
+func kneeLoad(x float64, pts []predict.Point) string {
+	for _, p := range pts {
+		if p.Load.X() == x {
+			return p.Load.String()
+		}
+	}
+	return "-"
 }

@@ -1,0 +1,334 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// Target names a deployment to configure from a profile.
+type Target struct {
+	GPU      string
+	Model    string
+	Engine   string // exact engine label, or a prefix resolved by ResolveEngine; "" picks the default
+	Topology model.Topology
+	// Band shifts every coefficient by Band standard deviations (in log
+	// space): +1 is pessimistic (slower), −1 optimistic, 0 central.
+	Band float64
+}
+
+// Derivation says where one pool's costs came from.
+type Derivation struct {
+	Role   string `json:"role"`   // prefill, decode or aggregated
+	Pool   string `json:"pool"`   // e.g. "12xTP1"
+	Source string `json:"source"` // fitted, derived or prior
+	// From names what a derived or prior cost rests on.
+	From string `json:"from"`
+	// RelSigma is the relative uncertainty of a typical step time of this pool.
+	RelSigma float64 `json:"rel_sigma"`
+}
+
+// Deployment is a simulator configuration built from a profile. The caller
+// fills Config.Load, Input, Output and NumPrompts.
+type Deployment struct {
+	Config      sim.Config
+	GPU         model.GPU
+	LLM         model.LLM
+	Engine      string
+	Derived     []Derivation
+	MaxModelLen int
+}
+
+// Extra relative uncertainty added when costs are carried over rather than fitted.
+const (
+	sigmaOtherTP    = 0.10 // same engine, GPU and model; another TP degree or role
+	sigmaOtherGroup = 0.25 // another GPU or model of the same engine family
+	sigmaPrior      = 0.50 // nothing fitted: the roofline prior
+)
+
+// Configure builds the simulator configuration of a target deployment:
+// pools with their step costs, KV capacities and engine limits, the KV
+// transfer and the routers. Costs come from the matching fitted entry when
+// there is one, else are derived from the nearest fitted group (another TP,
+// GPU or model of the same engine), else from the roofline prior; Derived
+// says which.
+func (p *Profile) Configure(t Target) (Deployment, error) {
+	if err := t.Topology.Validate(); err != nil {
+		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+	}
+	gpu, err := model.LookupGPU(t.GPU)
+	if err != nil {
+		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+	}
+	llm, err := model.LookupLLM(t.Model)
+	if err != nil {
+		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+	}
+	engine := t.Engine
+	if len(p.Groups) > 0 {
+		engine, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
+		if err != nil {
+			return Deployment{}, err
+		}
+	} else if engine == "" {
+		engine = "vllm"
+		if t.Topology.Disaggregated() {
+			engine = "dynamo"
+		}
+	}
+	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, engine)
+	settings := defaultSettings(engine)
+	transfer := priorTransfer(llm, t.Topology.Prefill)
+	if src != nil {
+		settings = src.Settings
+		if src.Transfer.Source != "" {
+			transfer = src.Transfer
+		}
+	}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
+	if d.MaxModelLen == 0 {
+		d.MaxModelLen = llm.MaxContext
+	}
+	mem := model.MemoryOptions{Utilization: settings.GPUMemoryUtilization}
+	build := func(role string, pool model.Pool) (sim.PoolConfig, error) {
+		c, sig, der := resolveCoeffs(src, srcKind, role, pool)
+		der.Pool = pool.String()
+		c = shiftCoeffs(c, sig, t.Band)
+		eager := settings.DecodeEager
+		if role == RolePrefill {
+			eager = settings.PrefillEager
+		}
+		var graphs []int
+		if !eager {
+			graphs = model.VLLMGraphSizes(orDefault(settings.GraphMax, 512))
+		}
+		cost := model.NewStepCost(gpu, llm, pool, c, graphs)
+		der.RelSigma = stepSigma(cost, sig, role)
+		d.Derived = append(d.Derived, der)
+		m, err := model.WorkerMemory(gpu, llm, pool, mem)
+		if err != nil {
+			return sim.PoolConfig{}, fmt.Errorf("calibrate: %v", err)
+		}
+		return sim.PoolConfig{
+			Workers:          pool.Count,
+			Cost:             cost,
+			KVCapacity:       m.KVTokens,
+			BlockSize:        settings.BlockSize,
+			MaxNumSeqs:       settings.MaxNumSeqs,
+			MaxBatchedTokens: settings.MaxNumBatchedTokens,
+		}, nil
+	}
+	cfg := &d.Config
+	cfg.Router = sim.Routing(orDefaultS(settings.Router, string(sim.RoundRobin)))
+	if t.Topology.Disaggregated() {
+		if cfg.Prefill, err = build(RolePrefill, t.Topology.Prefill); err != nil {
+			return Deployment{}, err
+		}
+		if cfg.Decode, err = build(RoleDecode, t.Topology.Decode); err != nil {
+			return Deployment{}, err
+		}
+		cfg.PrefillRouter = sim.Routing(orDefaultS(settings.PrefillRouter, string(sim.SharedQueue)))
+		tr := transfer
+		if transfer.Source == SourcePrior {
+			// The prior per-token time scales with the KV bytes moved.
+			tr = priorTransfer(llm, t.Topology.Prefill)
+		}
+		f := math.Exp(t.Band * math.Hypot(tr.RelSigma, 0))
+		cfg.Transfer = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
+	} else {
+		if cfg.Replicas, err = build(RoleAggregated, t.Topology.Replicas); err != nil {
+			return Deployment{}, err
+		}
+	}
+	return d, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func orDefaultS(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// sourceGroup picks the group whose coefficients a target uses, and how far it is from the target:
+// "" exact, otherwise a description of what differs.
+func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
+	if g := p.group(gpu, llm, engine); g != nil {
+		return g, ""
+	}
+	fam := engineFamily(engine)
+	type pick struct {
+		ok   func(g *Group) bool
+		kind string
+	}
+	picks := []pick{
+		{func(g *Group) bool {
+			return sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam
+		}, "another version"},
+		{func(g *Group) bool { return model.SameModel(g.Model, llm) && strings.EqualFold(g.Engine, engine) }, "another GPU"},
+		{func(g *Group) bool { return sameGPU(g.GPU, gpu) && engineFamily(g.Engine) == fam }, "another model"},
+		{func(g *Group) bool { return model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return engineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+	}
+	for _, pk := range picks {
+		var best *Group
+		for i := range p.Groups {
+			g := &p.Groups[i]
+			if pk.ok(g) && (best == nil || len(g.Records) > len(best.Records)) {
+				best = g
+			}
+		}
+		if best != nil {
+			return best, pk.kind
+		}
+	}
+	return nil, "none"
+}
+
+// resolveCoeffs returns a role's coefficients for a pool shape, their
+// relative sigmas (in model.CoeffNames order) and the derivation.
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool) (model.Coeffs, []float64, Derivation) {
+	der := Derivation{Role: role}
+	if g == nil {
+		c := model.PriorCoeffs(role == RolePrefill)
+		der.Source, der.From = SourcePrior, "roofline prior (no calibrated group of this engine)"
+		return c, constSigma(sigmaPrior), der
+	}
+	name := fmt.Sprintf("%s on %s / %s", g.Engine, orDefaultS(g.GPU, "unknown GPU"), model.ShortName(g.Model))
+	e, extra, from := nearestEntry(g, role, pool)
+	if e == nil {
+		c := model.PriorCoeffs(role == RolePrefill)
+		der.Source, der.From = SourcePrior, "roofline prior (no "+role+" costs in "+name+")"
+		return c, constSigma(sigmaPrior), der
+	}
+	sig := make([]float64, len(model.CoeffNames))
+	for i, n := range model.CoeffNames {
+		sig[i] = math.Hypot(e.RelSigma[n], extra)
+	}
+	switch {
+	case kind != "":
+		der.Source = SourceDerived
+		der.From = fmt.Sprintf("%s %s (%s)", name, from, kind)
+		for i := range sig {
+			sig[i] = math.Hypot(sig[i], sigmaOtherGroup)
+		}
+	case extra > 0:
+		der.Source, der.From = SourceDerived, name+" "+from
+	default:
+		der.Source, der.From = e.Source, name+" "+from
+	}
+	return e.Coeffs, sig, der
+}
+
+// nearestEntry finds the entry of a role closest to the pool shape: the
+// same shape, else the same role at another TP (coefficients are
+// efficiencies, so they carry over with the new TP's roofline), else the
+// closest role (decode ↔ aggregated, prefill ← aggregated).
+func nearestEntry(g *Group, role string, pool model.Pool) (*Entry, float64, string) {
+	roles := map[string][]string{
+		RolePrefill:    {RolePrefill, RoleAggregated},
+		RoleDecode:     {RoleDecode, RoleAggregated},
+		RoleAggregated: {RoleAggregated, RoleDecode},
+	}[role]
+	for ri, r := range roles {
+		var best *Entry
+		bestDist := math.Inf(1)
+		for i := range g.Entries {
+			e := &g.Entries[i]
+			if e.Role != r {
+				continue
+			}
+			dist := math.Abs(math.Log2(float64(e.TP))-math.Log2(float64(pool.TP))) +
+				math.Abs(math.Log2(float64(max(e.PP, 1)))-math.Log2(float64(pool.Stages())))
+			if dist < bestDist {
+				best, bestDist = e, dist
+			}
+		}
+		if best == nil {
+			continue
+		}
+		from := fmt.Sprintf("%s TP%d", best.Role, best.TP)
+		if best.PP > 1 {
+			from += fmt.Sprintf("PP%d", best.PP)
+		}
+		extra := 0.0
+		if bestDist > 0 || ri > 0 {
+			extra = sigmaOtherTP
+		}
+		return best, extra, from
+	}
+	return nil, 0, ""
+}
+
+func constSigma(s float64) []float64 {
+	out := make([]float64, len(model.CoeffNames))
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// shiftCoeffs moves each coefficient by band standard deviations in log space.
+func shiftCoeffs(c model.Coeffs, sig []float64, band float64) model.Coeffs {
+	if band == 0 {
+		return c
+	}
+	v := c.Vector()
+	for i := range v {
+		v[i] *= math.Exp(band * sig[i])
+	}
+	return model.CoeffsFromVector(v)
+}
+
+// stepSigma is the relative uncertainty of a typical step of the role:
+// a 2048-token prefill, or a decode step of 32 sequences at 1,000 tokens of context.
+func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
+	s := model.Step{DecodeSeqs: 32, DecodeKV: 32000}
+	if role == RolePrefill {
+		s = model.Step{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 2048)}
+	}
+	n := s.DecodeSeqs
+	if s.PrefillTokens == 0 {
+		n = cost.PaddedBatch(n)
+	}
+	terms := cost.Roofline.Terms(s, float64(n)).Vector()
+	cv := cost.Coeffs.Vector()
+	var total, vari float64
+	for i := range cv {
+		x := cv[i] * terms[i]
+		total += x
+		vari += (x * sig[i]) * (x * sig[i])
+	}
+	if total == 0 {
+		return 0
+	}
+	return math.Sqrt(vari) / total
+}
+
+// defaultSettings are the engine settings assumed for an engine without
+// calibrated data: Dynamo 0.3 as NVIDIA's published recipe runs it, vLLM's
+// own defaults otherwise.
+func defaultSettings(engine string) Settings {
+	if engineFamily(engine) == "dynamo" {
+		return Settings{BlockSize: 128, MaxNumBatchedTokens: 4096, MaxModelLen: 4096, PrefillEager: true, GraphMax: 128,
+			Router: string(sim.RoundRobin), PrefillRouter: string(sim.SharedQueue)}
+	}
+	return Settings{GraphMax: 512, Router: string(sim.RoundRobin)}
+}
+
+// priorTransfer prices a KV transfer when none was fitted: a few ms of
+// set-up plus the prompt's KV bytes over a 25 GB/s inter-node RDMA path.
+func priorTransfer(m model.LLM, prefill model.Pool) TransferFit {
+	tp := max(prefill.TP, 1)
+	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, 2) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
+}

@@ -1,0 +1,771 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
+)
+
+// Options tune a fit. The zero value is the default fit.
+type Options struct {
+	// MaxPrompts caps the prompts simulated per point; 0 means 1280.
+	// A point simulates its record's num_prompts when known, else
+	// max(200, 10 × concurrency).
+	MaxPrompts int
+	// MaxEvals bounds the Nelder–Mead loss evaluations of stage 2 per group; 0 means 60.
+	MaxEvals int
+	// SkipRefine stops after the stage-1 least-squares fit (no simulation in the loop).
+	SkipRefine bool
+	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
+	Workers int
+	// CV adds leave-one-configuration-out and leave-one-shape-out errors to the report.
+	CV bool
+	// Simulate runs one simulation; nil means sim.Run.
+	Simulate func(context.Context, sim.Config) (*sim.Result, error)
+}
+
+// Progress reports how far a fit has come.
+type Progress struct {
+	Stage string  // "linear", "refine", "residuals" or "cv"
+	Group string  // "H20 / Qwen3-32B / dynamo-0.3.0"
+	Done  int     // steps done in this stage of this group
+	Total int     // steps expected (an upper bound for "refine")
+	Loss  float64 // current loss, when the stage has one
+}
+
+// Report is the fit quality per series and, with Options.CV, held-out errors.
+type Report struct {
+	Series []SeriesReport `json:"series"`
+	CV     []SeriesReport `json:"cv"`
+	// Notes say per group what the data determined; Warnings name problem records.
+	Notes    []string `json:"-"`
+	Warnings []string `json:"-"`
+}
+
+// SeriesReport is the error of one series: absolute percentage errors of
+// the simulated metrics against the measured ones, over its points.
+type SeriesReport struct {
+	Source   string         `json:"source"`
+	GPU      string         `json:"gpu"`
+	Model    string         `json:"model"`
+	Engine   string         `json:"engine"`
+	Topology string         `json:"topology"`
+	ISL      float64        `json:"isl"`
+	OSL      float64        `json:"osl"`
+	Points   int            `json:"points"`
+	APE      map[string]APE `json:"ape"` // only metrics the source gives
+	Flagged  []Flag         `json:"flagged"`
+	// Holdout is "configuration" or "shape" for cross-validation rows.
+	Holdout string `json:"holdout,omitempty"`
+}
+
+// APE is the median and maximum absolute percentage error of a metric.
+type APE struct {
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+// Flag is a point the fit cannot explain, with the reason.
+type Flag struct {
+	Record string `json:"record"`
+	Load   string `json:"load"`
+	Reason string `json:"reason"`
+}
+
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (o Options) simulate() func(context.Context, sim.Config) (*sim.Result, error) {
+	if o.Simulate != nil {
+		return o.Simulate
+	}
+	return sim.Run
+}
+
+// Fit calibrates a profile from measured records: per (GPU, model,
+// engine) group a stage-1 regularised least-squares fit on low-load
+// points, then a simulation-in-the-loop refinement over every point, then
+// residuals, flags and (with opts.CV) held-out errors.
+func Fit(ctx context.Context, recs []results.Record, opts Options, progress func(Progress)) (*Profile, *Report, error) {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	if len(recs) == 0 {
+		return nil, nil, fmt.Errorf("calibrate: no records to fit")
+	}
+	groups, order, warn := preparePoints(recs, opts.MaxPrompts)
+	for i := range recs {
+		if w := physicalCheck(&recs[i]); w != "" {
+			warn = append(warn, w)
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil, fmt.Errorf("calibrate: none of the %d records can be fitted: %s", len(recs), strings.Join(warn, "; "))
+	}
+	prof := &Profile{Schema: SchemaV1, Warnings: warn}
+	rep := &Report{Series: []SeriesReport{}, CV: []SeriesReport{}, Warnings: warn}
+	for _, key := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		pts := groups[key]
+		gf, err := fitGroup(ctx, key, pts, opts, progress)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+		if err != nil {
+			return nil, nil, err
+		}
+		g := gf.group(pts, res)
+		prof.Groups = append(prof.Groups, g)
+		prof.Calibrated = append(prof.Calibrated, seriesInfos(g, pts)...)
+		rep.Series = append(rep.Series, seriesReports(g, pts, res, "")...)
+		for _, n := range g.Notes {
+			rep.Notes = append(rep.Notes, g.GPU+" / "+model.ShortName(g.Model)+" / "+g.Engine+": "+n)
+		}
+		if opts.CV {
+			cv, err := crossValidate(ctx, key, pts, opts, progress)
+			if err != nil {
+				return nil, nil, err
+			}
+			rep.CV = append(rep.CV, cv...)
+		}
+	}
+	return prof, rep, nil
+}
+
+// groupFit is a fitted group before it becomes a profile Group.
+type groupFit struct {
+	key    groupKey
+	env    env
+	layout layout
+	lin    linearFit
+	params params
+	notes  []string
+	// assumed explains a GPU or model inferred because the source did not state it.
+	assumed string
+}
+
+// fitGroup runs both stages on one group's points.
+func fitGroup(ctx context.Context, key groupKey, pts []*point, opts Options, progress func(Progress)) (*groupFit, error) {
+	name := key.String()
+	gf := &groupFit{key: key, layout: layoutOf(pts)}
+	settings := settingsFrom(key.engine, pts)
+	cands, note, err := candidates(key, pts)
+	if err != nil {
+		return nil, err
+	}
+	// With the GPU or model unknown, pick the catalog pair whose roofline
+	// needs efficiencies closest to the prior to explain the data.
+	best := math.Inf(1)
+	for i, c := range cands {
+		e := env{gpu: c.gpu, llm: c.llm, settings: settings}
+		prior := priorParams(gf.layout, c.llm, pts, settings)
+		lin, err := fitLinear(e, gf.layout, prior, pts)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+		}
+		score := lin.rmsRel*lin.rmsRel + penalty(gf.layout, lin.x)
+		progress(Progress{Stage: "linear", Group: name, Done: i + 1, Total: len(cands), Loss: score})
+		if score < best {
+			best, gf.env, gf.lin = score, e, lin
+		}
+	}
+	if note != "" {
+		gf.assumed = fmt.Sprintf("%s; of %d catalog candidates, %s with %s explains the data best (stage-1 RMS error %.1f%%) and is assumed",
+			note, len(cands), model.ShortName(gf.env.llm.Name), gf.env.gpu.Name, 100*gf.lin.rmsRel)
+		gf.notes = append(gf.notes, gf.assumed)
+	}
+	gf.params = gf.lin.params
+	if !opts.SkipRefine && len(pts) > 0 {
+		p, note, err := refine(ctx, gf.env, gf.layout, gf.params, pts, opts, func(done int, loss float64) {
+			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals(), Loss: loss})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+		}
+		gf.params = p
+		if note != "" {
+			gf.notes = append(gf.notes, note)
+		}
+	}
+	return gf, nil
+}
+
+func (o Options) maxEvals() int {
+	if o.MaxEvals > 0 {
+		return o.MaxEvals
+	}
+	return 60
+}
+
+func penalty(l layout, x []float64) float64 {
+	sd := priorSD(l)
+	s := 0.0
+	for i, v := range x {
+		lambda := (noiseRelSD / sd[i]) * (noiseRelSD / sd[i])
+		s += lambda * (v - 1) * (v - 1)
+	}
+	return s
+}
+
+type candidate struct {
+	gpu model.GPU
+	llm model.LLM
+}
+
+// candidates are the named GPU and model, or, for whatever the source did
+// not state, every catalog entry on which the group's longest request fits.
+func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
+	gpus := model.GPUs()
+	if key.gpu != "" {
+		g, err := model.LookupGPU(key.gpu)
+		if err != nil {
+			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+		}
+		gpus = []model.GPU{g}
+	}
+	llms := model.LLMs()
+	if key.model != "" {
+		m, err := model.LookupLLM(key.model)
+		if err != nil {
+			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+		}
+		llms = []model.LLM{m}
+	}
+	if key.gpu != "" && key.model != "" {
+		return []candidate{{gpus[0], llms[0]}}, "", nil
+	}
+	longest := 0
+	for _, p := range pts {
+		longest = max(longest, p.isl+p.osl)
+	}
+	var out []candidate
+	for _, g := range gpus {
+		for _, m := range llms {
+			if m.MaxContext < longest {
+				continue
+			}
+			ok := true
+			for _, p := range pts {
+				for _, pl := range []model.Pool{p.topo.Replicas, p.topo.Prefill, p.topo.Decode} {
+					if pl.IsZero() {
+						continue
+					}
+					mem, err := model.WorkerMemory(g, m, pl, model.MemoryOptions{})
+					if err != nil || mem.KVTokens < p.isl+p.osl {
+						ok = false
+					}
+				}
+			}
+			if ok {
+				out = append(out, candidate{g, m})
+			}
+		}
+	}
+	var missing []string
+	if key.gpu == "" {
+		missing = append(missing, "GPU")
+	}
+	if key.model == "" {
+		missing = append(missing, "model")
+	}
+	note := strings.Join(missing, " and ") + " not stated by the source"
+	if len(out) == 0 {
+		return nil, "", fmt.Errorf("calibrate: group %s: %s, and no catalog GPU and model can hold its %d-token requests", key, note, longest)
+	}
+	return out, note, nil
+}
+
+// refineKnobs are the stage-2 parameters: log multipliers on groups of
+// coefficients that the measured curves constrain beyond stage 1.
+type refineKnob struct {
+	role   string
+	fields []int // indexes into model.CoeffNames
+	label  string
+}
+
+const (
+	iOverhead = iota
+	iPerSeq
+	iWeight
+	iPrefill
+	iDecode
+	iAttn
+	iKV
+	iComm
+)
+
+func knobsFor(l layout) []refineKnob {
+	var k []refineKnob
+	for _, r := range l.roles {
+		switch r {
+		case RolePrefill:
+			k = append(k, refineKnob{r, []int{iOverhead, iPrefill, iAttn, iComm}, "prefill step"})
+		case RoleDecode, RoleAggregated:
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base"},
+				refineKnob{r, []int{iPerSeq, iDecode, iKV}, r + " per-sequence"})
+			if r == RoleAggregated {
+				k = append(k, refineKnob{r, []int{iPrefill, iAttn}, "chunked prefill"})
+			}
+		}
+	}
+	return k
+}
+
+func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
+	p := base.clone()
+	for i, k := range knobs {
+		v := p.coeffs[k.role].Vector()
+		f := math.Exp(theta[i])
+		for _, j := range k.fields {
+			v[j] *= f
+		}
+		p.coeffs[k.role] = model.CoeffsFromVector(v)
+	}
+	return p
+}
+
+// refine minimises a robust loss between simulated and measured metrics
+// over every point by Nelder–Mead on a few log multipliers.
+func refine(ctx context.Context, e env, l layout, start params, pts []*point, opts Options, report func(int, float64)) (params, string, error) {
+	knobs := knobsFor(l)
+	if len(knobs) == 0 {
+		return start, "", nil
+	}
+	evals := 0
+	var simErr error
+	loss := func(theta []float64) float64 {
+		for _, t := range theta {
+			if math.Abs(t) > 2.5 { // beyond ×12 either way: not a refinement
+				return 1e6
+			}
+		}
+		prm := applyKnobs(start, knobs, theta)
+		sims, err := simulateAll(ctx, e, prm, pts, opts)
+		if err != nil {
+			simErr = err
+			return 1e6
+		}
+		var s, w float64
+		for i, p := range pts {
+			s += p.weight * pointLoss(p, sims[i])
+			w += p.weight
+		}
+		reg := 0.0
+		for _, t := range theta {
+			reg += 0.02 * t * t
+		}
+		evals++
+		v := s/math.Max(w, 1e-9) + reg
+		report(evals, v)
+		return v
+	}
+	x0 := make([]float64, len(knobs))
+	f0 := loss(x0)
+	if simErr != nil {
+		return start, "", simErr
+	}
+	prob := optimize.Problem{Func: loss}
+	settings := &optimize.Settings{FuncEvaluations: opts.maxEvals(), Converger: &optimize.FunctionConverge{Absolute: 1e-5, Iterations: 15}}
+	method := &optimize.NelderMead{SimplexSize: 0.15}
+	res, err := optimize.Minimize(prob, x0, settings, method)
+	if simErr != nil {
+		return start, "", simErr
+	}
+	if err != nil && res == nil {
+		return start, "", err
+	}
+	if res == nil || !(res.F < f0) {
+		return start, fmt.Sprintf("stage 2 kept the stage-1 costs (loss %.4f)", f0), nil
+	}
+	var parts []string
+	for i, k := range knobs {
+		parts = append(parts, fmt.Sprintf("%s ×%.3f", k.label, math.Exp(res.X[i])))
+	}
+	note := fmt.Sprintf("stage 2 (%d simulations of every point) moved the loss %.4f → %.4f: %s", evals, f0, res.F, strings.Join(parts, ", "))
+	return applyKnobs(start, knobs, res.X), note, nil
+}
+
+func huber(r, delta float64) float64 {
+	a := math.Abs(r)
+	if a <= delta {
+		return 0.5 * r * r
+	}
+	return delta * (a - 0.5*delta)
+}
+
+// pointLoss is the robust loss of one point: Huber on log ratios, δ = 10%.
+func pointLoss(p *point, simulated map[string]float64) float64 {
+	s := 0.0
+	for _, m := range fitMetrics {
+		want, ok := p.meas[m.name]
+		if !ok {
+			continue
+		}
+		got := simulated[m.name]
+		if !(got > 0) {
+			s += m.weight * 1
+			continue
+		}
+		s += m.weight * huber(math.Log(got/want), 0.1)
+	}
+	return s
+}
+
+// OutputSpread is the relative half-width of the output lengths the fit simulates.
+const OutputSpread = 0.2
+
+// BenchmarkOutput is the output-length distribution the fit simulates for a
+// benchmark whose mean output is osl tokens: uniform within ±20%. Real runs
+// desynchronise (outputs stop early, clients start and finish at slightly
+// different times); fixed lengths in a deterministic closed loop would
+// instead keep every client in lock-step, prefilling in waves, which
+// inflates TTFT several-fold. Predictions should use the same distribution.
+func BenchmarkOutput(osl int) sim.LengthDist {
+	if osl < 10 {
+		return sim.Fixed(osl)
+	}
+	lo := int(math.Round(float64(osl) * (1 - OutputSpread)))
+	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
+}
+
+// simConfig prices one point's deployment with the given parameters.
+func simConfig(e env, prm params, p *point, maxPrompts int) (sim.Config, error) {
+	s := e.settings
+	mem := model.MemoryOptions{Utilization: s.GPUMemoryUtilization}
+	pool := func(role string, pl model.Pool) (sim.PoolConfig, error) {
+		m, err := model.WorkerMemory(e.gpu, e.llm, pl, mem)
+		if err != nil {
+			return sim.PoolConfig{}, err
+		}
+		return sim.PoolConfig{
+			Workers:          pl.Count,
+			Cost:             model.NewStepCost(e.gpu, e.llm, pl, prm.coeffs[role], e.graphs(role)),
+			KVCapacity:       m.KVTokens,
+			BlockSize:        s.BlockSize,
+			MaxNumSeqs:       s.MaxNumSeqs,
+			MaxBatchedTokens: s.MaxNumBatchedTokens,
+		}, nil
+	}
+	cfg := sim.Config{
+		Router:     sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin))),
+		Load:       p.load,
+		Input:      sim.Fixed(p.isl),
+		Output:     BenchmarkOutput(p.osl),
+		NumPrompts: p.prompt,
+		Seed:       1,
+	}
+	var err error
+	if p.topo.Disaggregated() {
+		if cfg.Prefill, err = pool(RolePrefill, p.topo.Prefill); err != nil {
+			return cfg, err
+		}
+		if cfg.Decode, err = pool(RoleDecode, p.topo.Decode); err != nil {
+			return cfg, err
+		}
+		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
+		cfg.Transfer = sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS}
+	} else if cfg.Replicas, err = pool(RoleAggregated, p.topo.Replicas); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// simulateAll simulates every point, opts.workers() at a time, and
+// returns each point's metrics (plus output_throughput) in point order.
+func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Options) ([]map[string]float64, error) {
+	out := make([]map[string]float64, len(pts))
+	errs := make([]error, len(pts))
+	run := opts.simulate()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < opts.workers(); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cfg, err := simConfig(e, prm, pts[i], opts.MaxPrompts)
+				if err != nil {
+					errs[i] = fmt.Errorf("record %s: %v", pts[i].rec.ID, err)
+					continue
+				}
+				res, err := run(ctx, cfg)
+				if err != nil {
+					errs[i] = fmt.Errorf("record %s: simulate: %v", pts[i].rec.ID, err)
+					continue
+				}
+				out[i] = res.Metrics
+			}
+		}()
+	}
+	for i := range pts {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// residuals simulates every point with the final parameters and flags those
+// the fit cannot explain.
+func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, opts Options, progress func(Progress), name string) ([]Residual, error) {
+	var sims []map[string]float64
+	if opts.SkipRefine && opts.Simulate == nil {
+		sims = analyticMetrics(e, l, prm, pts)
+	} else {
+		var err error
+		if sims, err = simulateAll(ctx, e, prm, pts, opts); err != nil {
+			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+		}
+	}
+	progress(Progress{Stage: "residuals", Group: name, Done: len(pts), Total: len(pts)})
+	out := make([]Residual, len(pts))
+	for i, p := range pts {
+		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.load.String(), Measured: map[string]float64{},
+			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: round(p.weight, 4)}
+		for _, m := range fitMetrics {
+			want, ok := p.meas[m.name]
+			if !ok {
+				continue
+			}
+			got := sims[i][m.name]
+			r.Measured[m.name] = want
+			r.Fitted[m.name] = round(got, 4)
+			if got > 0 {
+				r.LogRatio[m.name] = round(math.Log(got/want), 4)
+			}
+		}
+		r.Flag = flagReason(p, r, pts)
+		out[i] = r
+	}
+	return out, nil
+}
+
+func round(v float64, digits int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	mag := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*mag) / mag
+}
+
+// flagThreshold is the log-ratio beyond which a metric counts as unexplained.
+var flagThreshold = map[string]float64{
+	model.RequestThroughput: 0.15, model.OutputThroughput: 0.15, model.MeanTPOT: 0.15,
+	model.MeanTTFT: 0.35, model.MeanE2EL: 0.2,
+}
+
+// flagReason explains why a point is off, or returns "" when it is not.
+func flagReason(p *point, r Residual, all []*point) string {
+	var off []string
+	for _, m := range fitMetrics {
+		lr, ok := r.LogRatio[m.name]
+		if !ok {
+			if _, meas := r.Measured[m.name]; meas {
+				off = append(off, m.name+" not simulated")
+			}
+			continue
+		}
+		if math.Abs(lr) > flagThreshold[m.name] {
+			off = append(off, fmt.Sprintf("%s measured %.4g, simulated %.4g (%+.0f%%)", m.name, r.Measured[m.name], r.Fitted[m.name], 100*(math.Exp(lr)-1)))
+		}
+	}
+	if len(off) == 0 {
+		return ""
+	}
+	var why []string
+	if p99, ok := p.rec.Metric(model.P99TTFT); ok {
+		if mean := p.meas[model.MeanTTFT]; mean > 0 && p99 > 2*mean && r.LogRatio[model.MeanTTFT] < -0.35 && isLowest(p, all) {
+			why = append(why, fmt.Sprintf("slow first request (p99 TTFT %.0f ms vs mean %.0f ms at the lowest load)", p99, mean))
+		}
+	}
+	if rt, ok := p.meas[model.RequestThroughput]; ok && r.LogRatio[model.RequestThroughput] > 0.15 {
+		for _, q := range all {
+			if q.series == p.series && q.load.X() < p.load.X() && q.meas[model.RequestThroughput] > rt {
+				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.load))
+				break
+			}
+		}
+	}
+	if p.rec.Errors > 0 {
+		why = append(why, fmt.Sprintf("%d failed requests (down-weighted)", p.rec.Errors))
+	}
+	if len(why) == 0 {
+		why = append(why, "not explained by the cost model")
+	}
+	return strings.Join(why, "; ") + ": " + strings.Join(off, ", ")
+}
+
+func isLowest(p *point, all []*point) bool {
+	for _, q := range all {
+		if q.series == p.series && q.load.X() < p.load.X() {
+			return false
+		}
+	}
+	return true
+}
+
+// analyticMetrics approximates metrics without simulating (stage 1 only,
+// used when refinement is skipped): the stage-1 rows evaluated at the fit.
+func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]float64 {
+	x := make([]float64, l.size())
+	for _, r := range l.roles {
+		copy(x[l.offset(r):], prm.coeffs[r].Vector())
+	}
+	if l.transfer {
+		x[l.size()-2], x[l.size()-1] = prm.transfer.LatencyS, prm.transfer.PerTokenS
+	}
+	ones := make([]float64, len(x))
+	for i := range ones {
+		ones[i] = 1
+	}
+	out := make([]map[string]float64, len(pts))
+	for i, p := range pts {
+		out[i] = map[string]float64{}
+		inFlight, _ := loadShape(p)
+		var ttft, tpot float64
+		for _, rw := range rowsFor(e, l, p) {
+			v := dot(rw.a, ones, x)
+			switch rw.what {
+			case model.MeanTTFT:
+				ttft = v
+			case model.MeanTPOT:
+				tpot = v
+			}
+		}
+		if ttft > 0 {
+			out[i][model.MeanTTFT] = 1000 * ttft
+		}
+		if tpot > 0 {
+			out[i][model.MeanTPOT] = 1000 * tpot
+			e2e := ttft + float64(p.osl-1)*tpot
+			out[i][model.MeanE2EL] = 1000 * e2e
+			if p.load.Kind == model.ClosedLoop && e2e > 0 {
+				out[i][model.RequestThroughput] = inFlight / e2e
+				out[i][model.OutputThroughput] = inFlight * float64(p.osl) / e2e
+			}
+		}
+	}
+	return out
+}
+
+// group turns a fitted group into its profile form.
+func (gf *groupFit) group(pts []*point, res []Residual) Group {
+	// A GPU or model the source did not state stays empty, so that Configure
+	// never mistakes an inferred group for a measured one; Assumed says what the fit used.
+	g := Group{GPU: gf.key.gpu, Model: gf.key.model, Engine: gf.key.engine, Settings: gf.env.settings, Residuals: res}
+	if gf.assumed != "" {
+		g.Assumed = &Assumption{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Why: gf.assumed}
+	}
+	if gf.layout.transfer {
+		g.Transfer = gf.params.transfer
+	}
+	shapes := map[string]map[model.Pool][]string{}
+	for _, p := range pts {
+		g.Records = append(g.Records, p.rec.ID)
+		add := func(role string, pl model.Pool) {
+			if shapes[role] == nil {
+				shapes[role] = map[model.Pool][]string{}
+			}
+			w := model.Pool{Count: 1, TP: pl.TP, PP: pl.Stages()}
+			shapes[role][w] = append(shapes[role][w], p.rec.ID)
+		}
+		if p.topo.Disaggregated() {
+			add(RolePrefill, p.topo.Prefill)
+			add(RoleDecode, p.topo.Decode)
+		} else {
+			add(RoleAggregated, p.topo.Replicas)
+		}
+	}
+	for _, role := range gf.layout.roles {
+		o := gf.layout.offset(role)
+		sig := map[string]float64{}
+		var fitted, prior []string
+		for i, n := range model.CoeffNames {
+			x := gf.lin.x[o+i]
+			sig[n] = round(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
+			if gf.lin.determ[o+i] {
+				fitted = append(fitted, n)
+			} else {
+				prior = append(prior, n)
+			}
+		}
+		var pools []model.Pool
+		for pl := range shapes[role] {
+			pools = append(pools, pl)
+		}
+		sort.Slice(pools, func(i, j int) bool {
+			return pools[i].TP < pools[j].TP || (pools[i].TP == pools[j].TP && pools[i].PP < pools[j].PP)
+		})
+		for _, pl := range pools {
+			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: roundCoeffs(gf.params.coeffs[role]),
+				RelSigma: sig, Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
+			if gr := gf.env.graphs(role); gr == nil {
+				e.Eager = true
+			} else {
+				e.GraphSizes = gr
+			}
+			if len(fitted) == 0 {
+				e.Source = SourcePrior
+			}
+			g.Entries = append(g.Entries, e)
+		}
+		if len(prior) > 0 {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine %s; %s stay at the roofline prior",
+				role, listOrNone(fitted), strings.Join(prior, ", ")))
+		} else {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine every coefficient", role))
+		}
+	}
+	if gf.layout.transfer {
+		if g.Transfer.Source == SourceFitted {
+			gf.notes = append(gf.notes, "KV transfer: fitted")
+		} else {
+			gf.notes = append(gf.notes, "KV transfer: prior (not separable from prefill overhead)")
+		}
+	}
+	g.Notes = gf.notes
+	return g
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func roundCoeffs(c model.Coeffs) model.Coeffs {
+	v := c.Vector()
+	for i := range v {
+		v[i] = round(v[i], 5)
+	}
+	return model.CoeffsFromVector(v)
+}

@@ -1,0 +1,476 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/capsim/capsim/model"
+)
+
+// nCoeff is the number of cost coefficients of one role.
+var nCoeff = len(model.CoeffNames)
+
+// params is what is fitted for a group: one coefficient set per role
+// (shared by every TP degree of that role) and the KV transfer.
+type params struct {
+	coeffs   map[string]model.Coeffs
+	transfer TransferFit
+}
+
+func (p params) clone() params {
+	q := params{coeffs: map[string]model.Coeffs{}, transfer: p.transfer}
+	for k, v := range p.coeffs {
+		q.coeffs[k] = v
+	}
+	return q
+}
+
+// layout maps a group's roles and transfer onto the unknowns of the linear fit.
+type layout struct {
+	roles    []string // in order; each owns nCoeff unknowns
+	transfer bool     // two more unknowns: latency and per-token time
+}
+
+func (l layout) size() int {
+	n := len(l.roles) * nCoeff
+	if l.transfer {
+		n += 2
+	}
+	return n
+}
+
+func (l layout) offset(role string) int {
+	for i, r := range l.roles {
+		if r == role {
+			return i * nCoeff
+		}
+	}
+	return -1
+}
+
+func layoutOf(pts []*point) layout {
+	var l layout
+	has := map[string]bool{}
+	for _, p := range pts {
+		if p.topo.Disaggregated() {
+			has[RolePrefill], has[RoleDecode] = true, true
+		} else {
+			has[RoleAggregated] = true
+		}
+	}
+	for _, r := range []string{RolePrefill, RoleDecode, RoleAggregated} {
+		if has[r] {
+			l.roles = append(l.roles, r)
+		}
+	}
+	l.transfer = has[RolePrefill]
+	return l
+}
+
+// priorParams are the roofline prior for a group.
+func priorParams(l layout, llm model.LLM, pts []*point, s Settings) params {
+	p := params{coeffs: map[string]model.Coeffs{}}
+	for _, r := range l.roles {
+		eager := s.DecodeEager
+		if r == RolePrefill {
+			eager = s.PrefillEager
+		}
+		p.coeffs[r] = model.PriorCoeffs(eager)
+	}
+	tp := 1
+	for _, pt := range pts {
+		if pt.topo.Disaggregated() {
+			tp = pt.topo.Prefill.TP
+			break
+		}
+	}
+	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
+	return p
+}
+
+// env is what pricing a point needs besides the parameters.
+type env struct {
+	gpu      model.GPU
+	llm      model.LLM
+	settings Settings
+}
+
+func (e env) graphs(role string) []int {
+	eager := e.settings.DecodeEager
+	if role == RolePrefill {
+		eager = e.settings.PrefillEager
+	}
+	if eager {
+		return nil
+	}
+	return model.VLLMGraphSizes(orDefault(e.settings.GraphMax, 512))
+}
+
+// stepTerms are the coefficient terms of one step on a worker of shape pool.
+func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
+	c := model.NewStepCost(e.gpu, e.llm, pool, model.Coeffs{}, e.graphs(role))
+	n := s.DecodeSeqs
+	if s.PrefillTokens == 0 {
+		n = c.PaddedBatch(n)
+	}
+	return c.Roofline.Terms(s, float64(n)).Vector()
+}
+
+// loadShape estimates, from a point's measured metrics, how many requests
+// are in flight and how many of them decode on one decode worker.
+func loadShape(p *point) (inFlight, decodeBatch float64) {
+	e2e, hasE2E := p.meas[model.MeanE2EL]
+	ttft, hasTTFT := p.meas[model.MeanTTFT]
+	switch p.load.Kind {
+	case model.ClosedLoop:
+		inFlight = float64(p.load.Concurrency)
+	case model.Burst:
+		inFlight = float64(p.prompt)
+	default:
+		if rt, ok := p.meas[model.RequestThroughput]; ok && hasE2E {
+			inFlight = rt * e2e / 1000 // Little's law
+		} else {
+			inFlight = p.load.Rate
+		}
+	}
+	frac := 0.8
+	if hasE2E && hasTTFT && e2e > ttft {
+		frac = (e2e - ttft) / e2e
+	}
+	workers := p.topo.Replicas.Count
+	if p.topo.Disaggregated() {
+		workers = p.topo.Decode.Count
+	}
+	return inFlight, math.Max(1, math.Round(inFlight*frac/float64(max(workers, 1))))
+}
+
+// row is one linear observation: Σ a·x ≈ y with weight w.
+type row struct {
+	a    []float64
+	y    float64
+	w    float64
+	pt   *point
+	what string
+}
+
+// rowsFor builds the stage-1 observations of one point: TPOT as a decode
+// step, TTFT at low load as prefill (+ transfer + first decode step), and,
+// when a source gives neither, E2E as TTFT plus OSL−1 decode steps.
+func rowsFor(e env, l layout, p *point) []row {
+	var rows []row
+	inFlight, b := loadShape(p)
+	disagg := p.topo.Disaggregated()
+	decRole, decPool := RoleAggregated, p.topo.Replicas.Worker()
+	if disagg {
+		decRole, decPool = RoleDecode, p.topo.Decode.Worker()
+	}
+	lowLoad := inFlight <= 2 || (!disagg && inFlight <= float64(p.topo.Replicas.Count))
+	kv := b * (float64(p.isl) + float64(p.osl)/2)
+	decode := make([]float64, l.size())
+	{
+		t := e.stepTerms(decRole, decPool, model.Step{DecodeSeqs: int(b), DecodeKV: kv})
+		copy(decode[l.offset(decRole):], t)
+	}
+	ttft := make([]float64, l.size())
+	if disagg {
+		pre := p.topo.Prefill.Worker()
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		for done := 0; done < p.isl; done += chunk {
+			c := min(chunk, p.isl-done)
+			t := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
+			addTo(ttft[l.offset(RolePrefill):], t, 1)
+		}
+		o := len(l.roles) * nCoeff
+		ttft[o] = 1
+		ttft[o+1] = float64(p.isl)
+		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
+		addTo(ttft[l.offset(RoleDecode):], first, 1)
+	} else {
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		others := int(b) - 1
+		for done := 0; done < p.isl; done += chunk {
+			c := min(chunk, p.isl-done)
+			t := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
+				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
+			addTo(ttft[l.offset(RoleAggregated):], t, 1)
+		}
+	}
+	tpot, hasTPOT := p.meas[model.MeanTPOT]
+	if hasTPOT && disagg {
+		rows = append(rows, row{a: decode, y: tpot / 1000, w: p.weight, pt: p, what: model.MeanTPOT})
+	}
+	if hasTPOT && !disagg {
+		// With chunked prefill a decoding request also waits for the prompts
+		// that arrive at its replica meanwhile: during the TPOT of one token,
+		// λ·TPOT prompts' prefill work (arrival rate λ per replica, from the
+		// measured throughput) joins the steps. TPOT = step(b) + λ·TPOT·P.
+		a := append([]float64(nil), decode...)
+		if lambda := arrivalRate(p); lambda > 0 {
+			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.isl)
+			addTo(a[l.offset(RoleAggregated):], pre, lambda*tpot/1000)
+		}
+		rows = append(rows, row{a: a, y: tpot / 1000, w: p.weight, pt: p, what: model.MeanTPOT})
+	}
+	if v, ok := p.meas[model.MeanTTFT]; ok && lowLoad {
+		rows = append(rows, row{a: ttft, y: v / 1000, w: p.weight, pt: p, what: model.MeanTTFT})
+	}
+	if !hasTPOT {
+		e2e, ok := p.meas[model.MeanE2EL]
+		e2e /= 1000
+		if !ok && p.load.Kind == model.ClosedLoop {
+			if v, ok2 := p.meas[model.OutputThroughput]; ok2 {
+				e2e, ok = inFlight*float64(p.osl)/v, true
+			} else if v, ok2 := p.meas[model.RequestThroughput]; ok2 {
+				e2e, ok = inFlight/v, true
+			}
+		}
+		if ok {
+			a := make([]float64, l.size())
+			addTo(a, ttft, 1)
+			addTo(a, decode, float64(p.osl-1))
+			w := 1.0
+			if !lowLoad {
+				w = 0.5
+			}
+			rows = append(rows, row{a: a, y: e2e, w: w * p.weight, pt: p, what: model.MeanE2EL})
+		}
+	}
+	return rows
+}
+
+// arrivalRate is the measured request rate per replica (aggregated) in req/s.
+func arrivalRate(p *point) float64 {
+	x, ok := p.meas[model.RequestThroughput]
+	if !ok {
+		if o, ok2 := p.meas[model.OutputThroughput]; ok2 {
+			x = o / float64(p.osl)
+		}
+	}
+	return x / float64(max(p.topo.Replicas.Count, 1))
+}
+
+// prefillOnlyTerms are the terms a prompt of isl tokens adds to the steps
+// it is chunked into: its own compute, attention and per-token traffic,
+// without the per-step costs the steps pay anyway.
+func (e env) prefillOnlyTerms(role string, pool model.Pool, isl int) []float64 {
+	full := e.stepTerms(role, pool, model.Step{PrefillTokens: isl, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, isl)})
+	empty := e.stepTerms(role, pool, model.Step{})
+	for i := range full {
+		full[i] -= empty[i]
+	}
+	return full
+}
+
+func addTo(dst, src []float64, k float64) {
+	for i := range src {
+		dst[i] += k * src[i]
+	}
+}
+
+// linearFit is the outcome of stage 1.
+type linearFit struct {
+	params params
+	x      []float64 // unknowns relative to the prior
+	postSD []float64 // posterior standard deviation of x
+	determ []bool    // whether the data (not the prior) determined each unknown
+	rows   int
+	rmsRel float64 // weighted RMS relative residual
+}
+
+// Prior relative standard deviation of every multiplier, and the floor of
+// the measurement noise, both on relative (log-like) scale.
+const (
+	priorRelSD = 0.5
+	noiseRelSD = 0.04
+	minMult    = 0.02 // overheads are kept at or above 2% of the prior
+	// minEfficiency is the smallest dimensionless multiplier allowed: 1 is
+	// peak hardware, and overlap of memory and compute work (which the
+	// linear form adds up) can at most halve the sum.
+	minEfficiency = 0.5
+)
+
+// wideRelSD is the prior spread of quantities no spec sheet predicts:
+// per-step and per-request overheads depend on the engine's software.
+const wideRelSD = 2.0
+
+// priorSD is the prior relative standard deviation of each unknown.
+func priorSD(l layout) []float64 {
+	sd := make([]float64, l.size())
+	for i := range sd {
+		sd[i] = priorRelSD
+	}
+	for _, r := range l.roles {
+		sd[l.offset(r)+iOverhead] = wideRelSD
+	}
+	if l.transfer {
+		sd[l.size()-2] = wideRelSD
+	}
+	return sd
+}
+
+// lowerBounds are the smallest allowed unknowns (relative to the prior):
+// overheads may shrink to almost nothing, efficiencies not below minEfficiency.
+func lowerBounds(l layout, scale []float64) []float64 {
+	lb := make([]float64, len(scale))
+	for i := range lb {
+		lb[i] = minMult
+	}
+	for _, r := range l.roles {
+		o := l.offset(r)
+		for j := iWeight; j <= iComm; j++ {
+			if scale[o+j] > 0 {
+				lb[o+j] = math.Max(minMult, minEfficiency/scale[o+j])
+			}
+		}
+	}
+	return lb
+}
+
+// fitLinear solves the stage-1 least-squares problem: relative residuals of
+// the rows, a ridge toward the prior (so unknowns the data do not determine
+// stay at the prior), Huber reweighting against outliers and an active set
+// keeping every multiplier non-negative.
+func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
+	var rows []row
+	for _, p := range pts {
+		rows = append(rows, rowsFor(e, l, p)...)
+	}
+	k := l.size()
+	scale := make([]float64, k) // prior value of each unknown
+	for _, r := range l.roles {
+		copy(scale[l.offset(r):], prior.coeffs[r].Vector())
+	}
+	if l.transfer {
+		scale[k-2], scale[k-1] = prior.transfer.LatencyS, prior.transfer.PerTokenS
+	}
+	sd := priorSD(l)
+	lb := lowerBounds(l, scale)
+	robust := make([]float64, len(rows))
+	for i := range robust {
+		robust[i] = 1
+	}
+	fixed := make([]bool, k)
+	var x []float64
+	var ata *mat.SymDense
+	for iter := 0; iter < 8; iter++ {
+		ata = mat.NewSymDense(k, nil)
+		atb := make([]float64, k)
+		for i, r := range rows {
+			w := r.w * robust[i]
+			for a := 0; a < k; a++ {
+				va := r.a[a] * scale[a] / r.y
+				if va == 0 {
+					continue
+				}
+				atb[a] += w * va
+				for b := a; b < k; b++ {
+					vb := r.a[b] * scale[b] / r.y
+					if vb != 0 {
+						ata.SetSym(a, b, ata.At(a, b)+w*va*vb)
+					}
+				}
+			}
+		}
+		lhs := mat.NewSymDense(k, nil)
+		rhs := make([]float64, k)
+		for a := 0; a < k; a++ {
+			for b := a; b < k; b++ {
+				lhs.SetSym(a, b, ata.At(a, b))
+			}
+			lambda := (noiseRelSD / sd[a]) * (noiseRelSD / sd[a])
+			lhs.SetSym(a, a, lhs.At(a, a)+lambda)
+			rhs[a] = atb[a] + lambda
+		}
+		// Active set: a clamped unknown is pinned at its lower bound.
+		for a := 0; a < k; a++ {
+			if !fixed[a] {
+				continue
+			}
+			for b := 0; b < k; b++ {
+				if b != a {
+					rhs[b] -= lhs.At(a, b) * lb[a]
+					lhs.SetSym(a, b, 0)
+				}
+			}
+			lhs.SetSym(a, a, 1)
+			rhs[a] = lb[a]
+		}
+		var sol mat.VecDense
+		if err := sol.SolveVec(lhs, mat.NewVecDense(k, rhs)); err != nil {
+			return linearFit{}, fmt.Errorf("calibrate: least squares: %v", err)
+		}
+		x = sol.RawVector().Data
+		clamped := false
+		for a := range x {
+			if x[a] < lb[a] && !fixed[a] {
+				fixed[a], clamped = true, true
+			}
+		}
+		if clamped {
+			continue
+		}
+		// Huber reweighting on relative residuals (δ = 10%).
+		for i, r := range rows {
+			res := math.Abs(dot(r.a, scale, x)/r.y - 1)
+			robust[i] = 1
+			if res > 0.1 {
+				robust[i] = 0.1 / res
+			}
+		}
+	}
+	fit := linearFit{x: x, rows: len(rows), postSD: make([]float64, k), determ: make([]bool, k)}
+	var ss, sw float64
+	for i, r := range rows {
+		res := dot(r.a, scale, x)/r.y - 1
+		ss += r.w * robust[i] * res * res
+		sw += r.w * robust[i]
+	}
+	if sw > 0 {
+		fit.rmsRel = math.Sqrt(ss / sw)
+	}
+	noise := math.Max(fit.rmsRel, noiseRelSD)
+	post := mat.NewSymDense(k, nil)
+	for a := 0; a < k; a++ {
+		for b := a; b < k; b++ {
+			post.SetSym(a, b, ata.At(a, b)/(noise*noise))
+		}
+		post.SetSym(a, a, post.At(a, a)+1/(sd[a]*sd[a]))
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(post); err == nil {
+		for a := 0; a < k; a++ {
+			psd := math.Sqrt(math.Max(inv.At(a, a), 0))
+			fit.postSD[a] = psd
+			// The data determined an unknown when they shrank its prior uncertainty by half or more.
+			fit.determ[a] = psd/math.Max(x[a], minMult) < 0.5*math.Min(sd[a], priorRelSD) && !fixed[a]
+		}
+	}
+	fit.params = prior.clone()
+	for _, r := range l.roles {
+		o := l.offset(r)
+		v := prior.coeffs[r].Vector()
+		for i := range v {
+			v[i] *= x[o+i]
+		}
+		fit.params.coeffs[r] = model.CoeffsFromVector(v)
+	}
+	if l.transfer {
+		fit.params.transfer.LatencyS *= x[k-2]
+		fit.params.transfer.PerTokenS *= x[k-1]
+		if fit.determ[k-2] || fit.determ[k-1] {
+			fit.params.transfer.Source = SourceFitted
+		}
+		fit.params.transfer.RelSigma = math.Max(fit.postSD[k-2]/x[k-2], fit.postSD[k-1]/x[k-1])
+	}
+	return fit, nil
+}
+
+func dot(a, scale, x []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * scale[i] * x[i]
+	}
+	return s
+}

@@ -1,0 +1,334 @@
+package calibrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+)
+
+// SchemaV1 identifies the profile format this package reads and writes.
+const SchemaV1 = "capsim.profile/v1"
+
+// Roles of a worker pool.
+const (
+	RolePrefill    = "prefill"
+	RoleDecode     = "decode"
+	RoleAggregated = "aggregated"
+)
+
+// Sources of a coefficient set, as Derivation.Source and Entry.Source say.
+const (
+	SourceFitted  = "fitted"
+	SourceDerived = "derived"
+	SourcePrior   = "prior"
+)
+
+// Profile is a calibration result: per (GPU, model, engine) group, the cost
+// coefficients of each role and TP degree, their uncertainty, the engine
+// settings, provenance and per-point residuals, plus the list of calibrated
+// workload series. Its JSON form (schema "capsim.profile/v1") is documented
+// field by field in docs/readme-fit.md.
+type Profile struct {
+	Schema     string       `json:"schema"`
+	Groups     []Group      `json:"groups"`
+	Calibrated []SeriesInfo `json:"series"`
+	Warnings   []string     `json:"warnings,omitempty"`
+}
+
+// Group holds what was fitted for one GPU, model and engine. Coefficients
+// are shared by every TP degree of a role (they are efficiencies relative
+// to each TP's own roofline), so entries of one role carry the same Coeffs.
+type Group struct {
+	GPU    string `json:"gpu"`    // catalog name; "" when the data did not say and nothing could be inferred
+	Model  string `json:"model"`  // Hugging Face id
+	Engine string `json:"engine"` // e.g. "dynamo-0.3.0", "vllm-0.9.0.1"
+	// Assumed is set when the source stated no GPU or model: the fit then
+	// used the catalog pair that explains the data best, and GPU / Model stay empty.
+	Assumed  *Assumption `json:"assumed,omitempty"`
+	Settings Settings    `json:"settings"`
+	// Transfer is the KV-transfer price between prefill and decode workers (disaggregated engines).
+	Transfer TransferFit `json:"transfer,omitzero"`
+	Entries  []Entry     `json:"entries"`
+	// Records lists the ids of every record the group was fitted on.
+	Records   []string   `json:"records"`
+	Residuals []Residual `json:"residuals"`
+	// Notes say what the data could and could not determine.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Assumption records the GPU and model a fit assumed for data that did not name them.
+type Assumption struct {
+	GPU   string `json:"gpu"`
+	Model string `json:"model"`
+	Why   string `json:"why"`
+}
+
+// Entry is the cost of one worker shape of one role.
+type Entry struct {
+	Role   string       `json:"role"` // prefill, decode or aggregated
+	TP     int          `json:"tp"`
+	PP     int          `json:"pp"`
+	Source string       `json:"source"` // fitted (records of this shape exist) or prior
+	Coeffs model.Coeffs `json:"coeffs"`
+	// RelSigma is the relative standard deviation of each coefficient, keyed by model.CoeffNames.
+	RelSigma map[string]float64 `json:"rel_sigma"`
+	// Fitted names the coefficients the data determined; Prior those left at (or near) the roofline prior.
+	Fitted []string `json:"fitted"`
+	Prior  []string `json:"prior"`
+	// Eager is true when the worker runs without CUDA graphs; GraphSizes are its capture sizes otherwise.
+	Eager      bool  `json:"eager,omitempty"`
+	GraphSizes []int `json:"graph_sizes,omitempty"`
+	// Records are the ids of the records with a pool of this shape and role.
+	Records []string `json:"records"`
+}
+
+// Settings are the engine settings a group's benchmarks ran with.
+// Zero values mean vLLM's defaults.
+type Settings struct {
+	BlockSize            int     `json:"block_size,omitempty"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	PrefillEager         bool    `json:"prefill_eager,omitempty"`
+	DecodeEager          bool    `json:"decode_eager,omitempty"`
+	// GraphMax is the largest CUDA-graph capture batch (decode and aggregated workers).
+	GraphMax      int    `json:"cuda_graph_max,omitempty"`
+	Router        string `json:"router,omitempty"`
+	PrefillRouter string `json:"prefill_router,omitempty"`
+}
+
+// TransferFit is the KV-transfer price with its uncertainty.
+type TransferFit struct {
+	LatencyS  float64 `json:"latency_s"`
+	PerTokenS float64 `json:"per_token_s"`
+	Source    string  `json:"source"` // fitted or prior
+	RelSigma  float64 `json:"rel_sigma"`
+}
+
+// Residual compares one measured point with the fitted simulation.
+type Residual struct {
+	Record   string             `json:"record"`
+	Series   string             `json:"series"` // SeriesInfo.Key
+	Load     string             `json:"load"`
+	Measured map[string]float64 `json:"measured"`
+	Fitted   map[string]float64 `json:"fitted"`
+	// LogRatio is log(fitted/measured) per metric.
+	LogRatio map[string]float64 `json:"log_ratio"`
+	Weight   float64            `json:"weight"`
+	Flag     string             `json:"flag,omitempty"` // why the fit cannot explain the point
+}
+
+// SeriesInfo is one calibrated workload series: one source, deployment and
+// workload shape measured at several loads.
+type SeriesInfo struct {
+	Key      string         `json:"key"`
+	Source   string         `json:"source"`
+	GPU      string         `json:"gpu"`
+	Model    string         `json:"model"`
+	Engine   string         `json:"engine"`
+	Topology model.Topology `json:"topology"`
+	// TopologyLabel is the topology as the source writes it ("3P(TP4) 1D(TP4)", "4xTP4").
+	TopologyLabel string         `json:"topology_label"`
+	ISL           float64        `json:"isl"`
+	OSL           float64        `json:"osl"`
+	ISLMax        int            `json:"isl_max,omitempty"`
+	OSLMax        int            `json:"osl_max,omitempty"`
+	LoadKind      model.LoadKind `json:"load_kind"`
+	// Loads are the measured x values: concurrencies, rates (req/s) or burst sizes.
+	Loads   []float64 `json:"loads"`
+	Records []string  `json:"records"`
+}
+
+// ParseProfile decodes and checks a profile.
+func ParseProfile(data []byte) (*Profile, error) {
+	var p Profile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("calibrate: profile: %w", err)
+	}
+	if p.Schema != SchemaV1 {
+		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
+	}
+	for i, g := range p.Groups {
+		if g.Engine == "" {
+			return nil, fmt.Errorf("calibrate: profile: group %d: engine is required", i)
+		}
+		if (g.GPU == "" || g.Model == "") && g.Assumed == nil {
+			return nil, fmt.Errorf("calibrate: profile: group %d: gpu and model are required unless \"assumed\" says what was used", i)
+		}
+		for j, e := range g.Entries {
+			switch e.Role {
+			case RolePrefill, RoleDecode, RoleAggregated:
+			default:
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: unknown role %q", i, j, e.Role)
+			}
+			if e.TP <= 0 {
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
+			}
+			if err := e.Coeffs.Validate(); err != nil {
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %v", i, j, err)
+			}
+		}
+	}
+	return &p, nil
+}
+
+// Marshal encodes the profile as indented JSON ending in a newline.
+func (p *Profile) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: profile: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+func sameGPU(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ga, ea := model.LookupGPU(a)
+	gb, eb := model.LookupGPU(b)
+	return ea == nil && eb == nil && ga.Name == gb.Name
+}
+
+// Models lists the models calibrated on a GPU ("" lists every model).
+func (p *Profile) Models(gpu string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range p.Groups {
+		if (gpu == "" || sameGPU(g.GPU, gpu)) && !seen[g.Model] {
+			seen[g.Model] = true
+			out = append(out, g.Model)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Engines lists the engines calibrated for a GPU and model, sorted.
+func (p *Profile) Engines(gpu, llm string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range p.Groups {
+		if sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && !seen[g.Engine] {
+			seen[g.Engine] = true
+			out = append(out, g.Engine)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Series lists the calibrated series of a GPU, model and engine; empty
+// strings match everything.
+func (p *Profile) Series(gpu, llm, engine string) []SeriesInfo {
+	var out []SeriesInfo
+	for _, s := range p.Calibrated {
+		if (gpu == "" || sameGPU(s.GPU, gpu)) && (llm == "" || model.SameModel(s.Model, llm)) &&
+			(engine == "" || strings.EqualFold(s.Engine, engine)) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// engineFamily is the engine name without its version: "vllm-0.9.0.1" → "vllm".
+func engineFamily(e string) string {
+	e = strings.ToLower(e)
+	if i := strings.IndexAny(e, "-_ "); i >= 0 {
+		return e[:i]
+	}
+	return e
+}
+
+// engineVersion splits "vllm-0.9.0.1" into comparable numbers.
+func engineVersion(e string) []int {
+	i := strings.IndexAny(e, "-_ ")
+	if i < 0 {
+		return nil
+	}
+	var v []int
+	for _, f := range strings.Split(strings.TrimPrefix(e[i+1:], "v"), ".") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			break
+		}
+		v = append(v, n)
+	}
+	return v
+}
+
+func versionLess(a, b []int) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// ResolveEngine picks an engine by case-insensitive prefix among those
+// calibrated for the GPU and model (or, when none are, among all the
+// profile's engines). An empty prefix means Dynamo for a disaggregated
+// deployment and the newest vLLM for an aggregated one.
+func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
+	have := p.Engines(gpu, llm)
+	where := fmt.Sprintf("%s / %s", gpu, model.ShortName(llm))
+	if len(have) == 0 {
+		seen := map[string]bool{}
+		for _, g := range p.Groups {
+			if !seen[g.Engine] {
+				seen[g.Engine] = true
+				have = append(have, g.Engine)
+			}
+		}
+		sort.Strings(have)
+		where = "any GPU or model in the profile"
+	}
+	want := strings.ToLower(strings.TrimSpace(prefix))
+	if want == "" {
+		want = "vllm"
+		if disaggregated {
+			want = "dynamo"
+		}
+	}
+	var match []string
+	for _, e := range have {
+		if strings.HasPrefix(strings.ToLower(e), want) {
+			match = append(match, e)
+		}
+	}
+	if len(match) == 0 {
+		if prefix == "" {
+			// No preferred family: fall back to the engine families we have, newest version.
+			match = have
+		}
+		if len(match) == 0 {
+			return "", fmt.Errorf("calibrate: no engine matching %q for %s (have: %s)", prefix, where, strings.Join(have, ", "))
+		}
+	}
+	best := match[0]
+	for _, e := range match[1:] {
+		if versionLess(engineVersion(best), engineVersion(e)) {
+			best = e
+		}
+	}
+	return best, nil
+}
+
+// group finds the group of a GPU, model and engine, or nil.
+func (p *Profile) group(gpu, llm, engine string) *Group {
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && strings.EqualFold(g.Engine, engine) {
+			return g
+		}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/capsim/capsim/model"
+)
+
+// seriesInfos lists the series of a fitted group, in first-seen order.
+func seriesInfos(g Group, pts []*point) []SeriesInfo {
+	var out []SeriesInfo
+	idx := map[string]int{}
+	for _, p := range pts {
+		i, ok := idx[p.series]
+		if !ok {
+			r := p.rec
+			i = len(out)
+			idx[p.series] = i
+			out = append(out, SeriesInfo{Key: p.series, Source: r.Source.File, GPU: g.GPU, Model: g.Model, Engine: g.Engine,
+				Topology: p.topo, TopologyLabel: p.config, ISL: r.Workload.ISL, OSL: r.Workload.OSL,
+				ISLMax: r.Workload.ISLMax, OSLMax: r.Workload.OSLMax, LoadKind: p.load.Kind})
+		}
+		x := p.load.X()
+		if p.load.Kind == model.Burst {
+			x = float64(p.prompt)
+		}
+		out[i].Loads = append(out[i].Loads, x)
+		out[i].Records = append(out[i].Records, p.rec.ID)
+	}
+	return out
+}
+
+// seriesReports summarises residuals per series.
+func seriesReports(g Group, pts []*point, res []Residual, holdout string) []SeriesReport {
+	var out []SeriesReport
+	idx := map[string]int{}
+	errs := map[string]map[string][]float64{}
+	for i, p := range pts {
+		j, ok := idx[p.series]
+		if !ok {
+			j = len(out)
+			idx[p.series] = j
+			isl, osl := shapeLengths(p.rec)
+			out = append(out, SeriesReport{Source: p.rec.Source.File, GPU: g.GPU, Model: g.Model, Engine: g.Engine,
+				Topology: p.config, ISL: isl, OSL: osl, APE: map[string]APE{},
+				Flagged: []Flag{}, Holdout: holdout})
+			errs[p.series] = map[string][]float64{}
+		}
+		out[j].Points++
+		r := res[i]
+		for _, m := range ReportMetrics {
+			if lr, ok := r.LogRatio[m]; ok {
+				errs[p.series][m] = append(errs[p.series][m], 100*math.Abs(math.Exp(lr)-1))
+			} else if _, ok := r.Measured[m]; ok {
+				errs[p.series][m] = append(errs[p.series][m], 100)
+			}
+		}
+		if r.Flag != "" {
+			out[j].Flagged = append(out[j].Flagged, Flag{Record: r.Record, Load: r.Load, Reason: r.Flag})
+		}
+	}
+	for key, j := range idx {
+		for m, e := range errs[key] {
+			out[j].APE[m] = APE{Median: round2(median(e)), Max: round2(maxOf(e))}
+		}
+	}
+	return out
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func maxOf(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// crossValidate refits a group without each configuration (and without
+// each workload shape) and predicts the held-out points.
+func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options, progress func(Progress)) ([]SeriesReport, error) {
+	var out []SeriesReport
+	for _, kind := range []string{"configuration", "shape"} {
+		keyOf := func(p *point) string {
+			if kind == "configuration" {
+				return p.config
+			}
+			return p.shape
+		}
+		var folds []string
+		seen := map[string]bool{}
+		for _, p := range pts {
+			if k := keyOf(p); !seen[k] {
+				seen[k] = true
+				folds = append(folds, k)
+			}
+		}
+		if len(folds) < 2 {
+			continue
+		}
+		for fi, fold := range folds {
+			var train, test []*point
+			for _, p := range pts {
+				if keyOf(p) == fold {
+					test = append(test, p)
+				} else {
+					train = append(train, p)
+				}
+			}
+			name := fmt.Sprintf("%s without %s %s", key, kind, fold)
+			progress(Progress{Stage: "cv", Group: name, Done: fi, Total: len(folds)})
+			gf, err := fitGroup(ctx, key, train, opts, func(Progress) {})
+			if err != nil {
+				return nil, err
+			}
+			// A held-out role the training data lack keeps the prior (as Configure would derive it).
+			prm := gf.params.clone()
+			full := layoutOf(pts)
+			for _, r := range full.roles {
+				if _, ok := prm.coeffs[r]; !ok {
+					prm.coeffs[r] = derivedRole(prm, r, gf.env.settings)
+				}
+			}
+			if full.transfer && !gf.layout.transfer {
+				prm.transfer = priorTransfer(gf.env.llm, model.Pool{Count: 1, TP: test[0].topo.Prefill.TP})
+			}
+			res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
+			if err != nil {
+				return nil, err
+			}
+			g := Group{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Engine: key.engine}
+			out = append(out, seriesReports(g, test, res, kind)...)
+		}
+	}
+	return out, nil
+}
+
+// derivedRole gives a role without data the coefficients of the closest
+// fitted role, as Configure's nearestEntry does.
+func derivedRole(p params, role string, s Settings) model.Coeffs {
+	for _, r := range map[string][]string{
+		RolePrefill:    {RoleAggregated},
+		RoleDecode:     {RoleAggregated},
+		RoleAggregated: {RoleDecode},
+	}[role] {
+		if c, ok := p.coeffs[r]; ok {
+			return c
+		}
+	}
+	return model.PriorCoeffs(role == RolePrefill && s.PrefillEager)
+}

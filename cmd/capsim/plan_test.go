@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// planArgs is a small search on the embedded H20 calibration.
+var planArgs = []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "4",
+	"--slo", "ttft_p99=2500ms,tpot_p99=60ms", "--gpu", "H20", "--max-gpus", "16", "--top", "3"}
+
+func TestPlanTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run(planArgs, &out, &errb); err != nil {
+		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
+	}
+	for _, want := range []string{"Qwen3-32B, ISL 3000 / OSL 150 at rate 4 req/s", "rank", "ttft_p99", "tpot_p99",
+		"headroom", "bottleneck", "Pareto frontier", "1. "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errb.String(), "candidates") {
+		t.Errorf("no progress on stderr: %q", errb.String())
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := append(append([]string(nil), planArgs...), "--format", "json")
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
+	}
+	var res struct {
+		Model           string `json:"model"`
+		RequestRate     string `json:"request_rate"`
+		Recommendations []struct {
+			Rank      int                `json:"rank"`
+			GPU       string             `json:"gpu"`
+			Topology  string             `json:"topology"`
+			GPUs      int                `json:"gpus"`
+			Metrics   map[string]float64 `json:"metrics"`
+			SLOValues []struct {
+				SLO   string  `json:"slo"`
+				Limit float64 `json:"limit_ms"`
+				Value float64 `json:"value_ms"`
+				Met   bool    `json:"met"`
+			} `json:"slo_values"`
+			Headroom struct {
+				RequestRate float64 `json:"request_rate"`
+				Ratio       float64 `json:"ratio"`
+			} `json:"headroom"`
+			Bottleneck struct {
+				Resource string `json:"resource"`
+			} `json:"bottleneck"`
+			Costs string `json:"costs"`
+		} `json:"recommendations"`
+		Pareto []struct {
+			OutputPerGPU float64 `json:"output_throughput_per_gpu"`
+			PerUser      float64 `json:"output_tokens_per_user"`
+		} `json:"pareto"`
+		Search struct {
+			Candidates int `json:"candidates"`
+		} `json:"search"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out.String())
+	}
+	if res.Model != "Qwen/Qwen3-32B" || res.RequestRate != "4" || res.Search.Candidates == 0 {
+		t.Errorf("header: model %q rate %q candidates %d", res.Model, res.RequestRate, res.Search.Candidates)
+	}
+	if len(res.Recommendations) == 0 || len(res.Pareto) == 0 {
+		t.Fatalf("%d recommendations, %d frontier points", len(res.Recommendations), len(res.Pareto))
+	}
+	for _, r := range res.Recommendations {
+		if r.GPU != "H20" || r.GPUs > 16 || r.Headroom.Ratio < 1 || r.Bottleneck.Resource == "" || r.Costs == "" {
+			t.Errorf("recommendation %+v", r)
+		}
+		if len(r.SLOValues) != 2 {
+			t.Errorf("%s: %d SLO values, want 2", r.Topology, len(r.SLOValues))
+		}
+		for _, v := range r.SLOValues {
+			if !v.Met || v.Value > v.Limit {
+				t.Errorf("%s: %s = %v ms over %v ms", r.Topology, v.SLO, v.Value, v.Limit)
+			}
+		}
+		if r.Metrics["p99_ttft_ms"] > 2500 || r.Metrics["p99_tpot_ms"] > 60 {
+			t.Errorf("%s: metrics %v miss the SLOs", r.Topology, r.Metrics)
+		}
+	}
+}
+
+func TestPlanPlot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pareto.png")
+	var out, errb bytes.Buffer
+	if err := run(append(append([]string(nil), planArgs...), "--plot", path), &out, &errb); err != nil {
+		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("%s is not a PNG", path)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	base := map[string]string{"--model": "Qwen3-32B", "--isl": "3000", "--osl": "150", "--rate": "4",
+		"--slo": "ttft_p99=2000ms", "--gpu": "H20", "--max-gpus": "16"}
+	tests := []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"malformed SLO value", map[string]string{"--slo": "ttft_p99=fast"}, `"fast" is not a duration`},
+		{"unknown SLO metric", map[string]string{"--slo": "speed_p99=2s"}, `unknown latency metric "speed"`},
+		{"unknown SLO statistic", map[string]string{"--slo": "ttft_p42=2s"}, `unknown statistic "p42"`},
+		{"SLO without value", map[string]string{"--slo": "ttft_p99"}, "want METRIC_STAT=VALUE"},
+		{"unknown GPU", map[string]string{"--gpu": "H20,Z9000"}, `unknown GPU "Z9000"`},
+		{"max GPUs too small", map[string]string{"--gpu": "L40S", "--max-gpus": "1"}, "--max-gpus 1 is too small for Qwen3-32B: the smallest deployment that fits is 1xTP2 on L40S"},
+		{"unknown model", map[string]string{"--model": "GPT-9"}, `unknown model "GPT-9"`},
+		{"bad cost", map[string]string{"--gpu-cost": "H20=cheap"}, `--gpu-cost "H20=cheap"`},
+		{"cost of unknown GPU", map[string]string{"--gpu-cost": "Z9000=1"}, `unknown GPU "Z9000"`},
+		{"no load", map[string]string{"--rate": ""}, "give the target load"},
+		{"zero rate", map[string]string{"--rate": "0"}, "not a positive number"},
+		{"rate list", map[string]string{"--rate": "2,4"}, "one target load"},
+		{"burst", map[string]string{"--rate": "inf"}, "not a load to size for"},
+		{"no SLO", map[string]string{"--slo": ""}, "--slo is required"},
+		{"bad mode", map[string]string{"--mode": "split"}, "--mode must be"},
+		{"bad format", map[string]string{"--format": "xml"}, "--format must be table or json"},
+		{"impossible TTFT", map[string]string{"--slo": "ttft_p99=50ms"}, "no deployment can meet ttft_p99<=50ms: even a lone request takes at least"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"plan"}
+			for k, v := range base {
+				if nv, ok := tc.set[k]; ok {
+					v = nv
+				}
+				if v != "" {
+					args = append(args, k, v)
+				}
+			}
+			for k, v := range tc.set {
+				if _, ok := base[k]; !ok {
+					args = append(args, k, v)
+				}
+			}
+			var out, errb bytes.Buffer
+			err := run(args, &out, &errb)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}

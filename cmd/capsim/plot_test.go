@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
+)
+
+// testProfilePath fits a quick (stage-1 only) profile from the fixtures
+// once, so these tests do not depend on the embedded profile's contents.
+var testProfilePath = sync.OnceValues(func() (string, error) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		return "", err
+	}
+	prof, _, err := calibrate.Fit(context.Background(), recs, calibrate.Options{SkipRefine: true}, nil)
+	if err != nil {
+		return "", err
+	}
+	b, err := prof.Marshal()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "capsim-plot-test")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "profile.json")
+	return path, os.WriteFile(path, b, 0o644)
+})
+
+func testProfile(t *testing.T) string {
+	t.Helper()
+	p, err := testProfilePath()
+	if err != nil {
+		t.Fatalf("fitting the test profile: %v", err)
+	}
+	return p
+}
+
+// runPlotCmd runs capsim plot end to end and returns stdout and stderr.
+func runPlotCmd(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(append([]string{"plot"}, args...), &out, &errb); err != nil {
+		t.Fatalf("capsim plot %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// figureFiles lists the figures in dir other than the summary.
+func figureFiles(t *testing.T, dir, ext string) []string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(dir, "*."+ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range matches {
+		if filepath.Base(m) != "summary."+ext {
+			out = append(out, filepath.Base(m))
+		}
+	}
+	return out
+}
+
+func TestPlotEveryFixtureSeries(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := groupSeries(recs)
+	dir := t.TempDir()
+	stdout, stderr := runPlotCmd(t, "--out", dir, "--format", "svg", "--num-prompts", "40", "--profile", testProfile(t))
+
+	files := figureFiles(t, dir, "svg")
+	if len(files) != len(series) {
+		t.Fatalf("%d figures for %d series", len(files), len(series))
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	simulated := 0
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("measured")) && !bytes.Contains(b, []byte("flagged")) {
+			t.Errorf("%s: no measured points drawn", f)
+		}
+		if bytes.Contains(b, []byte("calibrated simulation")) {
+			simulated++
+		}
+		if !bytes.Contains(index, []byte(`href="`+f+`"`)) {
+			t.Errorf("index.html does not link %s", f)
+		}
+		if !strings.Contains(stdout, f) {
+			t.Errorf("the listing does not name %s", f)
+		}
+	}
+	// Only a source naming no GPU and model with no calibrated assumption
+	// may go unsimulated; the quick profile assumes a pair for seed 002.
+	if simulated != len(files) {
+		t.Errorf("%d of %d figures show a simulated line\nstderr:\n%s", simulated, len(files), stderr)
+	}
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(sum, []byte("y = x")) || !bytes.Contains(sum, []byte("within ±10%")) {
+		t.Error("summary lacks the y = x line or the ±10% count")
+	}
+	if !bytes.Contains(index, []byte(`href="summary.svg"`)) {
+		t.Error("index.html does not link the summary")
+	}
+	if last := fmt.Sprintf("plot: [%d/%d]", len(series), len(series)); !strings.Contains(stderr, last) {
+		t.Errorf("no progress for the last series on stderr:\n%s", stderr)
+	}
+}
+
+func TestPlotIsDeterministic(t *testing.T) {
+	args := []string{"--source", "004", "--engine", "dynamo", "--format", "svg", "--num-prompts", "40", "--profile", testProfile(t)}
+	a, b := t.TempDir(), t.TempDir()
+	runPlotCmd(t, append([]string{"--out", a}, args...)...)
+	runPlotCmd(t, append([]string{"--out", b}, args...)...)
+	files := figureFiles(t, a, "svg")
+	if len(files) != 8 {
+		t.Fatalf("%d figures for the 8 Dynamo series of seed 004: %v", len(files), files)
+	}
+	for _, f := range append(files, "summary.svg", "index.html") {
+		x, err1 := os.ReadFile(filepath.Join(a, f))
+		y, err2 := os.ReadFile(filepath.Join(b, f))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", f, err1, err2)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+}
+
+// TestPlotSinglePointAndZeroValues plots a user's file whose series have a
+// single point each, one of them with zero values.
+func TestPlotSinglePointAndZeroValues(t *testing.T) {
+	dir := t.TempDir()
+	doc := `# one-off runs
+
+## Benchmark Result (ISL:OSL=512:128)
+
+| Concurrency | Request Throughput (req/s) | Output Token Throughput (tok/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
+|---|---|---|---|---|---|
+| 4 | 0 | 0 | 0 | 12.0 | 1600 |
+
+## Benchmark Result (ISL:OSL=1024:256)
+
+| Concurrency | Request Throughput (req/s) | Output Token Throughput (tok/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
+|---|---|---|---|---|---|
+| 1 | 0.36 | 92.1 | 31.2 | 10.8 | 2785.2 |
+`
+	meta := `{"document": "runs.md", "defaults": {"gpu": "H100-SXM", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm-0.10.1", "topology": "1xTP1"}}`
+	if err := os.WriteFile(filepath.Join(dir, "runs.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runs.meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "figures")
+	stdout, _ := runPlotCmd(t, "--out", out, "--format", "svg", "--num-prompts", "40", "--from", filepath.Join(dir, "runs.md"))
+	files := figureFiles(t, out, "svg")
+	if len(files) != 2 {
+		t.Fatalf("want 2 single-point series, got %v\n%s", files, stdout)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"calibrated simulation", "request throughput", "mean TTFT", "concurrency"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("%s: %q not drawn", f, want)
+			}
+		}
+	}
+	// The zero measurements are drawn but not compared: only TPOT and E2E count.
+	if !strings.Contains(stdout, "H100-SXM") {
+		t.Errorf("listing:\n%s", stdout)
+	}
+}
+
+// TestPlotUnconfigurableSeries: a file that names no GPU cannot be
+// simulated; its measurements are still drawn and stderr says why.
+func TestPlotUnconfigurableSeries(t *testing.T) {
+	dir := t.TempDir()
+	doc := `## Benchmark Result (ISL:OSL=512:128)
+
+| Concurrency | Request Throughput (req/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
+|---|---|---|---|---|
+| 1 | 0.5 | 40 | 12.0 | 1600 |
+| 8 | 3.1 | 90 | 15.0 | 2000 |
+`
+	if err := os.WriteFile(filepath.Join(dir, "anon.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "figures")
+	stdout, stderr := runPlotCmd(t, "--out", out, "--format", "svg", "--from", filepath.Join(dir, "anon.md"))
+	if !strings.Contains(stderr, "not simulated: the source states no GPU or model") {
+		t.Errorf("stderr does not say why:\n%s", stderr)
+	}
+	files := figureFiles(t, out, "svg")
+	if len(files) != 1 {
+		t.Fatalf("figures %v", files)
+	}
+	b, err := os.ReadFile(filepath.Join(out, files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("measured")) || bytes.Contains(b, []byte("calibrated simulation")) || !bytes.Contains(b, []byte("not simulated")) {
+		t.Error("want the measurements only, titled not simulated")
+	}
+	if !strings.Contains(stdout, files[0]+"  2       -") {
+		t.Errorf("listing:\n%s", stdout)
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no out", []string{}, "--out DIR is required"},
+		{"bad format", []string{"--out", dir, "--format", "table"}, "--format must be png or svg"},
+		{"no match", []string{"--out", dir, "--gpu", "B200-nothing"}, "no records match"},
+		{"stray argument", []string{"--out", dir, "extra"}, "unexpected argument"},
+		{"negative prompts", []string{"--out", dir, "--num-prompts", "-1"}, "--num-prompts"},
+		{"missing file", []string{"--out", dir, "--from", filepath.Join(dir, "nope.json")}, "nope.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(append([]string{"plot"}, c.args...), &out, &errb)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestGroupSeriesSeed004(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := dataOptions{source: "004"}
+	series := groupSeries(o.filter(recs))
+	// Dynamo 3P1D and 12P1D and vLLM 0.8.4 with four shapes each, vLLM 0.9.0.1 with three.
+	if len(series) != 15 {
+		t.Fatalf("%d series in seed 004, want 15", len(series))
+	}
+	for _, s := range series {
+		if s.kind != model.ClosedLoop || len(s.recs) < 6 {
+			t.Errorf("%s: %d points of %s", s.slug(), len(s.recs), s.kind)
+		}
+	}
+	if got := series[4].slug(); got != "004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency" {
+		t.Errorf("slug %q", got)
+	}
+}
+
+func TestGroupSeriesBurstsUsePromptCount(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := groupSeries(dataOptions{source: "002"}.filter(recs))
+	if len(series) == 0 {
+		t.Fatal("no series in seed 002")
+	}
+	s := series[0]
+	if s.kind != model.Burst || s.xLabel() != "burst size (prompts sent at once)" {
+		t.Fatalf("kind %s, label %q", s.kind, s.xLabel())
+	}
+	var xs []float64
+	for _, r := range s.recs {
+		xs = append(xs, s.x(r))
+	}
+	want := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}
+	if !reflect.DeepEqual(xs, want) {
+		t.Errorf("burst sizes %v, want %v", xs, want)
+	}
+}
+
+func TestLoadGrid(t *testing.T) {
+	cases := []struct {
+		name  string
+		xs    []float64
+		whole bool
+		want  []float64
+	}{
+		{"concurrencies get midpoints", []float64{1, 4, 16}, true, []float64{1, 2, 4, 8, 16}},
+		{"rates get geometric midpoints", []float64{10, 40}, false, []float64{10, 20, 40}},
+		{"single point gets half and double", []float64{10}, true, []float64{5, 10, 20}},
+		{"single concurrency 1 keeps 1", []float64{1}, true, []float64{1, 2}},
+		{"neighbours stay whole and distinct", []float64{1, 2}, true, []float64{1, 2}},
+		{"duplicates and bad values dropped", []float64{8, 8, 0, math.Inf(1), math.NaN(), -2}, true, []float64{4, 8, 16}},
+		{"nothing", nil, true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := loadGrid(c.xs, c.whole); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("loadGrid(%v) = %v, want %v", c.xs, got, c.want)
+			}
+		})
+	}
+}
+
+func TestPredictPlot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dynamo.svg")
+	var out, errb bytes.Buffer
+	err := run([]string{"predict", "--profile", testProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--prefill", "12xTP1", "--decode", "1xTP4",
+		"--isl", "3000", "--osl", "150", "--concurrency", "1,2,4,8,16,32,64,128", "--num-prompts", "64", "--plot", file}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"knee: c=", "uncertainty band", "measured: 8 points from 004_", "predicted"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%q not drawn", want)
+		}
+	}
+	// The figure marks the blow-up exactly when the table reports one.
+	if found := strings.Contains(out.String(), "TTFT blow-up: mean TTFT"); found != bytes.Contains(b, []byte("TTFT blow-up: c=")) {
+		t.Errorf("table reports a blow-up: %v; figure marks one: %v", found, !found)
+	}
+}
+
+func TestPredictPlotSeveralShapes(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	err := run([]string{"predict", "--profile", testProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9",
+		"--concurrency", "1,8,64", "--num-prompts", "32", "--no-band", "--plot", filepath.Join(dir, "p.png")}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "p-isl*-osl*.png"))
+	if len(files) < 2 {
+		t.Fatalf("want one file per calibrated shape, got %v", files)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s: not a PNG (%v)", f, err)
+		}
+	}
+}
+
+func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
+	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}})
+	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestMeasuresPrediction(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := predict.Prediction{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0",
+		Topology: model.Disaggregated(model.Pool{Count: 12, TP: 1, PP: 1}, model.Pool{Count: 1, TP: 4, PP: 1}).String(), ISL: 1000, OSL: 1000}
+	count := func(p predict.Prediction, kind model.LoadKind) int {
+		n := 0
+		for i := range recs {
+			if measuresPrediction(&recs[i], p, kind) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(p, model.ClosedLoop); n != 8 {
+		t.Errorf("ISL 1000 / OSL 1000 (max_tokens): %d records, want 8", n)
+	}
+	p.OSL = 860 // the measured mean output lengths (799–935) match too
+	if n := count(p, model.ClosedLoop); n != 8 {
+		t.Errorf("ISL 1000 / OSL 860: %d records, want 8", n)
+	}
+	if n := count(p, model.OpenLoop); n != 0 {
+		t.Errorf("open-loop prediction matched %d closed-loop records", n)
+	}
+	p.Topology = "prefill 3xTP4 + decode 1xTP4"
+	p.ISL = 2000
+	if n := count(p, model.ClosedLoop); n != 0 {
+		t.Errorf("ISL 2000 matched %d records", n)
+	}
+}

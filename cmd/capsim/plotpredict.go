@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/plots"
+	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/results"
+)
+
+// plotPrediction draws predicted curves (capsim predict --plot FILE) in the
+// format FILE's extension names (.png or .svg): the band shaded, the knee
+// and TTFT blow-up marked, and the fixture measurements of the same GPU,
+// model, engine, topology and shape overlaid. Several shapes give one file
+// each, FILE with "-islI-oslO" before the extension.
+func plotPrediction(path string, preds []predict.Prediction) error {
+	if len(preds) == 0 {
+		return fmt.Errorf("predict --plot: nothing to plot")
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("predict --plot: %s: want a .png or .svg file name", path)
+	}
+	recs, err := fixtures.Records()
+	if err != nil {
+		return fmt.Errorf("predict --plot: reading the fixtures for the overlay: %w", err)
+	}
+	for _, p := range preds {
+		file := path
+		if len(preds) > 1 {
+			file = strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-isl%d-osl%d", p.ISL, p.OSL) + filepath.Ext(path)
+		}
+		if err := plots.PredictionFigure(predictionPlot(p, recs)).Save(file); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// predictionPlot turns a prediction into the plots package's input,
+// with the measured records that match it as an overlay.
+func predictionPlot(p predict.Prediction, recs []results.Record) plots.Prediction {
+	kind := model.ClosedLoop
+	if len(p.Points) > 0 {
+		kind = p.Points[0].Load.Kind
+	}
+	out := plots.Prediction{
+		Title:  fmt.Sprintf("%s on %d× %s · %s · %s — ISL %d / OSL %d", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL),
+		XLabel: plots.XLabelFor(kind),
+	}
+	for _, pt := range p.Points {
+		x, ok := plots.LoadX(pt.Load)
+		if !ok {
+			continue // a burst has no place on a log axis
+		}
+		out.Points = append(out.Points, plots.PredPoint{X: x, Metrics: pt.Metrics, Lo: pt.Lo, Hi: pt.Hi})
+	}
+	if validPlotX(p.Knee.X) {
+		out.Knee = &plots.Marker{X: p.Knee.X, Label: fmt.Sprintf("knee: %s (%.2f req/s)", xText(kind, p.Knee.X), p.Knee.RequestThroughput)}
+	}
+	if p.Blowup.Found && validPlotX(p.Blowup.X) {
+		out.TTFTBlowup = &plots.Marker{X: p.Blowup.X, Label: fmt.Sprintf("TTFT blow-up: %s (%.0f ms)", xText(kind, p.Blowup.X), p.Blowup.MeanTTFTms)}
+	}
+	sub := []string{"bottleneck: " + p.Bottleneck.Resource}
+	if len(p.Points) > 0 && p.Points[0].Lo != nil {
+		sub = append(sub, "band: costs ±1σ")
+	}
+	var sources []string
+	for i := range recs {
+		r := &recs[i]
+		if !measuresPrediction(r, p, kind) {
+			continue
+		}
+		if pt, ok := plots.PointFromRecord(r); ok {
+			out.Measured = append(out.Measured, pt)
+			if name := filepath.Base(r.Source.File); !containsString(sources, name) {
+				sources = append(sources, name)
+			}
+		}
+	}
+	if len(sources) > 0 {
+		sub = append(sub, fmt.Sprintf("measured: %d points from %s", len(out.Measured), strings.Join(sources, ", ")))
+	} else {
+		sub = append(sub, "no measurements of this configuration in the fixtures")
+	}
+	out.Subtitle = strings.Join(sub, " · ")
+	return out
+}
+
+func validPlotX(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+
+// xText is a load for a marker label: "c=48" or "9.5 req/s".
+func xText(kind model.LoadKind, x float64) string {
+	if kind == model.OpenLoop {
+		return fmt.Sprintf("%g req/s", x)
+	}
+	return fmt.Sprintf("c=%g", x)
+}
+
+// measuresPrediction reports whether a record measured the predicted
+// deployment and shape under the same kind of load: the same GPU, model,
+// engine and topology, the prompt length within 5% and the output length
+// equal to its max_tokens or its mean output within 10%.
+func measuresPrediction(r *results.Record, p predict.Prediction, kind model.LoadKind) bool {
+	if r.Workload.Load.Kind != kind || canonicalGPUName(r.System.GPU) != p.GPU || !model.SameModel(r.System.Model, p.Model) ||
+		!strings.EqualFold(r.System.Engine, p.Engine) || r.System.Topology.String() != p.Topology {
+		return false
+	}
+	near := func(a float64, b int, tol float64) bool { return b > 0 && math.Abs(a-float64(b)) <= tol*float64(b) }
+	isl := r.Workload.ISL
+	if r.Workload.ISLMax > 0 {
+		isl = float64(r.Workload.ISLMax)
+	}
+	return near(isl, p.ISL, 0.05) && (r.Workload.OSLMax == p.OSL || near(r.Workload.OSL, p.OSL, 0.10))
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,45 @@
+package plan
+
+import (
+	"context"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+)
+
+// BenchmarkPlan is the search: Qwen3-32B at 3000:150 tokens and
+// 20 req/s under ttft_p99 ≤ 2 s and tpot_p99 ≤ 50 ms, on H20, H100-SXM and
+// H200 up to 64 GPUs, ranked by price, frontier sweep included. It reports
+// candidate deployments considered per second and simulator runs per second.
+func BenchmarkPlan(b *testing.B) {
+	benchmarkPlan(b, h20Profile(b))
+}
+
+// BenchmarkPlanFake is the same search on the roofline-prior fake profile.
+func BenchmarkPlanFake(b *testing.B) {
+	benchmarkPlan(b, &fakeProfile{})
+}
+
+func benchmarkPlan(b *testing.B, prof Profile) {
+	opts := Options{Model: "Qwen3-32B", ISL: 3000, OSL: 150, Load: model.Open(20, 1),
+		SLOs:    mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"),
+		GPUs:    []string{"H20", "H100-SXM", "H200"},
+		GPUCost: map[string]float64{"H20": 1.9, "H100-SXM": 2.5, "H200": 3.5},
+		MaxGPUs: 64, Seed: 1}
+	var cands, sims int
+	for b.Loop() {
+		res, err := Run(context.Background(), prof, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Recommendations) == 0 {
+			b.Fatalf("no recommendation: %s", res.Why)
+		}
+		cands += res.Search.Candidates
+		sims += res.Search.Simulations
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(cands)/sec, "candidates/s")
+	b.ReportMetric(float64(sims)/sec, "simulations/s")
+	b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
+}

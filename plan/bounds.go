@@ -1,0 +1,161 @@
+package plan
+
+import (
+	"math"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// Defaults of sim.PoolConfig's optional fields, repeated here because the
+// bounds must price the same batches the simulator will form.
+const (
+	simDefaultMaxNumSeqs       = 256
+	simDefaultMaxBatchedTokens = 8192
+)
+
+func budgetOf(p sim.PoolConfig) int {
+	if p.MaxBatchedTokens > 0 {
+		return p.MaxBatchedTokens
+	}
+	return simDefaultMaxBatchedTokens
+}
+
+func maxSeqsOf(p sim.PoolConfig) int {
+	if p.MaxNumSeqs > 0 {
+		return p.MaxNumSeqs
+	}
+	return simDefaultMaxNumSeqs
+}
+
+// poolBounds are per-worker limits of one pool shape, computed from its
+// step costs alone: optimistic capacities (no queueing, perfect batching)
+// and latencies no request can beat.
+type poolBounds struct {
+	// prefillRate is prompts per second one worker can compute at best.
+	prefillRate float64
+	// decodeRate is requests per second one worker can decode at best.
+	decodeRate float64
+	// aggRate is requests per second one aggregated replica can serve at best.
+	aggRate float64
+	// prefillOne is the time in seconds to prefill one prompt on an idle worker.
+	prefillOne float64
+	// decodeOne is the time of one decode step of a lone request (its best TPOT and ITL).
+	decodeOne float64
+	// fits is false when one request's KV does not fit in a worker.
+	fits bool
+}
+
+// prefillTime is the time to compute one prompt of isl tokens alone,
+// chunked by the step token budget as the engine does.
+func prefillTime(c sim.CostModel, budget, isl int) float64 {
+	t := 0.0
+	for done := 0; done < isl; {
+		n := min(budget, isl-done)
+		t += c.StepTime(model.Step{PrefillTokens: n, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, n)})
+		done += n
+	}
+	return t
+}
+
+// bestPrefillRate is the most prompts per second one worker computes:
+// one prompt alone, or as many whole prompts as fit in one step's budget.
+func bestPrefillRate(c sim.CostModel, budget, maxSeqs, isl int) float64 {
+	best := 1 / prefillTime(c, budget, isl)
+	for k := 2; k*isl <= budget && k <= maxSeqs; k++ {
+		t := c.StepTime(model.Step{PrefillTokens: k * isl, PrefillSeqs: k, PrefillAttn: float64(k) * model.ChunkAttn(0, isl)})
+		best = math.Max(best, float64(k)/t)
+	}
+	return best
+}
+
+// maxBatch is the most sequences one worker can hold at once: its sequence
+// cap, and its KV cache at the mean context a request occupies over its life.
+func maxBatch(p sim.PoolConfig, isl, osl int) int {
+	n := maxSeqsOf(p)
+	if p.KVCapacity > 0 {
+		n = min(n, int(float64(p.KVCapacity)/(float64(isl)+float64(osl)/2)))
+	}
+	return max(n, 1)
+}
+
+// bestDecodeRate is the most requests per second one worker decodes:
+// n sequences per step, each needing osl steps, at the best n.
+func bestDecodeRate(p sim.PoolConfig, isl, osl int) float64 {
+	ctx := float64(isl) + float64(osl)/2
+	best := 0.0
+	for n := 1; n <= maxBatch(p, isl, osl); n++ {
+		base, perKV := p.Cost.DecodeAffine(n)
+		step := base + perKV*float64(n)*ctx
+		best = math.Max(best, float64(n)/(float64(osl)*step))
+	}
+	return best
+}
+
+// bestAggregatedRate is the most requests per second one replica serves
+// with chunked prefill: each request's marginal prefill work (the fixed
+// per-step cost shared with the decodes riding along) plus its share of
+// decode steps at the best batch.
+func bestAggregatedRate(p sim.PoolConfig, isl, osl int) float64 {
+	c := p.Cost
+	budget := budgetOf(p)
+	fixed := c.StepTime(model.Step{})
+	prefill := math.Inf(1)
+	if isl > budget {
+		prefill = prefillTime(c, budget, isl) - float64((isl+budget-1)/budget)*fixed
+	}
+	for k := 1; k*isl <= budget && k <= maxSeqsOf(p); k++ {
+		t := c.StepTime(model.Step{PrefillTokens: k * isl, PrefillSeqs: k, PrefillAttn: float64(k) * model.ChunkAttn(0, isl)})
+		prefill = math.Min(prefill, (t-fixed)/float64(k))
+	}
+	prefill = math.Max(prefill, 0)
+	ctx := float64(isl) + float64(osl)/2
+	best := 0.0
+	for n := 1; n <= maxBatch(p, isl, osl); n++ {
+		base, perKV := c.DecodeAffine(n)
+		step := base + perKV*float64(n)*ctx
+		best = math.Max(best, 1/(prefill+float64(osl)*step/float64(n)))
+	}
+	return best
+}
+
+// boundsOf prices one worker of a pool for the workload; role is
+// "prefill", "decode" or "aggregated".
+func boundsOf(p sim.PoolConfig, role string, isl, osl int) poolBounds {
+	b := poolBounds{fits: p.KVCapacity <= 0 || isl+osl <= p.KVCapacity}
+	if !b.fits {
+		return b
+	}
+	budget := budgetOf(p)
+	base, perKV := p.Cost.DecodeAffine(1)
+	b.decodeOne = base + perKV*float64(isl)
+	switch role {
+	case "prefill":
+		b.prefillOne = prefillTime(p.Cost, budget, isl)
+		b.prefillRate = bestPrefillRate(p.Cost, budget, maxSeqsOf(p), isl)
+	case "decode":
+		b.decodeRate = bestDecodeRate(p, isl, osl)
+	default:
+		b.prefillOne = prefillTime(p.Cost, budget, isl)
+		b.aggRate = bestAggregatedRate(p, isl, osl)
+	}
+	return b
+}
+
+// latencyFloor is, per latency family, a value in ms no request of the
+// deployment can beat: every statistic of the family is at least this.
+// firstOnDecode is the part of TTFT after the prefill: the KV transfer
+// and, disaggregated, the decode step that emits the first token.
+func latencyFloor(prefillOne, firstOnDecode, decodeOne float64, osl int) map[string]float64 {
+	ttft := prefillOne + firstOnDecode
+	if osl <= 1 {
+		// One output token: no gaps between tokens, TPOT and ITL are 0.
+		decodeOne = 0
+	}
+	return map[string]float64{
+		"ttft": 1000 * ttft,
+		"tpot": 1000 * decodeOne,
+		"itl":  1000 * decodeOne,
+		"e2el": 1000 * (ttft + float64(osl-1)*decodeOne),
+	}
+}

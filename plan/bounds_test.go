@@ -1,0 +1,108 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// boundCases are deployment shapes and workloads on which the cost bounds
+// are checked against the simulator.
+var boundCases = []struct {
+	gpu, llm string
+	topo     model.Topology
+	isl, osl int
+}{
+	{"H20", "Qwen3-32B", model.Aggregated(model.Pool{Count: 2, TP: 4}), 3000, 150},
+	{"H20", "Qwen3-32B", model.Aggregated(model.Pool{Count: 1, TP: 2}), 1000, 1000},
+	{"H20", "Qwen3-32B", model.Disaggregated(model.Pool{Count: 3, TP: 4}, model.Pool{Count: 1, TP: 4}), 3000, 150},
+	{"H20", "Qwen3-32B", model.Disaggregated(model.Pool{Count: 2, TP: 1}, model.Pool{Count: 1, TP: 4}), 500, 1000},
+	{"H200", "Qwen3-32B", model.Disaggregated(model.Pool{Count: 6, TP: 2}, model.Pool{Count: 1, TP: 8}), 3000, 150},
+	{"L40S", "Llama-3.1-8B-Instruct", model.Aggregated(model.Pool{Count: 3, TP: 1}), 2500, 100},
+	{"L40S", "Llama-3.1-8B-Instruct", model.Disaggregated(model.Pool{Count: 1, TP: 1}, model.Pool{Count: 2, TP: 1}), 200, 800},
+}
+
+// boundOf prices a deployment the way the search does.
+func boundOf(t *testing.T, d calibrate.Deployment, topo model.Topology, isl, osl int) (float64, map[string]float64) {
+	t.Helper()
+	if topo.Disaggregated() {
+		p := boundsOf(d.Config.Prefill, "prefill", isl, osl)
+		q := boundsOf(d.Config.Decode, "decode", isl, osl)
+		transfer := d.Config.Transfer.Latency + d.Config.Transfer.PerToken*float64(isl)
+		return min(float64(topo.Prefill.Count)*p.prefillRate, float64(topo.Decode.Count)*q.decodeRate),
+			latencyFloor(p.prefillOne, transfer+q.decodeOne, q.decodeOne, osl)
+	}
+	b := boundsOf(d.Config.Replicas, "aggregated", isl, osl)
+	return float64(topo.Replicas.Count) * b.aggRate, latencyFloor(b.prefillOne, 0, b.decodeOne, osl)
+}
+
+// The capacity bound is an upper bound: offered twice the bound, the
+// simulator never serves more than it.
+func TestCapacityBoundIsUpperBound(t *testing.T) {
+	prof := &fakeProfile{}
+	for _, tc := range boundCases {
+		name := fmt.Sprintf("%s/%s/%s/%d:%d", tc.gpu, tc.llm, Notation(tc.topo), tc.isl, tc.osl)
+		t.Run(name, func(t *testing.T) {
+			d, err := prof.Configure(calibrate.Target{GPU: tc.gpu, Model: tc.llm, Topology: tc.topo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound, _ := boundOf(t, d, tc.topo, tc.isl, tc.osl)
+			cfg := d.Config
+			cfg.Load = model.Open(2*bound, 1)
+			cfg.Input, cfg.Output = sim.Fixed(tc.isl), sim.Fixed(tc.osl)
+			cfg.NumPrompts = max(800, int(60*bound))
+			cfg.Seed = 1
+			r, err := sim.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.Metrics[model.RequestThroughput]
+			if got > bound*1.01 {
+				t.Errorf("simulated %.3f req/s at twice the bound, above the bound %.3f req/s", got, bound)
+			}
+			// A bound far above what the simulator reaches would prune nothing.
+			if got < bound*0.4 {
+				t.Errorf("simulated %.3f req/s, under 40%% of the bound %.3f req/s: the bound is too loose to prune", got, bound)
+			}
+			t.Logf("bound %.3f req/s, simulated %.3f (%.0f%%)", bound, got, 100*got/bound)
+		})
+	}
+}
+
+// The latency floor is a lower bound: a lone request is never faster.
+func TestLatencyFloorIsLowerBound(t *testing.T) {
+	prof := &fakeProfile{}
+	for _, tc := range boundCases {
+		name := fmt.Sprintf("%s/%s/%s/%d:%d", tc.gpu, tc.llm, Notation(tc.topo), tc.isl, tc.osl)
+		t.Run(name, func(t *testing.T) {
+			d, err := prof.Configure(calibrate.Target{GPU: tc.gpu, Model: tc.llm, Topology: tc.topo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, floor := boundOf(t, d, tc.topo, tc.isl, tc.osl)
+			cfg := d.Config
+			cfg.Load = model.Closed(1)
+			cfg.Input, cfg.Output = sim.Fixed(tc.isl), sim.Fixed(tc.osl)
+			cfg.NumPrompts = 3
+			r, err := sim.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fam := range model.LatencyMetrics {
+				got := r.Metrics[model.MetricName("median", fam)]
+				if got < floor[fam]*(1-1e-9) {
+					t.Errorf("%s: a lone request took %.3f ms, below the floor %.3f ms", fam, got, floor[fam])
+				}
+				// The floor should be close for a lone request, or it prunes nothing.
+				if got > 1.5*floor[fam] {
+					t.Errorf("%s: a lone request took %.3f ms, over 1.5× the floor %.3f ms", fam, got, floor[fam])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package plan
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// Profile is what plan needs of a calibration profile; *calibrate.Profile
+// satisfies it, and tests substitute fakes.
+type Profile interface {
+	// Configure builds the simulator configuration of a deployment, or says why it cannot.
+	Configure(t calibrate.Target) (calibrate.Deployment, error)
+	// ResolveEngine picks the engine label for a GPU, model, label prefix
+	// and mode ("" prefix: the profile's default for the mode).
+	ResolveEngine(gpu, model, prefix string, disaggregated bool) (string, error)
+}
+
+// Options describe the search. Zero values are the documented defaults.
+type Options struct {
+	// Model is the LLM to serve, by Hugging Face id or short name (required).
+	Model string
+	// GPUs are the GPU types to search, by catalog name or alias; empty means
+	// every catalog GPU on which the profile has fitted or derived costs for the model.
+	GPUs []string
+	// Engine is an engine label prefix (e.g. "vllm", "dynamo"); "" means the
+	// profile's default: Dynamo for disaggregated, the newest vLLM for aggregated.
+	Engine string
+	// ISL and OSL are the prompt and output tokens of every request (required).
+	ISL, OSL int
+	// Load is the target load: model.Open(rate, burstiness) or model.Closed(n) (required).
+	Load model.Load
+	// SLOs must all be met (required).
+	SLOs []SLO
+	// MaxGPUs caps a deployment's GPU count; 0 means 64.
+	MaxGPUs int
+	// GPUCost is the price of one GPU-hour by catalog GPU name. When set,
+	// deployments rank by cost per hour and GPUs without a price are left
+	// out (with a note); when nil they rank by GPU count.
+	GPUCost map[string]float64
+	// TopK is how many recommendations to return (with headroom); 0 means 5.
+	TopK int
+	// TPs are the tensor-parallel degrees to try; empty means 1, 2, 4, 8
+	// (each only where the model fits in memory).
+	TPs []int
+	// Aggregated and Disaggregated restrict the search to one mode; both
+	// false means both modes.
+	Aggregated, Disaggregated bool
+	// NumPrompts per full simulation; 0 means 20 s of arrivals (at least 400)
+	// for open loop, 20 × concurrency (at least 400) for closed loop.
+	NumPrompts int
+	// NoSweep skips the extra simulations that widen the Pareto frontier
+	// beyond the cheapest deployments (the frontier then covers only what
+	// the search itself simulated).
+	NoSweep bool
+	// Seed for every random draw; the same options give the same result.
+	Seed uint64
+	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
+	Workers int
+	// Simulate runs one simulation; nil means sim.Run.
+	Simulate func(ctx context.Context, cfg sim.Config) (*sim.Result, error)
+	// Progress, if set, is called as candidates are evaluated (never concurrently).
+	Progress func(Progress)
+
+	noShortRuns bool // tests: check that short runs change no verdict
+}
+
+// Progress reports how far the search is.
+type Progress struct {
+	Phase    string // "search", "headroom" or "frontier"
+	Done     int    // candidates (or recommendations) finished in this phase
+	Total    int
+	Feasible int // candidates found to meet every SLO so far
+}
+
+const (
+	defaultMaxGPUs = 64
+	defaultTopK    = 5
+)
+
+var defaultTPs = []int{1, 2, 4, 8}
+
+func (o Options) withDefaults() Options {
+	if o.MaxGPUs == 0 {
+		o.MaxGPUs = defaultMaxGPUs
+	}
+	if o.TopK == 0 {
+		o.TopK = defaultTopK
+	}
+	if len(o.TPs) == 0 {
+		o.TPs = defaultTPs
+	}
+	if !o.Aggregated && !o.Disaggregated {
+		o.Aggregated, o.Disaggregated = true, true
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Simulate == nil {
+		o.Simulate = sim.Run
+	}
+	return o
+}

@@ -1,0 +1,605 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// shortFraction is the share of a full run's prompts a first, short run
+// sends; a candidate whose short run misses an SLO by more than shortMargin
+// gets no full run. The short run's requests are the full run's first ones
+// on a system that starts empty, so under open loop its latencies are
+// rarely worse than the full run's: the margin covers the noise of a small sample.
+const (
+	shortFraction = 4
+	shortMin      = 100
+	shortMargin   = 1.25
+)
+
+// template is one deployment shape (GPU, engine, mode, TP degrees) with one
+// worker per pool; candidates scale its worker counts.
+type template struct {
+	gpu    model.GPU
+	engine string
+	disagg bool
+	tpA    int // replicas' or prefill workers' TP
+	tpB    int // decode workers' TP (disaggregated)
+	dep    calibrate.Deployment
+	price  float64 // per GPU (1 when ranking by GPU count)
+	// per-worker bounds of the pools
+	prefill, decode, agg poolBounds
+	floor                map[string]float64 // ms, per latency family
+	prior                bool               // every pool's costs come from the roofline prior
+}
+
+// candidate is one deployment to evaluate.
+type candidate struct {
+	t     *template
+	topo  model.Topology
+	gpus  int
+	cost  float64
+	bound float64 // requests per second the deployment could serve at best
+
+	state   candState
+	metrics map[string]float64
+	pools   []sim.PoolStats
+	misses  []Miss
+	ok      bool
+	err     error
+	// sweep marks a candidate beyond the cost cutoff simulated only to
+	// widen the Pareto frontier.
+	sweep bool
+}
+
+type candState int
+
+const (
+	statePending candState = iota
+	stateCostlier
+	stateShortMissed
+	stateSimulated
+)
+
+func (c *candidate) config(load model.Load, isl, osl, n int, seed uint64) sim.Config {
+	cfg := c.t.dep.Config
+	if c.t.disagg {
+		cfg.Prefill.Workers = c.topo.Prefill.Count
+		cfg.Decode.Workers = c.topo.Decode.Count
+	} else {
+		cfg.Replicas.Workers = c.topo.Replicas.Count
+	}
+	cfg.Load = load
+	cfg.Input = sim.Fixed(isl)
+	cfg.Output = sim.Fixed(osl)
+	cfg.NumPrompts = n
+	cfg.Seed = seed
+	return cfg
+}
+
+func (c *candidate) name() string {
+	return fmt.Sprintf("%s on %d× %s", Notation(c.topo), c.gpus, c.t.gpu.Name)
+}
+
+// numPrompts is the full run's length at a load.
+func (o Options) numPrompts(l model.Load) int {
+	if o.NumPrompts > 0 {
+		return o.NumPrompts
+	}
+	if l.Kind == model.ClosedLoop {
+		return max(400, 20*l.Concurrency)
+	}
+	return max(400, int(math.Ceil(20*l.Rate)))
+}
+
+// Run searches deployments of opts.Model that meet opts.SLOs at opts.Load.
+// When none qualifies, the Result says why (Why, Best) and err is nil; err
+// reports bad options, a model that fits nowhere within MaxGPUs, or cancellation.
+func Run(ctx context.Context, prof Profile, opts Options) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opts = opts.withDefaults()
+	s, err := newSearch(prof, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.enumerate()
+	if err := s.simulate(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.recommend(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.sweep(ctx); err != nil {
+		return nil, err
+	}
+	s.frontier()
+	return s.res, nil
+}
+
+type search struct {
+	prof  Profile
+	opts  Options
+	llm   model.LLM
+	tmpls []*template
+	cands []*candidate // survivors of the bounds, in evaluation order
+	res   *Result
+
+	mu       sync.Mutex
+	feasible []float64 // costs of feasible candidates so far, sorted
+	sims     int
+	done     int
+	// bestFloor is, per SLO index, the lowest latency floor over all templates.
+	bestFloor []float64
+	bestBound float64 // highest capacity bound over all candidates
+	boundBy   string
+	noShort   bool // tests: full runs only
+}
+
+func newSearch(prof Profile, o Options) (*search, error) {
+	if prof == nil {
+		return nil, errors.New("plan: no profile")
+	}
+	llm, err := model.LookupLLM(o.Model)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	switch {
+	case o.ISL <= 0 || o.OSL <= 0:
+		return nil, fmt.Errorf("plan: ISL and OSL must be positive, got %d and %d", o.ISL, o.OSL)
+	case len(o.SLOs) == 0:
+		return nil, errors.New("plan: no SLO given")
+	case o.MaxGPUs < 0:
+		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
+	case o.TopK < 0:
+		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
+	}
+	if o.Load.Kind == model.Burst {
+		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
+	}
+	if err := o.Load.Validate(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	for _, tp := range o.TPs {
+		if tp <= 0 {
+			return nil, fmt.Errorf("plan: TP degrees must be positive, got %d", tp)
+		}
+	}
+	s := &search{prof: prof, opts: o, llm: llm, bestFloor: make([]float64, len(o.SLOs)), noShort: o.noShortRuns}
+	for i := range s.bestFloor {
+		s.bestFloor[i] = math.Inf(1)
+	}
+	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: "GPUs"}
+	if o.GPUCost != nil {
+		s.res.CostUnit = "$/h"
+	}
+	return s, s.buildTemplates()
+}
+
+// gpusToSearch resolves opts.GPUs (or the whole catalog) and their prices
+// (nil when ranking by GPU count).
+func (s *search) gpusToSearch() (gpus []model.GPU, prices map[string]float64, explicit bool, err error) {
+	prices = map[string]float64{}
+	for name, p := range s.opts.GPUCost {
+		g, err := model.LookupGPU(name)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("plan: GPU cost: %w", err)
+		}
+		if !(p > 0) || math.IsInf(p, 0) {
+			return nil, nil, false, fmt.Errorf("plan: GPU cost of %s must be a positive number, got %v", g.Name, p)
+		}
+		prices[g.Name] = p
+	}
+	if len(s.opts.GPUs) == 0 {
+		gpus = model.GPUs()
+	} else {
+		explicit = true
+		seen := map[string]bool{}
+		for _, name := range s.opts.GPUs {
+			g, err := model.LookupGPU(name)
+			if err != nil {
+				return nil, nil, false, fmt.Errorf("plan: %w", err)
+			}
+			if !seen[g.Name] {
+				seen[g.Name] = true
+				gpus = append(gpus, g)
+			}
+		}
+	}
+	if s.opts.GPUCost == nil {
+		return gpus, nil, explicit, nil
+	}
+	var unpriced []string
+	kept := gpus[:0:0]
+	for _, g := range gpus {
+		if _, ok := prices[g.Name]; ok {
+			kept = append(kept, g)
+		} else {
+			unpriced = append(unpriced, g.Name)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil, false, fmt.Errorf("plan: no GPU cost for any GPU searched (%s)", gpuNames(gpus))
+	}
+	if explicit && len(unpriced) > 0 {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("no GPU cost for %s: left out of the search (give a cost to include it)", strings.Join(unpriced, ", ")))
+	}
+	return kept, prices, explicit, nil
+}
+
+func gpuNames(gs []model.GPU) string {
+	var n []string
+	for _, g := range gs {
+		n = append(n, g.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// buildTemplates configures every GPU, mode and TP combination that fits.
+func (s *search) buildTemplates() error {
+	gpus, prices, explicit, err := s.gpusToSearch()
+	if err != nil {
+		return err
+	}
+	o := s.opts
+	minGPUs := math.MaxInt // fewest GPUs any deployment needs, for the error
+	minGPUsOn := ""
+	var configureErrs []string
+	for _, g := range gpus {
+		price := 1.0
+		if p, ok := prices[g.Name]; ok {
+			price = p
+		}
+		var fit []int
+		for _, tp := range o.TPs {
+			if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, model.MemoryOptions{}); err == nil {
+				fit = append(fit, tp)
+			}
+		}
+		if len(fit) == 0 {
+			if explicit {
+				msg := fmt.Sprintf("%s does not fit on %s at TP %s", model.ShortName(s.llm.Name), g.Name, joinInts(o.TPs))
+				if tp, err := model.SmallestTP(g, s.llm, model.MemoryOptions{}); err == nil {
+					msg += fmt.Sprintf(" (smallest TP that fits: TP%d)", tp)
+				} else {
+					msg += " (nor at any TP up to 64)"
+				}
+				configureErrs = append(configureErrs, msg)
+			}
+			continue
+		}
+		// The smallest deployment that fits, whatever the profile says.
+		need, shape := fit[0], fmt.Sprintf("1xTP%d on %s", fit[0], g.Name)
+		if !o.Aggregated {
+			need, shape = 2*fit[0], fmt.Sprintf("1P(TP%d) 1D(TP%d) on %s", fit[0], fit[0], g.Name)
+		}
+		if need < minGPUs {
+			minGPUs, minGPUsOn = need, shape
+		}
+		if need > o.MaxGPUs {
+			continue
+		}
+		var gt []*template
+		modes := []bool{}
+		if o.Aggregated {
+			modes = append(modes, false)
+		}
+		if o.Disaggregated {
+			modes = append(modes, true)
+		}
+		for _, disagg := range modes {
+			engine, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
+			if err != nil {
+				configureErrs = append(configureErrs, err.Error())
+				continue
+			}
+			if !disagg {
+				for _, tp := range fit {
+					if tp > o.MaxGPUs {
+						continue
+					}
+					t, err := s.newTemplate(g, engine, model.Aggregated(model.Pool{Count: 1, TP: tp}), price)
+					if err != nil {
+						configureErrs = append(configureErrs, err.Error())
+						continue
+					}
+					gt = append(gt, t)
+				}
+				continue
+			}
+			for _, a := range fit {
+				for _, b := range fit {
+					if a+b > o.MaxGPUs {
+						continue
+					}
+					t, err := s.newTemplate(g, engine, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price)
+					if err != nil {
+						configureErrs = append(configureErrs, err.Error())
+						continue
+					}
+					gt = append(gt, t)
+				}
+			}
+		}
+		if !explicit {
+			// By default search only GPUs with fitted or derived costs.
+			anyCalibrated := false
+			for _, t := range gt {
+				anyCalibrated = anyCalibrated || !t.prior
+			}
+			if !anyCalibrated {
+				continue
+			}
+		} else if len(gt) > 0 && allPrior(gt) {
+			s.res.Notes = append(s.res.Notes, fmt.Sprintf("%s: no fitted or derived costs for %s; its costs come from the roofline prior (±50%%)", g.Name, model.ShortName(s.llm.Name)))
+		}
+		if len(gt) > 0 {
+			s.res.GPUTypes = append(s.res.GPUTypes, g.Name)
+		}
+		s.tmpls = append(s.tmpls, gt...)
+	}
+	if len(s.tmpls) > 0 {
+		return nil
+	}
+	switch {
+	case minGPUs != math.MaxInt && minGPUs > o.MaxGPUs:
+		return fmt.Errorf("plan: --max-gpus %d is too small for %s: the smallest deployment that fits is %s (%d GPUs)",
+			o.MaxGPUs, model.ShortName(s.llm.Name), minGPUsOn, minGPUs)
+	case len(configureErrs) > 0:
+		return fmt.Errorf("plan: no deployment of %s can be configured: %s", model.ShortName(s.llm.Name), configureErrs[0])
+	case !explicit:
+		return fmt.Errorf("plan: the profile has no fitted or derived costs for %s on any GPU: give --gpu to use the roofline prior", model.ShortName(s.llm.Name))
+	default:
+		return fmt.Errorf("plan: %s fits on none of %s", model.ShortName(s.llm.Name), gpuNames(gpus))
+	}
+}
+
+func allPrior(ts []*template) bool {
+	for _, t := range ts {
+		if !t.prior {
+			return false
+		}
+	}
+	return true
+}
+
+func joinInts(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ",")
+}
+
+// newTemplate configures one worker per pool and prices its bounds.
+func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64) (*template, error) {
+	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo})
+	if err != nil {
+		return nil, err
+	}
+	t := &template{gpu: g, engine: dep.Engine, disagg: topo.Disaggregated(), dep: dep, price: price, prior: len(dep.Derived) > 0}
+	for _, d := range dep.Derived {
+		if d.Source != calibrate.SourcePrior {
+			t.prior = false
+		}
+	}
+	isl, osl := s.opts.ISL, s.opts.OSL
+	cfg := dep.Config
+	if t.disagg {
+		t.tpA, t.tpB = topo.Prefill.TP, topo.Decode.TP
+		t.prefill = boundsOf(cfg.Prefill, "prefill", isl, osl)
+		t.decode = boundsOf(cfg.Decode, "decode", isl, osl)
+		if !t.prefill.fits || !t.decode.fits {
+			return nil, fmt.Errorf("plan: a %d+%d-token request does not fit in the KV cache of %s on %s", isl, osl, Notation(topo), g.Name)
+		}
+		transfer := cfg.Transfer.Latency + cfg.Transfer.PerToken*float64(isl)
+		t.floor = latencyFloor(t.prefill.prefillOne, transfer+t.decode.decodeOne, t.decode.decodeOne, osl)
+	} else {
+		t.tpA = topo.Replicas.TP
+		t.agg = boundsOf(cfg.Replicas, "aggregated", isl, osl)
+		if !t.agg.fits {
+			return nil, fmt.Errorf("plan: a %d+%d-token request does not fit in the KV cache of %s on %s", isl, osl, Notation(topo), g.Name)
+		}
+		t.floor = latencyFloor(t.agg.prefillOne, 0, t.agg.decodeOne, osl)
+	}
+	return t, nil
+}
+
+// enumerate lists every candidate within MaxGPUs, prunes those the bounds
+// rule out, and orders the rest cheapest first.
+func (s *search) enumerate() {
+	o := s.opts
+	rate := math.Inf(-1) // closed loop: no capacity pruning, the load adapts
+	if o.Load.Kind == model.OpenLoop {
+		rate = o.Load.Rate
+	}
+	for _, t := range s.tmpls {
+		tooSlow := false
+		for i, slo := range o.SLOs {
+			f := t.floor[slo.Family]
+			if f < s.bestFloor[i] {
+				s.bestFloor[i] = f
+			}
+			if f > slo.LimitMs {
+				tooSlow = true
+			}
+		}
+		add := func(topo model.Topology, bound float64) {
+			s.res.Search.Candidates++
+			c := &candidate{t: t, topo: topo, gpus: topo.GPUs(), bound: bound}
+			c.cost = float64(c.gpus) * t.price
+			if bound > s.bestBound {
+				s.bestBound, s.boundBy = bound, c.name()
+			}
+			switch {
+			case tooSlow:
+				s.res.Search.TooSlow++
+			case bound < rate:
+				s.res.Search.Overloaded++
+			default:
+				s.cands = append(s.cands, c)
+			}
+		}
+		if !t.disagg {
+			for n := 1; n*t.tpA <= o.MaxGPUs; n++ {
+				add(model.Aggregated(model.Pool{Count: n, TP: t.tpA}), float64(n)*t.agg.aggRate)
+			}
+			continue
+		}
+		for x := 1; x*t.tpA+t.tpB <= o.MaxGPUs; x++ {
+			for y := 1; x*t.tpA+y*t.tpB <= o.MaxGPUs; y++ {
+				bound := math.Min(float64(x)*t.prefill.prefillRate, float64(y)*t.decode.decodeRate)
+				add(model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: y, TP: t.tpB}), bound)
+			}
+		}
+	}
+	sort.SliceStable(s.cands, func(i, j int) bool {
+		a, b := s.cands[i], s.cands[j]
+		if a.cost != b.cost {
+			return a.cost < b.cost
+		}
+		if a.bound != b.bound {
+			return a.bound > b.bound
+		}
+		if a.t.gpu.Name != b.t.gpu.Name {
+			return a.t.gpu.Name < b.t.gpu.Name
+		}
+		return Notation(a.topo) < Notation(b.topo)
+	})
+}
+
+// cutoff is the cost above which a candidate cannot make the top K: the
+// K-th cheapest feasible cost so far. Call with s.mu held.
+func (s *search) cutoff() float64 {
+	if len(s.feasible) < s.opts.TopK {
+		return math.Inf(1)
+	}
+	return s.feasible[s.opts.TopK-1]
+}
+
+func (s *search) progress(phase string, total int) {
+	s.done++
+	if s.opts.Progress != nil {
+		s.opts.Progress(Progress{Phase: phase, Done: s.done, Total: total, Feasible: len(s.feasible)})
+	}
+}
+
+// run is one simulation, counted.
+func (s *search) run(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+	s.mu.Lock()
+	s.sims++
+	s.mu.Unlock()
+	return s.opts.Simulate(ctx, cfg)
+}
+
+// simulate evaluates the candidates cheapest first on all workers.
+func (s *search) simulate(ctx context.Context) error {
+	o := s.opts
+	full := o.numPrompts(o.Load)
+	short := 0
+	if o.Load.Kind == model.OpenLoop && full/shortFraction >= shortMin && !s.noShort {
+		short = full / shortFraction
+	}
+	total := s.res.Search.Candidates
+	s.done = total - len(s.cands) // pruned by bounds: already decided
+	if o.Progress != nil {
+		o.Progress(Progress{Phase: "search", Done: s.done, Total: total})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan *candidate)
+	var wg sync.WaitGroup
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				s.evaluate(ctx, c, short, full)
+				s.mu.Lock()
+				s.progress("search", total)
+				s.mu.Unlock()
+			}
+		}()
+	}
+	for _, c := range s.cands {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- c
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Which candidates beyond the final cutoff got simulated depends on
+	// timing: drop them so the result depends on the inputs alone.
+	cut := s.cutoff()
+	for _, c := range s.cands {
+		if c.err != nil && !errors.Is(c.err, context.Canceled) {
+			return fmt.Errorf("plan: simulating %s: %w", c.name(), c.err)
+		}
+		if c.cost > cut {
+			c.state = stateCostlier
+		}
+		switch c.state {
+		case stateCostlier:
+			s.res.Search.Costlier++
+		case stateShortMissed:
+			s.res.Search.ShortMissed++
+		case stateSimulated:
+			s.res.Search.Simulated++
+			if c.ok {
+				s.res.Search.Feasible++
+			}
+		}
+	}
+	return nil
+}
+
+func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
+	o := s.opts
+	s.mu.Lock()
+	skip := c.cost > s.cutoff()
+	s.mu.Unlock()
+	if skip {
+		c.state = stateCostlier
+		return
+	}
+	if short > 0 {
+		r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, short, o.Seed))
+		if err != nil {
+			c.err = err
+			return
+		}
+		misses, _ := check(o.SLOs, r.Metrics)
+		if worst(misses).Ratio() > shortMargin {
+			c.state, c.metrics, c.misses = stateShortMissed, r.Metrics, misses
+			return
+		}
+	}
+	r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.state, c.metrics, c.pools = stateSimulated, r.Metrics, r.Pools
+	c.misses, c.ok = check(o.SLOs, r.Metrics)
+	if c.ok {
+		s.mu.Lock()
+		i := sort.SearchFloat64s(s.feasible, c.cost)
+		s.feasible = append(s.feasible, 0)
+		copy(s.feasible[i+1:], s.feasible[i:])
+		s.feasible[i] = c.cost
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,444 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// h20Profile is the embedded default profile, which must hold the H20 /
+// Qwen3-32B calibration (seed 004).
+func h20Profile(t testing.TB) *calibrate.Profile {
+	t.Helper()
+	p, err := calibrate.ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Engines("H20", "Qwen/Qwen3-32B")) == 0 {
+		t.Fatal("the embedded profile has no H20 / Qwen3-32B calibration")
+	}
+	return p
+}
+
+// profiles are the profiles every search property is checked on.
+func profiles(t *testing.T) []struct {
+	name string
+	prof Profile
+} {
+	return []struct {
+		name string
+		prof Profile
+	}{{"fake", &fakeProfile{}}, {"H20", h20Profile(t)}}
+}
+
+func mustSLOs(t testing.TB, s string) []SLO {
+	t.Helper()
+	slos, err := ParseSLOs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slos
+}
+
+// h20Options is a small search on H20 only, ranked by GPU count.
+func h20Options(t testing.TB, rate float64, slo string) Options {
+	return Options{Model: "Qwen3-32B", GPUs: []string{"H20"}, ISL: 3000, OSL: 150, Load: model.Open(rate, 1),
+		SLOs: mustSLOs(t, slo), MaxGPUs: 32, TopK: 3, Seed: 1, NoSweep: true}
+}
+
+func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
+	for _, p := range profiles(t) {
+		t.Run(p.name, func(t *testing.T) {
+			opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms,e2el_mean=12s")
+			res, err := Run(context.Background(), p.prof, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Recommendations) == 0 {
+				t.Fatalf("no recommendation: %s", res.Why)
+			}
+			for _, rec := range res.Recommendations {
+				d, err := p.prof.Configure(calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := d.Config
+				cfg.Load, cfg.Input, cfg.Output = opts.Load, sim.Fixed(opts.ISL), sim.Fixed(opts.OSL)
+				cfg.NumPrompts, cfg.Seed = 400, opts.Seed
+				r, err := sim.Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, slo := range opts.SLOs {
+					got := r.Metrics[slo.Metric()]
+					if got > slo.LimitMs {
+						t.Errorf("%s: re-simulated %s = %.1f ms misses %s", rec.Notation, slo.Metric(), got, slo)
+					}
+					if math.Abs(got-rec.Metrics[slo.Metric()]) > 1e-9*got {
+						t.Errorf("%s: re-simulated %s = %v, plan reported %v", rec.Notation, slo.Metric(), got, rec.Metrics[slo.Metric()])
+					}
+				}
+				if rec.GPUs != rec.Topology.GPUs() || rec.Cost != float64(rec.GPUs) {
+					t.Errorf("%s: %d GPUs, cost %v", rec.Notation, rec.GPUs, rec.Cost)
+				}
+				if rec.Headroom.Ratio < 1 {
+					t.Errorf("%s: headroom ratio %v below 1", rec.Notation, rec.Headroom.Ratio)
+				}
+			}
+			for i := 1; i < len(res.Recommendations); i++ {
+				a, b := res.Recommendations[i-1], res.Recommendations[i]
+				if a.Cost > b.Cost || (a.Cost == b.Cost && a.Headroom.Ratio < b.Headroom.Ratio) {
+					t.Errorf("rank %d (%v, headroom %v) before rank %d (%v, headroom %v)", a.Rank, a.Cost, a.Headroom.Ratio, b.Rank, b.Cost, b.Headroom.Ratio)
+				}
+			}
+		})
+	}
+}
+
+// The headroom is a load that passes and just below one that fails.
+func TestHeadroomPassesAndIsTight(t *testing.T) {
+	prof := h20Profile(t)
+	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
+	opts.TopK = 1
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recommendations) == 0 {
+		t.Fatalf("no recommendation: %s", res.Why)
+	}
+	rec := res.Recommendations[0]
+	if rec.Headroom.AtLeast {
+		t.Skipf("headroom search ended passing at %v req/s", rec.Headroom.RequestRate)
+	}
+	run := func(rate float64) bool {
+		d, err := prof.Configure(calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := d.Config
+		cfg.Load, cfg.Input, cfg.Output = model.Open(rate, 1), sim.Fixed(opts.ISL), sim.Fixed(opts.OSL)
+		cfg.NumPrompts, cfg.Seed = max(400, int(math.Ceil(20*rate))), opts.Seed
+		r, err := sim.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := check(opts.SLOs, r.Metrics)
+		return ok
+	}
+	h := rec.Headroom.RequestRate
+	if !run(h) {
+		t.Errorf("%s fails its SLOs at its headroom %v req/s", rec.Notation, h)
+	}
+	if run(h * 1.05) {
+		t.Errorf("%s still meets its SLOs 5%% above its headroom %v req/s", rec.Notation, h)
+	}
+	if rec.Headroom.Binding == "" {
+		t.Error("no binding SLO named")
+	}
+}
+
+func cheapest(t *testing.T, prof Profile, opts Options) int {
+	t.Helper()
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recommendations) == 0 {
+		return math.MaxInt
+	}
+	return res.Recommendations[0].GPUs
+}
+
+func TestHigherRateNeverNeedsFewerGPUs(t *testing.T) {
+	for _, p := range profiles(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prev, prevRate := 0, 0.0
+			for _, rate := range []float64{0.5, 1, 2, 3, 4, 6, 8} {
+				opts := h20Options(t, rate, "ttft_p99=2000ms,tpot_p99=50ms")
+				opts.TopK = 1
+				n := cheapest(t, p.prof, opts)
+				if n < prev {
+					t.Errorf("rate %v needs %d GPUs, fewer than the %d at rate %v", rate, n, prev, prevRate)
+				}
+				t.Logf("rate %v: %d GPUs", rate, n)
+				prev, prevRate = n, rate
+			}
+			if prev == math.MaxInt {
+				t.Error("the highest rate found no deployment: the test checks nothing there")
+			}
+		})
+	}
+}
+
+func TestLooserSLONeverNeedsMoreGPUs(t *testing.T) {
+	for _, p := range profiles(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prev, prevSLO := math.MaxInt, ""
+			for _, slo := range []string{
+				"ttft_p99=800ms,tpot_p99=30ms", "ttft_p99=1000ms,tpot_p99=40ms", "ttft_p99=1500ms,tpot_p99=50ms",
+				"ttft_p99=2000ms,tpot_p99=60ms", "ttft_p99=4000ms,tpot_p99=100ms", "ttft_p99=20s,tpot_p99=1s",
+			} {
+				opts := h20Options(t, 4, slo)
+				opts.TopK = 1
+				n := cheapest(t, p.prof, opts)
+				if n > prev {
+					t.Errorf("%s needs %d GPUs, more than the %d under the tighter %s", slo, n, prev, prevSLO)
+				}
+				t.Logf("%s: %d GPUs", slo, n)
+				prev, prevSLO = n, slo
+			}
+			if prev == math.MaxInt {
+				t.Error("even the loosest SLO found no deployment: the test checks nothing")
+			}
+		})
+	}
+}
+
+func TestNothingQualifiesSaysWhy(t *testing.T) {
+	tests := []struct {
+		name, slo string
+		rate      float64
+		maxGPUs   int
+		want      []string
+	}{
+		// TTFT below the prefill of one 3000-token prompt on any H20 worker.
+		{"impossible ttft", "ttft_p99=50ms,tpot_p99=50ms", 4, 32, []string{"ttft_p99<=50ms", "at least", "prefill of one 3000-token prompt"}},
+		{"impossible tpot", "ttft_p99=5s,tpot_mean=2ms", 4, 32, []string{"tpot_mean<=2ms", "decode step"}},
+		{"rate beyond capacity", "ttft_p99=5s,tpot_p99=100ms", 500, 16, []string{"sustain rate 500 req/s", "capacity bound"}},
+		{"queueing misses", "ttft_p99=400ms,tpot_p99=200ms", 3, 16, []string{"meets ttft_p99<=400ms", "the best ttft_p99 reached is", "16× H20"}},
+	}
+	prof := h20Profile(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := h20Options(t, tc.rate, tc.slo)
+			opts.MaxGPUs = tc.maxGPUs
+			res, err := Run(context.Background(), prof, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Recommendations) != 0 {
+				t.Fatalf("got %d recommendations, want none (first %s)", len(res.Recommendations), res.Recommendations[0].Notation)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Why, w) {
+					t.Errorf("Why = %q, want it to contain %q", res.Why, w)
+				}
+			}
+			if strings.Contains(res.Why, "\n") {
+				t.Errorf("Why spans lines: %q", res.Why)
+			}
+		})
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	good := func() Options { return h20Options(t, 4, "ttft_p99=2000ms") }
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"unknown GPU", func(o *Options) { o.GPUs = []string{"H20", "Z9000"} }, `unknown GPU "Z9000"`},
+		{"unknown model", func(o *Options) { o.Model = "GPT-9" }, `unknown model "GPT-9"`},
+		{"max GPUs too small", func(o *Options) { o.GPUs, o.MaxGPUs = []string{"L40S"}, 1 }, "--max-gpus 1 is too small for Qwen3-32B"},
+		{"does not fit at the TPs", func(o *Options) { o.GPUs, o.TPs = []string{"L4"}, []int{1, 2} }, "does not fit on L4"},
+		{"cost of unknown GPU", func(o *Options) { o.GPUCost = map[string]float64{"Z9000": 1} }, `unknown GPU "Z9000"`},
+		{"negative cost", func(o *Options) { o.GPUCost = map[string]float64{"H20": -1} }, "must be a positive number"},
+		{"no price for any GPU", func(o *Options) { o.GPUCost = map[string]float64{"H200": 3} }, "no GPU cost for any GPU searched"},
+		{"no SLO", func(o *Options) { o.SLOs = nil }, "no SLO"},
+		{"no ISL", func(o *Options) { o.ISL = 0 }, "ISL and OSL must be positive"},
+		{"burst", func(o *Options) { o.Load = model.Open(math.Inf(1), 1) }, "burst"},
+		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good()
+			tc.edit(&o)
+			_, err := Run(context.Background(), &fakeProfile{}, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "plan: ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line prefixed plan:", err)
+			}
+		})
+	}
+}
+
+func TestUnpricedGPUsLeftOut(t *testing.T) {
+	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
+	opts.GPUs = []string{"H20", "H200"}
+	opts.GPUCost = map[string]float64{"h20": 1.9}
+	res, err := Run(context.Background(), &fakeProfile{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GPUTypes) != 1 || res.GPUTypes[0] != "H20" || res.CostUnit != "$/h" {
+		t.Errorf("searched %v in %s, want [H20] in $/h", res.GPUTypes, res.CostUnit)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "no GPU cost for H200") {
+		t.Errorf("notes %q do not say H200 was left out", res.Notes)
+	}
+	for _, r := range res.Recommendations {
+		if math.Abs(r.Cost-1.9*float64(r.GPUs)) > 1e-9 {
+			t.Errorf("%s: cost %v for %d GPUs at 1.9/h", r.Notation, r.Cost, r.GPUs)
+		}
+	}
+}
+
+// The default GPU list holds only GPUs whose costs were fitted or derived.
+func TestDefaultGPUsAreCalibrated(t *testing.T) {
+	prof := &fakeProfile{fitted: map[string]bool{"H20": true, "H200": true}}
+	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
+	opts.GPUs = nil
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.GPUTypes, ",") != "H20,H200" {
+		t.Errorf("searched %v, want the calibrated H20 and H200", res.GPUTypes)
+	}
+}
+
+// The same options give the same bytes, however many workers run.
+func TestDeterministic(t *testing.T) {
+	var out []string
+	for _, workers := range []int{1, 2, 3} {
+		opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
+		opts.GPUs = []string{"H20", "H200"}
+		opts.Workers = workers
+		res, err := Run(context.Background(), &fakeProfile{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	if out[0] != out[1] || out[0] != out[2] {
+		t.Error("results differ with the number of workers")
+	}
+}
+
+func TestClosedLoop(t *testing.T) {
+	opts := h20Options(t, 1, "ttft_p99=3000ms,tpot_p99=60ms")
+	opts.Load, opts.MaxGPUs = model.Closed(16), 16
+	res, err := Run(context.Background(), &fakeProfile{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recommendations) == 0 {
+		t.Fatalf("no recommendation: %s", res.Why)
+	}
+	for _, r := range res.Recommendations {
+		if r.Headroom.MaxConcurrency < 16 || r.Headroom.RequestRate != 0 {
+			t.Errorf("%s: headroom %+v, want a concurrency of at least 16", r.Notation, r.Headroom)
+		}
+	}
+}
+
+func TestProgressAndCancel(t *testing.T) {
+	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
+	var last Progress
+	calls := 0
+	opts.Progress = func(p Progress) { last, calls = p, calls+1 }
+	if _, err := Run(context.Background(), &fakeProfile{}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || last.Done != last.Total {
+		t.Errorf("%d progress calls, last %+v", calls, last)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, &fakeProfile{}, opts); err == nil {
+		t.Error("a cancelled search returned no error")
+	}
+}
+
+// Short runs only save time: with or without them the search recommends
+// the same deployments with the same metrics.
+func TestShortRunsChangeNoVerdict(t *testing.T) {
+	prof := h20Profile(t)
+	for _, tc := range []struct {
+		rate float64
+		slo  string
+	}{
+		{3, "ttft_p99=600ms,tpot_p99=200ms"},
+		{4, "ttft_p99=1500ms,tpot_p99=45ms"},
+		{2, "ttft_mean=800ms,e2el_p95=9s"},
+	} {
+		var got [2]string
+		var sims [2]int
+		for i, noShort := range []bool{false, true} {
+			opts := h20Options(t, tc.rate, tc.slo)
+			opts.noShortRuns = noShort
+			res, err := Run(context.Background(), prof, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(res.Recommendations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i], sims[i] = string(b)+res.Why, res.Search.Simulations
+		}
+		if got[0] != got[1] {
+			t.Errorf("rate %v, %s: short runs change the result:\nwith:    %.300s\nwithout: %.300s", tc.rate, tc.slo, got[0], got[1])
+		}
+		t.Logf("rate %v, %s: %d simulations with short runs, %d without", tc.rate, tc.slo, sims[0], sims[1])
+	}
+}
+
+// A short open-loop run sees an empty system at first, so it rarely shows
+// worse latencies than the full run: no candidate that passes in full may
+// miss in a short run by more than the margin that rejects it. (Closed
+// loops start with every client at once, which inflates a short run's
+// tail; they get no short runs.)
+func TestShortRunMarginIsSafe(t *testing.T) {
+	prof := h20Profile(t)
+	for _, rate := range []float64{1, 8} {
+		opts := h20Options(t, rate, "ttft_p99=1500ms,tpot_p99=45ms")
+		opts.GPUs = []string{"H20", "H200"}
+		opts = opts.withDefaults()
+		s, err := newSearch(prof, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.enumerate()
+		full := opts.numPrompts(opts.Load)
+		worstPass, passes := 0.0, 0
+		for i := 0; i < len(s.cands); i += 13 {
+			c := s.cands[i]
+			short, err := s.run(context.Background(), c.config(opts.Load, opts.ISL, opts.OSL, full/shortFraction, opts.Seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			long, err := s.run(context.Background(), c.config(opts.Load, opts.ISL, opts.OSL, full, opts.Seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, _ := check(opts.SLOs, short.Metrics)
+			if _, ok := check(opts.SLOs, long.Metrics); ok {
+				passes++
+				worstPass = math.Max(worstPass, worst(ms).Ratio())
+			}
+		}
+		if worstPass > shortMargin {
+			t.Errorf("rate %v: a candidate passing in full missed a short run by %.2f×, beyond the margin %v", rate, worstPass, shortMargin)
+		}
+		if passes == 0 {
+			t.Errorf("rate %v: no sampled candidate passes: the test checks nothing", rate)
+		}
+		t.Logf("rate %v: %d sampled candidates pass in full; their worst short-run ratio is %.3f", rate, passes, worstPass)
+	}
+}

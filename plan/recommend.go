@@ -1,0 +1,426 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/sim"
+)
+
+// Headroom search: the first probe is the capacity bound times headroomOver
+// (above any sustainable rate); bisection stops at headroomTol relative
+// width or after headroomSteps probes.
+const (
+	headroomOver  = 1.25
+	headroomTol   = 0.01
+	headroomSteps = 10
+	// A closed-loop headroom search doubles the concurrency up to
+	// concurrencyGrowth times the target (at most maxConcurrent).
+	concurrencyGrowth = 16
+	maxConcurrent     = 4096
+)
+
+// slack is a feasible candidate's smallest limit-to-value ratio: how far
+// it is from its tightest SLO, the tie-break before headroom is known.
+func (c *candidate) slack() float64 {
+	return 1 / worst(c.misses).Ratio()
+}
+
+// recommend ranks the feasible candidates, finds the headroom of the
+// leaders, and explains an empty result.
+func (s *search) recommend(ctx context.Context) error {
+	feasible := func() []*candidate {
+		var feas []*candidate
+		for _, c := range s.cands {
+			if c.state == stateSimulated && c.ok {
+				feas = append(feas, c)
+			}
+		}
+		return feas
+	}
+	feas := feasible()
+	if len(feas) == 0 {
+		if err := s.confirmMisses(ctx); err != nil {
+			return err
+		}
+		feas = feasible()
+	}
+	if len(feas) == 0 {
+		s.explain()
+		return nil
+	}
+	sort.SliceStable(feas, func(i, j int) bool {
+		if feas[i].cost != feas[j].cost {
+			return feas[i].cost < feas[j].cost
+		}
+		return feas[i].slack() > feas[j].slack()
+	})
+	// Headroom for the top K and for up to K more at the same cost as the
+	// K-th, since headroom may reorder them.
+	k := s.opts.TopK
+	n := min(len(feas), k)
+	for n < len(feas) && n < 2*k && feas[n].cost == feas[k-1].cost {
+		n++
+	}
+	lead := feas[:n]
+	recs := make([]Recommendation, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	s.done = 0
+	for w := 0; w < s.opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				recs[i], errs[i] = s.recommendation(ctx, lead[i])
+				s.mu.Lock()
+				s.progress("headroom", n)
+				s.mu.Unlock()
+			}
+		}()
+	}
+	for i := range lead {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		if recs[i].Cost != recs[j].Cost {
+			return recs[i].Cost < recs[j].Cost
+		}
+		return recs[i].Headroom.Ratio > recs[j].Headroom.Ratio
+	})
+	recs = recs[:min(len(recs), k)]
+	for i := range recs {
+		recs[i].Rank = i + 1
+	}
+	s.res.Recommendations = recs
+	s.res.Search.Simulations = s.sims
+	return nil
+}
+
+func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
+	o := s.opts
+	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo})
+	if err != nil {
+		return Recommendation{}, err
+	}
+	r := Recommendation{
+		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
+		GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
+		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+		PerUser:      round(perUser(c.metrics), 3),
+	}
+	for _, m := range c.misses {
+		r.SLOValues = append(r.SLOValues, achieved(m, ""))
+	}
+	r.Costs = calibrate.SourceFitted
+	for _, d := range dep.Derived {
+		r.Uncertainty = math.Max(r.Uncertainty, round(d.RelSigma, 3))
+		switch {
+		case d.Source == calibrate.SourcePrior:
+			r.Costs = calibrate.SourcePrior
+		case d.Source != calibrate.SourceFitted && r.Costs == calibrate.SourceFitted:
+			r.Costs = calibrate.SourceDerived
+		}
+	}
+	if dep.MaxModelLen > 0 && o.ISL+o.OSL > dep.MaxModelLen {
+		s.mu.Lock()
+		note := fmt.Sprintf("ISL+OSL = %d exceeds %s's calibrated max-model-len %d on %s: its predictions extrapolate", o.ISL+o.OSL, dep.Engine, dep.MaxModelLen, c.t.gpu.Name)
+		if !contains(s.res.Notes, note) {
+			s.res.Notes = append(s.res.Notes, note)
+		}
+		s.mu.Unlock()
+	}
+	pools, err := s.headroom(ctx, c, &r.Headroom)
+	if err != nil {
+		return Recommendation{}, err
+	}
+	r.Bottleneck = predict.BottleneckOf(pools, dep)
+	return r, nil
+}
+
+// headroom bisects the load between the target (which passes) and a load
+// that fails, and returns the pools of the highest passing run.
+func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
+	o := s.opts
+	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
+		r, err := s.run(ctx, c.config(l, o.ISL, o.OSL, o.numPrompts(l), o.Seed))
+		if err != nil {
+			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
+		}
+		m, ok := check(o.SLOs, r.Metrics)
+		return ok, m, r.Pools, nil
+	}
+	bestPools := c.pools
+	var failMiss []Miss
+	if o.Load.Kind == model.ClosedLoop {
+		lo, hi := o.Load.Concurrency, 0
+		for n := 2 * lo; n <= min(maxConcurrent, concurrencyGrowth*o.Load.Concurrency); n *= 2 {
+			ok, m, p, err := pass(model.Closed(n))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				hi, failMiss = n, m
+				break
+			}
+			lo, bestPools = n, p
+		}
+		if hi == 0 {
+			h.AtLeast = true
+		} else {
+			for step := 0; hi-lo > 1 && step < headroomSteps; step++ {
+				mid := (lo + hi) / 2
+				ok, m, p, err := pass(model.Closed(mid))
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					lo, bestPools = mid, p
+				} else {
+					hi, failMiss = mid, m
+				}
+			}
+		}
+		h.MaxConcurrency = lo
+		h.Ratio = round(float64(lo)/float64(o.Load.Concurrency), 3)
+	} else {
+		open := func(r float64) model.Load { return model.Open(r, o.Load.Burstiness) }
+		lo := o.Load.Rate
+		hi := math.Max(c.bound, lo) * headroomOver
+		ok, m, p, err := pass(open(hi))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			lo, bestPools, h.AtLeast = hi, p, true
+		} else {
+			failMiss = m
+			for step := 0; (hi-lo)/lo > headroomTol && step < headroomSteps; step++ {
+				mid := (lo + hi) / 2
+				ok, m, p, err := pass(open(mid))
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					lo, bestPools = mid, p
+				} else {
+					hi, failMiss = mid, m
+				}
+			}
+		}
+		h.RequestRate = round(lo, 3)
+		h.Ratio = round(lo/o.Load.Rate, 3)
+	}
+	if failMiss != nil {
+		h.Binding = worstMissed(failMiss).SLO.Label()
+	}
+	return bestPools, nil
+}
+
+// worstMissed is the missed SLO with the highest ratio.
+func worstMissed(ms []Miss) Miss { return worst(ms) }
+
+func perUser(m map[string]float64) float64 {
+	if t := m[model.MeanTPOT]; t > 0 {
+		return 1000 / t
+	}
+	return 0
+}
+
+func achieved(m Miss, by string) Achieved {
+	return Achieved{SLO: m.SLO.Label(), Limit: m.SLO.LimitMs, Value: round(m.Value, 3), Met: m.Value <= m.SLO.LimitMs, By: by}
+}
+
+func round(x float64, digits int) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// confirmRuns is how many of the candidates closest to each SLO get a full
+// run when every candidate missed, so the explanation quotes full-run values
+// (and a short run that misjudged a candidate is caught).
+const confirmRuns = 3
+
+// confirmMisses gives a full run to the candidates that came closest to each
+// SLO in a short run.
+func (s *search) confirmMisses(ctx context.Context) error {
+	o := s.opts
+	picked := map[*candidate]bool{}
+	var runs []*candidate
+	for i := range o.SLOs {
+		var short []*candidate
+		for _, c := range s.cands {
+			if c.state == stateShortMissed {
+				short = append(short, c)
+			}
+		}
+		sort.SliceStable(short, func(a, b int) bool { return short[a].misses[i].Value < short[b].misses[i].Value })
+		for _, c := range short[:min(len(short), confirmRuns)] {
+			if !picked[c] {
+				picked[c] = true
+				runs = append(runs, c)
+			}
+		}
+	}
+	full := o.numPrompts(o.Load)
+	for _, c := range runs {
+		r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+		if err != nil {
+			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
+		}
+		c.state, c.metrics, c.pools = stateSimulated, r.Metrics, r.Pools
+		c.misses, c.ok = check(o.SLOs, r.Metrics)
+		s.res.Search.ShortMissed--
+		s.res.Search.Simulated++
+		if c.ok {
+			s.res.Search.Feasible++
+		}
+	}
+	return nil
+}
+
+// explain says why no candidate qualifies: an SLO below every latency
+// floor, a rate beyond every capacity bound, or the best each SLO reached.
+func (s *search) explain() {
+	o := s.opts
+	res := s.res
+	res.Search.Simulations = s.sims
+	// An SLO no deployment can meet even with a single request.
+	for i, slo := range o.SLOs {
+		if s.bestFloor[i] > slo.LimitMs {
+			res.Why = fmt.Sprintf("no deployment can meet %s: even a lone request takes at least %s ms (%s)",
+				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, o.ISL, o.OSL))
+			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: round(s.bestFloor[i], 3)})
+			return
+		}
+	}
+	if res.Search.Simulated == 0 {
+		res.Why = fmt.Sprintf("no deployment within %d GPUs can sustain %s: the largest capacity bound is %.3g req/s (%s)",
+			o.MaxGPUs, o.Load, s.bestBound, s.boundBy)
+		return
+	}
+	// Best value of each SLO over every simulated candidate.
+	var binding *Achieved
+	for i, slo := range o.SLOs {
+		best := Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: math.Inf(1)}
+		for _, c := range s.cands {
+			if c.state != stateSimulated {
+				continue
+			}
+			if v := c.misses[i].Value; v < best.Value {
+				best.Value, best.By = v, c.name()
+			}
+		}
+		best.Value = round(best.Value, 3)
+		best.Met = best.Value <= slo.LimitMs
+		res.Best = append(res.Best, best)
+		if !best.Met && (binding == nil || best.Value/best.Limit > binding.Value/binding.Limit) {
+			b := best
+			binding = &b
+		}
+	}
+	if binding != nil {
+		res.Why = fmt.Sprintf("no deployment within %d GPUs meets %s<=%sms at %s: the best %s reached is %s ms (%s)",
+			o.MaxGPUs, binding.SLO, fmtMs(binding.Limit), o.Load, binding.SLO, fmtMs(binding.Value), binding.By)
+		return
+	}
+	// Every SLO is met by some candidate, never all by one: name the closest.
+	var closest *candidate
+	for _, c := range s.cands {
+		if c.state != stateSimulated {
+			continue
+		}
+		if closest == nil || worst(c.misses).Ratio() < worst(closest.misses).Ratio() {
+			closest = c
+		}
+	}
+	w := worst(closest.misses)
+	res.Why = fmt.Sprintf("no deployment within %d GPUs meets every SLO at once at %s: the closest, %s, misses %s with %s ms",
+		o.MaxGPUs, o.Load, closest.name(), w.SLO, fmtMs(w.Value))
+}
+
+func floorWhat(family string, isl, osl int) string {
+	switch family {
+	case "ttft":
+		return fmt.Sprintf("the fastest prefill of one %d-token prompt", isl)
+	case "e2el":
+		return fmt.Sprintf("one %d-token prefill and %d decode steps at the fastest", isl, osl-1)
+	default:
+		return "one decode step of a lone request at the fastest"
+	}
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// frontier collects every fully simulated candidate and its Pareto frontier:
+// no other candidate has both more output throughput per GPU and more
+// output tokens per second per user.
+func (s *search) frontier() {
+	var pts []FrontierPoint
+	for _, c := range s.cands {
+		if c.state != stateSimulated && !c.sweep {
+			continue
+		}
+		pts = append(pts, FrontierPoint{
+			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), GPUs: c.gpus, Cost: c.cost,
+			OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+			PerUser:      round(perUser(c.metrics), 3),
+			MeetsSLOs:    c.ok,
+		})
+	}
+	s.res.Cloud = pts
+	s.res.Frontier = Pareto(pts)
+}
+
+// Pareto returns the points no other point beats on both output
+// throughput per GPU and output speed per user, fastest per user first.
+func Pareto(pts []FrontierPoint) []FrontierPoint {
+	sorted := append([]FrontierPoint(nil), pts...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].PerUser != sorted[j].PerUser {
+			return sorted[i].PerUser > sorted[j].PerUser
+		}
+		if sorted[i].OutputPerGPU != sorted[j].OutputPerGPU {
+			return sorted[i].OutputPerGPU > sorted[j].OutputPerGPU
+		}
+		return strings.Compare(sorted[i].GPU+sorted[i].Notation, sorted[j].GPU+sorted[j].Notation) < 0
+	})
+	var out []FrontierPoint
+	bestY := math.Inf(-1)
+	for _, p := range sorted {
+		if p.OutputPerGPU > bestY {
+			out = append(out, p)
+			bestY = p.OutputPerGPU
+		}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
+)
+
+// Result is the outcome of a search.
+type Result struct {
+	Model string     `json:"model"`
+	ISL   int        `json:"isl"`
+	OSL   int        `json:"osl"`
+	Load  model.Load `json:"-"`
+	SLOs  []SLO      `json:"slos"`
+	// GPUTypes are the GPU types searched.
+	GPUTypes []string `json:"gpu_types"`
+	MaxGPUs  int      `json:"max_gpus"`
+	// CostUnit is "$/h" when GPUs have prices, else "GPUs".
+	CostUnit string `json:"cost_unit"`
+	Search   Search `json:"search"`
+	// Recommendations meet every SLO, cheapest first, then most headroom.
+	Recommendations []Recommendation `json:"recommendations"`
+	// Frontier is the Pareto frontier of output throughput per GPU against
+	// output speed per user over the fully simulated candidates, fastest per user first.
+	Frontier []FrontierPoint `json:"pareto"`
+	// Cloud is every fully simulated candidate (for plots; not in JSON).
+	Cloud []FrontierPoint `json:"-"`
+	// Why says why nothing qualifies when Recommendations is empty.
+	Why string `json:"why,omitempty"`
+	// Best is, per SLO, the best value any candidate achieved (when none qualifies).
+	Best []Achieved `json:"best,omitempty"`
+	// Notes are things the caller should tell the user (GPUs left out, extrapolation).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// MarshalJSON adds the load in vLLM's terms.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	out := struct {
+		plain
+		RequestRate    string  `json:"request_rate,omitempty"`
+		MaxConcurrency int     `json:"max_concurrency,omitempty"`
+		Burstiness     float64 `json:"burstiness,omitempty"`
+	}{plain: plain(r)}
+	if r.Load.Kind == model.ClosedLoop {
+		out.MaxConcurrency = r.Load.Concurrency
+	} else {
+		out.RequestRate, out.Burstiness = r.Load.RateString(), r.Load.Burstiness
+	}
+	return json.Marshal(out)
+}
+
+// Search counts what happened to the candidates. Every candidate is in
+// exactly one of the last five counts.
+type Search struct {
+	Candidates int `json:"candidates"`
+	// TooSlow could not meet an SLO even alone: its latency floor (one
+	// prompt's prefill, one decode step) exceeds the limit.
+	TooSlow int `json:"pruned_latency_floor"`
+	// Overloaded cannot sustain the target rate even with perfect batching.
+	Overloaded int `json:"pruned_capacity"`
+	// Costlier cost more than TopK deployments already found feasible.
+	Costlier int `json:"skipped_costlier"`
+	// ShortMissed clearly missed an SLO in a short run and got no full run.
+	ShortMissed int `json:"missed_short_run"`
+	// Simulated got a full run; Feasible of them met every SLO.
+	Simulated int `json:"simulated"`
+	Feasible  int `json:"feasible"`
+	// FrontierRuns are candidates beyond the cutoff simulated to widen the Pareto frontier.
+	FrontierRuns int `json:"frontier_runs"`
+	// Simulations is the number of simulator runs in all, headroom included.
+	Simulations int `json:"simulations"`
+}
+
+// Recommendation is one deployment that meets every SLO.
+type Recommendation struct {
+	Rank   int    `json:"rank"`
+	GPU    string `json:"gpu"`
+	Engine string `json:"engine"`
+	// Topology is "4xTP4" or "prefill 6xTP2 + decode 1xTP4"; Notation the
+	// Dynamo form "6P(TP2) 1D(TP4)" (same as Topology when aggregated).
+	Topology model.Topology `json:"-"`
+	Layout   string         `json:"topology"`
+	Notation string         `json:"notation"`
+	GPUs     int            `json:"gpus"`
+	Cost     float64        `json:"cost"`
+	// Metrics are the simulated vLLM metrics at the target load.
+	Metrics map[string]float64 `json:"metrics"`
+	// SLOValues are the simulated values of the SLO metrics, in SLO order.
+	SLOValues []Achieved `json:"slo_values"`
+	// OutputPerGPU is output tokens per second per GPU; PerUser output
+	// tokens per second per user (1000 / mean TPOT).
+	OutputPerGPU float64            `json:"output_throughput_per_gpu"`
+	PerUser      float64            `json:"output_tokens_per_user"`
+	Headroom     Headroom           `json:"headroom"`
+	Bottleneck   predict.Bottleneck `json:"bottleneck"`
+	// Costs is "fitted" when every pool's costs were fitted on this exact
+	// shape, else "derived" (or "prior"); Uncertainty is the largest
+	// relative uncertainty of a pool's typical step time.
+	Costs       string                 `json:"costs"`
+	Uncertainty float64                `json:"uncertainty"`
+	Derived     []calibrate.Derivation `json:"derived"`
+	// Bound is the capacity bound from costs alone, in requests per second.
+	Bound float64 `json:"capacity_bound"`
+}
+
+// Headroom is the highest load at which a deployment still meets every SLO.
+type Headroom struct {
+	// RequestRate (open loop) or MaxConcurrency (closed loop) of the highest passing load.
+	RequestRate    float64 `json:"request_rate,omitempty"`
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+	// Ratio is that load over the target load.
+	Ratio float64 `json:"ratio"`
+	// AtLeast is true when the search stopped at its upper end still passing.
+	AtLeast bool `json:"at_least,omitempty"`
+	// Binding is the SLO missed first above the headroom ("" when AtLeast).
+	Binding string `json:"binding_slo,omitempty"`
+}
+
+// Achieved is a simulated value of one SLO's metric, and where it came from.
+type Achieved struct {
+	SLO   string  `json:"slo"` // e.g. "ttft_p99"
+	Limit float64 `json:"limit_ms"`
+	Value float64 `json:"value_ms"`
+	Met   bool    `json:"met"`
+	// By names the deployment (only in Result.Best).
+	By string `json:"by,omitempty"`
+}
+
+// FrontierPoint is one candidate on the throughput/latency plane.
+type FrontierPoint struct {
+	GPU          string  `json:"gpu"`
+	Layout       string  `json:"topology"`
+	Notation     string  `json:"notation"`
+	GPUs         int     `json:"gpus"`
+	Cost         float64 `json:"cost"`
+	OutputPerGPU float64 `json:"output_throughput_per_gpu"`
+	PerUser      float64 `json:"output_tokens_per_user"`
+	MeetsSLOs    bool    `json:"meets_slos"`
+}
+
+// Notation formats a topology as the Dynamo write-ups do: "6P(TP2) 1D(TP4)",
+// or "4xTP4" when aggregated.
+func Notation(t model.Topology) string {
+	if !t.Disaggregated() {
+		return t.Replicas.String()
+	}
+	return fmt.Sprintf("%dP(TP%d) %dD(TP%d)", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
+}

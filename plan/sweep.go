@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// Frontier sweep: the cost cutoff leaves only the cheapest deployments
+// simulated, which would make the Pareto frontier a stub. For each
+// deployment shape, the best-balanced candidate (highest capacity bound)
+// at up to sweepPerShape GPU counts, spaced at least sweepGrowth apart, is
+// simulated too, so the frontier spans small to large deployments.
+const (
+	sweepPerShape = 6
+	sweepGrowth   = 1.5
+)
+
+func (s *search) sweep(ctx context.Context) error {
+	o := s.opts
+	if o.NoSweep {
+		return nil
+	}
+	// The best-bound costlier candidate per shape and GPU count.
+	type key struct {
+		t    *template
+		gpus int
+	}
+	best := map[key]*candidate{}
+	var keys []key
+	for _, c := range s.cands {
+		if c.state != stateCostlier {
+			continue
+		}
+		k := key{c.t, c.gpus}
+		if b, ok := best[k]; !ok {
+			best[k] = c
+			keys = append(keys, k)
+		} else if c.bound > b.bound {
+			best[k] = c
+		}
+	}
+	byShape := map[*template][]int{}
+	var shapes []*template
+	for _, k := range keys {
+		if _, ok := byShape[k.t]; !ok {
+			shapes = append(shapes, k.t)
+		}
+		byShape[k.t] = append(byShape[k.t], k.gpus)
+	}
+	var picks []*candidate
+	for _, t := range shapes {
+		counts := byShape[t]
+		sort.Ints(counts)
+		last := 0
+		n := 0
+		for _, g := range counts {
+			if n == sweepPerShape {
+				break
+			}
+			if last == 0 || float64(g) >= float64(last)*sweepGrowth {
+				picks = append(picks, best[key{t, g}])
+				last = g
+				n++
+			}
+		}
+	}
+	full := o.numPrompts(o.Load)
+	next := make(chan *candidate)
+	var wg sync.WaitGroup
+	errs := make([]error, o.Workers)
+	s.done = 0
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for c := range next {
+				r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+				if err != nil {
+					if errs[w] == nil {
+						errs[w] = err
+					}
+					continue
+				}
+				c.sweep, c.metrics, c.pools = true, r.Metrics, r.Pools
+				c.misses, c.ok = check(o.SLOs, r.Metrics)
+				s.mu.Lock()
+				s.progress("frontier", len(picks))
+				s.mu.Unlock()
+			}
+		}(w)
+	}
+	for _, c := range picks {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- c
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	s.res.Search.FrontierRuns = len(picks)
+	s.res.Search.Simulations = s.sims
+	return nil
+}

@@ -1,0 +1,369 @@
+package predict
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// Shape is a workload shape: prompt and output tokens per request.
+type Shape struct {
+	ISL int `json:"isl"`
+	OSL int `json:"osl"`
+}
+
+// Options choose what to predict. Zero values are documented defaults.
+type Options struct {
+	// Target is the deployment: GPU, model, engine (resolved by the caller) and topology.
+	Target calibrate.Target
+	// Shapes to predict; empty means every shape calibrated for the profile's GPU, model and engine.
+	Shapes []Shape
+	// Loads to simulate; empty means concurrency 1, 2, 4, …, 256.
+	Loads []model.Load
+	// NumPrompts per load point; 0 means enough for steady state: max(400, 20 × concurrency),
+	// or 20 s of arrivals (at least 400) for open loop.
+	NumPrompts int
+	// Seed for every random draw; the same seed gives the same bytes.
+	Seed uint64
+	// NoBand skips the uncertainty band (two extra simulations per point).
+	NoBand bool
+	// Progress, if set, is called after each simulated point.
+	Progress func(done, total int)
+}
+
+// DefaultConcurrencies is 1, 2, 4, …, 256.
+func DefaultConcurrencies() []model.Load {
+	var loads []model.Load
+	for c := 1; c <= 256; c *= 2 {
+		loads = append(loads, model.Closed(c))
+	}
+	return loads
+}
+
+// Point is one predicted load point.
+type Point struct {
+	MaxConcurrency int                `json:"max_concurrency,omitempty"`
+	RequestRate    string             `json:"request_rate,omitempty"`
+	Load           model.Load         `json:"-"`
+	NumPrompts     int                `json:"num_prompts"`
+	GPUs           int                `json:"gpus"`
+	Metrics        map[string]float64 `json:"metrics"`
+	// OutputPerGPU is output tokens per second per GPU.
+	OutputPerGPU float64 `json:"output_throughput_per_gpu"`
+	// Lo and Hi bound request throughput and mean TTFT with the costs shifted
+	// one standard deviation either way.
+	Lo    map[string]float64 `json:"lo,omitempty"`
+	Hi    map[string]float64 `json:"hi,omitempty"`
+	Pools []sim.PoolStats    `json:"pools"`
+}
+
+// Knee is the smallest load reaching 90% of the maximum throughput.
+type Knee struct {
+	MaxConcurrency       int     `json:"max_concurrency,omitempty"`
+	RequestRate          string  `json:"request_rate,omitempty"`
+	X                    float64 `json:"-"`
+	RequestThroughput    float64 `json:"request_throughput"`
+	MaxRequestThroughput float64 `json:"max_request_throughput"`
+	MaxOutputThroughput  float64 `json:"max_output_throughput"`
+}
+
+// Blowup is the first load whose mean TTFT is at least 3× the lowest load's.
+type Blowup struct {
+	Found          bool    `json:"found"`
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+	RequestRate    string  `json:"request_rate,omitempty"`
+	X              float64 `json:"-"`
+	MeanTTFTms     float64 `json:"mean_ttft_ms,omitempty"`
+	BaseTTFTms     float64 `json:"base_ttft_ms"`
+}
+
+// Bottleneck names what limits throughput at the highest load.
+type Bottleneck struct {
+	Resource    string             `json:"resource"` // "prefill pool", "decode pool", "replicas", "KV capacity", "KV transfer", "none"
+	Why         string             `json:"why"`
+	Utilisation map[string]float64 `json:"utilisation"`
+	KVUsage     map[string]float64 `json:"max_kv_usage"`
+}
+
+// Prediction is the forecast for one deployment and workload shape.
+type Prediction struct {
+	GPU        string                 `json:"gpu"`
+	Model      string                 `json:"model"`
+	Engine     string                 `json:"engine"`
+	Topology   string                 `json:"topology"`
+	GPUs       int                    `json:"gpus"`
+	ISL        int                    `json:"isl"`
+	OSL        int                    `json:"osl"`
+	Points     []Point                `json:"points"`
+	Knee       Knee                   `json:"knee"`
+	Blowup     Blowup                 `json:"ttft_blowup"`
+	Bottleneck Bottleneck             `json:"bottleneck"`
+	Derived    []calibrate.Derivation `json:"derived"`
+	Warnings   []string               `json:"warnings,omitempty"`
+}
+
+// Run predicts every shape of opts over its loads with the profile's costs.
+func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
+	central, err := prof.Configure(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	shapes := opts.Shapes
+	if len(shapes) == 0 {
+		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
+			sh := Shape{ISL: int(math.Round(s.ISL)), OSL: int(math.Round(s.OSL))}
+			if !containsShape(shapes, sh) {
+				shapes = append(shapes, sh)
+			}
+		}
+		if len(shapes) == 0 {
+			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: give --isl and --osl",
+				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
+		}
+	}
+	loads := opts.Loads
+	if len(loads) == 0 {
+		loads = DefaultConcurrencies()
+	}
+	for _, l := range loads {
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("predict: %w", err)
+		}
+	}
+	deps := []calibrate.Deployment{central}
+	if !opts.NoBand {
+		for _, band := range []float64{-1, 1} {
+			t := opts.Target
+			t.Band = band
+			d, err := prof.Configure(t)
+			if err != nil {
+				return nil, err
+			}
+			deps = append(deps, d)
+		}
+	}
+
+	type job struct{ shape, load, dep int }
+	var jobs []job
+	for si := range shapes {
+		for li := range loads {
+			for di := range deps {
+				jobs = append(jobs, job{si, li, di})
+			}
+		}
+	}
+	out := make([]*sim.Result, len(jobs))
+	nprompts := make([]int, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				cfg := deps[j.dep].Config
+				cfg.Load = loads[j.load]
+				cfg.Input = sim.Fixed(shapes[j.shape].ISL)
+				cfg.Output = sim.Fixed(shapes[j.shape].OSL)
+				cfg.NumPrompts = numPrompts(opts.NumPrompts, loads[j.load])
+				cfg.Seed = opts.Seed
+				nprompts[i] = cfg.NumPrompts
+				out[i], errs[i] = sim.Run(ctx, cfg)
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(jobs))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, err := range errs {
+		if err != nil {
+			j := jobs[i]
+			return nil, fmt.Errorf("predict: ISL %d OSL %d at %s: %w", shapes[j.shape].ISL, shapes[j.shape].OSL, loads[j.load], err)
+		}
+	}
+
+	var preds []Prediction
+	stride := len(deps)
+	for si, sh := range shapes {
+		p := Prediction{
+			GPU:      central.GPU.Name,
+			Model:    central.LLM.Name,
+			Engine:   central.Engine,
+			Topology: opts.Target.Topology.String(),
+			GPUs:     opts.Target.Topology.GPUs(),
+			ISL:      sh.ISL,
+			OSL:      sh.OSL,
+			Derived:  central.Derived,
+			Warnings: extrapolationWarnings(prof, central, sh),
+		}
+		for li, l := range loads {
+			base := (si*len(loads) + li) * stride
+			r := out[base]
+			pt := Point{Load: l, NumPrompts: nprompts[base], GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			if l.Kind == model.ClosedLoop {
+				pt.MaxConcurrency = l.Concurrency
+			} else {
+				pt.RequestRate = l.RateString()
+				pt.MaxConcurrency = l.Concurrency
+			}
+			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
+			if stride == 3 {
+				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
+			}
+			p.Points = append(p.Points, pt)
+		}
+		p.Knee = findKnee(p.Points)
+		p.Blowup = findBlowup(p.Points)
+		p.Bottleneck = findBottleneck(p.Points, central)
+		preds = append(preds, p)
+	}
+	return preds, nil
+}
+
+func containsShape(ss []Shape, s Shape) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// numPrompts picks enough requests for a steady state when the user did not.
+func numPrompts(n int, l model.Load) int {
+	if n > 0 {
+		return n
+	}
+	switch l.Kind {
+	case model.ClosedLoop:
+		return max(400, 20*l.Concurrency)
+	case model.OpenLoop:
+		return max(400, int(math.Ceil(20*l.Rate)))
+	default:
+		return 400
+	}
+}
+
+// band orders the two shifted runs into lower and upper bounds of the
+// metrics a planner reads first.
+func band(a, b *sim.Result) (lo, hi map[string]float64) {
+	lo, hi = map[string]float64{}, map[string]float64{}
+	for _, m := range []string{model.RequestThroughput, model.OutputThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL} {
+		x, y := a.Metrics[m], b.Metrics[m]
+		lo[m], hi[m] = math.Min(x, y), math.Max(x, y)
+	}
+	return lo, hi
+}
+
+func findKnee(pts []Point) Knee {
+	var k Knee
+	for _, p := range pts {
+		k.MaxRequestThroughput = math.Max(k.MaxRequestThroughput, p.Metrics[model.RequestThroughput])
+		k.MaxOutputThroughput = math.Max(k.MaxOutputThroughput, p.Metrics[model.OutputThroughput])
+	}
+	for _, p := range pts {
+		if v := p.Metrics[model.RequestThroughput]; v >= 0.9*k.MaxRequestThroughput {
+			k.MaxConcurrency, k.RequestRate, k.X, k.RequestThroughput = p.MaxConcurrency, p.RequestRate, p.Load.X(), v
+			break
+		}
+	}
+	return k
+}
+
+func findBlowup(pts []Point) Blowup {
+	if len(pts) == 0 {
+		return Blowup{}
+	}
+	b := Blowup{BaseTTFTms: pts[0].Metrics[model.MeanTTFT]}
+	for _, p := range pts[1:] {
+		if v := p.Metrics[model.MeanTTFT]; v >= 3*b.BaseTTFTms {
+			b.Found, b.MaxConcurrency, b.RequestRate, b.X, b.MeanTTFTms = true, p.MaxConcurrency, p.RequestRate, p.Load.X(), v
+			break
+		}
+	}
+	return b
+}
+
+// findBottleneck reads the pools at the highest load: the busiest pool
+// limits throughput, unless its KV cache was full, which makes capacity the limit.
+func findBottleneck(pts []Point, d calibrate.Deployment) Bottleneck {
+	b := Bottleneck{Resource: "none", Utilisation: map[string]float64{}, KVUsage: map[string]float64{}}
+	if len(pts) == 0 {
+		return b
+	}
+	last := pts[len(pts)-1]
+	var busiest sim.PoolStats
+	for _, ps := range last.Pools {
+		b.Utilisation[ps.Name] = round3(ps.Utilisation)
+		b.KVUsage[ps.Name] = round3(ps.MaxKVUsage)
+		if ps.Utilisation > busiest.Utilisation {
+			busiest = ps
+		}
+	}
+	switch {
+	case busiest.Name == "":
+		b.Why = "no pool was busy"
+	case busiest.MaxKVUsage >= 0.95 && (busiest.Preemptions > 0 || busiest.MeanQueue >= 1):
+		b.Resource = "KV capacity"
+		b.Why = fmt.Sprintf("%s KV cache reached %.0f%% with %.1f requests queued on average", busiest.Name, 100*busiest.MaxKVUsage, busiest.MeanQueue)
+	case busiest.Utilisation < 0.5:
+		b.Why = fmt.Sprintf("no pool above 50%% busy at the highest load (busiest: %s at %.0f%%); load is the limit", busiest.Name, 100*busiest.Utilisation)
+	default:
+		b.Resource = busiest.Name + " pool"
+		if busiest.Name == "replicas" {
+			b.Resource = "replicas"
+		}
+		b.Why = fmt.Sprintf("%s busy %.0f%% of the time at the highest load", busiest.Name, 100*busiest.Utilisation)
+	}
+	return b
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// extrapolationWarnings says when a shape lies outside what the engine was
+// calibrated on, so a prediction there leans on physics alone.
+func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape) []string {
+	var w []string
+	if d.MaxModelLen > 0 && sh.ISL+sh.OSL > d.MaxModelLen {
+		w = append(w, fmt.Sprintf("ISL+OSL = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", sh.ISL+sh.OSL, d.MaxModelLen))
+	}
+	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
+	if len(series) == 0 {
+		return w
+	}
+	minI, maxI, minO, maxO := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		minI, maxI = math.Min(minI, s.ISL), math.Max(maxI, s.ISL)
+		minO, maxO = math.Min(minO, s.OSL), math.Max(maxO, s.OSL)
+	}
+	if float64(sh.ISL) < minI/4 || float64(sh.ISL) > maxI*4 || float64(sh.OSL) < minO/4 || float64(sh.OSL) > maxO*4 {
+		w = append(w, fmt.Sprintf("ISL %d / OSL %d is far outside the calibrated range (ISL %.0f–%.0f, OSL %.0f–%.0f): the prediction extrapolates",
+			sh.ISL, sh.OSL, minI, maxI, minO, maxO))
+	}
+	return w
+}

@@ -1,0 +1,141 @@
+package predict
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+)
+
+func pts(xs []int, tput, ttft []float64) []Point {
+	var out []Point
+	for i, x := range xs {
+		out = append(out, Point{Load: model.Closed(x), MaxConcurrency: x, Metrics: map[string]float64{
+			model.RequestThroughput: tput[i], model.MeanTTFT: ttft[i]}})
+	}
+	return out
+}
+
+func TestKneeAndBlowup(t *testing.T) {
+	tests := []struct {
+		name      string
+		tput      []float64
+		ttft      []float64
+		kneeX     int
+		blowFound bool
+		blowX     int
+	}{
+		{"saturating", []float64{1, 2, 3.8, 7, 9.5, 10}, []float64{100, 110, 120, 200, 310, 900}, 16, true, 16},
+		{"linear", []float64{1, 2, 4, 8, 16, 32}, []float64{100, 100, 100, 100, 100, 100}, 32, false, 0},
+		{"dip then rise", []float64{1, 5, 2, 9, 9.2, 9.3}, []float64{100, 100, 100, 250, 299, 300}, 8, true, 32},
+	}
+	xs := []int{1, 2, 4, 8, 16, 32}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pts(xs, tt.tput, tt.ttft)
+			k := findKnee(p)
+			if k.MaxConcurrency != tt.kneeX {
+				t.Errorf("knee at %d, want %d", k.MaxConcurrency, tt.kneeX)
+			}
+			b := findBlowup(p)
+			if b.Found != tt.blowFound || b.MaxConcurrency != tt.blowX {
+				t.Errorf("blow-up %+v, want found=%v at %d", b, tt.blowFound, tt.blowX)
+			}
+		})
+	}
+}
+
+func defaultProfile(t testing.TB) *calibrate.Profile {
+	t.Helper()
+	p, err := calibrate.ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func h20Target(t testing.TB, p *calibrate.Profile) calibrate.Target {
+	topo, err := model.ParseTopology("prefill 6xTP2 + decode 1xTP4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := p.ResolveEngine("H20", "Qwen/Qwen3-32B", "dynamo", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: eng, Topology: topo}
+}
+
+func TestRunH20(t *testing.T) {
+	prof := defaultProfile(t)
+	opts := Options{Target: h20Target(t, prof), Shapes: []Shape{{3000, 150}}, Seed: 7,
+		Loads: []model.Load{model.Closed(1), model.Closed(8), model.Closed(64), model.Closed(256)}}
+	preds, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(preds) != 1 || len(preds[0].Points) != 4 {
+		t.Fatalf("got %d predictions", len(preds))
+	}
+	p := preds[0]
+	// Throughput grows with concurrency until saturation and never collapses.
+	for i := 1; i < len(p.Points); i++ {
+		a, b := p.Points[i-1].Metrics[model.RequestThroughput], p.Points[i].Metrics[model.RequestThroughput]
+		if b < 0.9*a {
+			t.Errorf("throughput fell from %.3f to %.3f between %d and %d", a, b, p.Points[i-1].MaxConcurrency, p.Points[i].MaxConcurrency)
+		}
+	}
+	// Little's law for the closed loop: concurrency ≈ throughput × mean E2E.
+	for _, pt := range p.Points {
+		l := pt.Metrics[model.RequestThroughput] * pt.Metrics[model.MeanE2EL] / 1000
+		if c := float64(pt.MaxConcurrency); l < 0.85*c || l > 1.05*c {
+			t.Errorf("c=%d: throughput × E2E = %.2f in flight", pt.MaxConcurrency, l)
+		}
+		lo, hi := pt.Lo[model.RequestThroughput], pt.Hi[model.RequestThroughput]
+		if !(lo <= pt.Metrics[model.RequestThroughput]*1.02 && pt.Metrics[model.RequestThroughput] <= hi*1.02) {
+			t.Errorf("c=%d: throughput %.3f outside band [%.3f, %.3f]", pt.MaxConcurrency, pt.Metrics[model.RequestThroughput], lo, hi)
+		}
+	}
+	if p.Knee.MaxRequestThroughput <= 0 || p.GPUs != 16 {
+		t.Errorf("knee %+v, GPUs %d", p.Knee, p.GPUs)
+	}
+	// The same seed gives the same bytes.
+	again, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(preds)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Error("two runs with the same seed differ")
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	prof := defaultProfile(t)
+	target := h20Target(t, prof)
+	if _, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{100, 10}}, Loads: []model.Load{model.Open(-1, 1)}}); err == nil {
+		t.Error("a negative rate was accepted")
+	}
+	bad := target
+	bad.GPU = "L4"
+	if _, err := Run(context.Background(), prof, Options{Target: bad, Shapes: []Shape{{100, 10}}}); err == nil {
+		t.Error("Qwen3-32B at TP2 on L4 was accepted")
+	}
+}
+
+// BenchmarkPredict8Points is the speed target: eight load points of
+// one shape, central costs only, should take well under a second.
+func BenchmarkPredict8Points(b *testing.B) {
+	prof := defaultProfile(b)
+	opts := Options{Target: h20Target(b, prof), Shapes: []Shape{{3000, 150}}, NoBand: true,
+		Loads: []model.Load{model.Closed(1), model.Closed(2), model.Closed(4), model.Closed(8), model.Closed(16), model.Closed(32), model.Closed(64), model.Closed(128)}}
+	for b.Loop() {
+		if _, err := Run(context.Background(), prof, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

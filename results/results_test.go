@@ -1,0 +1,228 @@
+package results
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+)
+
+func TestClassifyHeader(t *testing.T) {
+	tests := []struct {
+		header string
+		kind   colKind
+		metric string
+		scale  float64
+		group  string
+	}{
+		{"Reqeuest Throughput (req/s)", colMetric, model.RequestThroughput, 1, ""},
+		{"Request Throughput (req/s)", colMetric, model.RequestThroughput, 1, ""},
+		{"Output Token Throughput (tok/s)", colMetric, model.OutputThroughput, 1, ""},
+		{"Total Token Throughput (tok/s)", colMetric, model.TotalTokenThroughput, 1, ""},
+		{"Mean E2E Lantency (ms) ", colMetric, model.MeanE2EL, 1, ""},
+		{"P99 E2E Lantency (ms)", colMetric, model.P99E2EL, 1, ""},
+		{"Mean TTFT (ms)", colMetric, model.MeanTTFT, 1, ""},
+		{"P99 TPOT (ms)", colMetric, model.P99TPOT, 1, ""},
+		{"Median ITL (ms)", colMetric, model.MedianITL, 1, ""},
+		{"P99.9 TTFT (ms)", colMetric, "p99.9_ttft_ms", 1, ""},
+		{"Avg Latency (s)", colMetric, model.MeanE2EL, 1000, ""},
+		{"Gen TPS", colMetric, model.OutputThroughput, 1, ""},
+		{"Prompt TPS", colMetric, "prompt_throughput", 1, ""},
+		{"Request Generation Level TPS", colMetric, "per_request_output_throughput", 1, ""},
+		{"Request Prompt Level TPS", colMetric, "per_request_prompt_throughput", 1, ""},
+		{"Pipeline (Prompt TPS)", colMetric, "prompt_throughput", 1, "Pipeline"},
+		{"Tensor (Gen TPS)", colMetric, model.OutputThroughput, 1, "Tensor"},
+		{"mean_ttft_ms", colMetric, model.MeanTTFT, 1, ""},
+		{"Concurrency", colConcurrency, "", 1, ""},
+		{"Request Rate", colRate, "", 1, ""},
+		{"Errors", colErrors, "", 1, ""},
+		{"Preset", colLabel, "", 1, ""},
+		{"Prompt Speedup (%)", colIgnore, "", 0, ""},
+		{"Mean TTFT (us)", colIgnore, "", 0, ""},
+		{"Notes", colIgnore, "", 0, ""},
+	}
+	for _, tt := range tests {
+		c := classifyHeader(tt.header)
+		if c.kind != tt.kind || c.metric != tt.metric || c.group != tt.group || (tt.kind == colMetric && c.scale != tt.scale) {
+			t.Errorf("classifyHeader(%q) = kind %d metric %q scale %v group %q; want %d %q %v %q",
+				tt.header, c.kind, c.metric, c.scale, c.group, tt.kind, tt.metric, tt.scale, tt.group)
+		}
+	}
+}
+
+func TestVLLMJSONLoad(t *testing.T) {
+	tests := []struct {
+		name, rate, conc string
+		want             model.Load
+		rateText         string
+	}{
+		{"closed loop", `"inf"`, `4`, model.Closed(4), "inf"},
+		{"open loop", `2.5`, `null`, model.Load{Kind: model.OpenLoop, Rate: 2.5, Burstiness: 1}, "2.5"},
+		{"capped open loop", `2.5`, `8`, model.Load{Kind: model.OpenLoop, Rate: 2.5, Burstiness: 1, Concurrency: 8}, "2.5"},
+		{"burst", `"inf"`, `null`, model.Load{Kind: model.Burst, Rate: math.Inf(1), Burstiness: 1}, "inf"},
+		{"rate as string", `"3"`, `null`, model.Load{Kind: model.OpenLoop, Rate: 3, Burstiness: 1}, "3"},
+		{"unknown", `null`, `null`, model.Load{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"request_rate": ` + tt.rate + `, "max_concurrency": ` + tt.conc + `, "completed": 10, "request_throughput": 1.5}`
+			recs, err := ParseVLLMJSON("x.json", []byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := recs[0].Workload
+			if got.Load.Kind != tt.want.Kind || got.Load.Concurrency != tt.want.Concurrency ||
+				got.Load.Burstiness != tt.want.Burstiness || !(got.Load.Rate == tt.want.Rate || math.IsNaN(got.Load.Rate) && math.IsNaN(tt.want.Rate)) {
+				t.Errorf("load = %+v, want %+v", got.Load, tt.want)
+			}
+			if got.RequestRate != tt.rateText {
+				t.Errorf("request_rate text = %q, want %q", got.RequestRate, tt.rateText)
+			}
+		})
+	}
+}
+
+func TestVLLMJSONAbsentNeverZero(t *testing.T) {
+	data := `{"completed": 9, "num_prompts": 10, "total_input_tokens": 900, "total_output_tokens": 450,
+	 "request_throughput": 1.5, "request_goodput": null, "std_itl_ms": NaN, "p99_itl_ms": -Infinity,
+	 "mean_ttft_ms": 12.5, "label": "run \"NaN\" one"}`
+	recs, err := ParseVLLMJSON("x.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	for _, k := range []string{"request_goodput", model.StdITL, model.P99ITL, model.MeanTPOT} {
+		if v, ok := r.Metric(k); ok {
+			t.Errorf("%s = %v, want absent", k, v)
+		}
+	}
+	if v, _ := r.Metric(model.MeanTTFT); v != 12.5 {
+		t.Errorf("mean_ttft_ms = %v, want 12.5", v)
+	}
+	if r.Source.Section != `run "NaN" one` {
+		t.Errorf("label = %q: NaN inside a string must survive", r.Source.Section)
+	}
+	if r.Errors != 1 || r.Completed != 9 {
+		t.Errorf("errors %d completed %d, want 1 and 9 (num_prompts - completed)", r.Errors, r.Completed)
+	}
+	if math.Abs(r.Workload.ISL-100) > 1e-9 || math.Abs(r.Workload.OSL-50) > 1e-9 {
+		t.Errorf("ISL/OSL = %v/%v, want 100/50 from the totals over completed", r.Workload.ISL, r.Workload.OSL)
+	}
+}
+
+func TestAnnotate(t *testing.T) {
+	rec := func(c int, thr, e2e, ttft, p99ttft float64) Record {
+		return Record{
+			ID:       "t:" + string(rune('a'+c)),
+			Source:   Source{File: "f", Section: "s"},
+			Workload: Workload{Load: model.Closed(c)},
+			Metrics: map[string]float64{model.RequestThroughput: thr, model.MeanE2EL: e2e,
+				model.MeanTTFT: ttft, model.P99TTFT: p99ttft},
+		}
+	}
+	recs := []Record{
+		rec(8, 2.0, 4000, 500, 700),
+		rec(1, 0.3, 3300, 400, 1200), // slow first request
+		rec(2, 0.55, 3600, 450, 500),
+		rec(4, 0.2, 9000, 480, 560), // dip and inversion
+		rec(16, 3.0, 5000, 600, 900),
+	}
+	Annotate(recs)
+	want := map[int][]string{0: nil, 1: {AnomalySlowFirst}, 2: nil, 3: {AnomalyThroughputDip, AnomalyLatencyInversion}, 4: nil}
+	for i, codes := range want {
+		var got []string
+		for _, a := range recs[i].Anomalies {
+			code, _, _ := strings.Cut(a, ":")
+			got = append(got, code)
+		}
+		if strings.Join(got, ",") != strings.Join(codes, ",") {
+			t.Errorf("record %d (concurrency %d): anomalies %q, want codes %v", i, recs[i].Workload.Load.Concurrency, recs[i].Anomalies, codes)
+		}
+	}
+	// Annotating again replaces rather than appends.
+	Annotate(recs)
+	if len(recs[3].Anomalies) != 2 {
+		t.Errorf("re-annotation gave %d anomalies, want 2", len(recs[3].Anomalies))
+	}
+}
+
+func TestMeta(t *testing.T) {
+	data := []byte("| Concurrency | Request Throughput (req/s) |\n|---|---|\n| 4 | 1.5 |\n")
+	recs, err := Parse("runs.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseMeta("runs.meta.json", []byte(`{"document": "runs.md", "id": "r",
+	 "defaults": {"gpu": "H20", "model": "Qwen/Qwen3-32B", "engine": "vllm-0.9.0.1", "topology": "prefill 2xTP2 + decode 1xTP4",
+	  "isl": 1000, "osl_max": 200, "load": {"kind": "rate", "request_rate": 3}, "settings": {"block-size": "16"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(recs); err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if r.ID != "r:3" || r.System.GPU != "H20" || r.System.GPUCount != 8 || r.System.Topology.String() != "prefill 2xTP2 + decode 1xTP4" {
+		t.Errorf("system after Apply = %s %+v", r.ID, r.System)
+	}
+	if r.Workload.Load.Kind != model.ClosedLoop || r.Workload.Load.Concurrency != 4 {
+		t.Errorf("the row's concurrency must win over the metadata's load, got %+v", r.Workload.Load)
+	}
+	if r.Workload.ISL != 1000 || r.Workload.OSLMax != 200 || r.System.Settings["block-size"] != "16" {
+		t.Errorf("workload/settings not filled: %+v %v", r.Workload, r.System.Settings)
+	}
+
+	bad := []struct{ meta, want string }{
+		{`{"document": "x", "defaults": {"topology": "4xTQ4"}}`, `field "defaults.topology"`},
+		{`{"document": "x", "defaults": {"parallelism": "expert"}}`, `field "defaults.parallelism"`},
+		{`{"document": "x", "defaults": {"load": {"kind": "concurrency"}}}`, `max_concurrency must be positive`},
+		{`{"document": "x", "defualts": {}}`, `unknown field "defualts"`},
+		{`{"document": "x", "sections": [{"match": []}]}`, `needs at least one string`},
+	}
+	for _, b := range bad {
+		_, err := ParseMeta("m.meta.json", []byte(b.meta))
+		if err == nil || !strings.Contains(err.Error(), b.want) || !strings.HasPrefix(err.Error(), "results: m.meta.json") {
+			t.Errorf("ParseMeta(%s) error = %v, want one containing %q", b.meta, err, b.want)
+		}
+	}
+	// A GPU count that contradicts the topology is an error, not a guess.
+	m2, _ := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "defaults": {"gpu_count": 4, "topology": "4xTP4"}}`))
+	if err := m2.Apply(recs); err == nil || !strings.Contains(err.Error(), "gpu_count 4 but topology 4xTP4 uses 16") {
+		t.Errorf("Apply with a contradicting gpu_count: %v", err)
+	}
+}
+
+func TestMetaPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"runs.md":         "runs.meta.json",
+		"dir/a.b/run.txt": "dir/a.b/run.meta.json",
+		"dir.x/noext":     "dir.x/noext.meta.json",
+		"seeds/004_x.md":  "seeds/004_x.meta.json",
+	} {
+		if got := MetaPath(in); got != want {
+			t.Errorf("MetaPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseNumber(t *testing.T) {
+	good := map[string]float64{"1": 1, " 2.5 ": 2.5, "1,234.5": 1234.5, "-3e2": -300, "12,345,678": 12345678}
+	for in, want := range good {
+		if got, err := parseNumber(in); err != nil || got != want {
+			t.Errorf("parseNumber(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "abc", "1,23", "NaN", "inf", "1.2.3", "12%"} {
+		if _, err := parseNumber(in); err == nil {
+			t.Errorf("parseNumber(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestByteOrderMark(t *testing.T) {
+	recs, err := Parse("bom.json", []byte("\ufeff{\"completed\": 2,\n \"request_throughput\": 1.5}"))
+	if err != nil || len(recs) != 1 || recs[0].Source.Line != 1 {
+		t.Fatalf("Parse with a BOM: %v, %+v", err, recs)
+	}
+}

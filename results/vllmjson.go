@@ -1,0 +1,596 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+)
+
+// ParseVLLMJSON reads vLLM bench serve result JSON: a file as
+// `vllm bench serve --save-result` writes it, several such objects
+// concatenated ("}{", as JSON lines, or in a JSON array), or the same inside
+// {% highlight json %} / ```json blocks of a page. Each object is one record.
+//
+// Fields follow vllm/benchmarks/serve.py. request_rate may be a number or
+// "inf"; a null (or NaN, which Python writes for empty statistics) is an
+// absent value, never zero. Unknown numeric fields are kept as metrics,
+// unknown string fields (--metadata KEY=VALUE) as System.Settings.
+func ParseVLLMJSON(name string, data []byte) ([]Record, error) {
+	buf := data
+	if !isJSONDocument(data) {
+		var err error
+		if buf, err = jsonBlocks(name, data); err != nil {
+			return nil, err
+		}
+	}
+	if bytes.HasPrefix(buf, []byte("\ufeff")) { // a byte-order mark; keep offsets
+		buf = append([]byte("   "), buf[3:]...)
+	}
+	buf = sanitizeNonFinite(buf)
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	dec.UseNumber()
+	doc := DocID(name)
+	var recs []Record
+	perLine := map[int]int{} // objects starting on each line, for unique IDs
+	add := func(r Record) {
+		perLine[r.Source.Line]++
+		if n := perLine[r.Source.Line]; n > 1 {
+			r.ID = recordID(doc, r.Source.Line, n, "")
+		}
+		recs = append(recs, r)
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, jsonError(name, buf, dec, err, 0)
+		}
+		switch tok {
+		case json.Delim('{'):
+			r, err := readResultObject(name, doc, buf, dec, lineAt(buf, dec.InputOffset()-1))
+			if err != nil {
+				return nil, err
+			}
+			add(r)
+		case json.Delim('['):
+			arrLine := lineAt(buf, dec.InputOffset()-1)
+			for dec.More() {
+				t, err := dec.Token()
+				if err != nil {
+					return nil, jsonError(name, buf, dec, err, arrLine)
+				}
+				if t != json.Delim('{') {
+					return nil, errorf(name, lineAt(buf, dec.InputOffset()), "", "want a JSON object in the result array, got %v", describeToken(t))
+				}
+				r, err := readResultObject(name, doc, buf, dec, lineAt(buf, dec.InputOffset()-1))
+				if err != nil {
+					return nil, err
+				}
+				add(r)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, jsonError(name, buf, dec, err, arrLine)
+			}
+		default:
+			return nil, errorf(name, lineAt(buf, dec.InputOffset()), "", "want a JSON object, got %v", describeToken(tok))
+		}
+	}
+	if len(recs) == 0 {
+		return nil, errorf(name, 0, "", "no JSON result objects found")
+	}
+	return recs, nil
+}
+
+func describeToken(t json.Token) string {
+	switch v := t.(type) {
+	case json.Delim:
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%v", t)
+}
+
+// jsonError turns a decoder error into a one-line Error with the line it happened on.
+func jsonError(name string, buf []byte, dec *json.Decoder, err error, openLine int) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return errorf(name, lineAt(buf, se.Offset), "", "invalid JSON: %v", se)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		msg := "truncated JSON: unexpected end of input"
+		if openLine > 0 {
+			msg += fmt.Sprintf(" (value opened at line %d is not closed)", openLine)
+		}
+		return errorf(name, lineAt(buf, int64(len(bytes.TrimRight(buf, " \t\r\n")))), "", "%s", msg)
+	}
+	return errorf(name, lineAt(buf, dec.InputOffset()), "", "invalid JSON: %v", err)
+}
+
+type jsonField struct {
+	raw  json.RawMessage
+	line int
+}
+
+// readResultObject reads the members of an object whose '{' was just consumed.
+func readResultObject(name, doc string, buf []byte, dec *json.Decoder, line int) (Record, error) {
+	fields := map[string]jsonField{}
+	var order []string
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return Record{}, jsonError(name, buf, dec, err, line)
+		}
+		key, ok := kt.(string)
+		if !ok {
+			return Record{}, errorf(name, lineAt(buf, dec.InputOffset()), "", "invalid JSON: object key is not a string")
+		}
+		kline := lineAt(buf, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return Record{}, jsonError(name, buf, dec, err, line)
+		}
+		if _, dup := fields[key]; !dup {
+			order = append(order, key)
+		}
+		fields[key] = jsonField{raw: raw, line: kline}
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return Record{}, jsonError(name, buf, dec, err, line)
+	}
+	return buildJSONRecord(name, doc, line, fields, order)
+}
+
+// engineBackends are bench serve backends that name the serving engine itself.
+var engineBackends = map[string]bool{"vllm": true, "sglang": true, "tgi": true, "lmdeploy": true,
+	"deepspeed-mii": true, "tensorrt-llm": true, "scalellm": true, "llama.cpp": true}
+
+// jsonConfigFields are read into the workload and system, not kept as metrics or settings.
+var jsonConfigFields = map[string]bool{
+	"date": true, "endpoint_type": true, "backend": true, "label": true, "model_id": true, "tokenizer_id": true,
+	"num_prompts": true, "request_rate": true, "burstiness": true, "max_concurrency": true,
+	"completed": true, "failed": true, "input_len": true, "output_len": true,
+	"input_lens": true, "output_lens": true, "ttfts": true, "itls": true, "latencies": true,
+	"start_times": true, "queue_times": true, "generated_texts": true, "errors": true,
+	"rps_change_events": true, "ramp_up_strategy": true, "ramp_up_start_rps": true, "ramp_up_end_rps": true,
+}
+
+// statMetricRE matches vLLM's statistic fields: mean_ttft_ms, p99.9_itl_ms, std_e2el_ms, …
+var statMetricRE = regexp.MustCompile(`^(mean|median|std|p\d+(\.\d+)?)_[a-z0-9_]+_ms$`)
+
+// knownNumericFields must be numbers (or null) when present.
+var knownNumericFields = map[string]bool{
+	model.Duration: true, "total_input_tokens": true, "total_output_tokens": true,
+	model.RequestThroughput: true, "request_goodput": true, model.OutputThroughput: true,
+	model.TotalTokenThroughput: true, "max_output_tokens_per_s": true, "max_concurrent_requests": true, "rtfx": true,
+}
+
+func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order []string) (Record, error) {
+	r := Record{
+		ID:      recordID(doc, line, 0, ""),
+		Source:  Source{File: name, Line: line, Format: FormatVLLMJSON},
+		Metrics: map[string]float64{},
+	}
+	bad := func(key, format string, args ...any) error {
+		return errorf(name, f[key].line, key, format, args...)
+	}
+	str := func(key string) (string, error) {
+		fv, ok := f[key]
+		if !ok || isNull(fv.raw) {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(fv.raw, &s); err != nil {
+			return "", bad(key, "want a string, got %s", jsonKind(fv.raw))
+		}
+		return s, nil
+	}
+	num := func(key string) (float64, bool, error) {
+		fv, ok := f[key]
+		if !ok || isNull(fv.raw) {
+			return 0, false, nil
+		}
+		var n json.Number
+		if jsonKind(fv.raw) != "a number" || json.Unmarshal(fv.raw, &n) != nil {
+			return 0, false, bad(key, "want a number, got %s", jsonKind(fv.raw))
+		}
+		v, err := n.Float64()
+		if err != nil || math.IsInf(v, 0) {
+			return 0, false, bad(key, "number %s out of range", n)
+		}
+		return v, true, nil
+	}
+	integer := func(key string) (int, bool, error) {
+		v, ok, err := num(key)
+		if err != nil || !ok {
+			return 0, ok, err
+		}
+		if v != math.Trunc(v) || v < 0 || v > 1e12 {
+			return 0, false, bad(key, "want a non-negative integer, got %v", v)
+		}
+		return int(v), true, nil
+	}
+	// lenField reads input_len/output_len, which --metadata writes as strings.
+	lenField := func(key string) (int, error) {
+		fv, ok := f[key]
+		if !ok || isNull(fv.raw) {
+			return 0, nil
+		}
+		var s string
+		if json.Unmarshal(fv.raw, &s) == nil {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return 0, nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return 0, bad(key, "want a token count, got %q", s)
+			}
+			return n, nil
+		}
+		n, _, err := integer(key)
+		return n, err
+	}
+
+	var err error
+	if r.System.Model, err = str("model_id"); err != nil {
+		return r, err
+	}
+	backend, err := str("backend")
+	if err != nil {
+		return r, err
+	}
+	if backend == "" {
+		if backend, err = str("endpoint_type"); err != nil {
+			return r, err
+		}
+	}
+	if engineBackends[strings.ToLower(backend)] {
+		r.System.Engine = strings.ToLower(backend)
+	}
+	if r.Source.Section, err = str("label"); err != nil {
+		return r, err
+	}
+	for _, k := range []string{"date", "tokenizer_id"} {
+		if _, err := str(k); err != nil {
+			return r, err
+		}
+	}
+
+	numPrompts, _, err := integer("num_prompts")
+	if err != nil {
+		return r, err
+	}
+	r.Workload.NumPrompts = numPrompts
+	completed, hasCompleted, err := integer("completed")
+	if err != nil {
+		return r, err
+	}
+	r.Completed = completed
+	failed, hasFailed, err := integer("failed")
+	if err != nil {
+		return r, err
+	}
+	if r.Workload.ISLMax, err = lenField("input_len"); err != nil {
+		return r, err
+	}
+	if r.Workload.OSLMax, err = lenField("output_len"); err != nil {
+		return r, err
+	}
+
+	// Load: request_rate (number or "inf"), burstiness, max_concurrency.
+	rate, hasRate := math.NaN(), false
+	if fv, ok := f["request_rate"]; ok && !isNull(fv.raw) {
+		var s string
+		if json.Unmarshal(fv.raw, &s) == nil {
+			switch strings.ToLower(strings.TrimSpace(s)) {
+			case "inf", "infinity":
+				rate, hasRate = math.Inf(1), true
+			default:
+				v, perr := parseNumber(s)
+				if perr != nil || v <= 0 {
+					return r, bad("request_rate", "want a positive number or \"inf\", got %q", s)
+				}
+				rate, hasRate = v, true
+			}
+		} else {
+			v, _, err := num("request_rate")
+			if err != nil {
+				return r, bad("request_rate", "want a number or \"inf\", got %s", jsonKind(fv.raw))
+			}
+			if v <= 0 {
+				return r, bad("request_rate", "want a positive rate, got %v", v)
+			}
+			rate, hasRate = v, true
+		}
+	}
+	burst, hasBurst, err := num("burstiness")
+	if err != nil {
+		return r, err
+	}
+	if hasBurst && burst <= 0 {
+		return r, bad("burstiness", "want a positive gamma shape, got %v", burst)
+	}
+	maxConc, hasConc, err := integer("max_concurrency")
+	if err != nil {
+		return r, err
+	}
+	if hasConc && maxConc == 0 {
+		return r, bad("max_concurrency", "want a positive integer, got 0")
+	}
+	switch {
+	case hasConc && (!hasRate || math.IsInf(rate, 1)):
+		r.Workload.Load = model.Closed(maxConc)
+	case hasRate:
+		r.Workload.Load = model.Open(rate, burst)
+		r.Workload.Load.Concurrency = maxConc
+	}
+	if hasRate {
+		r.Workload.RequestRate = model.Load{Kind: model.OpenLoop, Rate: rate}.RateString()
+	}
+
+	// Per-request arrays (--save-detailed): type-check them and use what they tell.
+	inputLens, err := numArray(name, f, "input_lens")
+	if err != nil {
+		return r, err
+	}
+	outputLens, err := numArray(name, f, "output_lens")
+	if err != nil {
+		return r, err
+	}
+	for _, k := range []string{"ttfts", "latencies", "start_times", "queue_times"} {
+		if _, err := numArray(name, f, k); err != nil {
+			return r, err
+		}
+	}
+	if fv, ok := f["itls"]; ok && !isNull(fv.raw) {
+		var v [][]*float64
+		if json.Unmarshal(fv.raw, &v) != nil {
+			return r, bad("itls", "want an array of arrays of numbers, got %s", jsonKind(fv.raw))
+		}
+	}
+	errCount, hasErrList := 0, false
+	if fv, ok := f["errors"]; ok && !isNull(fv.raw) {
+		var v []*string
+		if json.Unmarshal(fv.raw, &v) != nil {
+			return r, bad("errors", "want an array of strings, got %s", jsonKind(fv.raw))
+		}
+		hasErrList = true
+		for _, e := range v {
+			if e != nil && *e != "" {
+				errCount++
+			}
+		}
+	}
+	if fv, ok := f["generated_texts"]; ok && !isNull(fv.raw) {
+		var v []*string
+		if json.Unmarshal(fv.raw, &v) != nil {
+			return r, bad("generated_texts", "want an array of strings, got %s", jsonKind(fv.raw))
+		}
+	}
+	switch {
+	case hasFailed:
+		r.Errors = failed
+	case hasErrList:
+		r.Errors = errCount
+	case hasCompleted && numPrompts > completed:
+		r.Errors = numPrompts - completed
+	}
+
+	// Metrics: every other number; strings are --metadata settings.
+	for _, k := range order {
+		if jsonConfigFields[k] || strings.TrimSpace(k) == "" {
+			continue
+		}
+		fv := f[k]
+		if isNull(fv.raw) {
+			continue // absent, never zero
+		}
+		if knownNumericFields[k] || statMetricRE.MatchString(k) {
+			v, ok, err := num(k)
+			if err != nil {
+				return r, err
+			}
+			if ok && !(k == "rtfx" && v == 0) {
+				r.Metrics[k] = v
+			}
+			continue
+		}
+		var s string
+		var n json.Number
+		switch {
+		case jsonKind(fv.raw) == "a number" && json.Unmarshal(fv.raw, &n) == nil:
+			if v, err := n.Float64(); err == nil && !math.IsInf(v, 0) {
+				r.Metrics[k] = v
+			}
+		case json.Unmarshal(fv.raw, &s) == nil:
+			if r.System.Settings == nil {
+				r.System.Settings = map[string]string{}
+			}
+			r.System.Settings[k] = s
+		}
+	}
+
+	// Lengths: totals over successful requests are authoritative; outputs stop early.
+	tin, hasTin := r.Metrics["total_input_tokens"]
+	tout, hasTout := r.Metrics["total_output_tokens"]
+	switch {
+	case hasTin && completed > 0:
+		r.Workload.ISL = tin / float64(completed)
+	case len(inputLens) > 0:
+		r.Workload.ISL = mean(inputLens)
+	}
+	switch {
+	case hasTout && completed > 0:
+		r.Workload.OSL = tout / float64(completed)
+	case len(outputLens) > 0:
+		r.Workload.OSL = mean(outputLens)
+	}
+	if len(r.Metrics) == 0 {
+		return r, errorf(name, line, "", "object has no metrics: not a vLLM bench serve result")
+	}
+	return r, nil
+}
+
+func numArray(name string, f map[string]jsonField, key string) ([]float64, error) {
+	fv, ok := f[key]
+	if !ok || isNull(fv.raw) {
+		return nil, nil
+	}
+	// The embeddings variant writes a single 0 for output_lens.
+	if key == "output_lens" && jsonKind(fv.raw) == "a number" {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if jsonKind(fv.raw) != "an array" || json.Unmarshal(fv.raw, &elems) != nil {
+		return nil, errorf(name, fv.line, key, "want an array of numbers, got %s", jsonKind(fv.raw))
+	}
+	out := make([]float64, 0, len(elems))
+	for i, e := range elems {
+		var x float64
+		switch {
+		case isNull(e):
+		case jsonKind(e) == "a number" && json.Unmarshal(e, &x) == nil:
+			out = append(out, x)
+		default:
+			return nil, errorf(name, fv.line, key, "element %d is %s, want a number", i, jsonKind(e))
+		}
+	}
+	return out, nil
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// sanitizeNonFinite replaces the NaN / Infinity / -Infinity literals Python's
+// json module writes (outside strings) with null, keeping line structure.
+func sanitizeNonFinite(buf []byte) []byte {
+	if !bytes.Contains(buf, []byte("NaN")) && !bytes.Contains(buf, []byte("Infinity")) {
+		return buf
+	}
+	out := make([]byte, 0, len(buf))
+	inStr, esc := false, false
+	for i := 0; i < len(buf); i++ {
+		c := buf[i]
+		if inStr {
+			out = append(out, c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+		case bytes.HasPrefix(buf[i:], []byte("NaN")):
+			out = append(out, "null"...)
+			i += 2
+			continue
+		case bytes.HasPrefix(buf[i:], []byte("-Infinity")):
+			out = append(out, "null"...)
+			i += 8
+			continue
+		case bytes.HasPrefix(buf[i:], []byte("Infinity")):
+			out = append(out, "null"...)
+			i += 7
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func hasEmbeddedJSON(data []byte) bool {
+	return bytes.Contains(data, []byte("highlight")) && liquidJSONOpen.Match(data) ||
+		bytes.Contains(data, []byte("```")) && fenceJSONOpen.Match(data)
+}
+
+var (
+	liquidJSONOpen  = regexp.MustCompile(`(?m)^\s*\{%-?\s*highlight\s+json\b[^%]*-?%\}\s*$`)
+	liquidJSONClose = regexp.MustCompile(`^\s*\{%-?\s*endhighlight\s*-?%\}\s*$`)
+	fenceJSONOpen   = regexp.MustCompile("(?m)^\\s*```\\s*json\\s*$")
+)
+
+// jsonBlocks returns data with every byte outside JSON code blocks blanked
+// (newlines kept), so decoder offsets still map to the page's lines.
+func jsonBlocks(name string, data []byte) ([]byte, error) {
+	out := bytes.Repeat([]byte{' '}, len(data))
+	lines := bytes.SplitAfter(data, []byte{'\n'})
+	off, inBlock, fence, openLine := 0, false, false, 0
+	for i, ln := range lines {
+		trimmed := bytes.TrimRight(ln, "\r\n")
+		maybeMarker := bytes.Contains(trimmed, []byte("highlight")) || bytes.Contains(trimmed, []byte("```"))
+		switch {
+		case !maybeMarker:
+			if inBlock {
+				copy(out[off:], ln)
+			}
+		case !inBlock && liquidJSONOpen.Match(trimmed):
+			inBlock, fence, openLine = true, false, i+1
+		case !inBlock && fenceJSONOpen.Match(trimmed):
+			inBlock, fence, openLine = true, true, i+1
+		case inBlock && !fence && liquidJSONClose.Match(trimmed):
+			inBlock = false
+		case inBlock && fence && strings.TrimSpace(string(trimmed)) == "```":
+			inBlock = false
+		case inBlock:
+			copy(out[off:], ln)
+		}
+		if bytes.HasSuffix(ln, []byte{'\n'}) {
+			out[off+len(ln)-1] = '\n'
+		}
+		off += len(ln)
+	}
+	if inBlock {
+		return nil, errorf(name, openLine, "", "JSON block opened here is never closed")
+	}
+	return out, nil
+}

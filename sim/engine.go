@@ -1,0 +1,591 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/capsim/capsim/model"
+)
+
+// Engine states.
+const (
+	engIdle       uint8 = iota
+	engStep             // one step with prefill work (chunked prefill mixed with decodes)
+	engRun              // a run of pure decode steps with constant membership
+	engProcessing       // inside onStepEnd/startStep: new work waits for startStep
+	engWaking           // idle engine with new work: starts at nextT (now, after the other events of this instant, or when a transfer arrives)
+)
+
+// engine is one aggregated replica or one disaggregated decode worker: a
+// vLLM V1-style scheduler with continuous batching and chunked prefill.
+//
+// Decoding requests form the "decode set". They all advance one token per
+// step, so the engine keeps only aggregates over them: a step counter S,
+// per request offsets (KV tokens = S + off), the sum of offsets, the count
+// of offsets per residue modulo the block size (to know how many blocks
+// the next steps allocate) and a heap of completion step indices. A run of
+// pure decode steps is advanced in one event.
+type engine struct {
+	s         *simulator
+	idx       int
+	field     string // "Replicas" or "Decode", for errors
+	mon       *poolMon
+	cost      CostModel
+	disagg    bool
+	block     int64
+	capBlocks int64 // 0: unlimited
+	maxSeqs   int
+	maxTokens int
+
+	waiting    reqQueue    // needs a local prefill: new (aggregated) or preempted requests
+	remote     reqQueue    // disaggregated: waiting for KV blocks before their remote prefill
+	ready      reqQueue    // disaggregated: KV transferred, waiting to join the decode set
+	inbound    inboundHeap // disaggregated: KV transfers in flight, by arrival time
+	prefilling []*request  // running requests in prefill, in admission order
+
+	heap       finHeap
+	sumOff     int64
+	residues   []int64 // residues[off mod block] = decoding requests with that offset
+	S          int64
+	used       int64 // KV blocks allocated
+	firstTimer []*request
+	nFirst     int
+	nextAdmit  uint64
+
+	outstanding int // routed and not completed, for LeastOutstanding
+
+	state uint8
+	// position in the simulator's engine heap (-1: none) and the time and
+	// sequence number of the engine's next event
+	hpos    int
+	nextT   float64
+	nextSeq uint64
+	// the step or run of steps in progress
+	t0, dur, base, perKV, k1 float64
+	j                        int64
+	n, pseqs                 int
+	affine                   []affineCoef
+}
+
+type affineCoef struct {
+	base, perKV float64
+	ok          bool
+}
+
+func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *engine {
+	field := "Replicas"
+	if disagg {
+		field = "Decode"
+	}
+	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
+		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, hpos: -1}
+	e.residues = make([]int64, p.BlockSize)
+	mon.capBlocks = e.capBlocks
+	return e
+}
+
+func (e *engine) running() int { return len(e.heap) + len(e.prefilling) }
+
+func (e *engine) blocksFor(tokens int64) int64 { return (tokens + e.block - 1) / e.block }
+
+func (e *engine) mod(x int64) int64 {
+	if e.block&(e.block-1) == 0 {
+		return x & (e.block - 1) // two's complement: correct for negative x too
+	}
+	m := x % e.block
+	if m < 0 {
+		m += e.block
+	}
+	return m
+}
+
+// growth is the number of blocks the decode set allocates in its next k steps.
+func (e *engine) growth(k int64) int64 {
+	n := int64(len(e.heap))
+	if n == 0 || k <= 0 {
+		return 0
+	}
+	full := k / e.block
+	g := full * n
+	for t := full * e.block; t < k; t++ {
+		g += e.residues[e.mod(-(e.S + t))]
+	}
+	return g
+}
+
+// stepsFitting is the largest k ≤ limit whose growth fits in the free blocks.
+func (e *engine) stepsFitting(limit int64) int64 {
+	n := int64(len(e.heap))
+	free := e.capBlocks - e.used
+	if n == 0 {
+		return limit
+	}
+	full := free / n
+	if full > limit/e.block+1 {
+		return limit
+	}
+	k := full * e.block
+	if k >= limit {
+		return limit
+	}
+	rem := free - full*n
+	for t := int64(0); t < e.block; t++ {
+		g := e.residues[e.mod(-(e.S + k + t))]
+		if g > rem {
+			return min(k+t, limit)
+		}
+		rem -= g
+	}
+	return limit
+}
+
+// free is the number of blocks left after the decode set's next step.
+func (e *engine) free() int64 {
+	return e.capBlocks - e.used - e.growth(1)
+}
+
+func (e *engine) addUsed(t float64, d int64) {
+	if d == 0 {
+		return
+	}
+	e.mon.kvTouch(t)
+	e.used += d
+	e.mon.used += d
+	if e.capBlocks > 0 {
+		if u := float64(e.used) / float64(e.capBlocks); u > e.mon.kvMax {
+			e.mon.kvMax = u
+		}
+	}
+}
+
+// join puts r into the decode set with c KV tokens cached and g tokens emitted.
+// The blocks r holds become part of the decode set's implicit accounting.
+func (e *engine) join(r *request, c, g int) {
+	r.off = int64(c) - e.S
+	r.goff = int64(g) - e.S
+	r.fin = int64(r.out) - 1 - r.goff
+	r.blocks = 0
+	e.residues[e.mod(r.off)]++
+	e.sumOff += r.off
+	e.heap.push(r)
+}
+
+// leave takes r out of the decode set and returns the blocks it held.
+func (e *engine) leave(r *request) int64 {
+	e.residues[e.mod(r.off)]--
+	e.sumOff -= r.off
+	e.heap.remove(r)
+	r.g = int(e.S + r.goff)
+	return e.blocksFor(e.S + r.off)
+}
+
+// enqueue accepts a newly routed request at t.
+func (e *engine) enqueue(t float64, r *request) {
+	e.mon.queueAdd(t, 1)
+	if e.disagg {
+		e.remote.pushBack(r)
+	} else {
+		r.target = r.prompt
+		e.waiting.pushBack(r)
+	}
+	e.poke(t)
+}
+
+// expect registers that r's KV cache, sent by its prefill worker, reaches
+// this engine at time at (in the future or now). The request joins at the
+// first step boundary at or after at; knowing the time in advance saves an
+// event and lets a run of decode steps end exactly there.
+func (e *engine) expect(at float64, r *request) {
+	e.s.seq++
+	e.inbound.push(inboundEntry{at, e.s.seq, r})
+	switch e.state {
+	case engIdle:
+		e.state = engWaking
+		e.s.schedule(e, at)
+	case engWaking:
+		if at < e.nextT {
+			e.s.schedule(e, at)
+		}
+	case engRun:
+		if e.running() < e.maxSeqs {
+			e.truncate(at)
+		}
+	}
+}
+
+// receive moves the transfers that have arrived by t to the ready queue.
+func (e *engine) receive(t float64) {
+	for len(e.inbound) > 0 && e.inbound[0].t <= t {
+		x := e.inbound.pop()
+		// It has waited since its arrival, not since this boundary.
+		e.mon.queueArea += t - x.t
+		e.mon.queueAdd(t, 1)
+		e.ready.pushBack(x.r)
+	}
+}
+
+// poke reacts to new work at t: an idle engine starts a step; a run of
+// decode steps is cut at the next step boundary if the work could start there.
+func (e *engine) poke(t float64) {
+	switch e.state {
+	case engIdle:
+		// Start after the other events of this instant (requests sent
+		// together are scheduled together, as the engine would see them).
+		e.state = engWaking
+		e.s.schedule(e, t)
+	case engWaking:
+		if t < e.nextT {
+			e.s.schedule(e, t)
+		}
+	case engRun:
+		if e.canStartNew() {
+			e.truncate(t)
+		}
+	}
+}
+
+func (e *engine) canStartNew() bool {
+	if e.running() < e.maxSeqs && (e.ready.len() > 0 || e.waiting.len() > 0) {
+		return true
+	}
+	if e.remote.len() > 0 {
+		return e.capBlocks == 0 || e.blocksFor(int64(e.remote.peek().prompt)) <= e.capBlocks-e.used
+	}
+	return false
+}
+
+// runEnd is the end time of the k-th step of the current run: with n
+// sequences whose total KV grows by n per step, step i takes
+// base + perKV·(k1 + i·n), a quadratic in k.
+func (e *engine) runEnd(k int64) float64 {
+	fk := float64(k)
+	return e.t0 + (fk*e.base + e.perKV*(fk*e.k1+float64(e.n)*fk*float64(k-1)/2))
+}
+
+// boundaryAfter is the first step k ≤ j of the current run ending at or
+// after t (j when t is beyond the run).
+func (e *engine) boundaryAfter(t float64) int64 {
+	if t >= e.runEnd(e.j) {
+		return e.j
+	}
+	lo, hi := int64(1), e.j
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if e.runEnd(mid) >= t {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// truncate cuts the run of steps at the first step boundary at or after t.
+func (e *engine) truncate(t float64) {
+	if k := e.boundaryAfter(t); k < e.j {
+		e.j = k
+		e.s.schedule(e, e.runEnd(k))
+	}
+}
+
+// latest is the most recently admitted running request (vLLM preempts it first).
+func (e *engine) latest() *request {
+	var best *request
+	if k := len(e.prefilling); k > 0 {
+		best = e.prefilling[k-1]
+	}
+	for _, x := range e.heap {
+		if best == nil || x.admit > best.admit {
+			best = x.r
+		}
+	}
+	return best
+}
+
+// preempt evicts r (recompute): it frees its blocks and waits at the front
+// of the queue to prefill its prompt and the tokens generated so far again.
+func (e *engine) preempt(t float64, r *request) {
+	if r.hidx >= 0 {
+		e.addUsed(t, -e.leave(r))
+		r.lastTok = t
+	} else {
+		for i, p := range e.prefilling {
+			if p == r {
+				copy(e.prefilling[i:], e.prefilling[i+1:])
+				e.prefilling[len(e.prefilling)-1] = nil
+				e.prefilling = e.prefilling[:len(e.prefilling)-1]
+				break
+			}
+		}
+		e.addUsed(t, -r.blocks)
+	}
+	r.blocks, r.done, r.chunk = 0, 0, 0
+	r.target = r.prompt + r.g
+	r.preempt++
+	e.mon.preemptions++
+	e.mon.queueAdd(t, 1)
+	e.waiting.pushFront(r)
+}
+
+func (e *engine) stepTime(st model.Step) (float64, bool) {
+	d := e.cost.StepTime(st)
+	if !finiteNonNeg(d) {
+		e.s.fail(fmt.Errorf("sim: Config.%s.Cost returned step time %v for %+v; want a finite non-negative number of seconds", e.field, d, st))
+		return 0, false
+	}
+	return d, true
+}
+
+func (e *engine) affineFor(n int) (float64, float64, bool) {
+	if n >= len(e.affine) {
+		e.affine = append(e.affine, make([]affineCoef, n+1-len(e.affine))...)
+	}
+	a := &e.affine[n]
+	if !a.ok {
+		a.base, a.perKV = e.cost.DecodeAffine(n)
+		if !finiteNonNeg(a.base) || !finiteNonNeg(a.perKV) {
+			e.s.fail(fmt.Errorf("sim: Config.%s.Cost.DecodeAffine(%d) returned base %v, perKV %v; want finite non-negative numbers", e.field, n, a.base, a.perKV))
+			return 0, 0, false
+		}
+		a.ok = true
+	}
+	return a.base, a.perKV, true
+}
+
+// startStep schedules the engine's next step at t, as vLLM V1's scheduler
+// does: running decodes first (preempting the latest admitted when their
+// KV blocks do not fit), then running partial prefills, then new requests
+// while the token budget, the sequence cap and the KV cache allow.
+func (e *engine) startStep(t float64) {
+	e.state = engProcessing
+	e.receive(t)
+	// Requests whose KV arrived join the decode set (disaggregated).
+	for e.ready.len() > 0 && e.running() < e.maxSeqs {
+		r := e.ready.pop()
+		e.mon.queueAdd(t, -1)
+		r.admit = e.nextAdmit
+		e.nextAdmit++
+		e.join(r, r.prompt, 0)
+		e.firstTimer = append(e.firstTimer, r)
+	}
+	if e.capBlocks > 0 {
+		for len(e.heap) > 0 && e.growth(1) > e.capBlocks-e.used {
+			e.preempt(t, e.latest())
+		}
+	}
+	n := len(e.heap)
+	budget := e.maxTokens - n
+	ptoks, pseqs := 0, 0
+	attn := 0.0
+	i := 0
+	for i < len(e.prefilling) && budget > 0 {
+		r := e.prefilling[i]
+		c := min(r.target-r.done, budget)
+		if e.capBlocks > 0 {
+			need := e.blocksFor(int64(r.done+c)) - r.blocks
+			evicted := false
+			for need > e.free() {
+				v := e.latest()
+				e.preempt(t, v)
+				if v == r {
+					evicted = true
+					break
+				}
+			}
+			if evicted {
+				continue
+			}
+			r.blocks += need
+			e.addUsed(t, need)
+		}
+		r.chunk = c
+		budget -= c
+		ptoks += c
+		pseqs++
+		attn += model.ChunkAttn(r.done, c)
+		i++
+	}
+	for ; i < len(e.prefilling); i++ {
+		e.prefilling[i].chunk = 0
+	}
+	n = len(e.heap) // preemption may have shrunk the decode set
+	for budget > 0 && e.running() < e.maxSeqs && e.waiting.len() > 0 {
+		r := e.waiting.peek()
+		c := min(r.target, budget)
+		need := e.blocksFor(int64(c))
+		if e.capBlocks > 0 && need > e.free() {
+			break
+		}
+		e.waiting.pop()
+		e.mon.queueAdd(t, -1)
+		r.admit = e.nextAdmit
+		e.nextAdmit++
+		r.blocks = need
+		e.addUsed(t, need)
+		r.chunk = c
+		e.prefilling = append(e.prefilling, r)
+		budget -= c
+		ptoks += c
+		pseqs++
+		attn += model.ChunkAttn(0, c)
+	}
+
+	// Disaggregated: reserve KV blocks for new requests, then send them to
+	// prefill; preempted requests waiting to recompute go first.
+	for e.waiting.len() == 0 && e.remote.len() > 0 {
+		r := e.remote.peek()
+		need := e.blocksFor(int64(r.prompt))
+		if e.capBlocks > 0 && need > e.free() {
+			break
+		}
+		e.remote.pop()
+		e.mon.queueAdd(t, -1)
+		r.blocks = need
+		e.addUsed(t, need)
+		e.s.prefill.submit(t, r)
+	}
+
+	e.t0, e.n, e.pseqs = t, n, pseqs
+	e.k1 = float64(int64(n)*(e.S+1) + e.sumOff)
+	var first float64
+	switch {
+	case ptoks > 0:
+		d, ok := e.stepTime(model.Step{PrefillTokens: ptoks, PrefillSeqs: pseqs, PrefillAttn: attn, DecodeSeqs: n, DecodeKV: e.k1})
+		if !ok {
+			return
+		}
+		e.state, e.dur, e.j = engStep, d, 1
+		first = t + d
+		e.s.schedule(e, t+d)
+	case n > 0:
+		base, perKV, ok := e.affineFor(n)
+		if !ok {
+			return
+		}
+		j := e.heap[0].fin - e.S + 1
+		if e.capBlocks > 0 {
+			j = e.stepsFitting(j)
+		}
+		e.state, e.base, e.perKV, e.j = engRun, base, perKV, j
+		if len(e.inbound) > 0 && e.running() < e.maxSeqs {
+			e.j = e.boundaryAfter(e.inbound[0].t)
+		}
+		first = t + (base + perKV*e.k1)
+		e.s.schedule(e, e.runEnd(e.j))
+	case len(e.inbound) > 0:
+		e.state = engWaking
+		e.s.schedule(e, e.inbound[0].t)
+	default:
+		e.state = engIdle
+	}
+	e.nFirst = 0
+	for _, r := range e.firstTimer {
+		if r.hidx >= 0 && r.g == 0 {
+			r.first = first
+			e.nFirst++
+		}
+	}
+	clear(e.firstTimer)
+	e.firstTimer = e.firstTimer[:0]
+}
+
+// onStepEnd completes the step or run of steps that ends at t.
+func (e *engine) onStepEnd(t float64) {
+	if e.state == engWaking {
+		e.startStep(t)
+		return
+	}
+	e.state = engProcessing
+	n := e.n
+	span := t - e.t0
+	e.mon.busy += span
+	e.mon.batchArea += float64(n+e.pseqs) * span
+	if n > 0 {
+		s := e.s
+		if e.pseqs > 0 {
+			s.itl.add(e.dur, n-e.nFirst)
+		} else {
+			s.itl.addRun(e.base+e.perKV*e.k1, e.perKV*float64(n), e.j, n-e.nFirst, n)
+		}
+		g := e.growth(e.j)
+		if g > 0 {
+			e.addUsed(t, g)
+			// Blocks were allocated through the run; count them half of it.
+			e.mon.kvArea += float64(g) * span / 2
+		}
+		e.S += e.j
+		for len(e.heap) > 0 && e.heap[0].fin < e.S {
+			r := e.heap[0].r
+			e.addUsed(t, -e.leave(r))
+			s.complete(t, r)
+		}
+	}
+	if e.pseqs > 0 {
+		k := 0
+		for _, r := range e.prefilling {
+			r.done += r.chunk
+			r.chunk = 0
+			if r.done < r.target {
+				e.prefilling[k] = r
+				k++
+				continue
+			}
+			// Prefill complete: vLLM samples a token at the end of this step.
+			r.g++
+			if r.g == 1 {
+				r.first = t
+			} else {
+				e.s.itl.add(t-r.lastTok, 1)
+			}
+			if r.g >= r.out {
+				e.addUsed(t, -r.blocks)
+				r.blocks = 0
+				e.s.complete(t, r)
+			} else {
+				e.join(r, r.target, r.g)
+			}
+		}
+		clear(e.prefilling[k:])
+		e.prefilling = e.prefilling[:k]
+	}
+	e.pseqs = 0
+	if e.s.err != nil {
+		return
+	}
+	e.startStep(t)
+}
+
+// reqQueue is a FIFO of requests that also accepts pushes at the front.
+type reqQueue struct {
+	buf  []*request
+	head int
+}
+
+func (q *reqQueue) len() int            { return len(q.buf) - q.head }
+func (q *reqQueue) peek() *request      { return q.buf[q.head] }
+func (q *reqQueue) pushBack(r *request) { q.buf = append(q.buf, r) }
+
+func (q *reqQueue) pop() *request {
+	r := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head++
+	if q.head == len(q.buf) {
+		q.buf, q.head = q.buf[:0], 0
+	} else if q.head >= 256 && 2*q.head >= len(q.buf) {
+		k := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[k:])
+		q.buf, q.head = q.buf[:k], 0
+	}
+	return r
+}
+
+func (q *reqQueue) pushFront(r *request) {
+	if q.head > 0 {
+		q.head--
+		q.buf[q.head] = r
+		return
+	}
+	q.buf = append(q.buf, nil)
+	copy(q.buf[1:], q.buf)
+	q.buf[0] = r
+}

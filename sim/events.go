@@ -1,0 +1,263 @@
+package sim
+
+const (
+	evArrival uint8 = iota // an open-loop request arrives
+	evPrefill              // a prefill worker's step ends
+)
+
+type event struct {
+	t    float64
+	seq  uint64 // insertion order; breaks ties in t deterministically
+	idx  int32
+	kind uint8
+}
+
+func (a *event) before(b *event) bool {
+	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
+}
+
+// eventHeap is a binary min-heap ordered by (t, seq).
+type eventHeap struct{ h []event }
+
+func (q *eventHeap) Len() int { return len(q.h) }
+
+func (q *eventHeap) top() *event { return &q.h[0] }
+
+func (q *eventHeap) push(e event) {
+	q.h = append(q.h, e)
+	i := len(q.h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.h[i].before(&q.h[p]) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+func (q *eventHeap) pop() event {
+	top := q.h[0]
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h[n] = event{}
+	q.h = q.h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q.h[r].before(&q.h[l]) {
+			m = r
+		}
+		if !q.h[m].before(&q.h[i]) {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
+
+// finHeap is a min-heap of decoding requests by (fin, admit), keys held
+// inline, tracking each request's index so that a preempted one can be removed.
+type finHeap []finEntry
+
+type finEntry struct {
+	fin   int64
+	admit uint64
+	r     *request
+}
+
+func (a *finEntry) less(b *finEntry) bool {
+	return a.fin < b.fin || (a.fin == b.fin && a.admit < b.admit)
+}
+
+func (h *finHeap) push(r *request) {
+	*h = append(*h, finEntry{r.fin, r.admit, r})
+	r.hidx = len(*h) - 1
+	h.up(r.hidx)
+}
+
+func (h finHeap) up(i int) {
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		h[i].r.hidx = i
+		i = p
+	}
+	h[i] = x
+	x.r.hidx = i
+}
+
+func (h finHeap) down(i int) {
+	n := len(h)
+	x := h[i]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].less(&h[l]) {
+			m = r
+		}
+		if !h[m].less(&x) {
+			break
+		}
+		h[i] = h[m]
+		h[i].r.hidx = i
+		i = m
+	}
+	h[i] = x
+	x.r.hidx = i
+}
+
+// remove takes r out of the heap.
+func (h *finHeap) remove(r *request) {
+	i := r.hidx
+	old := *h
+	n := len(old) - 1
+	if i != n {
+		old[i] = old[n]
+		old[i].r.hidx = i
+	}
+	old[n] = finEntry{}
+	*h = old[:n]
+	if i != n {
+		h.down(i)
+		h.up(i)
+	}
+	r.hidx = -1
+}
+
+// engineHeap orders the engines by their next event (t, seq). Each engine
+// has at most one pending event, moved in place when a run of steps is cut
+// short, so no stale events accumulate.
+type engineHeap []*engine
+
+func engBefore(a, b *engine) bool {
+	return a.nextT < b.nextT || (a.nextT == b.nextT && a.nextSeq < b.nextSeq)
+}
+
+func (h engineHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hpos, h[j].hpos = i, j
+}
+
+func (h engineHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !engBefore(h[i], h[p]) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h engineHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && engBefore(h[r], h[l]) {
+			m = r
+		}
+		if !engBefore(h[m], h[i]) {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+// schedule sets e's next event to t (a new sequence number), adding or moving it.
+func (s *simulator) schedule(e *engine, t float64) {
+	s.seq++
+	e.nextT, e.nextSeq = t, s.seq
+	h := &s.engineEvents
+	if e.hpos < 0 {
+		*h = append(*h, e)
+		e.hpos = len(*h) - 1
+		h.up(e.hpos)
+		return
+	}
+	h.down(e.hpos)
+	h.up(e.hpos)
+}
+
+func (h *engineHeap) pop() *engine {
+	old := *h
+	e := old[0]
+	n := len(old) - 1
+	old.swap(0, n)
+	old[n] = nil
+	*h = old[:n]
+	h.down(0)
+	e.hpos = -1
+	return e
+}
+
+// inboundHeap holds KV transfers in flight to one engine, by (t, seq).
+type inboundHeap []inboundEntry
+
+type inboundEntry struct {
+	t   float64
+	seq uint64
+	r   *request
+}
+
+func (a *inboundEntry) before(b *inboundEntry) bool {
+	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
+}
+
+func (h *inboundHeap) push(x inboundEntry) {
+	*h = append(*h, x)
+	q := *h
+	i := len(q) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q[i].before(&q[p]) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *inboundHeap) pop() inboundEntry {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = inboundEntry{}
+	q = q[:n]
+	*h = q
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q[r].before(&q[l]) {
+			m = r
+		}
+		if !q[m].before(&q[i]) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	return top
+}

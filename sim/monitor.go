@@ -1,0 +1,63 @@
+package sim
+
+// poolMon accumulates one pool's statistics.
+type poolMon struct {
+	name        string
+	workers     int
+	busy        float64 // Σ step durations over workers
+	batchArea   float64 // Σ sequences × step duration
+	queue       int
+	queueArea   float64
+	queueT      float64
+	capBlocks   int64 // per worker; 0 when unlimited or not tracked
+	used        int64 // KV blocks allocated over the pool
+	kvArea      float64
+	kvT         float64
+	kvMax       float64
+	preemptions int
+	series      []Sample
+	running     func() int // sequences in the pool's current steps
+}
+
+func (p *poolMon) queueAdd(t float64, d int) {
+	p.queueArea += float64(p.queue) * (t - p.queueT)
+	p.queueT = t
+	p.queue += d
+}
+
+func (p *poolMon) kvTouch(t float64) {
+	p.kvArea += float64(p.used) * (t - p.kvT)
+	p.kvT = t
+}
+
+func (p *poolMon) kvUsage() float64 {
+	if p.capBlocks == 0 {
+		return 0
+	}
+	return float64(p.used) / (float64(p.capBlocks) * float64(p.workers))
+}
+
+func (p *poolMon) snapshot(s *simulator, t float64) Sample {
+	b := 0.0
+	if p.running != nil {
+		b = float64(p.running()) / float64(p.workers)
+	}
+	return Sample{T: t, Queue: float64(p.queue), Batch: b, KVUsage: p.kvUsage()}
+}
+
+func (p *poolMon) stats(s *simulator, dur float64) PoolStats {
+	p.queueAdd(dur, 0)
+	p.kvTouch(dur)
+	st := PoolStats{Name: p.name, MaxKVUsage: p.kvMax, Preemptions: p.preemptions, Series: p.series}
+	if dur > 0 {
+		st.Utilisation = p.busy / (float64(p.workers) * dur)
+		st.MeanQueue = p.queueArea / dur
+		if p.capBlocks > 0 {
+			st.MeanKVUsage = p.kvArea / (float64(p.capBlocks) * float64(p.workers) * dur)
+		}
+	}
+	if p.busy > 0 {
+		st.MeanBatch = p.batchArea / p.busy
+	}
+	return st
+}

@@ -1,0 +1,160 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/capsim/capsim/model"
+)
+
+// prefillPool is the disaggregated prefill pool: workers that only compute
+// prompts, fed by one shared queue (Dynamo's) or by per-worker queues.
+type prefillPool struct {
+	s         *simulator
+	mon       *poolMon
+	cost      CostModel
+	maxSeqs   int
+	maxTokens int
+	capTokens int // 0: unlimited
+	routing   Routing
+	rr        int
+	shared    reqQueue
+	workers   []*prefillWorker
+}
+
+type prefillWorker struct {
+	p           *prefillPool
+	idx         int
+	queue       reqQueue // own queue unless the pool shares one
+	busy        bool
+	batch       []*request
+	partial     *request // a prompt longer than the budget, continued next step
+	held        int      // prompt tokens of the requests in progress
+	outstanding int
+	t0          float64
+}
+
+func newPrefillPool(s *simulator, p PoolConfig) *prefillPool {
+	pp := &prefillPool{s: s, mon: &poolMon{name: "prefill", workers: p.Workers}, cost: p.Cost,
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, capTokens: p.KVCapacity, routing: s.cfg.PrefillRouter}
+	for i := 0; i < p.Workers; i++ {
+		pp.workers = append(pp.workers, &prefillWorker{p: pp, idx: i})
+	}
+	pp.mon.running = func() int {
+		n := 0
+		for _, w := range pp.workers {
+			if w.busy {
+				n += len(w.batch)
+			}
+		}
+		return n
+	}
+	return pp
+}
+
+// submit queues r's prompt at t, after its decode worker reserved its KV blocks.
+func (p *prefillPool) submit(t float64, r *request) {
+	p.mon.queueAdd(t, 1)
+	if p.routing == SharedQueue {
+		p.shared.pushBack(r)
+		for _, w := range p.workers {
+			if !w.busy {
+				w.start(t)
+				break
+			}
+		}
+		return
+	}
+	var w *prefillWorker
+	if p.routing == LeastOutstanding {
+		w = p.workers[0]
+		for _, x := range p.workers[1:] {
+			if x.outstanding < w.outstanding {
+				w = x
+			}
+		}
+	} else {
+		w = p.workers[p.rr]
+		p.rr = (p.rr + 1) % len(p.workers)
+	}
+	w.outstanding++
+	w.queue.pushBack(r)
+	if !w.busy {
+		w.start(t)
+	}
+}
+
+// start begins the worker's next step at t: the unfinished long prompt
+// first, then queued prompts in order while the token budget, the
+// sequence cap and the KV cache allow; the last may be a partial chunk.
+func (w *prefillWorker) start(t float64) {
+	p := w.p
+	q := &w.queue
+	if p.routing == SharedQueue {
+		q = &p.shared
+	}
+	budget := p.maxTokens
+	w.batch = w.batch[:0]
+	toks := 0
+	attn := 0.0
+	if r := w.partial; r != nil {
+		c := min(r.prompt-r.ptoks, budget)
+		r.chunk = c
+		attn += model.ChunkAttn(r.ptoks, c)
+		budget -= c
+		toks += c
+		w.batch = append(w.batch, r)
+	}
+	for budget > 0 && len(w.batch) < p.maxSeqs && q.len() > 0 {
+		r := q.peek()
+		if p.capTokens > 0 && w.held+r.prompt > p.capTokens {
+			break
+		}
+		q.pop()
+		p.mon.queueAdd(t, -1)
+		w.held += r.prompt
+		c := min(r.prompt, budget)
+		if c < r.prompt {
+			w.partial = r
+		}
+		r.chunk = c
+		attn += model.ChunkAttn(0, c)
+		budget -= c
+		toks += c
+		w.batch = append(w.batch, r)
+	}
+	if len(w.batch) == 0 {
+		w.busy = false
+		return
+	}
+	st := model.Step{PrefillTokens: toks, PrefillSeqs: len(w.batch), PrefillAttn: attn}
+	d := p.cost.StepTime(st)
+	if !finiteNonNeg(d) {
+		p.s.fail(fmt.Errorf("sim: Config.Prefill.Cost returned step time %v for %+v; want a finite non-negative number of seconds", d, st))
+		return
+	}
+	w.busy = true
+	w.t0 = t
+	p.s.push(t+d, evPrefill, w.idx)
+}
+
+func (w *prefillWorker) onStepEnd(t float64) {
+	p := w.p
+	span := t - w.t0
+	p.mon.busy += span
+	p.mon.batchArea += float64(len(w.batch)) * span
+	tr := &p.s.cfg.Transfer
+	for _, r := range w.batch {
+		r.ptoks += r.chunk
+		r.chunk = 0
+		if r.ptoks < r.prompt {
+			continue
+		}
+		if w.partial == r {
+			w.partial = nil
+		}
+		w.held -= r.prompt
+		w.outstanding--
+		r.eng.expect(t+(tr.Latency+tr.PerToken*float64(r.prompt)), r)
+	}
+	w.start(t)
+}

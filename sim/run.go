@@ -1,0 +1,496 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/capsim/capsim/model"
+)
+
+// Defaults of PoolConfig's optional fields (vLLM's).
+const (
+	defaultBlockSize        = 16
+	defaultMaxNumSeqs       = 256
+	defaultMaxBatchedTokens = 8192
+)
+
+// maxSamples bounds PoolStats.Series; when full, every other sample is
+// dropped and the sampling interval doubles.
+const maxSamples = 256
+
+// request is one simulated request while it is in flight.
+type request struct {
+	id           int
+	prompt, out  int
+	send, first  float64
+	lastTok      float64 // time of the latest token, for the ITL of a re-prefill
+	g            int     // tokens emitted so far
+	target, done int     // local prefill: tokens to compute and computed so far
+	blocks       int64   // KV blocks held outside the decode set's implicit accounting
+	off, goff    int64   // in the decode set: KV tokens = S + off, emitted = S + goff before step S
+	fin          int64   // in the decode set: index of its last decode step
+	admit        uint64  // admission order on its engine (for preemption)
+	hidx         int     // index in the engine's completion heap, -1 outside it
+	preempt      int
+	eng          *engine
+	ptoks        int // prompt tokens computed by the prefill pool
+	chunk        int // prompt tokens computed in the current step
+}
+
+type simulator struct {
+	ctx context.Context
+	cfg Config
+	err error
+
+	events       eventHeap
+	engineEvents engineHeap
+	seq          uint64
+
+	// load
+	arrivals       *rand.Rand
+	inputs         *rand.Rand
+	outputs        *rand.Rand
+	concurrency    int // 0 = unlimited
+	arrived        int // requests whose arrival time has come
+	sent           int
+	completed      int
+	inflight       int
+	inflightArea   float64
+	inflightT      float64
+	lastDone       float64
+	totalIn        int64
+	totalOut       int64
+	interArrivalSc float64
+
+	free []*request
+
+	engines    []*engine
+	enginePool *poolMon
+	router     Routing
+	rr         int
+	prefill    *prefillPool
+	disagg     bool
+
+	ttft, tpot, itl, e2el dist
+	records               []RequestRecord
+
+	pools      []*poolMon
+	sampleDT   float64
+	nextSample float64
+}
+
+// Run simulates cfg to completion and returns vLLM bench serve's metrics
+// for it. It returns an error naming the field for invalid input, when a
+// request can never fit a KV cache, when the cost model returns a negative
+// or undefined time, or when ctx is cancelled.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s, err := newSimulator(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.result(), nil
+}
+
+func finiteNonNeg(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+
+func validatePool(name string, p *PoolConfig) error {
+	f := func(format string, a ...any) error {
+		return fmt.Errorf("sim: Config.%s.%s", name, fmt.Sprintf(format, a...))
+	}
+	if p.Workers <= 0 {
+		return f("Workers must be positive, got %d", p.Workers)
+	}
+	if p.Cost == nil {
+		return f("Cost must be set")
+	}
+	if p.KVCapacity < 0 {
+		return f("KVCapacity must not be negative, got %d", p.KVCapacity)
+	}
+	if p.BlockSize < 0 {
+		return f("BlockSize must not be negative, got %d", p.BlockSize)
+	}
+	if p.MaxNumSeqs < 0 {
+		return f("MaxNumSeqs must not be negative, got %d", p.MaxNumSeqs)
+	}
+	if p.MaxBatchedTokens < 0 {
+		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
+	}
+	if p.BlockSize == 0 {
+		p.BlockSize = defaultBlockSize
+	}
+	if p.MaxNumSeqs == 0 {
+		p.MaxNumSeqs = defaultMaxNumSeqs
+	}
+	if p.MaxBatchedTokens == 0 {
+		p.MaxBatchedTokens = defaultMaxBatchedTokens
+	}
+	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {
+		return f("KVCapacity (%d) must hold at least one block of %d tokens", p.KVCapacity, p.BlockSize)
+	}
+	return nil
+}
+
+func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
+	s := &simulator{ctx: ctx, cfg: cfg}
+	c := &s.cfg
+	if c.NumPrompts <= 0 {
+		return nil, fmt.Errorf("sim: Config.NumPrompts must be positive, got %d", c.NumPrompts)
+	}
+	if c.Load.Kind == model.OpenLoop && c.Load.Burstiness == 0 {
+		c.Load.Burstiness = 1 // vLLM's default: Poisson arrivals
+	}
+	if err := c.Load.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: Config.Load: %w", err)
+	}
+	if err := c.Input.validate("Input"); err != nil {
+		return nil, err
+	}
+	if err := c.Output.validate("Output"); err != nil {
+		return nil, err
+	}
+	if !finiteNonNeg(c.Transfer.Latency) {
+		return nil, fmt.Errorf("sim: Config.Transfer.Latency must be a finite non-negative number, got %v", c.Transfer.Latency)
+	}
+	if !finiteNonNeg(c.Transfer.PerToken) {
+		return nil, fmt.Errorf("sim: Config.Transfer.PerToken must be a finite non-negative number, got %v", c.Transfer.PerToken)
+	}
+	switch c.Router {
+	case "":
+		c.Router = RoundRobin
+	case RoundRobin, LeastOutstanding:
+	case SharedQueue:
+		return nil, fmt.Errorf("sim: Config.Router %q applies only to Config.PrefillRouter; use %q or %q", c.Router, RoundRobin, LeastOutstanding)
+	default:
+		return nil, fmt.Errorf("sim: Config.Router %q is unknown (want %q or %q)", c.Router, RoundRobin, LeastOutstanding)
+	}
+	switch c.PrefillRouter {
+	case "":
+		c.PrefillRouter = SharedQueue
+	case RoundRobin, LeastOutstanding, SharedQueue:
+	default:
+		return nil, fmt.Errorf("sim: Config.PrefillRouter %q is unknown (want %q, %q or %q)", c.PrefillRouter, SharedQueue, RoundRobin, LeastOutstanding)
+	}
+	agg := c.Replicas.Workers != 0 || c.Replicas.Cost != nil
+	dis := c.Prefill.Workers != 0 || c.Decode.Workers != 0 || c.Prefill.Cost != nil || c.Decode.Cost != nil
+	switch {
+	case agg && dis:
+		return nil, errors.New("sim: Config sets both Replicas and Prefill/Decode pools; choose aggregated or disaggregated")
+	case agg:
+		if err := validatePool("Replicas", &c.Replicas); err != nil {
+			return nil, err
+		}
+		if err := checkBudget("Replicas", c.Replicas); err != nil {
+			return nil, err
+		}
+	case dis:
+		if err := validatePool("Prefill", &c.Prefill); err != nil {
+			return nil, err
+		}
+		if err := validatePool("Decode", &c.Decode); err != nil {
+			return nil, err
+		}
+		if err := checkBudget("Decode", c.Decode); err != nil {
+			return nil, err
+		}
+		s.disagg = true
+	default:
+		return nil, errors.New("sim: Config.Replicas.Workers must be positive (or set Prefill and Decode pools)")
+	}
+	// A request that can never fit is an error up front when the length
+	// distribution is bounded, and at the latest when it is drawn.
+	if err := s.checkFits(c.Input.maxLen(), c.Output.maxLen(), -1); err != nil {
+		return nil, err
+	}
+
+	s.arrivals = newStream(c.Seed, streamArrivals)
+	s.inputs = newStream(c.Seed, streamInput)
+	s.outputs = newStream(c.Seed, streamOutput)
+	s.concurrency = c.Load.Concurrency
+	if c.Load.Kind == model.OpenLoop {
+		s.interArrivalSc = 1 / (c.Load.Rate * c.Load.Burstiness)
+	}
+
+	if s.disagg {
+		s.enginePool = &poolMon{name: "decode", workers: c.Decode.Workers}
+		s.prefill = newPrefillPool(s, c.Prefill)
+		s.pools = []*poolMon{s.prefill.mon, s.enginePool}
+		for i := 0; i < c.Decode.Workers; i++ {
+			s.engines = append(s.engines, newEngine(s, i, c.Decode, s.enginePool, true))
+		}
+	} else {
+		s.enginePool = &poolMon{name: "replicas", workers: c.Replicas.Workers}
+		s.pools = []*poolMon{s.enginePool}
+		for i := 0; i < c.Replicas.Workers; i++ {
+			s.engines = append(s.engines, newEngine(s, i, c.Replicas, s.enginePool, false))
+		}
+	}
+	s.enginePool.running = func() int {
+		n := 0
+		for _, e := range s.engines {
+			n += e.running()
+		}
+		return n
+	}
+	s.router = c.Router
+	s.sampleDT = 1.0 / 64
+	return s, nil
+}
+
+func checkBudget(name string, p PoolConfig) error {
+	if p.MaxBatchedTokens < p.MaxNumSeqs {
+		return fmt.Errorf("sim: Config.%s.MaxBatchedTokens (%d) must be at least MaxNumSeqs (%d), as vLLM requires", name, p.MaxBatchedTokens, p.MaxNumSeqs)
+	}
+	return nil
+}
+
+// checkFits reports a request of prompt+out tokens that no worker's KV cache
+// can hold (negative lengths mean unknown). id < 0 means a bound check.
+func (s *simulator) checkFits(prompt, out, id int) error {
+	c := &s.cfg
+	whatFor := func() string {
+		if id >= 0 {
+			return fmt.Sprintf("request %d", id)
+		}
+		return "the largest request"
+	}
+	tooBig := func(tokens int, p PoolConfig) bool {
+		return p.KVCapacity > 0 && (tokens+p.BlockSize-1)/p.BlockSize > p.KVCapacity/p.BlockSize
+	}
+	if s.disagg {
+		if prompt > 0 && c.Prefill.KVCapacity > 0 && prompt > c.Prefill.KVCapacity {
+			return fmt.Errorf("sim: %s has a %d-token prompt, larger than Config.Prefill.KVCapacity %d: it can never run", whatFor(), prompt, c.Prefill.KVCapacity)
+		}
+		if prompt > 0 && out > 0 && tooBig(prompt+out, c.Decode) {
+			return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output), more than Config.Decode.KVCapacity %d holds: it can never finish", whatFor(), prompt+out, prompt, out, c.Decode.KVCapacity)
+		}
+		return nil
+	}
+	if prompt > 0 && out > 0 && tooBig(prompt+out, c.Replicas) {
+		return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output), more than Config.Replicas.KVCapacity %d holds: it can never finish", whatFor(), prompt+out, prompt, out, c.Replicas.KVCapacity)
+	}
+	return nil
+}
+
+func (s *simulator) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// run is the event loop.
+func (s *simulator) run() error {
+	// Every request of a burst or a closed loop arrives at t = 0; an open
+	// loop's first request too, the next after a gamma gap.
+	if s.cfg.Load.Kind == model.OpenLoop {
+		s.arrive(0)
+	} else {
+		s.arrived = s.cfg.NumPrompts
+		s.dispatch(0)
+	}
+	var n uint
+	for s.err == nil {
+		n++
+		if n&4095 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+		}
+		if len(s.engineEvents) > 0 {
+			e := s.engineEvents[0]
+			if s.events.Len() == 0 || e.nextT < s.events.top().t || (e.nextT == s.events.top().t && e.nextSeq < s.events.top().seq) {
+				s.engineEvents.pop()
+				if e.nextT >= s.nextSample {
+					s.sample(e.nextT)
+				}
+				e.onStepEnd(e.nextT)
+				continue
+			}
+		}
+		if s.events.Len() == 0 {
+			break
+		}
+		ev := s.events.pop()
+		if ev.t >= s.nextSample {
+			s.sample(ev.t)
+		}
+		switch ev.kind {
+		case evArrival:
+			s.arrive(ev.t)
+		case evPrefill:
+			s.prefill.workers[ev.idx].onStepEnd(ev.t)
+		}
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.ctx.Err(); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if s.completed < s.cfg.NumPrompts {
+		return fmt.Errorf("sim: internal error: the run stalled after %d of %d requests", s.completed, s.cfg.NumPrompts)
+	}
+	return nil
+}
+
+func (s *simulator) push(t float64, kind uint8, idx int) {
+	s.seq++
+	s.events.push(event{t: t, seq: s.seq, kind: kind, idx: int32(idx)})
+}
+
+// arrive handles an open-loop arrival at t and schedules the next one.
+func (s *simulator) arrive(t float64) {
+	s.arrived++
+	if s.arrived < s.cfg.NumPrompts {
+		gap := gamma(s.arrivals, s.cfg.Load.Burstiness, s.interArrivalSc)
+		s.push(t+gap, evArrival, 0)
+	}
+	s.dispatch(t)
+}
+
+// dispatch sends arrived requests while the client's concurrency allows.
+func (s *simulator) dispatch(t float64) {
+	for s.err == nil && s.sent < s.arrived && (s.concurrency <= 0 || s.inflight < s.concurrency) {
+		s.send(t)
+	}
+}
+
+func (s *simulator) send(t float64) {
+	id := s.sent
+	prompt := s.cfg.Input.draw(s.inputs)
+	out := s.cfg.Output.draw(s.outputs)
+	if err := s.checkFits(prompt, out, id); err != nil {
+		s.fail(err)
+		return
+	}
+	s.sent++
+	s.inflightArea += float64(s.inflight) * (t - s.inflightT)
+	s.inflightT = t
+	s.inflight++
+	var r *request
+	if k := len(s.free); k > 0 {
+		r = s.free[k-1]
+		s.free = s.free[:k-1]
+		*r = request{}
+	} else {
+		r = &request{}
+	}
+	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
+	s.totalIn += int64(prompt)
+	e := s.route()
+	r.eng = e
+	e.outstanding++
+	e.enqueue(t, r)
+}
+
+// route picks the engine (replica or decode worker) for a new request.
+func (s *simulator) route() *engine {
+	if s.router == LeastOutstanding {
+		best := s.engines[0]
+		for _, e := range s.engines[1:] {
+			if e.outstanding < best.outstanding {
+				best = e
+			}
+		}
+		return best
+	}
+	e := s.engines[s.rr]
+	s.rr++
+	if s.rr == len(s.engines) {
+		s.rr = 0
+	}
+	return e
+}
+
+// complete records a finished request and lets the client send the next.
+func (s *simulator) complete(t float64, r *request) {
+	ttft := r.first - r.send
+	e2e := t - r.send
+	s.ttft.add(ttft, 1)
+	s.e2el.add(e2e, 1)
+	if r.out > 1 {
+		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
+	}
+	s.totalOut += int64(r.out)
+	if s.cfg.KeepRequests {
+		s.records = append(s.records, RequestRecord{ID: r.id, InputTokens: r.prompt, OutputTokens: r.out,
+			Send: r.send, FirstToken: r.first, Done: t, Preemptions: r.preempt})
+	}
+	r.eng.outstanding--
+	s.inflightArea += float64(s.inflight) * (t - s.inflightT)
+	s.inflightT = t
+	s.inflight--
+	s.completed++
+	s.lastDone = t
+	r.eng = nil
+	s.free = append(s.free, r)
+	s.dispatch(t)
+}
+
+// sample appends the pools' state to their series on a grid that coarsens
+// as the run grows, keeping at most maxSamples points per pool.
+func (s *simulator) sample(t float64) {
+	for s.nextSample <= t {
+		for _, p := range s.pools {
+			p.series = append(p.series, p.snapshot(s, s.nextSample))
+		}
+		s.nextSample += s.sampleDT
+		if len(s.pools[0].series) >= maxSamples {
+			for _, p := range s.pools {
+				k := 0
+				for i := 0; i < len(p.series); i += 2 {
+					p.series[k] = p.series[i]
+					k++
+				}
+				p.series = p.series[:k]
+			}
+			s.sampleDT *= 2
+			s.nextSample = s.pools[0].series[len(s.pools[0].series)-1].T + s.sampleDT
+		}
+	}
+}
+
+func (s *simulator) result() *Result {
+	dur := s.lastDone
+	res := &Result{Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
+	m := res.Metrics
+	m[model.Duration] = dur
+	m["completed"] = float64(s.completed)
+	m["total_input_tokens"] = float64(s.totalIn)
+	m["total_output_tokens"] = float64(s.totalOut)
+	if dur > 0 {
+		m[model.RequestThroughput] = float64(s.completed) / dur
+		m[model.OutputThroughput] = float64(s.totalOut) / dur
+		m[model.TotalTokenThroughput] = float64(s.totalIn+s.totalOut) / dur
+		res.MeanInFlight = s.inflightArea / dur
+	}
+	fams := []struct {
+		name string
+		d    *dist
+	}{{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}}
+	for _, f := range fams {
+		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
+		m[model.MetricName("std", f.name)] = f.d.std() * 1000
+		ps := f.d.percentiles([]float64{50, 90, 95, 99})
+		for i, st := range []string{"median", "p90", "p95", "p99"} {
+			m[model.MetricName(st, f.name)] = ps[i] * 1000
+		}
+	}
+	for _, p := range s.pools {
+		res.Pools = append(res.Pools, p.stats(s, dur))
+	}
+	if s.cfg.KeepRequests {
+		sort.Slice(s.records, func(i, j int) bool { return s.records[i].ID < s.records[j].ID })
+		res.Requests = s.records
+	}
+	return res
+}

@@ -1,0 +1,576 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+)
+
+func run(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkInvariants(t, cfg, res)
+	return res
+}
+
+func near(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) || a == b
+}
+
+// checkInvariants holds for every run: all requests complete, no metric is
+// NaN, percentiles are ordered, and Little's law holds.
+func checkInvariants(t *testing.T, cfg Config, res *Result) {
+	t.Helper()
+	if res.Completed != cfg.NumPrompts {
+		t.Errorf("completed %d of %d", res.Completed, cfg.NumPrompts)
+	}
+	for k, v := range res.Metrics {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			t.Errorf("metric %s = %v", k, v)
+		}
+	}
+	for _, fam := range model.LatencyMetrics {
+		m := res.Metrics
+		p50, p90, p95, p99 := m[model.MetricName("median", fam)], m[model.MetricName("p90", fam)], m[model.MetricName("p95", fam)], m[model.MetricName("p99", fam)]
+		if !(p50 <= p90*(1+1e-12) && p90 <= p95*(1+1e-12) && p95 <= p99*(1+1e-12)) {
+			t.Errorf("%s percentiles out of order: %v %v %v %v", fam, p50, p90, p95, p99)
+		}
+	}
+	// Little's law: time-averaged requests in flight = throughput × mean E2E.
+	little := res.Metrics[model.RequestThroughput] * res.Metrics[model.MeanE2EL] / 1000
+	if !near(res.MeanInFlight, little, 1e-9) {
+		t.Errorf("Little's law: mean in flight %v, throughput × mean E2E %v", res.MeanInFlight, little)
+	}
+	// Every request's ITLs add up to its E2E − TTFT, so over all requests
+	// mean ITL × Σ(output − 1) = Σ(E2E − TTFT).
+	n := float64(res.Completed)
+	gaps := res.Metrics[model.OutputThroughput]*res.Duration - n
+	if lhs, rhs := res.Metrics[model.MeanITL]*gaps, n*(res.Metrics[model.MeanE2EL]-res.Metrics[model.MeanTTFT]); !near(lhs, rhs, 1e-8) && math.Abs(lhs-rhs) > 1e-6 {
+		t.Errorf("ITL accounting: mean ITL × gaps = %v ms, Σ(E2E − TTFT) = %v ms", lhs, rhs)
+	}
+	for _, p := range res.Pools {
+		if res.Duration > 1 && len(p.Series) == 0 {
+			t.Errorf("pool %s: no series over a %v s run", p.Name, res.Duration)
+		}
+		if len(p.Series) > maxSamples {
+			t.Errorf("pool %s: %d samples", p.Name, len(p.Series))
+		}
+		for i := 1; i < len(p.Series); i++ {
+			if !(p.Series[i].T > p.Series[i-1].T) {
+				t.Errorf("pool %s: series times not increasing at %d", p.Name, i)
+				break
+			}
+		}
+		if p.Utilisation > 1+1e-9 || p.MaxKVUsage > 1+1e-12 || p.MeanKVUsage > p.MaxKVUsage+1e-12 {
+			t.Errorf("pool %s: utilisation %v, KV usage mean %v max %v", p.Name, p.Utilisation, p.MeanKVUsage, p.MaxKVUsage)
+		}
+	}
+}
+
+func TestSingleRequestDisaggregated(t *testing.T) {
+	const P, O = 3000, 5
+	pre := testCost{Overhead: 0.003, PerPrefillToken: 1.25e-4, PerAttn: 1e-10}
+	dec := testCost{Overhead: 0.001, DecodeBase: 0.0125, PerSeq: 2e-4, PerKV: 3e-8}
+	tr := Transfer{Latency: 0.004, PerToken: 2e-7}
+	res := run(t, Config{
+		Prefill: PoolConfig{Workers: 2, Cost: pre}, Decode: PoolConfig{Workers: 1, Cost: dec},
+		Transfer: tr, Load: model.Closed(1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 1, KeepRequests: true,
+	})
+	prefill := pre.StepTime(model.Step{PrefillTokens: P, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, P)})
+	transfer := tr.Latency + tr.PerToken*P
+	base, perKV := dec.DecodeAffine(1)
+	firstDecode := base + perKV*(P+1) // the step computes one token over P cached + itself
+	wantTTFT := prefill + transfer + firstDecode
+	got := res.Requests[0].FirstToken - res.Requests[0].Send
+	if got != wantTTFT {
+		t.Errorf("TTFT = %.17g s, want prefill %v + transfer %v + first decode step %v = %.17g", got, prefill, transfer, firstDecode, wantTTFT)
+	}
+	if m := res.Metrics[model.MeanTTFT]; !near(m, wantTTFT*1000, 1e-15) {
+		t.Errorf("mean_ttft_ms = %v, want %v", m, wantTTFT*1000)
+	}
+	// Later tokens: one decode step each, the context growing by one per step.
+	var gaps []float64
+	e2e := wantTTFT
+	for k := 1; k < O; k++ {
+		d := base + perKV*float64(P+1+k)
+		gaps = append(gaps, d)
+		e2e += d
+	}
+	if !near(res.Metrics[model.MeanE2EL], e2e*1000, 1e-12) {
+		t.Errorf("mean_e2el_ms = %v, want %v", res.Metrics[model.MeanE2EL], e2e*1000)
+	}
+	wantTPOT := (e2e - wantTTFT) / (O - 1)
+	if !near(res.Metrics[model.MeanTPOT], wantTPOT*1000, 1e-12) || !near(res.Metrics[model.MeanITL], wantTPOT*1000, 1e-12) {
+		t.Errorf("tpot %v itl %v, want %v", res.Metrics[model.MeanTPOT], res.Metrics[model.MeanITL], wantTPOT*1000)
+	}
+	if p := Percentile(gaps, 99) * 1000; !near(res.Metrics[model.P99ITL], p, 1e-12) {
+		t.Errorf("p99_itl_ms = %v, want %v", res.Metrics[model.P99ITL], p)
+	}
+	if !near(res.Duration, e2e, 1e-12) {
+		t.Errorf("duration %v, want %v", res.Duration, e2e)
+	}
+}
+
+func TestSingleRequestAggregatedChunked(t *testing.T) {
+	// A 10000-token prompt with a 4096-token budget is prefilled in chunks
+	// of 4096, 4096 and 1808; the first token comes at the end of the third.
+	const P, O, budget = 10000, 3, 4096
+	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-9, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
+	res := run(t, Config{
+		Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget},
+		Load:     model.Closed(1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 1, KeepRequests: true,
+	})
+	ttft := 0.0
+	for _, ch := range [][2]int{{0, 4096}, {4096, 4096}, {8192, 1808}} {
+		ttft += c.StepTime(model.Step{PrefillTokens: ch[1], PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(ch[0], ch[1])})
+	}
+	got := res.Requests[0].FirstToken
+	if got != ttft {
+		t.Errorf("TTFT %.17g, want %.17g", got, ttft)
+	}
+	base, perKV := c.DecodeAffine(1)
+	e2e := ttft + base + perKV*(P+1) + base + perKV*(P+2)
+	if !near(res.Requests[0].Done, e2e, 1e-12) {
+		t.Errorf("done %v, want %v", res.Requests[0].Done, e2e)
+	}
+}
+
+// With every step taking tau whatever it holds, N clients on one replica
+// move in lock step: all N prefill together (first token at tau), decode
+// O−1 steps and finish at O·tau, then all send again.
+func TestClosedLoopConstantCosts(t *testing.T) {
+	const tau, N, P, O, rounds = 0.02, 8, 100, 50, 25
+	res := run(t, Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+		Load:     model.Closed(N), Input: Fixed(P), Output: Fixed(O), NumPrompts: N * rounds,
+	})
+	m := res.Metrics
+	want := map[string]float64{
+		model.MeanTTFT: tau * 1000, model.P99TTFT: tau * 1000, model.StdTTFT: 0,
+		model.MeanE2EL: O * tau * 1000, model.MedianE2EL: O * tau * 1000,
+		model.MeanTPOT: tau * 1000, model.MeanITL: tau * 1000, model.P99ITL: tau * 1000,
+		model.Duration:             rounds * O * tau,
+		model.RequestThroughput:    N / (O * tau),
+		model.OutputThroughput:     N * O / (O * tau),
+		model.TotalTokenThroughput: N * (P + O) / (O * tau),
+	}
+	for k, v := range want {
+		if !near(m[k], v, 1e-9) && math.Abs(m[k]-v) > 1e-9 {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if !near(res.MeanInFlight, N, 1e-9) {
+		t.Errorf("mean in flight %v, want %d", res.MeanInFlight, N)
+	}
+	if u := res.Pools[0].Utilisation; !near(u, 1, 1e-9) {
+		t.Errorf("utilisation %v, want 1", u)
+	}
+	if b := res.Pools[0].MeanBatch; !near(b, N, 1e-9) {
+		t.Errorf("mean batch %v, want %d", b, N)
+	}
+}
+
+// One client against a disaggregated deployment with constant step times:
+// each request takes prefill + transfer + O decode steps, back to back.
+func TestClosedLoopConstantCostsDisaggregated(t *testing.T) {
+	const tp, lat, td, O, n = 0.05, 0.01, 0.02, 10, 20
+	res := run(t, Config{
+		Prefill: PoolConfig{Workers: 3, Cost: testCost{Overhead: tp}}, Decode: PoolConfig{Workers: 2, Cost: testCost{Overhead: td}},
+		Transfer: Transfer{Latency: lat}, Load: model.Closed(1), Input: Fixed(500), Output: Fixed(O), NumPrompts: n,
+	})
+	e2e := tp + lat + O*td
+	m := res.Metrics
+	for k, v := range map[string]float64{model.MeanTTFT: (tp + lat + td) * 1000, model.MeanE2EL: e2e * 1000,
+		model.MeanTPOT: td * 1000, model.RequestThroughput: 1 / e2e, model.Duration: n * e2e} {
+		if !near(m[k], v, 1e-9) {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	// Round robin over two decode workers: each is busy O·td of every two requests' time.
+	if u := res.Pools[1].Utilisation; !near(u, O*td/e2e/2, 1e-9) {
+		t.Errorf("decode utilisation %v, want %v", u, O*td/e2e/2)
+	}
+}
+
+// An open loop at 70% load on one worker serving one request at a time,
+// with exponential prompt lengths priced per token (exponential service):
+// the mean wait must match M/M/1's ρ/(μ−λ) within 2%.
+func TestOpenLoopMM1(t *testing.T) {
+	const meanTokens, perToken, lambda = 10000, 1e-5, 7.0
+	mu := 1 / (meanTokens * perToken) // 10 per second
+	rho := lambda / mu
+	wantWait := rho / (mu - lambda)
+	cfg := Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Load:     model.Open(lambda, 1), Input: LengthDist{Kind: "exponential", Mean: meanTokens}, Output: Fixed(1),
+		NumPrompts: 1_000_000, Seed: 7,
+	}
+	res := run(t, cfg)
+	m := res.Metrics
+	inTokens := (m[model.TotalTokenThroughput] - m[model.OutputThroughput]) * res.Duration
+	meanService := inTokens / float64(res.Completed) * perToken
+	wait := m[model.MeanTTFT]/1000 - meanService
+	t.Logf("mean wait %.5f s, M/M/1 %.5f s (%+.2f%%)", wait, wantWait, 100*(wait/wantWait-1))
+	if math.Abs(wait-wantWait)/wantWait > 0.02 {
+		t.Errorf("mean wait %v s, M/M/1 says %v (service mean %v)", wait, wantWait, meanService)
+	}
+	if u := res.Pools[0].Utilisation; math.Abs(u-rho) > 0.01 {
+		t.Errorf("utilisation %v, want ≈ %v", u, rho)
+	}
+	// Mean queue length (waiting, not in service) is λ·Wq by Little's law.
+	if q := res.Pools[0].MeanQueue; math.Abs(q-lambda*wantWait)/(lambda*wantWait) > 0.03 {
+		t.Errorf("mean queue %v, want ≈ %v", q, lambda*wantWait)
+	}
+}
+
+// A KV cache holding exactly K prompts: with 3K clients sending at once and
+// constant step times, K prefill per step, so TTFTs are tau, 2·tau, 3·tau.
+func TestKVCapacityQueues(t *testing.T) {
+	const K, P, tau = 4, 64, 0.01
+	res := run(t, Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, KVCapacity: K * P, BlockSize: 16},
+		Load:     model.Closed(3 * K), Input: Fixed(P), Output: Fixed(1), NumPrompts: 3 * K, KeepRequests: true,
+	})
+	count := map[float64]int{}
+	for _, r := range res.Requests {
+		count[math.Round((r.FirstToken-r.Send)/tau)]++
+	}
+	for k := 1.0; k <= 3; k++ {
+		if count[k] != K {
+			t.Errorf("%d requests got their first token at %v·tau, want %d (all: %v)", count[k], k, K, count)
+		}
+	}
+	if !near(res.Metrics[model.MeanTTFT], 2*tau*1000, 1e-9) {
+		t.Errorf("mean TTFT %v, want %v", res.Metrics[model.MeanTTFT], 2*tau*1000)
+	}
+	if res.Pools[0].MaxKVUsage != 1 {
+		t.Errorf("max KV usage %v, want exactly 1", res.Pools[0].MaxKVUsage)
+	}
+}
+
+// A cache that holds K requests at full length, with 3K clients: decodes
+// outgrow it, vLLM preempts (recompute), and latency rises against an
+// unlimited cache; usage never exceeds capacity.
+func TestKVCapacityPreempts(t *testing.T) {
+	const K, P, O = 4, 200, 200
+	c := testCost{Overhead: 0.005, PerPrefillToken: 1e-5, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
+	cfg := Config{
+		Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: K * (P + O)},
+		Load:     model.Closed(3 * K), Input: Fixed(P), Output: Fixed(O), NumPrompts: 60, KeepRequests: true,
+	}
+	limited := run(t, cfg)
+	cfg.Replicas.KVCapacity = 0
+	unlimited := run(t, cfg)
+	p := limited.Pools[0]
+	if p.Preemptions == 0 {
+		t.Errorf("no preemptions with a cache for %d of %d clients", K, 3*K)
+	}
+	n := 0
+	for _, r := range limited.Requests {
+		n += r.Preemptions
+	}
+	if n != p.Preemptions {
+		t.Errorf("requests record %d preemptions, pool %d", n, p.Preemptions)
+	}
+	if p.MaxKVUsage > 1 || p.MaxKVUsage < 0.9 {
+		t.Errorf("max KV usage %v, want ≤ 1 and near full", p.MaxKVUsage)
+	}
+	if unlimited.Pools[0].Preemptions != 0 {
+		t.Errorf("preemptions with unlimited cache")
+	}
+	if !(limited.Metrics[model.MeanE2EL] > unlimited.Metrics[model.MeanE2EL]) {
+		t.Errorf("limited cache E2E %v not above unlimited %v", limited.Metrics[model.MeanE2EL], unlimited.Metrics[model.MeanE2EL])
+	}
+}
+
+// Disaggregated: the decode worker's cache bounds the requests in prefill
+// and transfer too. With room for K requests, at most K are past admission.
+func TestKVCapacityDisaggregatedAdmission(t *testing.T) {
+	const K, P, O = 3, 160, 16
+	pre := testCost{Overhead: 0.01}
+	dec := testCost{Overhead: 0.001}
+	res := run(t, Config{
+		Prefill: PoolConfig{Workers: 8, Cost: pre}, Decode: PoolConfig{Workers: 1, Cost: dec, KVCapacity: K * (P + O)},
+		Load: model.Closed(4 * K), Input: Fixed(P), Output: Fixed(O), NumPrompts: 4 * K, KeepRequests: true,
+	})
+	// 8 idle prefill workers, but only K prompts get KV blocks at t = 0, so
+	// only K first tokens arrive after one prefill + one decode step.
+	early := 0
+	for _, r := range res.Requests {
+		if r.FirstToken < 0.01+0.001+1e-9 {
+			early++
+		}
+	}
+	if early != K {
+		t.Errorf("%d requests got a first token after one prefill, want %d", early, K)
+	}
+	if res.Pools[1].MaxKVUsage > 1 {
+		t.Errorf("decode KV usage %v > 1", res.Pools[1].MaxKVUsage)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	cfg := benchDisagg(2000, 200, 3000)
+	cfg.Input = LengthDist{Kind: "lognormal", Mean: 2000, Std: 800}
+	cfg.Output = LengthDist{Kind: "uniform", Min: 50, Max: 300}
+	cfg.Load = model.Open(12, 0.5)
+	cfg.KeepRequests = true
+	cfg.Decode.KVCapacity = 200_000
+	a, _ := json.Marshal(run(t, cfg))
+	b, _ := json.Marshal(run(t, cfg))
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs with the same seed differ")
+	}
+	cfg.Seed++
+	c, _ := json.Marshal(run(t, cfg))
+	if bytes.Equal(a, c) {
+		t.Fatal("a different seed gave the same run")
+	}
+}
+
+// Changing the arrival process must not change the lengths drawn.
+func TestSeparateStreams(t *testing.T) {
+	cfg := Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like}, Input: LengthDist{Kind: "uniform", Min: 10, Max: 2000},
+		Output: LengthDist{Kind: "normal", Mean: 100, Std: 30, Min: 1, Max: 300}, NumPrompts: 50, KeepRequests: true, Seed: 3}
+	cfg.Load = model.Open(1, 1)
+	a := run(t, cfg)
+	cfg.Load = model.Open(100, 0.3)
+	b := run(t, cfg)
+	for i := range a.Requests {
+		if a.Requests[i].InputTokens != b.Requests[i].InputTokens || a.Requests[i].OutputTokens != b.Requests[i].OutputTokens {
+			t.Fatalf("request %d lengths changed with the arrival process", i)
+		}
+	}
+}
+
+func TestOpenLoopArrivals(t *testing.T) {
+	// Negligible service: send times are the arrival times.
+	for _, burst := range []float64{1, 0.25, 4} {
+		const rate = 20.0
+		res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 1e-9}}, Load: model.Open(rate, burst),
+			Input: Fixed(1), Output: Fixed(1), NumPrompts: 200_000, KeepRequests: true, Seed: 11})
+		var sum, sumSq float64
+		for i := 1; i < len(res.Requests); i++ {
+			g := res.Requests[i].Send - res.Requests[i-1].Send
+			sum += g
+			sumSq += g * g
+		}
+		n := float64(len(res.Requests) - 1)
+		mean := sum / n
+		cv2 := (sumSq/n - mean*mean) / (mean * mean) // gamma: 1/shape
+		if math.Abs(mean*rate-1) > 0.01 || math.Abs(cv2*burst-1) > 0.03 {
+			t.Errorf("burstiness %v: mean gap %v (want %v), CV² %v (want %v)", burst, mean, 1/rate, cv2, 1/burst)
+		}
+	}
+}
+
+func TestOpenLoopConcurrencyCap(t *testing.T) {
+	// A burst capped at 2 in flight behaves as a closed loop of 2.
+	c := testCost{Overhead: 0.01}
+	a := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c}, Load: model.Load{Kind: model.Burst, Concurrency: 2},
+		Input: Fixed(10), Output: Fixed(10), NumPrompts: 20})
+	b := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c}, Load: model.Closed(2),
+		Input: Fixed(10), Output: Fixed(10), NumPrompts: 20})
+	if a.Metrics[model.MeanE2EL] != b.Metrics[model.MeanE2EL] || a.MeanInFlight > 2 {
+		t.Errorf("capped burst E2E %v vs closed %v, in flight %v", a.Metrics[model.MeanE2EL], b.Metrics[model.MeanE2EL], a.MeanInFlight)
+	}
+}
+
+type badCost struct{ v float64 }
+
+func (c badCost) StepTime(model.Step) float64         { return c.v }
+func (c badCost) DecodeAffine(int) (float64, float64) { return c.v, 0 }
+
+func TestBadInput(t *testing.T) {
+	good := func() Config {
+		return Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like}, Load: model.Closed(1), Input: Fixed(10), Output: Fixed(10), NumPrompts: 1}
+	}
+	dis := func() Config {
+		c := good()
+		c.Replicas = PoolConfig{}
+		c.Prefill = PoolConfig{Workers: 1, Cost: h20Like}
+		c.Decode = PoolConfig{Workers: 1, Cost: h20Like}
+		return c
+	}
+	cases := []struct {
+		name string
+		cfg  func() Config
+		want string
+	}{
+		{"zero prompts", func() Config { c := good(); c.NumPrompts = 0; return c }, "Config.NumPrompts must be positive"},
+		{"negative workers", func() Config { c := good(); c.Replicas.Workers = -1; return c }, "Config.Replicas.Workers must be positive"},
+		{"no deployment", func() Config { c := good(); c.Replicas = PoolConfig{}; return c }, "Config.Replicas.Workers must be positive"},
+		{"no cost", func() Config { c := good(); c.Replicas.Cost = nil; return c }, "Config.Replicas.Cost must be set"},
+		{"zero decode workers", func() Config { c := dis(); c.Decode.Workers = 0; return c }, "Config.Decode.Workers must be positive"},
+		{"zero prefill workers", func() Config { c := dis(); c.Prefill.Workers = 0; return c }, "Config.Prefill.Workers must be positive"},
+		{"both", func() Config { c := dis(); c.Replicas = good().Replicas; return c }, "both Replicas and Prefill/Decode"},
+		{"negative KV", func() Config { c := good(); c.Replicas.KVCapacity = -5; return c }, "Config.Replicas.KVCapacity must not be negative"},
+		{"budget below seqs", func() Config { c := good(); c.Replicas.MaxBatchedTokens = 10; return c }, "MaxBatchedTokens (10) must be at least MaxNumSeqs"},
+		{"rate zero", func() Config {
+			c := good()
+			c.Load = model.Load{Kind: model.OpenLoop, Rate: 0, Burstiness: 1}
+			return c
+		}, "Config.Load"},
+		{"rate NaN", func() Config { c := good(); c.Load = model.Open(math.NaN(), 1); return c }, "request_rate"},
+		{"concurrency zero", func() Config { c := good(); c.Load = model.Closed(0); return c }, "max_concurrency"},
+		{"empty input", func() Config { c := good(); c.Input = LengthDist{}; return c }, "Config.Input.Kind must be set"},
+		{"zero output", func() Config { c := good(); c.Output = Fixed(0); return c }, "Config.Output.Mean"},
+		{"empty empirical", func() Config { c := good(); c.Input = LengthDist{Kind: "empirical"}; return c }, "Config.Input.Values"},
+		{"bad uniform", func() Config { c := good(); c.Input = LengthDist{Kind: "uniform", Min: 5, Max: 2}; return c }, "Config.Input.Min"},
+		{"unknown kind", func() Config { c := good(); c.Output = LengthDist{Kind: "zipf"}; return c }, `Config.Output.Kind "zipf"`},
+		{"negative latency", func() Config { c := dis(); c.Transfer.Latency = -1; return c }, "Config.Transfer.Latency"},
+		{"bad router", func() Config { c := good(); c.Router = "random"; return c }, "Config.Router"},
+		{"shared decode router", func() Config { c := good(); c.Router = SharedQueue; return c }, "Config.Router"},
+		{"bad prefill router", func() Config { c := dis(); c.PrefillRouter = "x"; return c }, "Config.PrefillRouter"},
+		{"NaN cost", func() Config { c := good(); c.Replicas.Cost = badCost{math.NaN()}; return c }, "Config.Replicas.Cost returned step time NaN"},
+		{"negative cost", func() Config { c := dis(); c.Decode.Cost = badCost{-1}; return c }, "Config.Decode.Cost.DecodeAffine"},
+		{"negative prefill cost", func() Config { c := dis(); c.Prefill.Cost = badCost{-1}; return c }, "Config.Prefill.Cost returned step time -1"},
+		{"request larger than KV", func() Config { c := good(); c.Replicas.KVCapacity = 16; return c }, "more than Config.Replicas.KVCapacity 16 holds"},
+		{"drawn request larger than KV", func() Config {
+			c := dis()
+			c.Decode.KVCapacity = 4096
+			c.Input = LengthDist{Kind: "lognormal", Mean: 3000, Std: 3000}
+			c.NumPrompts = 100
+			return c
+		}, "more than Config.Decode.KVCapacity 4096 holds"},
+		{"KV below a block", func() Config { c := good(); c.Replicas.KVCapacity = 8; return c }, "at least one block"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), tc.cfg())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "sim: ") {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestContextCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, benchDisagg(1000, 100, 100_000))
+	if err == nil || !strings.Contains(err.Error(), "canceled") {
+		t.Errorf("err = %v, want cancellation", err)
+	}
+}
+
+func TestRouting(t *testing.T) {
+	for _, r := range []Routing{RoundRobin, LeastOutstanding} {
+		for _, pr := range []Routing{SharedQueue, RoundRobin, LeastOutstanding} {
+			cfg := benchDisagg(1500, 100, 2000)
+			cfg.Decode.Workers = 3
+			cfg.Router, cfg.PrefillRouter = r, pr
+			cfg.Input = LengthDist{Kind: "uniform", Min: 100, Max: 9000}
+			res := run(t, cfg)
+			if res.Pools[0].Utilisation <= 0 || res.Pools[1].Utilisation <= 0 {
+				t.Errorf("%s/%s: idle pool", r, pr)
+			}
+		}
+	}
+}
+
+// Chunked prefill by hand: budget 64, two 100-token prompts sent together,
+// 3 output tokens, every step tau. Step 1: A 64. Step 2: A 36 (first token),
+// B 28. Step 3: A decodes, B 63. Step 4: A decodes (done), B 9 (first
+// token). Steps 5–6: B decodes (done at 6·tau).
+func TestChunkedPrefillByHand(t *testing.T) {
+	const tau = 0.01
+	res := run(t, Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: 64, MaxNumSeqs: 4},
+		Load:     model.Closed(2), Input: Fixed(100), Output: Fixed(3), NumPrompts: 2, KeepRequests: true,
+	})
+	want := [][2]float64{{2, 4}, {4, 6}} // first token, done, in tau
+	for i, r := range res.Requests {
+		if !near(r.FirstToken, want[i][0]*tau, 1e-12) || !near(r.Done, want[i][1]*tau, 1e-12) {
+			t.Errorf("request %d: first token %v done %v, want %v·tau %v·tau", i, r.FirstToken, r.Done, want[i][0], want[i][1])
+		}
+	}
+	if !near(res.Metrics[model.MeanITL], tau*1000, 1e-9) || !near(res.Pools[0].MeanBatch, 9.0/6, 1e-9) {
+		t.Errorf("mean ITL %v, mean batch %v (want %v and 9/6: batches 1, 2, 2, 2, 1, 1)", res.Metrics[model.MeanITL], res.Pools[0].MeanBatch, tau*1000)
+	}
+}
+
+// Least-outstanding routing sends each request to the replica with the
+// fewest in flight: a short and a long request first, then a third joins
+// the replica whose request finished.
+func TestLeastOutstandingRouting(t *testing.T) {
+	c := testCost{Overhead: 0.01}
+	cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: c}, Router: LeastOutstanding, Load: model.Closed(2),
+		Input: Fixed(10), Output: LengthDist{Kind: "empirical", Values: []int{5, 50}}, NumPrompts: 40, KeepRequests: true, Seed: 9}
+	res := run(t, cfg)
+	// With two replicas and two clients, least-outstanding never queues two
+	// requests on one replica: every TTFT is exactly one step.
+	for _, r := range res.Requests {
+		if !near(r.FirstToken-r.Send, 0.01, 1e-9) {
+			t.Fatalf("request %d waited: TTFT %v", r.ID, r.FirstToken-r.Send)
+		}
+	}
+	cfg.Router = RoundRobin
+	rr := run(t, cfg)
+	if !(rr.Metrics[model.MeanTTFT] > res.Metrics[model.MeanTTFT]) {
+		t.Errorf("round robin TTFT %v not above least outstanding %v", rr.Metrics[model.MeanTTFT], res.Metrics[model.MeanTTFT])
+	}
+}
+
+// The disaggregated prefill pool's shared queue is an M/M/c queue when
+// prompts are exponential, one prompt per step, and decode and transfer
+// are free: its mean wait must match Erlang C within 2%.
+func TestSharedQueueMMc(t *testing.T) {
+	const c, meanTokens, perToken, lambda = 3, 10000, 1e-5, 21.0
+	mu := 1 / (meanTokens * perToken)
+	a := lambda / mu
+	rho := a / c
+	sum, term := 0.0, 1.0 // Σ_{k<c} a^k/k!
+	for k := 0; k < c; k++ {
+		if k > 0 {
+			term *= a / float64(k)
+		}
+		sum += term
+	}
+	tail := term * a / c / (1 - rho) // a^c/(c!(1−ρ))
+	erlangC := tail / (sum + tail)
+	wantWait := erlangC / (c*mu - lambda)
+	res := run(t, Config{
+		Prefill: PoolConfig{Workers: c, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Decode:  PoolConfig{Workers: 1, Cost: testCost{}},
+		Load:    model.Open(lambda, 1), Input: LengthDist{Kind: "exponential", Mean: meanTokens}, Output: Fixed(1),
+		NumPrompts: 1_000_000, Seed: 5,
+	})
+	m := res.Metrics
+	meanService := m["total_input_tokens"] / float64(res.Completed) * perToken
+	wait := m[model.MeanTTFT]/1000 - meanService
+	t.Logf("mean wait %.5f s, Erlang C %.5f s (%+.2f%%)", wait, wantWait, 100*(wait/wantWait-1))
+	if math.Abs(wait-wantWait)/wantWait > 0.02 {
+		t.Errorf("mean wait %v s, Erlang C says %v", wait, wantWait)
+	}
+	if u := res.Pools[0].Utilisation; math.Abs(u-rho) > 0.01 {
+		t.Errorf("prefill utilisation %v, want ≈ %v", u, rho)
+	}
+}
+
+// Free steps must not hang: the run ends at t = 0 with zero latencies.
+func TestZeroCostFinishes(t *testing.T) {
+	for _, cfg := range []Config{
+		{Replicas: PoolConfig{Workers: 2, Cost: testCost{}, KVCapacity: 4096}, Load: model.Closed(8), Input: Fixed(100), Output: Fixed(50), NumPrompts: 100},
+		{Prefill: PoolConfig{Workers: 2, Cost: testCost{}}, Decode: PoolConfig{Workers: 1, Cost: testCost{}, KVCapacity: 2048}, Load: model.Open(5, 1), Input: Fixed(1000), Output: Fixed(50), NumPrompts: 100},
+	} {
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Completed != cfg.NumPrompts || res.Metrics[model.MeanTTFT] != 0 {
+			t.Errorf("completed %d, mean TTFT %v", res.Completed, res.Metrics[model.MeanTTFT])
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Error(err)
+		}
+	}
+}

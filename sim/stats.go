@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+)
+
+// exactLimit is how many distinct (value, weight) entries a distribution
+// keeps exactly before it folds them into a log histogram. Below it every
+// statistic equals numpy's on the expanded samples; above it percentiles
+// carry a relative error below 2^-13 (mean and std stay exact up to
+// floating-point rounding because they come from running sums).
+const exactLimit = 1 << 16
+
+// The histogram buckets positive float64 values by exponent and the top
+// histMantBits bits of the mantissa (an HDR-style layout): bucket width is
+// at most 2^-histMantBits of the value. Values below 2^histMinExp seconds
+// share the first bucket, values above 2^histMaxExp the last.
+const (
+	histMantBits = 13
+	histMinExp   = -30
+	histMaxExp   = 30
+	histOctave   = 1 << histMantBits
+	histBuckets  = (histMaxExp - histMinExp) << histMantBits
+)
+
+// dist accumulates a latency distribution in seconds: running sums for the
+// mean and std, exact weighted samples for percentiles while they are few,
+// then a deterministic log histogram.
+type dist struct {
+	n      float64 // total weight (number of samples)
+	shift  float64 // first value seen; sums are of (x − shift) for numerical stability
+	sum    float64 // Σ w·(x − shift)
+	sumSq  float64 // Σ w·(x − shift)²
+	vals   []float64
+	wts    []uint32
+	hist   [][]uint64 // per octave, allocated on first use; nil while exact
+	zeros  uint64     // samples ≤ 0 once in histogram mode
+	anyVal bool
+}
+
+// add records value x with weight w (w identical samples).
+func (d *dist) add(x float64, w int) {
+	if w <= 0 {
+		return
+	}
+	if !d.anyVal {
+		d.shift, d.anyVal = x, true
+	}
+	fw := float64(w)
+	y := x - d.shift
+	d.n += fw
+	d.sum += fw * y
+	d.sumSq += fw * y * y
+	if d.hist != nil {
+		d.histAdd(x, uint64(w))
+		return
+	}
+	if k := len(d.vals); k > 0 && d.vals[k-1] == x && uint64(d.wts[k-1])+uint64(w) <= math.MaxUint32 {
+		d.wts[k-1] += uint32(w)
+		return
+	}
+	d.vals = append(d.vals, x)
+	d.wts = append(d.wts, uint32(w))
+	if len(d.vals) >= exactLimit {
+		d.fold()
+	}
+}
+
+// addRun records the j values a, a+δ, …, a+(j−1)δ of a run of decode
+// steps: the first with weight w0, the others with weight w. Sums are in
+// closed form; the histogram takes one increment per bucket touched.
+func (d *dist) addRun(a, delta float64, j int64, w0, w int) {
+	if j <= 0 {
+		return
+	}
+	d.add(a, w0)
+	if j == 1 || w <= 0 {
+		return
+	}
+	if d.hist == nil || delta < 0 {
+		for k := int64(1); k < j; k++ {
+			d.add(a+float64(k)*delta, w)
+		}
+		return
+	}
+	// The j−1 values b + kδ, k = 0..m−1.
+	b := a + delta
+	m := float64(j - 1)
+	fw := float64(w)
+	y := b - d.shift
+	sk := m * (m - 1) / 2              // Σk
+	sk2 := (m - 1) * m * (2*m - 1) / 6 // Σk²
+	d.n += fw * m
+	d.sum += fw * (m*y + delta*sk)
+	d.sumSq += fw * (m*y*y + 2*y*delta*sk + delta*delta*sk2)
+	// Decode step times change little within a run: usually one bucket.
+	last := b + (m-1)*delta
+	if i := histIndex(b); b > 0 && i == histIndex(last) {
+		d.histInc(i, uint64(w)*uint64(j-1))
+		return
+	}
+	for k := int64(0); k < j-1; k++ {
+		d.histAdd(b+float64(k)*delta, uint64(w))
+	}
+}
+
+func (d *dist) fold() {
+	d.hist = make([][]uint64, histMaxExp-histMinExp)
+	for i, v := range d.vals {
+		d.histAdd(v, uint64(d.wts[i]))
+	}
+	d.vals, d.wts = nil, nil
+}
+
+func histIndex(x float64) int {
+	bits := math.Float64bits(x)
+	e := int(bits>>52&0x7ff) - 1023
+	if e < histMinExp {
+		return 0
+	}
+	if e >= histMaxExp {
+		return histBuckets - 1
+	}
+	return (e-histMinExp)<<histMantBits | int(bits>>(52-histMantBits)&(1<<histMantBits-1))
+}
+
+// histValue is the representative (middle) of bucket i.
+func histValue(i int) float64 {
+	e := i>>histMantBits + histMinExp
+	m := i & (1<<histMantBits - 1)
+	return math.Ldexp(1+(float64(m)+0.5)/(1<<histMantBits), e)
+}
+
+func (d *dist) histAdd(x float64, w uint64) {
+	if x <= 0 {
+		d.zeros += w
+		return
+	}
+	d.histInc(histIndex(x), w)
+}
+
+func (d *dist) histInc(i int, w uint64) {
+	o := d.hist[i>>histMantBits]
+	if o == nil {
+		o = make([]uint64, histOctave)
+		d.hist[i>>histMantBits] = o
+	}
+	o[i&(histOctave-1)] += w
+}
+
+func (d *dist) mean() float64 {
+	if d.n == 0 {
+		return 0
+	}
+	return d.shift + d.sum/d.n
+}
+
+// std is the population standard deviation (numpy's np.std default).
+func (d *dist) std() float64 {
+	if d.n == 0 {
+		return 0
+	}
+	m := d.sum / d.n
+	v := d.sumSq/d.n - m*m
+	if v < 0 {
+		v = 0
+	}
+	return math.Sqrt(v)
+}
+
+// percentiles returns numpy's default (linear, type 7) percentiles for ps in [0, 100].
+func (d *dist) percentiles(ps []float64) []float64 {
+	out := make([]float64, len(ps))
+	if d.n == 0 {
+		return out
+	}
+	var at func(r float64) float64 // value of the r-th smallest sample, 0-based
+	if d.hist == nil {
+		type entry struct {
+			v float64
+			w uint32
+		}
+		es := make([]entry, len(d.vals))
+		for i, v := range d.vals {
+			es[i] = entry{v, d.wts[i]}
+		}
+		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.v, b.v) })
+		cum := make([]float64, len(es)) // cum[i] = weight of sorted entries 0..i
+		c := 0.0
+		for i, e := range es {
+			c += float64(e.w)
+			cum[i] = c
+		}
+		at = func(r float64) float64 {
+			i := sort.Search(len(cum), func(i int) bool { return cum[i] > r })
+			if i == len(cum) {
+				i--
+			}
+			return es[i].v
+		}
+	} else {
+		var idx []int
+		var cum []float64
+		c := float64(d.zeros)
+		for oi, o := range d.hist {
+			for i, h := range o {
+				if h != 0 {
+					c += float64(h)
+					idx = append(idx, oi<<histMantBits|i)
+					cum = append(cum, c)
+				}
+			}
+		}
+		zeros := float64(d.zeros)
+		at = func(r float64) float64 {
+			if r < zeros || len(idx) == 0 {
+				return 0
+			}
+			i := sort.Search(len(cum), func(i int) bool { return cum[i] > r })
+			if i == len(cum) {
+				i--
+			}
+			return histValue(idx[i])
+		}
+	}
+	for i, p := range ps {
+		h := (d.n - 1) * p / 100
+		lo := math.Floor(h)
+		vlo := at(lo)
+		frac := h - lo
+		if frac == 0 || lo+1 > d.n-1 {
+			out[i] = vlo
+			continue
+		}
+		vhi := at(lo + 1)
+		out[i] = vlo + (vhi-vlo)*frac
+	}
+	return out
+}
+
+// Percentile returns numpy's default percentile (linear interpolation,
+// "type 7") of xs for p in [0, 100]; 0 for an empty slice. xs is not modified.
+func Percentile(xs []float64, p float64) float64 {
+	var d dist
+	for _, x := range xs {
+		d.add(x, 1)
+	}
+	return d.percentiles([]float64{p})[0]
+}

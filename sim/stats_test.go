@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+func TestPercentileNumpy(t *testing.T) {
+	// Values worked out with numpy's linear rule: h = (n−1)·p/100.
+	cases := []struct {
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, 90, 3.7},
+		{[]float64{15, 20, 35, 40, 50}, 40, 29},
+		{[]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 99, 9.91},
+		{[]float64{3, 1, 2}, 50, 2},
+		{[]float64{5}, 99, 5},
+		{[]float64{1, 2}, 0, 1},
+		{[]float64{1, 2}, 100, 2},
+		{nil, 50, 0},
+	}
+	for _, c := range cases {
+		if got := Percentile(c.xs, c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Percentile(%v, %v) = %v, want %v", c.xs, c.p, got, c.want)
+		}
+	}
+}
+
+func TestDistWeightedAndStd(t *testing.T) {
+	var d dist
+	d.add(1, 3)
+	d.add(2, 1) // the samples 1, 1, 1, 2
+	ps := d.percentiles([]float64{50, 90})
+	if ps[0] != 1 || math.Abs(ps[1]-1.7) > 1e-12 {
+		t.Errorf("weighted percentiles %v, want [1 1.7]", ps)
+	}
+	var e dist
+	for _, x := range []float64{2, 4, 4, 4, 5, 5, 7, 9} {
+		e.add(x, 1)
+	}
+	if e.mean() != 5 || math.Abs(e.std()-2) > 1e-12 {
+		t.Errorf("mean %v std %v, want 5 and 2 (np.std)", e.mean(), e.std())
+	}
+}
+
+// Past exactLimit entries the distribution folds into the histogram:
+// percentiles stay within the documented relative error.
+func TestDistHistogramMode(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var d dist
+	var xs []float64
+	for i := 0; i < 4*exactLimit; i++ {
+		x := 0.01 + 0.02*r.Float64()
+		if i%7 == 0 {
+			x = 5 + r.ExpFloat64()
+		}
+		xs = append(xs, x)
+		d.add(x, 1)
+	}
+	if d.hist == nil {
+		t.Fatal("did not fold")
+	}
+	sort.Float64s(xs)
+	ps := []float64{50, 90, 95, 99}
+	got := d.percentiles(ps)
+	for i, p := range ps {
+		want := Percentile(xs, p)
+		if math.Abs(got[i]-want)/want > 1.3e-4 {
+			t.Errorf("p%v = %v, exact %v", p, got[i], want)
+		}
+	}
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	for _, x := range xs {
+		sq += (x - mean) * (x - mean)
+	}
+	if !near(d.mean(), mean, 1e-9) || !near(d.std(), math.Sqrt(sq/float64(len(xs))), 1e-9) {
+		t.Errorf("mean %v std %v, want %v %v", d.mean(), d.std(), mean, math.Sqrt(sq/float64(len(xs))))
+	}
+}
+
+func TestGammaMoments(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, shape := range []float64{0.3, 1, 2.5} {
+		const n = 400000
+		var s, s2 float64
+		for i := 0; i < n; i++ {
+			x := gamma(r, shape, 2)
+			s += x
+			s2 += x * x
+		}
+		m := s / n
+		v := s2/n - m*m
+		if math.Abs(m-2*shape)/(2*shape) > 0.01 || math.Abs(v-4*shape)/(4*shape) > 0.03 {
+			t.Errorf("Gamma(%v, 2): mean %v var %v, want %v %v", shape, m, v, 2*shape, 4*shape)
+		}
+	}
+}
+
+func TestLengthDraws(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	cases := []struct {
+		d         LengthDist
+		mean, tol float64
+		min, max  int
+	}{
+		{Fixed(128), 128, 0, 128, 128},
+		{LengthDist{Kind: "uniform", Min: 10, Max: 20}, 15, 0.05, 10, 20},
+		{LengthDist{Kind: "normal", Mean: 500, Std: 50}, 500, 1, 1, 1 << 30},
+		{LengthDist{Kind: "lognormal", Mean: 1000, Std: 500}, 1000, 10, 1, 1 << 30},
+		{LengthDist{Kind: "exponential", Mean: 300}, 300, 3, 1, 1 << 30},
+		{LengthDist{Kind: "empirical", Values: []int{1, 2, 6}}, 3, 0.03, 1, 6},
+		{LengthDist{Kind: "normal", Mean: 100, Std: 1000, Min: 50, Max: 150}, -1, 0, 50, 150},
+	}
+	for _, c := range cases {
+		if err := c.d.validate("Input"); err != nil {
+			t.Fatal(err)
+		}
+		const n = 100000
+		s := 0.0
+		for i := 0; i < n; i++ {
+			x := c.d.draw(r)
+			if x < c.min || x > c.max {
+				t.Fatalf("%+v drew %d", c.d, x)
+			}
+			s += float64(x)
+		}
+		if c.mean >= 0 && math.Abs(s/n-c.mean) > c.tol {
+			t.Errorf("%+v: mean %v, want %v", c.d, s/n, c.mean)
+		}
+	}
+}
+
+// addRun must equal adding each value of the run, in both modes.
+func TestDistAddRun(t *testing.T) {
+	for _, folded := range []bool{false, true} {
+		var a, b dist
+		if folded {
+			a.fold()
+			b.fold()
+		}
+		a.add(0.02, 1)
+		b.add(0.02, 1)
+		for r := 0; r < 50; r++ {
+			start, delta := 0.015+float64(r)*1e-4, 1.3e-6*float64(r%4)
+			j := int64(1 + r*37%200)
+			a.addRun(start, delta, j, 3, 5)
+			b.add(start, 3)
+			for k := int64(1); k < j; k++ {
+				b.add(start+float64(k)*delta, 5)
+			}
+		}
+		if a.n != b.n || !near(a.mean(), b.mean(), 1e-12) || !near(a.std(), b.std(), 1e-6) {
+			t.Errorf("folded %v: n %v/%v mean %v/%v std %v/%v", folded, a.n, b.n, a.mean(), b.mean(), a.std(), b.std())
+		}
+		ps := []float64{1, 50, 90, 95, 99}
+		pa, pb := a.percentiles(ps), b.percentiles(ps)
+		for i := range ps {
+			if pa[i] != pb[i] {
+				t.Errorf("folded %v: p%v %v vs %v", folded, ps[i], pa[i], pb[i])
+			}
+		}
+	}
+}
