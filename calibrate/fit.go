@@ -22,7 +22,7 @@ type Options struct {
 	// A point simulates its record's num_prompts when known, else
 	// max(200, 10 × concurrency).
 	MaxPrompts int
-	// MaxEvals bounds the Nelder–Mead loss evaluations of stage 2 per group; 0 means 60.
+	// MaxEvals bounds the Nelder–Mead loss evaluations of stage 2 per group; 0 means 40.
 	MaxEvals int
 	// SkipRefine stops after the stage-1 least-squares fit (no simulation in the loop).
 	SkipRefine bool
@@ -123,7 +123,7 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 			return nil, nil, err
 		}
 		pts := groups[key]
-		gf, err := fitGroup(ctx, key, pts, opts, progress)
+		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -162,11 +162,13 @@ type groupFit struct {
 }
 
 // fitGroup runs both stages on one group's points.
-func fitGroup(ctx context.Context, key groupKey, pts []*point, opts Options, progress func(Progress)) (*groupFit, error) {
+// all are every point of the group (a superset of pts in cross-validation):
+// an unstated GPU or model must be able to hold all of them.
+func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options, progress func(Progress)) (*groupFit, error) {
 	name := key.String()
 	gf := &groupFit{key: key, layout: layoutOf(pts)}
 	settings := settingsFrom(key.engine, pts)
-	cands, note, err := candidates(key, pts)
+	cands, note, err := candidates(key, all)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +213,7 @@ func (o Options) maxEvals() int {
 	if o.MaxEvals > 0 {
 		return o.MaxEvals
 	}
-	return 60
+	return 40
 }
 
 func penalty(l layout, x []float64) float64 {
@@ -253,7 +255,8 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	}
 	longest := 0
 	for _, p := range pts {
-		longest = max(longest, p.isl+p.osl)
+		// The simulated outputs reach BenchmarkOutput's maximum, and KV is allocated in blocks.
+		longest = max(longest, p.isl+int(math.Ceil(float64(p.osl)*(1+OutputSpread)))+256)
 	}
 	var out []candidate
 	for _, g := range gpus {
@@ -268,7 +271,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 						continue
 					}
 					mem, err := model.WorkerMemory(g, m, pl, model.MemoryOptions{})
-					if err != nil || mem.KVTokens < p.isl+p.osl {
+					if err != nil || mem.KVTokens < longest {
 						ok = false
 					}
 				}
@@ -382,7 +385,7 @@ func refine(ctx context.Context, e env, l layout, start params, pts []*point, op
 		return start, "", simErr
 	}
 	prob := optimize.Problem{Func: loss}
-	settings := &optimize.Settings{FuncEvaluations: opts.maxEvals(), Converger: &optimize.FunctionConverge{Absolute: 1e-5, Iterations: 15}}
+	settings := &optimize.Settings{FuncEvaluations: opts.maxEvals(), Converger: &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 8}}
 	method := &optimize.NelderMead{SimplexSize: 0.15}
 	res, err := optimize.Minimize(prob, x0, settings, method)
 	if simErr != nil {

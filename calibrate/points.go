@@ -237,11 +237,12 @@ func shapeKey(r *results.Record, osl float64) string {
 	if r.Workload.ISLMax > 0 {
 		isl = fmt.Sprint(r.Workload.ISLMax)
 	}
-	out := fmt.Sprintf("%g", math.Round(osl))
 	if r.Workload.OSLMax > 0 {
-		out = fmt.Sprint(r.Workload.OSLMax)
+		return isl + ":" + fmt.Sprint(r.Workload.OSLMax)
 	}
-	return isl + ":" + out
+	// Without a stated maximum, mean outputs differ from point to point:
+	// the shape is the prompt length alone.
+	return isl + ":?"
 }
 
 // shapeLengths are the lengths shapeKey names.

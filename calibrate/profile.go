@@ -202,7 +202,7 @@ func (p *Profile) Models(gpu string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range p.Groups {
-		if (gpu == "" || sameGPU(g.GPU, gpu)) && !seen[g.Model] {
+		if g.Model != "" && (gpu == "" || sameGPU(g.GPU, gpu)) && !seen[g.Model] {
 			seen[g.Model] = true
 			out = append(out, g.Model)
 		}

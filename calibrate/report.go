@@ -44,6 +44,9 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 			j = len(out)
 			idx[p.series] = j
 			isl, osl := shapeLengths(p.rec)
+			if p.rec.Workload.OSLMax == 0 {
+				osl = meanOSL(pts, p.series)
+			}
 			out = append(out, SeriesReport{Source: p.rec.Source.File, GPU: g.GPU, Model: g.Model, Engine: g.Engine,
 				Topology: p.config, ISL: isl, OSL: osl, APE: map[string]APE{},
 				Flagged: []Flag{}, Holdout: holdout})
@@ -51,7 +54,12 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 		}
 		out[j].Points++
 		r := res[i]
-		for _, m := range ReportMetrics {
+		metrics := ReportMetrics
+		if _, ok := r.Measured[model.RequestThroughput]; !ok {
+			// Sources giving only token throughput (seed 003) are judged on it.
+			metrics = append([]string{model.OutputThroughput}, ReportMetrics...)
+		}
+		for _, m := range metrics {
 			if lr, ok := r.LogRatio[m]; ok {
 				errs[p.series][m] = append(errs[p.series][m], 100*math.Abs(math.Exp(lr)-1))
 			} else if _, ok := r.Measured[m]; ok {
@@ -68,6 +76,17 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 		}
 	}
 	return out
+}
+
+func meanOSL(pts []*point, series string) float64 {
+	s, n := 0.0, 0
+	for _, p := range pts {
+		if p.series == series {
+			s += float64(p.osl)
+			n++
+		}
+	}
+	return math.Round(s / float64(max(n, 1)))
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
@@ -126,9 +145,13 @@ func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options
 			}
 			name := fmt.Sprintf("%s without %s %s", key, kind, fold)
 			progress(Progress{Stage: "cv", Group: name, Done: fi, Total: len(folds)})
-			gf, err := fitGroup(ctx, key, train, opts, func(Progress) {})
+			gf, err := fitGroup(ctx, key, train, pts, opts, func(Progress) {})
 			if err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				out = append(out, failedFold(key, test, kind, err))
+				continue
 			}
 			// A held-out role the training data lack keeps the prior (as Configure would derive it).
 			prm := gf.params.clone()
@@ -143,13 +166,29 @@ func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options
 			}
 			res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
 			if err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				out = append(out, failedFold(key, test, kind, err))
+				continue
 			}
 			g := Group{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Engine: key.engine}
 			out = append(out, seriesReports(g, test, res, kind)...)
 		}
 	}
 	return out, nil
+}
+
+// failedFold reports held-out points that could not be predicted at all.
+func failedFold(key groupKey, test []*point, kind string, err error) SeriesReport {
+	p := test[0]
+	isl, osl := shapeLengths(p.rec)
+	r := SeriesReport{Source: p.rec.Source.File, GPU: key.gpu, Model: key.model, Engine: key.engine, Topology: p.config,
+		ISL: isl, OSL: osl, Points: len(test), APE: map[string]APE{}, Holdout: kind}
+	for _, q := range test {
+		r.Flagged = append(r.Flagged, Flag{Record: q.rec.ID, Load: q.load.String(), Reason: "cannot be predicted without its own rows: " + err.Error()})
+	}
+	return r
 }
 
 // derivedRole gives a role without data the coefficients of the closest

@@ -77,7 +77,7 @@ func TestEndToEndMatchesConfiguredLatencies(t *testing.T) {
 					if r.ScheduleDelay == nil {
 						t.Fatal("open loop without schedule delay")
 					}
-					problems = append(problems, within("p99 schedule delay", r.ScheduleDelay.P99, 0, 50)...)
+					problems = append(problems, within("median schedule delay", r.ScheduleDelay.P50, 0, 20)...)
 				}
 				return problems
 			})

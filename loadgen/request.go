@@ -32,6 +32,7 @@ const (
 type outcome struct {
 	sent         bool
 	start        float64
+	end          float64 // offset of the end of the request (its last byte or its failure)
 	ttft         float64
 	itl          []float64
 	latency      float64
@@ -158,6 +159,9 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 			lastToken = now
 		}
 		if u := chunk.Usage; u != nil && u.CompletionTokens != nil {
+			if *u.CompletionTokens < 0 || (u.PromptTokens != nil && *u.PromptTokens < 0) {
+				return true, fail(ReasonMalformedStream, fmt.Errorf("event %d: negative token count in usage", eventCount))
+			}
 			gotUsage = true
 			out.outputTokens = *u.CompletionTokens
 			if u.PromptTokens != nil {

@@ -74,6 +74,7 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 			sentMu.Unlock()
 		}
 		outcomes[i] = send(ctx, client, &opts, url, bodies[i], t0)
+		outcomes[i].end = time.Since(t0).Seconds()
 		finished <- i
 	}
 
@@ -138,16 +139,14 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 		close(finished)
 	}()
 
-	var (
-		p    = Progress{Load: opts.Load, Total: n}
-		last = t0
-	)
+	p := Progress{Load: opts.Load, Total: n}
+	var duration float64 // to the last request's end, as vLLM's gather of every request
 	for i := range finished {
 		o := &outcomes[i]
 		if !o.sent {
 			continue
 		}
-		last = time.Now()
+		duration = max(duration, o.end)
 		if o.reason == reasonCanceled {
 			continue
 		}
@@ -161,11 +160,11 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 			sentMu.Lock()
 			p.Sent = sentSoFar
 			sentMu.Unlock()
-			p.Elapsed = last.Sub(t0)
+			p.Elapsed = time.Since(t0)
 			progress(p)
 		}
 	}
-	r := summarize(&opts, outcomes, due, last.Sub(t0).Seconds())
+	r := summarize(&opts, outcomes, due, duration)
 	r.Date = date
 	if err := ctx.Err(); err != nil {
 		r.Partial = true

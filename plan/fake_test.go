@@ -16,7 +16,6 @@ import (
 type fakeProfile struct {
 	engines  []string
 	fitted   map[string]bool // GPUs whose costs count as fitted
-	configs  int             // Configure calls
 	failGPUs map[string]bool // GPUs Configure refuses
 }
 
@@ -41,7 +40,6 @@ func (f *fakeProfile) ResolveEngine(gpu, llm, prefix string, disagg bool) (strin
 }
 
 func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error) {
-	f.configs++
 	if err := t.Topology.Validate(); err != nil {
 		return calibrate.Deployment{}, err
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // Profile is what plan needs of a calibration profile; *calibrate.Profile
-// satisfies it, and tests substitute fakes.
+// satisfies it, and tests substitute fakes. plan calls it from one
+// goroutine at a time.
 type Profile interface {
 	// Configure builds the simulator configuration of a deployment, or says why it cannot.
 	Configure(t calibrate.Target) (calibrate.Deployment, error)

@@ -114,7 +114,9 @@ func (s *search) recommend(ctx context.Context) error {
 
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
+	s.mu.Lock()
 	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo})
+	s.mu.Unlock()
 	if err != nil {
 		return Recommendation{}, err
 	}

@@ -309,36 +309,48 @@ func findBlowup(pts []Point) Blowup {
 	return b
 }
 
-// findBottleneck reads the pools at the highest load: the busiest pool
-// limits throughput, unless its KV cache was full, which makes capacity the limit.
+// findBottleneck reads the pools at the highest load. Requests pile up in
+// front of what limits throughput, so the pool with the longest queue is
+// the bottleneck (its KV cache, when that was full); with no queue anywhere
+// the busiest pool is named. Busy time alone misleads for decode: a worker
+// decoding one request is as "busy" as one decoding a full batch.
 func findBottleneck(pts []Point, d calibrate.Deployment) Bottleneck {
 	b := Bottleneck{Resource: "none", Utilisation: map[string]float64{}, KVUsage: map[string]float64{}}
 	if len(pts) == 0 {
 		return b
 	}
 	last := pts[len(pts)-1]
-	var busiest sim.PoolStats
+	var busiest, queued sim.PoolStats
 	for _, ps := range last.Pools {
 		b.Utilisation[ps.Name] = round3(ps.Utilisation)
 		b.KVUsage[ps.Name] = round3(ps.MaxKVUsage)
 		if ps.Utilisation > busiest.Utilisation {
 			busiest = ps
 		}
+		if ps.MeanQueue > queued.MeanQueue {
+			queued = ps
+		}
+	}
+	name := func(pool string) string {
+		if pool == "replicas" {
+			return "replicas"
+		}
+		return pool + " pool"
 	}
 	switch {
+	case queued.MeanQueue >= 1 && queued.MaxKVUsage >= 0.95:
+		b.Resource = "KV capacity"
+		b.Why = fmt.Sprintf("%s KV cache reached %.0f%% with %.1f requests waiting on average", queued.Name, 100*queued.MaxKVUsage, queued.MeanQueue)
+	case queued.MeanQueue >= 1:
+		b.Resource = name(queued.Name)
+		b.Why = fmt.Sprintf("%.1f requests wait for the %s on average at the highest load (busy %.0f%%)", queued.MeanQueue, queued.Name, 100*queued.Utilisation)
 	case busiest.Name == "":
 		b.Why = "no pool was busy"
-	case busiest.MaxKVUsage >= 0.95 && (busiest.Preemptions > 0 || busiest.MeanQueue >= 1):
-		b.Resource = "KV capacity"
-		b.Why = fmt.Sprintf("%s KV cache reached %.0f%% with %.1f requests queued on average", busiest.Name, 100*busiest.MaxKVUsage, busiest.MeanQueue)
 	case busiest.Utilisation < 0.5:
-		b.Why = fmt.Sprintf("no pool above 50%% busy at the highest load (busiest: %s at %.0f%%); load is the limit", busiest.Name, 100*busiest.Utilisation)
+		b.Why = fmt.Sprintf("no queue and no pool above 50%% busy at the highest load (busiest: %s at %.0f%%): the offered load is the limit", busiest.Name, 100*busiest.Utilisation)
 	default:
-		b.Resource = busiest.Name + " pool"
-		if busiest.Name == "replicas" {
-			b.Resource = "replicas"
-		}
-		b.Why = fmt.Sprintf("%s busy %.0f%% of the time at the highest load", busiest.Name, 100*busiest.Utilisation)
+		b.Resource = name(busiest.Name)
+		b.Why = fmt.Sprintf("no queue; %s busy %.0f%% of the time at the highest load, mean batch %.1f", busiest.Name, 100*busiest.Utilisation, busiest.MeanBatch)
 	}
 	return b
 }

@@ -162,20 +162,27 @@ func annotateSeries(recs []Record, idx []int) {
 	if recs[idx[0]].Workload.Load.Kind != model.ClosedLoop {
 		return
 	}
-	for n := 0; n < len(idx)-1; n++ {
+	// Walk from the highest concurrency down, keeping the fastest mean E2E
+	// seen at strictly higher concurrencies (linear in the series length).
+	best, bestAt := math.Inf(1), -1
+	groupBest, groupAt := math.Inf(1), -1
+	for n := len(idx) - 1; n >= 0; n-- {
 		cur := &recs[idx[n]]
+		if n < len(idx)-1 && recs[idx[n+1]].Workload.Load.Concurrency != cur.Workload.Load.Concurrency {
+			if groupBest < best {
+				best, bestAt = groupBest, groupAt
+			}
+			groupBest, groupAt = math.Inf(1), -1
+		}
 		e, ok := cur.Metrics[model.MeanE2EL]
 		if !ok {
 			continue
 		}
-		best, bestAt := math.Inf(1), -1
-		for _, j := range idx[n+1:] {
-			if v, ok := recs[j].Metrics[model.MeanE2EL]; ok && v < best && recs[j].Workload.Load.Concurrency > cur.Workload.Load.Concurrency {
-				best, bestAt = v, j
-			}
-		}
 		if bestAt >= 0 && e > (1+inversionFraction)*best {
 			cur.note(AnomalyLatencyInversion, "mean E2E %.0f ms is %.0f%% above %.0f ms at the higher %s", e, 100*(e/best-1), best, loadText(recs[bestAt]))
+		}
+		if e < groupBest {
+			groupBest, groupAt = e, idx[n]
 		}
 	}
 }

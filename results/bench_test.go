@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,24 @@ func BenchmarkParseSeeds(b *testing.B) {
 		}
 		if n != 239 {
 			b.Fatalf("%d records", n)
+		}
+	}
+}
+
+// BenchmarkParseLargeMarkdown parses one 20,000-row series (anomaly checks
+// included), to keep the parsers and Annotate linear in the rows.
+func BenchmarkParseLargeMarkdown(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("## Result (ISL:OSL=100:10)\n\n| Concurrency | Request Throughput (req/s) | Mean E2E Latency (ms) |\n|---|---|---|\n")
+	for i := range 20000 {
+		fmt.Fprintf(&sb, "| %d | %.2f | %.1f |\n", i+1, 0.1*float64(i%50+1), 100+float64(i%7))
+	}
+	data := []byte(sb.String())
+	b.ResetTimer()
+	for b.Loop() {
+		recs, err := Parse("big.md", data)
+		if err != nil || len(recs) != 20000 {
+			b.Fatalf("%d records, %v", len(recs), err)
 		}
 	}
 }

@@ -19,7 +19,7 @@ var (
 func ParseHTML(name string, data []byte) ([]Record, error) {
 	doc := DocID(name)
 	text := string(data)
-	lower := strings.ToLower(text)
+	lower := asciiLower(text) // same length as text, unlike strings.ToLower
 	lines := strings.Split(text, "\n")
 	var tables []*table
 	for pos := 0; ; {
@@ -142,4 +142,15 @@ func headingBefore(lines []string, line int) string {
 		}
 	}
 	return ""
+}
+
+// asciiLower lower-cases ASCII letters only, keeping byte offsets valid.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

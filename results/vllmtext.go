@@ -277,7 +277,10 @@ func (t *textTraffic) read(name string, ln int, line string) error {
 		return nil
 	}
 	value = strings.TrimSpace(value)
-	first := strings.Fields(value + " ")[0]
+	first := value
+	if f := strings.Fields(value); len(f) > 0 {
+		first = f[0]
+	}
 	switch strings.ToLower(strings.TrimSpace(label)) {
 	case "traffic request rate":
 		if strings.EqualFold(first, "inf") {

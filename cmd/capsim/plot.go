@@ -97,8 +97,8 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	series := groupSeries(recs)
-	flags := calibrationFlags(prof)
+	series := plotGroupSeries(recs)
+	flags := plotCalibrationFlags(prof)
 	names := map[string]int{}
 	var done []plotted
 	var pairs []plots.Pair
@@ -110,7 +110,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p.file = uniqueName(names, s.slug()) + "." + o.format
+		p.file = plotUniqueName(names, s.slug()) + "." + o.format
 		if err := fig.Save(filepath.Join(o.out, p.file)); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 			simulated++
 		}
 	}
-	summary, sumErrs := summaryFigure(pairs, simulated)
+	summary, sumErrs := plotSummaryFigure(pairs, simulated)
 	summaryFile := "summary." + o.format
 	if err := summary.Save(filepath.Join(o.out, summaryFile)); err != nil {
 		return err
@@ -184,17 +184,17 @@ type plotSeries struct {
 
 func (s *plotSeries) first() *results.Record { return s.recs[0] }
 
-// groupSeries groups records into series in first-seen order. The nominal
+// plotGroupSeries groups records into series in first-seen order. The nominal
 // shape is the requested lengths (isl_max, osl_max) when the source gives
 // them; a measured mean output length varies from point to point, so it
 // does not split a series.
-func groupSeries(recs []results.Record) []*plotSeries {
+func plotGroupSeries(recs []results.Record) []*plotSeries {
 	var out []*plotSeries
 	idx := map[string]*plotSeries{}
 	for i := range recs {
 		r := &recs[i]
-		key := strings.Join([]string{r.Source.File, canonicalGPUName(r.System.GPU), r.System.Model, r.System.Engine,
-			r.System.Topology.String(), settingsFingerprint(r.System.Settings), nominalISL(r.Workload), nominalOSL(r.Workload),
+		key := strings.Join([]string{r.Source.File, plotCanonicalGPU(r.System.GPU), r.System.Model, r.System.Engine,
+			r.System.Topology.String(), plotSettingsKey(r.System.Settings), plotNominalISL(r.Workload), plotNominalOSL(r.Workload),
 			string(r.Workload.Load.Kind)}, "|")
 		s, ok := idx[key]
 		if !ok {
@@ -207,14 +207,14 @@ func groupSeries(recs []results.Record) []*plotSeries {
 	return out
 }
 
-func canonicalGPUName(s string) string {
+func plotCanonicalGPU(s string) string {
 	if g, err := model.LookupGPU(s); err == nil {
 		return g.Name
 	}
 	return s
 }
 
-func settingsFingerprint(m map[string]string) string {
+func plotSettingsKey(m map[string]string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -227,14 +227,14 @@ func settingsFingerprint(m map[string]string) string {
 	return b.String()
 }
 
-func nominalISL(w results.Workload) string {
+func plotNominalISL(w results.Workload) string {
 	if w.ISLMax > 0 {
 		return strconv.Itoa(w.ISLMax)
 	}
 	return strconv.FormatFloat(math.Round(w.ISL), 'f', 0, 64)
 }
 
-func nominalOSL(w results.Workload) string {
+func plotNominalOSL(w results.Workload) string {
 	if w.OSLMax > 0 {
 		return strconv.Itoa(w.OSLMax)
 	}
@@ -273,12 +273,12 @@ func (s *plotSeries) shape(all []results.Record) (isl, osl int, note string) {
 		}
 	}
 	if len(is) > 0 {
-		isl = max(1, int(math.Round(medianOf(is))))
+		isl = max(1, int(math.Round(plotMedian(is))))
 	} else if m := s.first().Workload.ISLMax; m > 0 {
 		isl = m
 	}
 	if len(os) > 0 {
-		return isl, max(2, int(math.Round(medianOf(os)))), ""
+		return isl, max(2, int(math.Round(plotMedian(os)))), ""
 	}
 	oslMax := s.first().Workload.OSLMax
 	if oslMax <= 0 {
@@ -296,16 +296,16 @@ func (s *plotSeries) shape(all []results.Record) (isl, osl int, note string) {
 	}
 	switch {
 	case len(same) > 0:
-		osl = max(2, int(math.Round(medianOf(same))))
+		osl = max(2, int(math.Round(plotMedian(same))))
 	case len(ratios) > 0:
-		osl = max(2, int(math.Round(medianOf(ratios)*float64(oslMax))))
+		osl = max(2, int(math.Round(plotMedian(ratios)*float64(oslMax))))
 	default:
 		osl = oslMax
 	}
 	return isl, osl, fmt.Sprintf("output length not stated: %d tokens assumed", osl)
 }
 
-func medianOf(v []float64) float64 {
+func plotMedian(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	n := len(s)
@@ -315,19 +315,16 @@ func medianOf(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// topologyLabel is how a seed document writes a topology.
-func topologyLabel(t model.Topology) string {
-	switch {
-	case t.Disaggregated():
+// plotTopology is how a seed document writes a topology.
+func plotTopology(t model.Topology) string {
+	if t.Disaggregated() {
 		return fmt.Sprintf("%dP(TP%d) %dD(TP%d)", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-	case t.GPUs() == 0:
-		return "topology not stated"
 	}
 	return t.Replicas.String()
 }
 
-// deploymentOf distinguishes deployments with the same topology (llm-d's "base" and "no-features").
-func deploymentOf(r *results.Record) string {
+// plotDeployment distinguishes deployments with the same topology (llm-d's "base" and "no-features").
+func plotDeployment(r *results.Record) string {
 	for _, k := range []string{"deployment", "preset"} {
 		if v := r.System.Settings[k]; v != "" {
 			return v
@@ -350,9 +347,9 @@ func (s *plotSeries) slug() string {
 	} else if t.GPUs() == 0 {
 		topo = ""
 	}
-	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, deploymentOf(r),
-		"isl" + nominalISL(r.Workload)}
-	if o := nominalOSL(r.Workload); o != "" {
+	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, plotDeployment(r),
+		"isl" + plotNominalISL(r.Workload)}
+	if o := plotNominalOSL(r.Workload); o != "" {
 		parts = append(parts, "osl"+o)
 	} else if r.Workload.OSL > 0 {
 		parts = append(parts, fmt.Sprintf("osl%.0f", r.Workload.OSL))
@@ -372,8 +369,8 @@ func (s *plotSeries) slug() string {
 	return strings.TrimRight(b.String(), "-.")
 }
 
-// uniqueName returns name, or name-2, name-3, … when it was used before.
-func uniqueName(used map[string]int, name string) string {
+// plotUniqueName returns name, or name-2, name-3, … when it was used before.
+func plotUniqueName(used map[string]int, name string) string {
 	used[name]++
 	if n := used[name]; n > 1 {
 		return fmt.Sprintf("%s-%d", name, n)
@@ -381,8 +378,8 @@ func uniqueName(used map[string]int, name string) string {
 	return name
 }
 
-// calibrationFlags maps record IDs to the reason the calibration flagged them.
-func calibrationFlags(p *calibrate.Profile) map[string]string {
+// plotCalibrationFlags maps record IDs to the reason the calibration flagged them.
+func plotCalibrationFlags(p *calibrate.Profile) map[string]string {
 	flags := map[string]string{}
 	for _, g := range p.Groups {
 		for _, r := range g.Residuals {
@@ -394,9 +391,9 @@ func calibrationFlags(p *calibrate.Profile) map[string]string {
 	return flags
 }
 
-// shortReason is the part of an anomaly or flag before its colon
+// plotShortReason is the part of an anomaly or flag before its colon
 // ("ttft-tail", "not explained by the cost model"): the footer has one line.
-func shortReason(s string) string {
+func plotShortReason(s string) string {
 	s, _, _ = strings.Cut(s, ":")
 	return strings.TrimSpace(s)
 }
@@ -420,9 +417,10 @@ func (s *plotSeries) panelMetrics() []string {
 }
 
 // seriesFigure simulates a series over a grid of loads and draws it; all
-// are every record loaded (for the output-length estimate). It returns the figure, what the index needs (file left empty), the
-// predicted–measured pairs for the summary and a warning when the series
-// could not be simulated (the figure then shows the measurements only).
+// are every record loaded (for the output-length estimate). It returns
+// the figure, what the index needs (file left empty), the predicted and
+// measured pairs for the summary, and a warning when the series could not
+// be simulated (the figure then shows the measurements only).
 func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, s *plotSeries, flags map[string]string, all []results.Record) (*plots.Figure, plotted, []plots.Pair, string) {
 	r := s.first()
 	metrics := s.panelMetrics()
@@ -438,10 +436,10 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 		xs = append(xs, x)
 		var reasons []string
 		for _, a := range rec.Anomalies {
-			reasons = append(reasons, shortReason(a))
+			reasons = append(reasons, plotShortReason(a))
 		}
 		if f := flags[rec.ID]; f != "" {
-			reasons = append(reasons, shortReason(f))
+			reasons = append(reasons, plotShortReason(f))
 		}
 		pts = append(pts, plots.Point{X: x, Measured: rec.Metrics, Flagged: len(reasons) > 0, FlagReason: strings.Join(reasons, ", ")})
 	}
@@ -453,7 +451,7 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 	}
 	p := plotted{points: len(pts), median: math.NaN()}
 	var pairs []plots.Pair
-	target, targetNotes, err := seriesTarget(prof, s)
+	target, targetNotes, err := plotSeriesTarget(prof, s)
 	notes = append(notes, targetNotes...)
 	var sim map[float64]map[string]float64
 	var derived string
@@ -464,11 +462,15 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 		warn = append(warn, "not simulated: "+firstLine(err.Error()))
 	} else {
 		p.simulated = true
-		for x, m := range sim {
-			pts = append(pts, plots.Point{X: x, Fitted: m})
+		grid := make([]float64, 0, len(sim))
+		for x := range sim {
+			grid = append(grid, x)
 		}
-		sort.SliceStable(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
-		p.errors, pairs, p.median = seriesErrors(s, sim, metrics)
+		sort.Float64s(grid)
+		for _, x := range grid {
+			pts = append(pts, plots.Point{X: x, Fitted: sim[x]})
+		}
+		p.errors, pairs, p.median = plotSeriesErrors(s, sim, metrics)
 	}
 
 	shape := fmt.Sprintf("ISL %d / OSL %d", isl, osl)
@@ -481,14 +483,14 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 	} else if err == nil {
 		errText = "no measured metric to compare"
 	}
-	config := configLabel(r, target)
+	config := plotConfigLabel(r, target)
 	p.title = fmt.Sprintf("%s — %s — %s", config, shape, errText)
 
 	sub := []string{filepath.Base(r.Source.File)}
 	if r.Source.Section != "" {
-		sub = append(sub, clip(r.Source.Section, 64))
+		sub = append(sub, plotClip(r.Source.Section, 64))
 	}
-	sub = append(sub, loadDescription(r.Workload.Load))
+	sub = append(sub, plotLoadDescription(r.Workload.Load))
 	if derived != "" {
 		sub = append(sub, "simulated with "+derived+" costs")
 	}
@@ -506,10 +508,10 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 	return fig, p, pairs, strings.Join(warn, "; ")
 }
 
-// configLabel names a series' configuration as the source states it:
+// plotConfigLabel names a series' configuration as the source states it:
 // "H20 · Qwen3-32B · dynamo-0.3.0 · 3P(TP4) 1D(TP4)", leaving out what the
 // source does not say and naming a GPU and model the calibration assumed.
-func configLabel(r *results.Record, target calibrate.Target) string {
+func plotConfigLabel(r *results.Record, target calibrate.Target) string {
 	var parts []string
 	gpu, mdl := r.System.GPU, model.ShortName(r.System.Model)
 	switch {
@@ -528,8 +530,8 @@ func configLabel(r *results.Record, target calibrate.Target) string {
 		parts = append(parts, r.System.Engine)
 	}
 	if r.System.Topology.GPUs() > 0 {
-		t := topologyLabel(r.System.Topology)
-		if d := deploymentOf(r); d != "" {
+		t := plotTopology(r.System.Topology)
+		if d := plotDeployment(r); d != "" {
 			t += " " + d
 		}
 		parts = append(parts, t)
@@ -537,8 +539,8 @@ func configLabel(r *results.Record, target calibrate.Target) string {
 	return strings.Join(parts, " · ")
 }
 
-// clip shortens s to n runes with an ellipsis.
-func clip(s string, n int) string {
+// plotClip shortens s to n runes with an ellipsis.
+func plotClip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -546,7 +548,7 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func loadDescription(l model.Load) string {
+func plotLoadDescription(l model.Load) string {
 	switch l.Kind {
 	case model.ClosedLoop:
 		return "closed loop"
@@ -561,11 +563,11 @@ func loadDescription(l model.Load) string {
 	return string(l.Kind)
 }
 
-// seriesErrors compares the simulation at the measured loads with the
+// plotSeriesErrors compares the simulation at the measured loads with the
 // measurements: the median absolute percentage error per metric (as a
 // fraction), the pairs for the summary, and the median over every
 // compared value. Measurements that are zero or missing are not compared.
-func seriesErrors(s *plotSeries, sim map[float64]map[string]float64, metrics []string) (map[string]float64, []plots.Pair, float64) {
+func plotSeriesErrors(s *plotSeries, sim map[float64]map[string]float64, metrics []string) (map[string]float64, []plots.Pair, float64) {
 	errs := map[string][]float64{}
 	var all []float64
 	var pairs []plots.Pair
@@ -588,19 +590,19 @@ func seriesErrors(s *plotSeries, sim map[float64]map[string]float64, metrics []s
 	}
 	out := map[string]float64{}
 	for m, e := range errs {
-		out[m] = medianOf(e)
+		out[m] = plotMedian(e)
 	}
 	if len(all) == 0 {
 		return out, pairs, math.NaN()
 	}
-	return out, pairs, medianOf(all)
+	return out, pairs, plotMedian(all)
 }
 
-// loadGrid is the measured loads plus the geometric midpoints between
+// plotLoadGrid is the measured loads plus the geometric midpoints between
 // neighbours (whole numbers for concurrencies and burst sizes), so the
 // simulated line shows its shape between measurements; a single load gets
 // half and double itself.
-func loadGrid(xs []float64, whole bool) []float64 {
+func plotLoadGrid(xs []float64, whole bool) []float64 {
 	set := map[float64]bool{}
 	add := func(x float64) {
 		if whole {
@@ -636,15 +638,15 @@ func loadGrid(xs []float64, whole bool) []float64 {
 	return sorted()
 }
 
-// seriesTarget is the deployment a series ran on, as the profile can
+// plotSeriesTarget is the deployment a series ran on, as the profile can
 // configure it. A source that names no GPU or model is simulated as the
 // pair the calibration assumed for its records; no topology means one GPU.
-func seriesTarget(prof *calibrate.Profile, s *plotSeries) (calibrate.Target, []string, error) {
+func plotSeriesTarget(prof *calibrate.Profile, s *plotSeries) (calibrate.Target, []string, error) {
 	r := s.first()
 	var notes []string
 	gpu, llm := r.System.GPU, r.System.Model
 	if gpu == "" || llm == "" {
-		if a := assumedFor(prof, r); a != nil {
+		if a := plotAssumedFor(prof, r); a != nil {
 			gpu, llm = a.GPU, a.Model
 			notes = append(notes, fmt.Sprintf("GPU and model not stated: simulated as %s / %s, the pair the calibration assumed", gpu, model.ShortName(llm)))
 		} else {
@@ -659,8 +661,8 @@ func seriesTarget(prof *calibrate.Profile, s *plotSeries) (calibrate.Target, []s
 	return calibrate.Target{GPU: gpu, Model: llm, Engine: r.System.Engine, Topology: topo}, notes, nil
 }
 
-// assumedFor finds the GPU and model a profile assumed for a record whose source does not say.
-func assumedFor(prof *calibrate.Profile, r *results.Record) *calibrate.Assumption {
+// plotAssumedFor finds the GPU and model a profile assumed for a record whose source does not say.
+func plotAssumedFor(prof *calibrate.Profile, r *results.Record) *calibrate.Assumption {
 	var byEngine *calibrate.Assumption
 	for i := range prof.Groups {
 		g := &prof.Groups[i]
@@ -688,7 +690,7 @@ func (o plotOptions) simulate(ctx context.Context, prof *calibrate.Profile, s *p
 	if len(xs) == 0 {
 		return nil, "", fmt.Errorf("no measured load to simulate")
 	}
-	grid := loadGrid(xs, s.kind != model.OpenLoop)
+	grid := plotLoadGrid(xs, s.kind != model.OpenLoop)
 	opts := predict.Options{Target: target, Shapes: []predict.Shape{{ISL: isl, OSL: osl}}, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true}
 	out := map[float64]map[string]float64{}
 	var first *predict.Prediction
@@ -736,12 +738,12 @@ func (o plotOptions) simulate(ctx context.Context, prof *calibrate.Profile, s *p
 	if err != nil {
 		return nil, "", err
 	}
-	return out, costSources(first), nil
+	return out, plotCostSources(first), nil
 }
 
-// costSources says where the simulated costs came from: "fitted",
+// plotCostSources says where the simulated costs came from: "fitted",
 // "derived", "prior" or a mix, e.g. "fitted prefill, derived decode".
-func costSources(p *predict.Prediction) string {
+func plotCostSources(p *predict.Prediction) string {
 	if p == nil || len(p.Derived) == 0 {
 		return ""
 	}
@@ -759,9 +761,9 @@ func costSources(p *predict.Prediction) string {
 	return strings.Join(parts, ", ")
 }
 
-// summaryFigure draws every predicted value against its measurement and
+// plotSummaryFigure draws every predicted value against its measurement and
 // returns the per-metric median errors for the index.
-func summaryFigure(pairs []plots.Pair, nSeries int) (*plots.Figure, map[string]float64) {
+func plotSummaryFigure(pairs []plots.Pair, nSeries int) (*plots.Figure, map[string]float64) {
 	errs := map[string][]float64{}
 	for _, p := range pairs {
 		if p.Measured > 0 {
@@ -770,7 +772,7 @@ func summaryFigure(pairs []plots.Pair, nSeries int) (*plots.Figure, map[string]f
 	}
 	med := map[string]float64{}
 	for m, e := range errs {
-		med[m] = medianOf(e)
+		med[m] = plotMedian(e)
 	}
 	fig := plots.SummaryFigure(plots.Summary{
 		Title:    "Calibrated simulation against measurements",

@@ -19,9 +19,9 @@ import (
 	"github.com/capsim/capsim/predict"
 )
 
-// testProfilePath fits a quick (stage-1 only) profile from the fixtures
+// plotTestProfilePath fits a quick (stage-1 only) profile from the fixtures
 // once, so these tests do not depend on the embedded profile's contents.
-var testProfilePath = sync.OnceValues(func() (string, error) {
+var plotTestProfilePath = sync.OnceValues(func() (string, error) {
 	recs, err := fixtures.Records()
 	if err != nil {
 		return "", err
@@ -42,9 +42,9 @@ var testProfilePath = sync.OnceValues(func() (string, error) {
 	return path, os.WriteFile(path, b, 0o644)
 })
 
-func testProfile(t *testing.T) string {
+func plotTestProfile(t *testing.T) string {
 	t.Helper()
-	p, err := testProfilePath()
+	p, err := plotTestProfilePath()
 	if err != nil {
 		t.Fatalf("fitting the test profile: %v", err)
 	}
@@ -61,8 +61,8 @@ func runPlotCmd(t *testing.T, args ...string) (string, string) {
 	return out.String(), errb.String()
 }
 
-// figureFiles lists the figures in dir other than the summary.
-func figureFiles(t *testing.T, dir, ext string) []string {
+// plotFigureFiles lists the figures in dir other than the summary.
+func plotFigureFiles(t *testing.T, dir, ext string) []string {
 	t.Helper()
 	matches, err := filepath.Glob(filepath.Join(dir, "*."+ext))
 	if err != nil {
@@ -82,11 +82,11 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := groupSeries(recs)
+	series := plotGroupSeries(recs)
 	dir := t.TempDir()
-	stdout, stderr := runPlotCmd(t, "--out", dir, "--format", "svg", "--num-prompts", "40", "--profile", testProfile(t))
+	stdout, stderr := runPlotCmd(t, "--out", dir, "--format", "svg", "--num-prompts", "40", "--profile", plotTestProfile(t))
 
-	files := figureFiles(t, dir, "svg")
+	files := plotFigureFiles(t, dir, "svg")
 	if len(files) != len(series) {
 		t.Fatalf("%d figures for %d series", len(files), len(series))
 	}
@@ -94,7 +94,6 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	simulated := 0
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
@@ -103,9 +102,6 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 		if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("measured")) && !bytes.Contains(b, []byte("flagged")) {
 			t.Errorf("%s: no measured points drawn", f)
 		}
-		if bytes.Contains(b, []byte("calibrated simulation")) {
-			simulated++
-		}
 		if !bytes.Contains(index, []byte(`href="`+f+`"`)) {
 			t.Errorf("index.html does not link %s", f)
 		}
@@ -113,10 +109,21 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 			t.Errorf("the listing does not name %s", f)
 		}
 	}
-	// Only a source naming no GPU and model with no calibrated assumption
-	// may go unsimulated; the quick profile assumes a pair for seed 002.
-	if simulated != len(files) {
-		t.Errorf("%d of %d figures show a simulated line\nstderr:\n%s", simulated, len(files), stderr)
+	// Every series whose source names its GPU and model is simulated; one
+	// that names neither is simulated as the calibration's assumed pair or
+	// else drawn without a line and reported on stderr.
+	names := map[string]int{}
+	for _, s := range series {
+		f := plotUniqueName(names, s.slug()) + ".svg"
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		simulated := bytes.Contains(b, []byte("calibrated simulation"))
+		stated := s.first().System.GPU != "" && s.first().System.Model != ""
+		if stated && !simulated || !simulated && !strings.Contains(stderr, f+": not simulated") {
+			t.Errorf("%s: simulated %v (GPU and model stated: %v)\nstderr:\n%s", f, simulated, stated, stderr)
+		}
 	}
 	sum, err := os.ReadFile(filepath.Join(dir, "summary.svg"))
 	if err != nil {
@@ -134,11 +141,11 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 }
 
 func TestPlotIsDeterministic(t *testing.T) {
-	args := []string{"--source", "004", "--engine", "dynamo", "--format", "svg", "--num-prompts", "40", "--profile", testProfile(t)}
+	args := []string{"--source", "004", "--engine", "dynamo", "--format", "svg", "--num-prompts", "40", "--profile", plotTestProfile(t)}
 	a, b := t.TempDir(), t.TempDir()
 	runPlotCmd(t, append([]string{"--out", a}, args...)...)
 	runPlotCmd(t, append([]string{"--out", b}, args...)...)
-	files := figureFiles(t, a, "svg")
+	files := plotFigureFiles(t, a, "svg")
 	if len(files) != 8 {
 		t.Fatalf("%d figures for the 8 Dynamo series of seed 004: %v", len(files), files)
 	}
@@ -181,7 +188,7 @@ func TestPlotSinglePointAndZeroValues(t *testing.T) {
 	}
 	out := filepath.Join(dir, "figures")
 	stdout, _ := runPlotCmd(t, "--out", out, "--format", "svg", "--num-prompts", "40", "--from", filepath.Join(dir, "runs.md"))
-	files := figureFiles(t, out, "svg")
+	files := plotFigureFiles(t, out, "svg")
 	if len(files) != 2 {
 		t.Fatalf("want 2 single-point series, got %v\n%s", files, stdout)
 	}
@@ -221,7 +228,7 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 	if !strings.Contains(stderr, "not simulated: the source states no GPU or model") {
 		t.Errorf("stderr does not say why:\n%s", stderr)
 	}
-	files := figureFiles(t, out, "svg")
+	files := plotFigureFiles(t, out, "svg")
 	if len(files) != 1 {
 		t.Fatalf("figures %v", files)
 	}
@@ -268,7 +275,7 @@ func TestGroupSeriesSeed004(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := dataOptions{source: "004"}
-	series := groupSeries(o.filter(recs))
+	series := plotGroupSeries(o.filter(recs))
 	// Dynamo 3P1D and 12P1D and vLLM 0.8.4 with four shapes each, vLLM 0.9.0.1 with three.
 	if len(series) != 15 {
 		t.Fatalf("%d series in seed 004, want 15", len(series))
@@ -288,7 +295,7 @@ func TestGroupSeriesBurstsUsePromptCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := groupSeries(dataOptions{source: "002"}.filter(recs))
+	series := plotGroupSeries(dataOptions{source: "002"}.filter(recs))
 	if len(series) == 0 {
 		t.Fatal("no series in seed 002")
 	}
@@ -323,8 +330,8 @@ func TestLoadGrid(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := loadGrid(c.xs, c.whole); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("loadGrid(%v) = %v, want %v", c.xs, got, c.want)
+			if got := plotLoadGrid(c.xs, c.whole); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("plotLoadGrid(%v) = %v, want %v", c.xs, got, c.want)
 			}
 		})
 	}
@@ -334,7 +341,7 @@ func TestPredictPlot(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "dynamo.svg")
 	var out, errb bytes.Buffer
-	err := run([]string{"predict", "--profile", testProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--prefill", "12xTP1", "--decode", "1xTP4",
+	err := run([]string{"predict", "--profile", plotTestProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--prefill", "12xTP1", "--decode", "1xTP4",
 		"--isl", "3000", "--osl", "150", "--concurrency", "1,2,4,8,16,32,64,128", "--num-prompts", "64", "--plot", file}, &out, &errb)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
@@ -357,7 +364,7 @@ func TestPredictPlot(t *testing.T) {
 func TestPredictPlotSeveralShapes(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	err := run([]string{"predict", "--profile", testProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9",
+	err := run([]string{"predict", "--profile", plotTestProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9",
 		"--concurrency", "1,8,64", "--num-prompts", "32", "--no-band", "--plot", filepath.Join(dir, "p.png")}, &out, &errb)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
@@ -392,7 +399,7 @@ func TestMeasuresPrediction(t *testing.T) {
 	count := func(p predict.Prediction, kind model.LoadKind) int {
 		n := 0
 		for i := range recs {
-			if measuresPrediction(&recs[i], p, kind) {
+			if plotMeasuresPrediction(&recs[i], p, kind) {
 				n++
 			}
 		}

@@ -35,16 +35,16 @@ func plotPrediction(path string, preds []predict.Prediction) error {
 		if len(preds) > 1 {
 			file = strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-isl%d-osl%d", p.ISL, p.OSL) + filepath.Ext(path)
 		}
-		if err := plots.PredictionFigure(predictionPlot(p, recs)).Save(file); err != nil {
+		if err := plots.PredictionFigure(plotPredictionInput(p, recs)).Save(file); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// predictionPlot turns a prediction into the plots package's input,
+// plotPredictionInput turns a prediction into the plots package's input,
 // with the measured records that match it as an overlay.
-func predictionPlot(p predict.Prediction, recs []results.Record) plots.Prediction {
+func plotPredictionInput(p predict.Prediction, recs []results.Record) plots.Prediction {
 	kind := model.ClosedLoop
 	if len(p.Points) > 0 {
 		kind = p.Points[0].Load.Kind
@@ -60,11 +60,11 @@ func predictionPlot(p predict.Prediction, recs []results.Record) plots.Predictio
 		}
 		out.Points = append(out.Points, plots.PredPoint{X: x, Metrics: pt.Metrics, Lo: pt.Lo, Hi: pt.Hi})
 	}
-	if validPlotX(p.Knee.X) {
-		out.Knee = &plots.Marker{X: p.Knee.X, Label: fmt.Sprintf("knee: %s (%.2f req/s)", xText(kind, p.Knee.X), p.Knee.RequestThroughput)}
+	if plotValidX(p.Knee.X) {
+		out.Knee = &plots.Marker{X: p.Knee.X, Label: fmt.Sprintf("knee: %s (%.2f req/s)", plotXText(kind, p.Knee.X), p.Knee.RequestThroughput)}
 	}
-	if p.Blowup.Found && validPlotX(p.Blowup.X) {
-		out.TTFTBlowup = &plots.Marker{X: p.Blowup.X, Label: fmt.Sprintf("TTFT blow-up: %s (%.0f ms)", xText(kind, p.Blowup.X), p.Blowup.MeanTTFTms)}
+	if p.Blowup.Found && plotValidX(p.Blowup.X) {
+		out.TTFTBlowup = &plots.Marker{X: p.Blowup.X, Label: fmt.Sprintf("TTFT blow-up: %s (%.0f ms)", plotXText(kind, p.Blowup.X), p.Blowup.MeanTTFTms)}
 	}
 	sub := []string{"bottleneck: " + p.Bottleneck.Resource}
 	if len(p.Points) > 0 && p.Points[0].Lo != nil {
@@ -73,12 +73,12 @@ func predictionPlot(p predict.Prediction, recs []results.Record) plots.Predictio
 	var sources []string
 	for i := range recs {
 		r := &recs[i]
-		if !measuresPrediction(r, p, kind) {
+		if !plotMeasuresPrediction(r, p, kind) {
 			continue
 		}
 		if pt, ok := plots.PointFromRecord(r); ok {
 			out.Measured = append(out.Measured, pt)
-			if name := filepath.Base(r.Source.File); !containsString(sources, name) {
+			if name := filepath.Base(r.Source.File); !plotContains(sources, name) {
 				sources = append(sources, name)
 			}
 		}
@@ -92,22 +92,22 @@ func predictionPlot(p predict.Prediction, recs []results.Record) plots.Predictio
 	return out
 }
 
-func validPlotX(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+func plotValidX(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
 
-// xText is a load for a marker label: "c=48" or "9.5 req/s".
-func xText(kind model.LoadKind, x float64) string {
+// plotXText is a load for a marker label: "c=48" or "9.5 req/s".
+func plotXText(kind model.LoadKind, x float64) string {
 	if kind == model.OpenLoop {
 		return fmt.Sprintf("%g req/s", x)
 	}
 	return fmt.Sprintf("c=%g", x)
 }
 
-// measuresPrediction reports whether a record measured the predicted
+// plotMeasuresPrediction reports whether a record measured the predicted
 // deployment and shape under the same kind of load: the same GPU, model,
 // engine and topology, the prompt length within 5% and the output length
 // equal to its max_tokens or its mean output within 10%.
-func measuresPrediction(r *results.Record, p predict.Prediction, kind model.LoadKind) bool {
-	if r.Workload.Load.Kind != kind || canonicalGPUName(r.System.GPU) != p.GPU || !model.SameModel(r.System.Model, p.Model) ||
+func plotMeasuresPrediction(r *results.Record, p predict.Prediction, kind model.LoadKind) bool {
+	if r.Workload.Load.Kind != kind || plotCanonicalGPU(r.System.GPU) != p.GPU || !model.SameModel(r.System.Model, p.Model) ||
 		!strings.EqualFold(r.System.Engine, p.Engine) || r.System.Topology.String() != p.Topology {
 		return false
 	}
@@ -119,7 +119,7 @@ func measuresPrediction(r *results.Record, p predict.Prediction, kind model.Load
 	return near(isl, p.ISL, 0.05) && (r.Workload.OSLMax == p.OSL || near(r.Workload.OSL, p.OSL, 0.10))
 }
 
-func containsString(ss []string, s string) bool {
+func plotContains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
 			return true

@@ -1,0 +1,230 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
+)
+
+// truthCoeffs are the "real engine" the synthetic benchmarks are drawn from:
+// deliberately away from the prior, so that a fit that stays at the prior fails.
+var truthPrefill = model.Coeffs{Overhead: 0.030, PerSeq: 30e-6, Weight: 1.25, PrefillCompute: 1.25, DecodeCompute: 2, Attn: 2, KV: 1.4, Comm: 1.5}
+var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, PrefillCompute: 1.5, DecodeCompute: 1.2, Attn: 2, KV: 1.4, Comm: 1.5}
+
+// syntheticRecords simulates a Dynamo-like sweep with the truth coefficients
+// and returns it as measured records.
+func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) []results.Record {
+	t.Helper()
+	g, _ := model.LookupGPU("H20")
+	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
+	tp, err := model.ParseTopology(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := defaultSettings("dynamo-0.3.0")
+	e := env{gpu: g, llm: m, settings: s}
+	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: truthPrefill, RoleDecode: truthDecode},
+		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
+	var recs []results.Record
+	for _, sh := range shapes {
+		for _, c := range concs {
+			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
+			cfg, err := simConfig(e, prm, p, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mt := map[string]float64{}
+			for _, k := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput} {
+				mt[k] = res.Metrics[k]
+			}
+			recs = append(recs, results.Record{
+				ID:     fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c),
+				Source: results.Source{File: "synthetic.md", Section: topo, Line: len(recs) + 1, Format: "markdown"},
+				System: results.System{GPU: "H20", GPUCount: tp.GPUs(), Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Topology: tp},
+				Workload: results.Workload{ISL: float64(sh[0]), OSL: float64(sh[1]), ISLMax: sh[0], OSLMax: sh[1],
+					Load: model.Closed(c), NumPrompts: max(200, 10*c)},
+				Metrics:   mt,
+				Completed: max(200, 10*c),
+			})
+		}
+	}
+	return recs
+}
+
+func TestFitRecoversSyntheticEngine(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 2, 8, 32}, [][2]int{{3000, 150}, {1000, 300}})
+	recs = append(recs, syntheticRecords(t, "12P(TP1) 1D(TP4)", []int{1, 2, 16}, [][2]int{{2500, 100}})...)
+	prof, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prof.Groups) != 1 {
+		t.Fatalf("groups = %d, want 1", len(prof.Groups))
+	}
+	for _, s := range rep.Series {
+		for _, m := range []string{model.RequestThroughput, model.MeanTPOT, model.MeanE2EL} {
+			if a := s.APE[m]; a.Median > 3 {
+				t.Errorf("%s %g:%g: median APE of %s = %.1f%%, want ≤ 3%%", s.Topology, s.ISL, s.OSL, m, a.Median)
+			}
+		}
+		if a := s.APE[model.MeanTTFT]; a.Median > 8 {
+			t.Errorf("%s %g:%g: median APE of TTFT = %.1f%%, want ≤ 8%%", s.Topology, s.ISL, s.OSL, a.Median)
+		}
+	}
+	// The physics must be recovered, not just the table: step times of
+	// shapes the data pin down (TP4 decode, TP1 and TP4 prefill) within 10%.
+	g, _ := model.LookupGPU("H20")
+	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
+	gr := prof.Groups[0]
+	coeffs := map[string]model.Coeffs{}
+	for _, e := range gr.Entries {
+		coeffs[e.Role] = e.Coeffs
+	}
+	checks := []struct {
+		name string
+		role string
+		tp   int
+		step model.Step
+	}{
+		{"decode of 16 at TP4", RoleDecode, 4, model.Step{DecodeSeqs: 16, DecodeKV: 16 * 1200}},
+		{"decode of 1 at TP4", RoleDecode, 4, model.Step{DecodeSeqs: 1, DecodeKV: 1100}},
+		{"prefill of 2500 at TP1", RolePrefill, 1, model.Step{PrefillTokens: 2500, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 2500)}},
+		{"prefill of 3000 at TP4", RolePrefill, 4, model.Step{PrefillTokens: 3000, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 3000)}},
+	}
+	for _, c := range checks {
+		truth := truthDecode
+		if c.role == RolePrefill {
+			truth = truthPrefill
+		}
+		pool := model.Pool{Count: 1, TP: c.tp}
+		want := model.NewStepCost(g, m, pool, truth, nil).StepTime(c.step)
+		got := model.NewStepCost(g, m, pool, coeffs[c.role], nil).StepTime(c.step)
+		if math.Abs(got/want-1) > 0.10 {
+			t.Errorf("%s: fitted %.2f ms, truth %.2f ms", c.name, 1000*got, 1000*want)
+		}
+	}
+	if len(gr.Residuals) != len(recs) {
+		t.Errorf("residuals = %d, want one per record (%d)", len(gr.Residuals), len(recs))
+	}
+}
+
+func TestFitTooFewPointsKeepsPrior(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1}, [][2]int{{1000, 200}})
+	// A user file with one point: only TPOT and TTFT are measured.
+	for i := range recs {
+		delete(recs[i].Metrics, model.RequestThroughput)
+		delete(recs[i].Metrics, model.MeanE2EL)
+		delete(recs[i].Metrics, model.OutputThroughput)
+	}
+	prof, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range prof.Groups[0].Entries {
+		if len(e.Prior) == 0 {
+			t.Errorf("%s: one point determined every coefficient: fitted %v", e.Role, e.Fitted)
+		}
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	if !strings.Contains(notes, "stay at the roofline prior") {
+		t.Errorf("notes do not say what stayed at the prior:\n%s", notes)
+	}
+}
+
+func TestFitBadInput(t *testing.T) {
+	good := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 8}, [][2]int{{1000, 200}})
+	tests := []struct {
+		name     string
+		edit     func([]results.Record) []results.Record
+		wantWarn string
+		wantErr  string
+	}{
+		{"negative latency", func(r []results.Record) []results.Record {
+			r[0].Metrics[model.MeanTTFT] = -5
+			return r
+		}, "record syn:3P(TP4) 1D(TP4):1000:1: mean_ttft_ms = -5 is not a positive number", ""},
+		{"throughput above the roofline", func(r []results.Record) []results.Record {
+			r[1].Metrics[model.RequestThroughput] = 500
+			return r
+		}, "record syn:3P(TP4) 1D(TP4):1000:8: 600000 tokens/s exceeds", ""},
+		{"no lengths", func(r []results.Record) []results.Record {
+			r[0].Workload.ISL, r[0].Workload.OSL, r[0].Workload.OSLMax = 0, 0, 0
+			return r
+		}, "record syn:3P(TP4) 1D(TP4):1000:1: skipped: prompt and output lengths unknown", ""},
+		{"nothing usable", func(r []results.Record) []results.Record {
+			for i := range r {
+				r[i].Metrics = map[string]float64{"p99_itl_ms": 3}
+			}
+			return r
+		}, "", "calibrate: none of the 2 records can be fitted"},
+		{"unknown model", func(r []results.Record) []results.Record {
+			for i := range r {
+				r[i].System.Model = "acme/Nonexistent-7B"
+			}
+			return r
+		}, "", `unknown model "acme/Nonexistent-7B"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := make([]results.Record, len(good))
+			for i, r := range good {
+				r.Metrics = cloneMetrics(r.Metrics)
+				recs[i] = r
+			}
+			_, rep, err := Fit(context.Background(), tt.edit(recs), Options{MaxEvals: 4}, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, tt.wantWarn) {
+				t.Errorf("warnings:\n%s\nwant one containing %q", w, tt.wantWarn)
+			}
+		})
+	}
+}
+
+func cloneMetrics(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 8}, [][2]int{{2500, 100}})
+	recs = append(recs, syntheticRecords(t, "12P(TP1) 1D(TP4)", []int{1, 8}, [][2]int{{2500, 100}})...)
+	_, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 10, CV: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for _, s := range rep.CV {
+		if s.Holdout != "configuration" {
+			t.Errorf("holdout %q, want configuration (one shape only)", s.Holdout)
+		}
+		held[s.Topology] = true
+		// Prefill efficiency is shared across TP: TP1 is predicted from TP4 and back.
+		if a := s.APE[model.RequestThroughput]; a.Max > 15 {
+			t.Errorf("held-out %s: throughput APE max %.1f%%, want ≤ 15%%", s.Topology, a.Max)
+		}
+	}
+	if !held["3P(TP4) 1D(TP4)"] || !held["12P(TP1) 1D(TP4)"] {
+		t.Errorf("held-out configurations %v, want both", held)
+	}
+}

@@ -1,0 +1,261 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// testProfile is a small hand-made profile: Dynamo with prefill at TP1 and
+// TP4 and decode at TP4 on H20, and two vLLM versions aggregated at TP4.
+func testProfile() *Profile {
+	sig := map[string]float64{}
+	for _, n := range model.CoeffNames {
+		sig[n] = 0.1
+	}
+	pre := model.PriorCoeffs(true)
+	pre.PrefillCompute = 1.3
+	dec := model.PriorCoeffs(false)
+	dec.Overhead = 0.008
+	agg := model.PriorCoeffs(false)
+	entry := func(role string, tp int, c model.Coeffs) Entry {
+		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"prefill_compute"}, Records: []string{"x"}}
+	}
+	return &Profile{Schema: SchemaV1, Groups: []Group{
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo"),
+			Transfer: TransferFit{LatencyS: 0.01, PerTokenS: 1e-5, Source: SourceFitted, RelSigma: 0.2},
+			Entries:  []Entry{entry(RolePrefill, 1, pre), entry(RolePrefill, 4, pre), entry(RoleDecode, 4, dec)}, Records: []string{"a", "b"}},
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm"),
+			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"c"}},
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm"),
+			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"d"}},
+	}, Calibrated: []SeriesInfo{{Key: "k", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", ISL: 1000, OSL: 1000, LoadKind: model.ClosedLoop, Loads: []float64{1, 8}}}}
+}
+
+func mustTopo(t *testing.T, s string) model.Topology {
+	t.Helper()
+	tp, err := model.ParseTopology(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+func TestConfigureDerivations(t *testing.T) {
+	p := testProfile()
+	tests := []struct {
+		name       string
+		target     Target
+		wantEngine string
+		want       []string // "role source" per pool
+		wantFrom   string   // substring of the first derivation's From
+	}{
+		{"fitted disaggregated", Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")},
+			"dynamo-0.3.0", []string{"prefill fitted", "decode fitted"}, "prefill TP4"},
+		{"other TP is derived", Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "prefill 6xTP2 + decode 1xTP8")},
+			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "prefill TP1"},
+		{"aggregated defaults to newest vLLM", Target{GPU: "h20", Model: "qwen/qwen3-32b", Topology: mustTopo(t, "4xTP4")},
+			"vllm-0.9.0.1", []string{"aggregated fitted"}, "vllm-0.9.0.1"},
+		{"engine prefix", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "VLLM-0.8", Topology: mustTopo(t, "2xTP4")},
+			"vllm-0.8.4", []string{"aggregated fitted"}, "vllm-0.8.4"},
+		{"other GPU is derived", Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: "dynamo", Topology: mustTopo(t, "3P(TP2) 1D(TP2)")},
+			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "another GPU"},
+		{"other model is derived", Target{GPU: "H20", Model: "Llama-3.1-8B-Instruct", Engine: "vllm", Topology: mustTopo(t, "1xTP1")},
+			"vllm-0.9.0.1", []string{"aggregated derived"}, "another model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := p.Configure(tt.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Engine != tt.wantEngine {
+				t.Errorf("engine %q, want %q", d.Engine, tt.wantEngine)
+			}
+			var got []string
+			for _, dv := range d.Derived {
+				got = append(got, dv.Role+" "+dv.Source)
+			}
+			if strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("derivations %v, want %v", got, tt.want)
+			}
+			if !strings.Contains(d.Derived[0].From, tt.wantFrom) {
+				t.Errorf("From %q, want it to mention %q", d.Derived[0].From, tt.wantFrom)
+			}
+			pools := []sim.PoolConfig{d.Config.Replicas}
+			if tt.target.Topology.Disaggregated() {
+				pools = []sim.PoolConfig{d.Config.Prefill, d.Config.Decode}
+			}
+			for _, pc := range pools {
+				if pc.Workers == 0 || pc.Cost == nil || pc.KVCapacity <= 0 {
+					t.Errorf("pool not filled: %+v", pc)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigureKVAndSettings(t *testing.T) {
+	d, err := testProfile().Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := model.LookupGPU("H20")
+	m, _ := model.LookupLLM("Qwen3-32B")
+	mem, _ := model.WorkerMemory(g, m, model.Pool{Count: 1, TP: 4}, model.MemoryOptions{})
+	if d.Config.Decode.KVCapacity != mem.KVTokens {
+		t.Errorf("decode KV %d, want %d from WorkerMemory", d.Config.Decode.KVCapacity, mem.KVTokens)
+	}
+	if d.Config.Decode.BlockSize != 128 || d.Config.Prefill.MaxBatchedTokens != 4096 || d.MaxModelLen != 4096 {
+		t.Errorf("Dynamo settings not carried: block %d, mbt %d, max model len %d", d.Config.Decode.BlockSize, d.Config.Prefill.MaxBatchedTokens, d.MaxModelLen)
+	}
+	if d.Config.PrefillRouter != sim.SharedQueue || d.Config.Router != sim.RoundRobin {
+		t.Errorf("routers %q / %q", d.Config.Router, d.Config.PrefillRouter)
+	}
+	if d.Config.Transfer.Latency != 0.01 {
+		t.Errorf("transfer latency %v, want the fitted 0.01", d.Config.Transfer.Latency)
+	}
+	// Prefill workers run eager: no CUDA-graph padding.
+	if sc := d.Config.Prefill.Cost.(model.StepCost); len(sc.GraphSizes) != 0 {
+		t.Errorf("prefill graph sizes %v, want none (eager)", sc.GraphSizes)
+	}
+	if sc := d.Config.Decode.Cost.(model.StepCost); sc.GraphSizes[len(sc.GraphSizes)-1] != 128 {
+		t.Errorf("decode graphs up to %d, want 128", sc.GraphSizes[len(sc.GraphSizes)-1])
+	}
+}
+
+func TestConfigureBand(t *testing.T) {
+	p := testProfile()
+	step := model.Step{DecodeSeqs: 16, DecodeKV: 16000}
+	var times []float64
+	for _, band := range []float64{-1, 0, 1} {
+		d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "4xTP4"), Band: band})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, d.Config.Replicas.Cost.StepTime(step))
+	}
+	if !(times[0] < times[1] && times[1] < times[2]) {
+		t.Errorf("step times at bands −1, 0, +1 = %v, want increasing", times)
+	}
+	if r := times[2] / times[1]; math.Abs(r-math.Exp(0.1)) > 1e-9 {
+		t.Errorf("+1σ ratio %v, want e^0.1 (every coefficient has rel σ 0.1)", r)
+	}
+}
+
+func TestConfigureErrors(t *testing.T) {
+	p := testProfile()
+	tests := []struct {
+		name   string
+		target Target
+		want   string
+	}{
+		{"unknown GPU", Target{GPU: "Z100", Model: "Qwen3-32B", Topology: mustTopo(t, "1xTP1")}, `unknown GPU "Z100"`},
+		{"does not fit", Target{GPU: "L4", Model: "Llama-3.1-70B-Instruct", Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
+		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "sglang", Topology: mustTopo(t, "1xTP4")},
+			`calibrate: no engine matching "sglang" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
+		{"empty topology", Target{GPU: "H20", Model: "Qwen3-32B"}, "topology is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := p.Configure(tt.target)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigurePriorOnly(t *testing.T) {
+	p := &Profile{Schema: SchemaV1}
+	d, err := p.Configure(Target{GPU: "A100-80GB", Model: "Llama-3.1-8B-Instruct", Topology: mustTopo(t, "prefill 2xTP1 + decode 1xTP2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Engine != "dynamo" || d.Derived[0].Source != SourcePrior || d.Derived[1].Source != SourcePrior {
+		t.Errorf("engine %q derivations %+v, want dynamo from the prior", d.Engine, d.Derived)
+	}
+	if d.Derived[0].RelSigma < 0.3 {
+		t.Errorf("prior rel sigma %v, want a wide band", d.Derived[0].RelSigma)
+	}
+}
+
+func TestLookups(t *testing.T) {
+	p := testProfile()
+	if got := strings.Join(p.Engines("H20", "Qwen3-32B"), ","); got != "dynamo-0.3.0,vllm-0.8.4,vllm-0.9.0.1" {
+		t.Errorf("Engines = %s", got)
+	}
+	if got := p.Models("H20"); len(got) != 1 || got[0] != "Qwen/Qwen3-32B" {
+		t.Errorf("Models = %v", got)
+	}
+	if got := p.Models("L40S"); len(got) != 0 {
+		t.Errorf("Models(L40S) = %v, want none", got)
+	}
+	if got := p.Series("H20", "Qwen3-32B", "vllm-0.8.4"); len(got) != 1 {
+		t.Errorf("Series = %v", got)
+	}
+	for _, tt := range []struct {
+		prefix string
+		disagg bool
+		want   string
+	}{{"", true, "dynamo-0.3.0"}, {"", false, "vllm-0.9.0.1"}, {"vllm", true, "vllm-0.9.0.1"}, {"DYN", false, "dynamo-0.3.0"}} {
+		got, err := p.ResolveEngine("H20", "Qwen3-32B", tt.prefix, tt.disagg)
+		if err != nil || got != tt.want {
+			t.Errorf("ResolveEngine(%q, %v) = %q, %v; want %q", tt.prefix, tt.disagg, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseProfile(t *testing.T) {
+	b, err := testProfile().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseProfile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := p.Marshal()
+	if string(b) != string(b2) {
+		t.Errorf("round trip changed the profile")
+	}
+	bad := []struct {
+		name, text, want string
+	}{
+		{"schema", `{"schema":"capsim.profile/v0","groups":[],"series":[]}`, `schema "capsim.profile/v0", want "capsim.profile/v1"`},
+		{"unknown field", `{"schema":"capsim.profile/v1","groups":[],"series":[],"extra":1}`, `unknown field "extra"`},
+		{"syntax", `{"schema":`, "calibrate: profile:"},
+		{"negative coefficient", strings.Replace(string(b), `"weight": 1.25`, `"weight": -1.25`, 1), "cost coefficient weight is -1.25"},
+		{"bad role", strings.Replace(string(b), `"role": "decode"`, `"role": "encode"`, 1), `unknown role "encode"`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseProfile([]byte(tt.text))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func ExampleProfile_Configure() {
+	p := testProfile()
+	topo, _ := model.ParseTopology("prefill 6xTP2 + decode 1xTP4")
+	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: topo})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.Engine)
+	for _, dv := range d.Derived {
+		fmt.Printf("%s %s: %s from %s\n", dv.Role, dv.Pool, dv.Source, dv.From)
+	}
+	// Output:
+	// dynamo-0.3.0
+	// prefill 6xTP2: derived from dynamo-0.3.0 on H20 / Qwen3-32B prefill TP1
+	// decode 1xTP4: fitted from dynamo-0.3.0 on H20 / Qwen3-32B decode TP4
+}
