@@ -689,6 +689,9 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	}
 	if gf.layout.transfer {
 		g.Transfer = gf.params.transfer
+		g.Transfer.LatencyS = round(g.Transfer.LatencyS, 5)
+		g.Transfer.PerTokenS = round(g.Transfer.PerTokenS, 5)
+		g.Transfer.RelSigma = round(g.Transfer.RelSigma, 3)
 	}
 	shapes := map[string]map[model.Pool][]string{}
 	for _, p := range pts {

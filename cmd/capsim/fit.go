@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -70,28 +71,24 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	return writeFitTable(stdout, rep)
 }
 
-// fitRecords reads the user's files, or the embedded fixtures when none are named.
+// fitRecords reads the user's files with their sidecar metadata (as capsim
+// data --file does), or the embedded fixtures when none are named.
 func fitRecords(files []string) ([]results.Record, error) {
 	if len(files) == 0 {
 		return fixtures.Records()
 	}
-	var recs []results.Record
+	var names []string
 	for _, f := range files {
 		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name == "" {
-				continue
+			if name = strings.TrimSpace(name); name != "" {
+				names = append(names, name)
 			}
-			r, err := results.ParseFile(name)
-			if err != nil {
-				return nil, err
-			}
-			recs = append(recs, r...)
 		}
 	}
-	if len(recs) == 0 {
+	if len(names) == 0 {
 		return nil, fmt.Errorf("fit: --from names no files")
 	}
-	return recs, nil
+	return dataOptions{files: names}.load()
 }
 
 // fitProgress prints one line per stage of each group (and every tenth refinement step).
@@ -114,6 +111,12 @@ func fitProgress(w io.Writer) func(calibrate.Progress) {
 func apeCell(s calibrate.SeriesReport, m string) string {
 	a, ok := s.APE[m]
 	if !ok {
+		if m == model.RequestThroughput {
+			// Sources with token throughput only are judged on it (marked "tok").
+			if a, ok := s.APE[model.OutputThroughput]; ok {
+				return fmt.Sprintf("tok %.1f/%.0f", a.Median, a.Max)
+			}
+		}
 		return "-"
 	}
 	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
@@ -127,7 +130,7 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 	}
 	fmt.Fprintln(t, head)
 	for _, s := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%g:%g\t%d\t%s\t%s\t%s\t%s\t%d\t", s.Source, orDash(s.GPU), model.ShortName(s.Model), s.Engine,
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%g:%g\t%d\t%s\t%s\t%s\t%s\t%d\t", path.Base(s.Source), orDash(s.GPU), orDash(model.ShortName(s.Model)), s.Engine,
 			s.Topology, s.ISL, s.OSL, s.Points, apeCell(s, model.RequestThroughput), apeCell(s, model.MeanTTFT),
 			apeCell(s, model.MeanTPOT), apeCell(s, model.MeanE2EL), len(s.Flagged))
 		if cv {
