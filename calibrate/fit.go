@@ -136,7 +136,7 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 		prof.Calibrated = append(prof.Calibrated, seriesInfos(g, pts)...)
 		rep.Series = append(rep.Series, seriesReports(g, pts, res, "")...)
 		for _, n := range g.Notes {
-			rep.Notes = append(rep.Notes, g.GPU+" / "+model.ShortName(g.Model)+" / "+g.Engine+": "+n)
+			rep.Notes = append(rep.Notes, key.String()+": "+n)
 		}
 		if opts.CV {
 			cv, err := crossValidate(ctx, key, pts, opts, progress)
@@ -183,14 +183,27 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
 		}
 		score := lin.rmsRel*lin.rmsRel + penalty(gf.layout, lin.x)
+		if len(cands) > 1 && !opts.SkipRefine {
+			// Stage 1 approximates; judge each candidate by simulating every point.
+			sims, err := simulateAll(ctx, e, lin.params, pts, opts)
+			if err != nil {
+				continue // this GPU and model cannot run the workload
+			}
+			var sl, w float64
+			for j, p := range pts {
+				sl += p.weight * pointLoss(p, sims[j])
+				w += p.weight
+			}
+			score = sl/math.Max(w, 1e-9) + penalty(gf.layout, lin.x)
+		}
 		progress(Progress{Stage: "linear", Group: name, Done: i + 1, Total: len(cands), Loss: score})
 		if score < best {
 			best, gf.env, gf.lin = score, e, lin
 		}
 	}
 	if note != "" {
-		gf.assumed = fmt.Sprintf("%s; of %d catalog candidates, %s with %s explains the data best (stage-1 RMS error %.1f%%) and is assumed",
-			note, len(cands), model.ShortName(gf.env.llm.Name), gf.env.gpu.Name, 100*gf.lin.rmsRel)
+		gf.assumed = fmt.Sprintf("%s; of %d catalog candidates that can hold its requests, %s on %s explains the data best (loss %.3g) and is assumed",
+			note, len(cands), model.ShortName(gf.env.llm.Name), gf.env.gpu.Name, best)
 		gf.notes = append(gf.notes, gf.assumed)
 	}
 	gf.params = gf.lin.params
@@ -355,8 +368,8 @@ func refine(ctx context.Context, e env, l layout, start params, pts []*point, op
 	var simErr error
 	loss := func(theta []float64) float64 {
 		for _, t := range theta {
-			if math.Abs(t) > 2.5 { // beyond ×12 either way: not a refinement
-				return 1e6
+			if math.Abs(t) > maxKnob {
+				return 1e6 // beyond ×3 either way is not a refinement of stage 1
 			}
 		}
 		prm := applyKnobs(start, knobs, theta)
@@ -404,6 +417,9 @@ func refine(ctx context.Context, e env, l layout, start params, pts []*point, op
 	note := fmt.Sprintf("stage 2 (%d simulations of every point) moved the loss %.4f → %.4f: %s", evals, f0, res.F, strings.Join(parts, ", "))
 	return applyKnobs(start, knobs, res.X), note, nil
 }
+
+// maxKnob bounds a stage-2 log multiplier: ln 3.
+var maxKnob = math.Log(3)
 
 func huber(r, delta float64) float64 {
 	a := math.Abs(r)
@@ -605,11 +621,28 @@ func flagReason(p *point, r Residual, all []*point) string {
 	}
 	var why []string
 	if p99, ok := p.rec.Metric(model.P99TTFT); ok {
-		if mean := p.meas[model.MeanTTFT]; mean > 0 && p99 > 2*mean && r.LogRatio[model.MeanTTFT] < -0.35 && isLowest(p, all) {
+		mean := p.meas[model.MeanTTFT]
+		switch {
+		case mean > 0 && p99 > 2*mean && r.LogRatio[model.MeanTTFT] < -0.35 && isLowest(p, all):
 			why = append(why, fmt.Sprintf("slow first request (p99 TTFT %.0f ms vs mean %.0f ms at the lowest load)", p99, mean))
+		case mean > 0 && p99 > 3*mean && r.LogRatio[model.MeanTTFT] < -0.35:
+			why = append(why, fmt.Sprintf("heavy TTFT tail (p99 %.0f ms is %.1f× the mean %.0f ms: a few very slow requests)", p99, p99/mean, mean))
 		}
 	}
-	if rt, ok := p.meas[model.RequestThroughput]; ok && r.LogRatio[model.RequestThroughput] > 0.15 {
+	// In a closed loop each client's throughput X/c cannot rise with c:
+	// a point below a higher concurrency's per-client rate is a dip.
+	if x, ok := p.meas[model.RequestThroughput]; ok && p.load.Kind == model.ClosedLoop && r.LogRatio[model.RequestThroughput] > 0.15 {
+		for _, q := range all {
+			qx, ok := q.meas[model.RequestThroughput]
+			if ok && q.series == p.series && q.load.Kind == model.ClosedLoop && q.load.Concurrency > p.load.Concurrency &&
+				qx/float64(q.load.Concurrency) > 1.2*x/float64(p.load.Concurrency) {
+				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s per client, below the %.3g of %s (per-client throughput cannot rise with concurrency)",
+					x/float64(p.load.Concurrency), qx/float64(q.load.Concurrency), q.load))
+				break
+			}
+		}
+	}
+	if rt, ok := p.meas[model.RequestThroughput]; ok && r.LogRatio[model.RequestThroughput] > 0.15 && !strings.Contains(strings.Join(why, ""), "dip") {
 		for _, q := range all {
 			if q.series == p.series && q.load.X() < p.load.X() && q.meas[model.RequestThroughput] > rt {
 				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.load))

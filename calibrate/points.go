@@ -3,7 +3,6 @@ package calibrate
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -17,10 +16,10 @@ var fitMetrics = []struct {
 	name   string
 	weight float64
 }{
-	{model.RequestThroughput, 1},
+	{model.RequestThroughput, 1.5},
 	{model.MeanTPOT, 1},
-	{model.MeanTTFT, 0.6},
-	{model.MeanE2EL, 0.6},
+	{model.MeanTTFT, 0.5},
+	{model.MeanE2EL, 0.5},
 	{model.OutputThroughput, 1},
 }
 
@@ -62,20 +61,6 @@ func canonicalModel(s string) string {
 		return m.Name
 	}
 	return s
-}
-
-// settingsKey is a stable fingerprint of the settings that distinguish configurations.
-func settingsKey(s map[string]string) string {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s;", k, s[k])
-	}
-	return b.String()
 }
 
 // topologyLabel writes a topology as seed documents do: "3P(TP4) 1D(TP4)" or "4xTP4".

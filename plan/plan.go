@@ -85,6 +85,14 @@ func (c *candidate) config(load model.Load, isl, osl, n int, seed uint64) sim.Co
 	return cfg
 }
 
+// shape names the template's GPU, engine and worker TP degrees.
+func (t *template) shape() string {
+	if t.disagg {
+		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d", t.gpu.Name, t.engine, t.tpA, t.tpB)
+	}
+	return fmt.Sprintf("%s, %s, TP%d", t.gpu.Name, t.engine, t.tpA)
+}
+
 func (c *candidate) name() string {
 	return fmt.Sprintf("%s on %d× %s", Notation(c.topo), c.gpus, c.t.gpu.Name)
 }
@@ -138,11 +146,13 @@ type search struct {
 	feasible []float64 // costs of feasible candidates so far, sorted
 	sims     int
 	done     int
-	// bestFloor is, per SLO index, the lowest latency floor over all templates.
-	bestFloor []float64
-	bestBound float64 // highest capacity bound over all candidates
-	boundBy   string
-	noShort   bool // tests: full runs only
+	// bestFloor is, per SLO index, the lowest latency floor over all
+	// templates, and bestFloorOn the worker shape that has it.
+	bestFloor   []float64
+	bestFloorOn []string
+	bestBound   float64 // highest capacity bound over all candidates
+	boundBy     string
+	noShort     bool // tests: full runs only
 }
 
 func newSearch(prof Profile, o Options) (*search, error) {
@@ -174,7 +184,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 			return nil, fmt.Errorf("plan: TP degrees must be positive, got %d", tp)
 		}
 	}
-	s := &search{prof: prof, opts: o, llm: llm, bestFloor: make([]float64, len(o.SLOs)), noShort: o.noShortRuns}
+	s := &search{prof: prof, opts: o, llm: llm, bestFloor: make([]float64, len(o.SLOs)), bestFloorOn: make([]string, len(o.SLOs)), noShort: o.noShortRuns}
 	for i := range s.bestFloor {
 		s.bestFloor[i] = math.Inf(1)
 	}
@@ -427,7 +437,7 @@ func (s *search) enumerate() {
 		for i, slo := range o.SLOs {
 			f := t.floor[slo.Family]
 			if f < s.bestFloor[i] {
-				s.bestFloor[i] = f
+				s.bestFloor[i], s.bestFloorOn[i] = f, t.shape()
 			}
 			if f > slo.LimitMs {
 				tooSlow = true
@@ -514,6 +524,8 @@ func (s *search) simulate(ctx context.Context) error {
 	if o.Progress != nil {
 		o.Progress(Progress{Phase: "search", Done: s.done, Total: total})
 	}
+	// A simulator error stops the search; so does the caller's ctx.
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan *candidate)
@@ -524,30 +536,49 @@ func (s *search) simulate(ctx context.Context) error {
 			defer wg.Done()
 			for c := range next {
 				s.evaluate(ctx, c, short, full)
+				if c.err != nil {
+					cancel()
+				}
 				s.mu.Lock()
 				s.progress("search", total)
 				s.mu.Unlock()
 			}
 		}()
 	}
-	for _, c := range s.cands {
+	for i, c := range s.cands {
 		if ctx.Err() != nil {
+			break
+		}
+		s.mu.Lock()
+		cut := s.cutoff()
+		s.mu.Unlock()
+		if c.cost > cut {
+			// Sorted by cost: every later candidate is costlier too.
+			for _, rest := range s.cands[i:] {
+				rest.state = stateCostlier
+			}
+			s.mu.Lock()
+			s.done += len(s.cands) - i - 1
+			s.progress("search", total)
+			s.mu.Unlock()
 			break
 		}
 		next <- c
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	for _, c := range s.cands {
+		if c.err != nil && !errors.Is(c.err, context.Canceled) {
+			return fmt.Errorf("plan: simulating %s: %w", c.name(), c.err)
+		}
+	}
+	if err := parent.Err(); err != nil {
 		return err
 	}
 	// Which candidates beyond the final cutoff got simulated depends on
 	// timing: drop them so the result depends on the inputs alone.
 	cut := s.cutoff()
 	for _, c := range s.cands {
-		if c.err != nil && !errors.Is(c.err, context.Canceled) {
-			return fmt.Errorf("plan: simulating %s: %w", c.name(), c.err)
-		}
 		if c.cost > cut {
 			c.state = stateCostlier
 		}

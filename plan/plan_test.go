@@ -3,8 +3,11 @@ package plan
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
@@ -90,6 +93,17 @@ func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
 				}
 				if rec.Headroom.Ratio < 1 {
 					t.Errorf("%s: headroom ratio %v below 1", rec.Notation, rec.Headroom.Ratio)
+				}
+			}
+			if len(res.Frontier) == 0 {
+				t.Error("no Pareto frontier")
+			}
+			for i, p := range res.Frontier {
+				if !p.MeetsSLOs {
+					t.Errorf("frontier point %s misses the SLOs though some deployments meet them", p.Notation)
+				}
+				if i > 0 && (p.PerUser > res.Frontier[i-1].PerUser || p.OutputPerGPU <= res.Frontier[i-1].OutputPerGPU) {
+					t.Errorf("frontier not ordered fastest per user first with rising throughput per GPU: %+v after %+v", p, res.Frontier[i-1])
 				}
 			}
 			for i := 1; i < len(res.Recommendations); i++ {
@@ -213,7 +227,6 @@ func TestNothingQualifiesSaysWhy(t *testing.T) {
 		{"impossible ttft", "ttft_p99=50ms,tpot_p99=50ms", 4, 32, []string{"ttft_p99<=50ms", "at least", "prefill of one 3000-token prompt"}},
 		{"impossible tpot", "ttft_p99=5s,tpot_mean=2ms", 4, 32, []string{"tpot_mean<=2ms", "decode step"}},
 		{"rate beyond capacity", "ttft_p99=5s,tpot_p99=100ms", 500, 16, []string{"sustain rate 500 req/s", "capacity bound"}},
-		{"queueing misses", "ttft_p99=400ms,tpot_p99=200ms", 3, 16, []string{"meets ttft_p99<=400ms", "the best ttft_p99 reached is", "16× H20"}},
 	}
 	prof := h20Profile(t)
 	for _, tc := range tests {
@@ -237,6 +250,36 @@ func TestNothingQualifiesSaysWhy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Between the latency floor and what queueing allows, the search names
+// the best value any simulated deployment reached.
+func TestNothingQualifiesNamesBestReached(t *testing.T) {
+	prof := h20Profile(t)
+	for _, limit := range []string{"800ms", "600ms", "500ms", "400ms", "300ms", "250ms", "200ms"} {
+		opts := h20Options(t, 3, "ttft_p99="+limit+",tpot_p99=200ms")
+		opts.MaxGPUs = 16
+		res, err := Run(context.Background(), prof, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Recommendations) > 0 || strings.Contains(res.Why, "even a lone request") {
+			continue // met, or below the floor: try the next limit
+		}
+		want := "no deployment within 16 GPUs meets ttft_p99<=" + limit + " at rate 3 req/s: the best ttft_p99 reached is "
+		if !strings.HasPrefix(res.Why, want) {
+			t.Fatalf("Why = %q, want it to start %q", res.Why, want)
+		}
+		best := res.Best[0]
+		if best.SLO != "ttft_p99" || best.Value <= best.Limit || best.By == "" {
+			t.Errorf("best %+v: want a ttft_p99 above the limit, with its deployment", best)
+		}
+		if !strings.Contains(res.Why, best.By) {
+			t.Errorf("Why %q does not name the deployment %q", res.Why, best.By)
+		}
+		return
+	}
+	t.Fatal("no limit between the floor and the queueing delay: the test checks nothing")
 }
 
 func TestBadOptions(t *testing.T) {
@@ -315,15 +358,23 @@ func TestDeterministic(t *testing.T) {
 		opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
 		opts.GPUs = []string{"H20", "H200"}
 		opts.Workers = workers
+		opts.NoSweep = false
 		res, err := Run(context.Background(), &fakeProfile{}, opts)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Search.FrontierRuns == 0 {
+			t.Error("no frontier sweep: the test does not cover it")
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, string(b))
+		c, err := json.Marshal(res.Cloud)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b)+string(c))
 	}
 	if out[0] != out[1] || out[0] != out[2] {
 		t.Error("results differ with the number of workers")
@@ -440,5 +491,67 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 			t.Errorf("rate %v: no sampled candidate passes: the test checks nothing", rate)
 		}
 		t.Logf("rate %v: %d sampled candidates pass in full; their worst short-run ratio is %.3f", rate, passes, worstPass)
+	}
+}
+
+func TestSimulatorErrorStopsTheSearch(t *testing.T) {
+	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
+	calls := 0
+	var mu sync.Mutex
+	opts.Simulate = func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return nil, errors.New("sim: Config.Decode.Cost.StepTime returned NaN")
+	}
+	_, err := Run(context.Background(), &fakeProfile{}, opts)
+	if err == nil || !strings.Contains(err.Error(), "plan: simulating ") || !strings.Contains(err.Error(), "returned NaN") {
+		t.Fatalf("error = %v, want the simulator's, with the deployment named", err)
+	}
+	if calls > 2*runtime.GOMAXPROCS(0) {
+		t.Errorf("%d simulations after the first error", calls)
+	}
+}
+
+func TestCancelMidSearch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
+	calls := 0
+	opts.Progress = func(Progress) {
+		// The first call comes before any simulation, the second after one.
+		if calls++; calls == 2 {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, &fakeProfile{}, opts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if calls < 2 {
+		t.Errorf("%d progress calls: cancelled before any simulation", calls)
+	}
+}
+
+// A GPU the profile cannot configure is skipped; when none can be, the
+// error says why.
+func TestConfigureFailures(t *testing.T) {
+	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
+	opts.GPUs = []string{"H20", "H200"}
+	res, err := Run(context.Background(), &fakeProfile{failGPUs: map[string]bool{"H200": true}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.GPUTypes, ",") != "H20" {
+		t.Errorf("searched %v, want only H20", res.GPUTypes)
+	}
+	opts.GPUs = []string{"H200"}
+	_, err = Run(context.Background(), &fakeProfile{failGPUs: map[string]bool{"H200": true}}, opts)
+	if err == nil || !strings.Contains(err.Error(), "plan: no deployment of Qwen3-32B can be configured: calibrate: cannot configure H200") {
+		t.Errorf("error = %v", err)
+	}
+	opts.GPUs, opts.Engine = []string{"H20"}, "sglang"
+	_, err = Run(context.Background(), &fakeProfile{}, opts)
+	if err == nil || !strings.Contains(err.Error(), `no engine matching "sglang"`) {
+		t.Errorf("error = %v, want the unknown engine named", err)
 	}
 }

@@ -308,9 +308,9 @@ func (s *search) explain() {
 	// An SLO no deployment can meet even with a single request.
 	for i, slo := range o.SLOs {
 		if s.bestFloor[i] > slo.LimitMs {
-			res.Why = fmt.Sprintf("no deployment can meet %s: even a lone request takes at least %s ms (%s)",
-				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, o.ISL, o.OSL))
-			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: round(s.bestFloor[i], 3)})
+			res.Why = fmt.Sprintf("no deployment can meet %s: even a lone request takes at least %s ms (%s, on %s)",
+				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, o.ISL, o.OSL), s.bestFloorOn[i])
+			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: round(s.bestFloor[i], 3), By: s.bestFloorOn[i]})
 			return
 		}
 	}
@@ -383,9 +383,9 @@ func fmtMs(v float64) string {
 	}
 }
 
-// frontier collects every fully simulated candidate and its Pareto frontier:
-// no other candidate has both more output throughput per GPU and more
-// output tokens per second per user.
+// frontier collects every fully simulated candidate and the Pareto
+// frontier of those meeting the SLOs: no other has both more output
+// throughput per GPU and more output tokens per second per user.
 func (s *search) frontier() {
 	var pts []FrontierPoint
 	for _, c := range s.cands {
@@ -400,7 +400,20 @@ func (s *search) frontier() {
 		})
 	}
 	s.res.Cloud = pts
-	s.res.Frontier = Pareto(pts)
+	// The frontier of what a planner can pick: deployments meeting the SLOs
+	// (those that miss them, often by not keeping up with the load, would
+	// crowd its cheap end); all simulated ones when none does.
+	var meets []FrontierPoint
+	for _, p := range pts {
+		if p.MeetsSLOs {
+			meets = append(meets, p)
+		}
+	}
+	s.res.FrontierOf = "deployments meeting the SLOs"
+	if len(meets) == 0 {
+		meets, s.res.FrontierOf = pts, "all simulated deployments (none meets the SLOs)"
+	}
+	s.res.Frontier = Pareto(meets)
 }
 
 // Pareto returns the points no other point beats on both output

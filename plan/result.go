@@ -25,8 +25,11 @@ type Result struct {
 	// Recommendations meet every SLO, cheapest first, then most headroom.
 	Recommendations []Recommendation `json:"recommendations"`
 	// Frontier is the Pareto frontier of output throughput per GPU against
-	// output speed per user over the fully simulated candidates, fastest per user first.
-	Frontier []FrontierPoint `json:"pareto"`
+	// output speed per user over the fully simulated candidates that meet
+	// the SLOs (all of them when none does), fastest per user first;
+	// FrontierOf says which.
+	Frontier   []FrontierPoint `json:"pareto"`
+	FrontierOf string          `json:"pareto_of"`
 	// Cloud is every fully simulated candidate (for plots; not in JSON).
 	Cloud []FrontierPoint `json:"-"`
 	// Why says why nothing qualifies when Recommendations is empty.

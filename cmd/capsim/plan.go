@@ -240,7 +240,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	for _, rec := range r.Recommendations {
 		fmt.Fprintf(w, "%d. %s, %s: %s — %s\n", rec.Rank, rec.Engine, rec.Layout, rec.Bottleneck.Resource, rec.Bottleneck.Why)
 	}
-	fmt.Fprintf(w, "\nPareto frontier over the %d simulated deployments (output tokens/s per GPU against per user):\n", len(r.Cloud))
+	fmt.Fprintf(w, "\nPareto frontier of output tokens/s per GPU against per user, over the %s (%d simulated in all):\n", r.FrontierOf, len(r.Cloud))
 	tw = newTable(w)
 	fmt.Fprintln(tw, "GPU\ttopology\tGPUs\ttok/s/GPU\ttok/s/user\tmeets SLOs\t")
 	for _, p := range r.Frontier {
@@ -313,7 +313,7 @@ func plotPareto(path string, r *plan.Result) error {
 	}
 	fig := plots.ParetoFigure(plots.Pareto{
 		Title:    fmt.Sprintf("%s, ISL %d / OSL %d at %s", model.ShortName(r.Model), r.ISL, r.OSL, r.Load),
-		Subtitle: fmt.Sprintf("%d simulated deployments; SLOs %s", len(r.Cloud), strings.Join(slos, ", ")),
+		Subtitle: fmt.Sprintf("%d simulated deployments; SLOs %s; frontier over the %s", len(r.Cloud), strings.Join(slos, ", "), r.FrontierOf),
 		Points:   pts,
 	})
 	return fig.Save(path)

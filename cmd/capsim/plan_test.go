@@ -11,7 +11,7 @@ import (
 
 // planArgs is a small search on the embedded H20 calibration.
 var planArgs = []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "4",
-	"--slo", "ttft_p99=2500ms,tpot_p99=60ms", "--gpu", "H20", "--max-gpus", "16", "--top", "3"}
+	"--slo", "ttft_p99=2500ms,tpot_p99=60ms", "--gpu", "H20", "--max-gpus", "32", "--top", "3"}
 
 func TestPlanTable(t *testing.T) {
 	var out, errb bytes.Buffer
@@ -77,7 +77,7 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("%d recommendations, %d frontier points", len(res.Recommendations), len(res.Pareto))
 	}
 	for _, r := range res.Recommendations {
-		if r.GPU != "H20" || r.GPUs > 16 || r.Headroom.Ratio < 1 || r.Bottleneck.Resource == "" || r.Costs == "" {
+		if r.GPU != "H20" || r.GPUs > 32 || r.Headroom.Ratio < 1 || r.Bottleneck.Resource == "" || r.Costs == "" {
 			t.Errorf("recommendation %+v", r)
 		}
 		if len(r.SLOValues) != 2 {

@@ -1,0 +1,48 @@
+package calibrate
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/results"
+)
+
+func fixtureRecords(b *testing.B, source string) []results.Record {
+	recs, err := fixtures.Records()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []results.Record
+	for _, r := range recs {
+		if strings.Contains(r.Source.File, source) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// BenchmarkFitDefault is the whole default fit (`capsim fit`): every fixture
+// record, both stages. Run with -benchtime=1x; the target is under 60 s on 2 cores.
+func BenchmarkFitDefault(b *testing.B) {
+	recs := fixtureRecords(b, "")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Fit(context.Background(), recs, Options{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(recs)), "records")
+}
+
+// BenchmarkFitH20 fits the seed-004 groups (Dynamo and two vLLM versions on H20).
+func BenchmarkFitH20(b *testing.B) {
+	recs := fixtureRecords(b, "004_")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Fit(context.Background(), recs, Options{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
