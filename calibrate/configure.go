@@ -40,6 +40,10 @@ type Deployment struct {
 	Engine      string
 	Derived     []Derivation
 	MaxModelLen int
+	// FrontendLatency is the fitted per-request latency outside the engine
+	// (API server, tokenisation) in seconds; sim.Config has no place for it,
+	// so apply it to results with Adjust.
+	FrontendLatency float64
 }
 
 // Extra relative uncertainty added when costs are carried over rather than fitted.
@@ -89,6 +93,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
+	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
+		d.FrontendLatency = src.Frontend.LatencyS * math.Exp(t.Band*src.Frontend.RelSigma)
+	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
@@ -331,4 +338,60 @@ func defaultSettings(engine string) Settings {
 func priorTransfer(m model.LLM, prefill model.Pool) TransferFit {
 	tp := max(prefill.TP, 1)
 	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, 2) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
+}
+
+// withFrontend returns a simulation's metrics as a client would measure them
+// when every request also spends latency seconds outside the engine (API
+// server, tokenisation): TTFT and E2E statistics grow by latency; in a
+// closed loop each client's cycle grows too, so throughputs shrink by
+// E2E/(E2E+latency); an open loop keeps its rate; the run ends latency later.
+func withFrontend(res *sim.Result, latency float64, load model.Load) map[string]float64 {
+	if latency <= 0 {
+		return res.Metrics
+	}
+	m := make(map[string]float64, len(res.Metrics))
+	for k, v := range res.Metrics {
+		m[k] = v
+	}
+	ms := 1000 * latency
+	for _, stat := range []string{"mean", "median", "p90", "p95", "p99"} {
+		for _, fam := range []string{"ttft", "e2el"} {
+			if v, ok := m[model.MetricName(stat, fam)]; ok {
+				m[model.MetricName(stat, fam)] = v + ms
+			}
+		}
+	}
+	scale := 1.0
+	switch {
+	case load.Kind == model.ClosedLoop:
+		if e2e := res.Metrics[model.MeanE2EL] / 1000; e2e > 0 {
+			scale = e2e / (e2e + latency)
+		}
+	case res.Duration > 0:
+		scale = res.Duration / (res.Duration + latency)
+	}
+	for _, k := range []string{model.RequestThroughput, model.OutputThroughput, model.TotalTokenThroughput} {
+		if v, ok := m[k]; ok {
+			m[k] = v * scale
+		}
+	}
+	if v, ok := m[model.Duration]; ok && scale > 0 {
+		m[model.Duration] = v / scale
+	}
+	return m
+}
+
+// Adjust turns a simulation of this deployment into what a benchmark client
+// would measure, adding the fitted per-request latency outside the engine
+// (FrontendLatency) to TTFT and E2E and shrinking closed-loop throughput to
+// match. Call it on every sim.Run result of d.Config; it is a no-op when
+// FrontendLatency is 0.
+func (d Deployment) Adjust(res *sim.Result) {
+	if res == nil || d.FrontendLatency <= 0 {
+		return
+	}
+	res.Metrics = withFrontend(res, d.FrontendLatency, d.Config.Load)
+	if res.Duration > 0 && d.Config.Load.Kind != model.ClosedLoop {
+		res.Duration += d.FrontendLatency
+	}
 }

@@ -311,9 +311,10 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 // refineKnobs are the stage-2 parameters: log multipliers on groups of
 // coefficients that the measured curves constrain beyond stage 1.
 type refineKnob struct {
-	role   string
-	fields []int // indexes into model.CoeffNames
-	label  string
+	role     string
+	fields   []int // indexes into model.CoeffNames
+	label    string
+	frontend bool // scales the frontend latency instead
 }
 
 const (
@@ -332,12 +333,13 @@ func knobsFor(l layout) []refineKnob {
 	for _, r := range l.roles {
 		switch r {
 		case RolePrefill:
-			k = append(k, refineKnob{r, []int{iOverhead, iPrefill, iAttn, iComm}, "prefill step"})
+			k = append(k, refineKnob{r, []int{iOverhead, iPrefill, iAttn, iComm}, "prefill step", false})
 		case RoleDecode, RoleAggregated:
-			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base"},
-				refineKnob{r, []int{iPerSeq, iDecode, iKV}, r + " per-sequence"})
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
+				refineKnob{r, []int{iPerSeq, iDecode, iKV}, r + " per-sequence", false})
 			if r == RoleAggregated {
-				k = append(k, refineKnob{r, []int{iPrefill, iAttn}, "chunked prefill"})
+				k = append(k, refineKnob{r, []int{iPrefill, iAttn}, "chunked prefill", false},
+					refineKnob{label: "frontend latency", frontend: true})
 			}
 		}
 	}
@@ -347,6 +349,10 @@ func knobsFor(l layout) []refineKnob {
 func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 	p := base.clone()
 	for i, k := range knobs {
+		if k.frontend {
+			p.frontend *= math.Exp(theta[i])
+			continue
+		}
 		v := p.coeffs[k.role].Vector()
 		f := math.Exp(theta[i])
 		for _, j := range k.fields {
@@ -529,7 +535,7 @@ func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Opti
 					errs[i] = fmt.Errorf("record %s: simulate: %v", pts[i].rec.ID, err)
 					continue
 				}
-				out[i] = res.Metrics
+				out[i] = withFrontend(res, prm.frontend, pts[i].load)
 			}
 		}()
 	}
@@ -676,7 +682,10 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 		copy(x[l.offset(r):], prm.coeffs[r].Vector())
 	}
 	if l.transfer {
-		x[l.size()-2], x[l.size()-1] = prm.transfer.LatencyS, prm.transfer.PerTokenS
+		x[l.transferIndex()], x[l.transferIndex()+1] = prm.transfer.LatencyS, prm.transfer.PerTokenS
+	}
+	if l.frontend {
+		x[l.frontendIndex()] = prm.frontend
 	}
 	ones := make([]float64, len(x))
 	for i := range ones {
@@ -719,6 +728,12 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	g := Group{GPU: gf.key.gpu, Model: gf.key.model, Engine: gf.key.engine, Settings: gf.env.settings, Residuals: res}
 	if gf.assumed != "" {
 		g.Assumed = &Assumption{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Why: gf.assumed}
+	}
+	if gf.layout.frontend {
+		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+		if gf.lin.frontendFitted {
+			g.Frontend.Source = SourceFitted
+		}
 	}
 	if gf.layout.transfer {
 		g.Transfer = gf.params.transfer

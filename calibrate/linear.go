@@ -17,10 +17,13 @@ var nCoeff = len(model.CoeffNames)
 type params struct {
 	coeffs   map[string]model.Coeffs
 	transfer TransferFit
+	// frontend is the per-request latency outside the engine (API server,
+	// tokenisation) of aggregated deployments, in seconds.
+	frontend float64
 }
 
 func (p params) clone() params {
-	q := params{coeffs: map[string]model.Coeffs{}, transfer: p.transfer}
+	q := params{coeffs: map[string]model.Coeffs{}, transfer: p.transfer, frontend: p.frontend}
 	for k, v := range p.coeffs {
 		q.coeffs[k] = v
 	}
@@ -31,6 +34,7 @@ func (p params) clone() params {
 type layout struct {
 	roles    []string // in order; each owns nCoeff unknowns
 	transfer bool     // two more unknowns: latency and per-token time
+	frontend bool     // one more: the per-request latency outside the engine
 }
 
 func (l layout) size() int {
@@ -38,7 +42,21 @@ func (l layout) size() int {
 	if l.transfer {
 		n += 2
 	}
+	if l.frontend {
+		n++
+	}
 	return n
+}
+
+// transferIndex is the unknown of the transfer latency (per-token time follows).
+func (l layout) transferIndex() int { return len(l.roles) * nCoeff }
+
+// frontendIndex is the unknown of the frontend latency.
+func (l layout) frontendIndex() int {
+	if l.transfer {
+		return len(l.roles)*nCoeff + 2
+	}
+	return len(l.roles) * nCoeff
 }
 
 func (l layout) offset(role string) int {
@@ -66,6 +84,7 @@ func layoutOf(pts []*point) layout {
 		}
 	}
 	l.transfer = has[RolePrefill]
+	l.frontend = has[RoleAggregated]
 	return l
 }
 
@@ -87,8 +106,16 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings) params {
 		}
 	}
 	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
+	if l.frontend {
+		p.frontend = priorFrontend
+	}
 	return p
 }
+
+// priorFrontend is the per-request latency assumed outside the engine
+// before fitting: an OpenAI-compatible server's HTTP, tokenisation and
+// detokenisation take tens of milliseconds.
+const priorFrontend = 0.02
 
 // env is what pricing a point needs besides the parameters.
 type env struct {
@@ -182,7 +209,7 @@ func rowsFor(e env, l layout, p *point) []row {
 			t := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
 		}
-		o := len(l.roles) * nCoeff
+		o := l.transferIndex()
 		ttft[o] = 1
 		ttft[o+1] = float64(p.isl)
 		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
@@ -196,6 +223,7 @@ func rowsFor(e env, l layout, p *point) []row {
 				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
 			addTo(ttft[l.offset(RoleAggregated):], t, 1)
 		}
+		ttft[l.frontendIndex()] = 1
 	}
 	tpot, hasTPOT := p.meas[model.MeanTPOT]
 	if hasTPOT && disagg {
@@ -277,6 +305,9 @@ type linearFit struct {
 	determ []bool    // whether the data (not the prior) determined each unknown
 	rows   int
 	rmsRel float64 // weighted RMS relative residual
+	// frontendSigma and frontendFitted describe the frontend latency.
+	frontendSigma  float64
+	frontendFitted bool
 }
 
 // Prior relative standard deviation of every multiplier, and the floor of
@@ -305,7 +336,10 @@ func priorSD(l layout) []float64 {
 		sd[l.offset(r)+iOverhead] = wideRelSD
 	}
 	if l.transfer {
-		sd[l.size()-2] = wideRelSD
+		sd[l.transferIndex()] = wideRelSD
+	}
+	if l.frontend {
+		sd[l.frontendIndex()] = wideRelSD
 	}
 	return sd
 }
@@ -343,7 +377,10 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 		copy(scale[l.offset(r):], prior.coeffs[r].Vector())
 	}
 	if l.transfer {
-		scale[k-2], scale[k-1] = prior.transfer.LatencyS, prior.transfer.PerTokenS
+		scale[l.transferIndex()], scale[l.transferIndex()+1] = prior.transfer.LatencyS, prior.transfer.PerTokenS
+	}
+	if l.frontend {
+		scale[l.frontendIndex()] = prior.frontend
 	}
 	sd := priorSD(l)
 	lb := lowerBounds(l, scale)
@@ -457,12 +494,19 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 		fit.params.coeffs[r] = model.CoeffsFromVector(v)
 	}
 	if l.transfer {
-		fit.params.transfer.LatencyS *= x[k-2]
-		fit.params.transfer.PerTokenS *= x[k-1]
-		if fit.determ[k-2] || fit.determ[k-1] {
+		ti := l.transferIndex()
+		fit.params.transfer.LatencyS *= x[ti]
+		fit.params.transfer.PerTokenS *= x[ti+1]
+		if fit.determ[ti] || fit.determ[ti+1] {
 			fit.params.transfer.Source = SourceFitted
 		}
-		fit.params.transfer.RelSigma = math.Max(fit.postSD[k-2]/x[k-2], fit.postSD[k-1]/x[k-1])
+		fit.params.transfer.RelSigma = math.Max(fit.postSD[ti]/x[ti], fit.postSD[ti+1]/x[ti+1])
+	}
+	if l.frontend {
+		fi := l.frontendIndex()
+		fit.params.frontend *= x[fi]
+		fit.frontendSigma = fit.postSD[fi] / math.Max(x[fi], minMult)
+		fit.frontendFitted = fit.determ[fi]
 	}
 	return fit, nil
 }

@@ -52,7 +52,10 @@ type Group struct {
 	Settings Settings    `json:"settings"`
 	// Transfer is the KV-transfer price between prefill and decode workers (disaggregated engines).
 	Transfer TransferFit `json:"transfer,omitzero"`
-	Entries  []Entry     `json:"entries"`
+	// Frontend is the per-request latency outside the engine (API server,
+	// tokenisation) of aggregated deployments; see Deployment.Adjust.
+	Frontend *FrontendFit `json:"frontend,omitempty"`
+	Entries  []Entry      `json:"entries"`
 	// Records lists the ids of every record the group was fitted on.
 	Records   []string   `json:"records"`
 	Residuals []Residual `json:"residuals"`
@@ -108,6 +111,13 @@ type TransferFit struct {
 	PerTokenS float64 `json:"per_token_s"`
 	Source    string  `json:"source"` // fitted or prior
 	RelSigma  float64 `json:"rel_sigma"`
+}
+
+// FrontendFit is the per-request latency outside the engine, in seconds.
+type FrontendFit struct {
+	LatencyS float64 `json:"latency_s"`
+	Source   string  `json:"source"` // fitted or prior
+	RelSigma float64 `json:"rel_sigma"`
 }
 
 // Residual compares one measured point with the fitted simulation.

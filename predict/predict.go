@@ -327,7 +327,10 @@ func findBottleneck(pts []Point, d calibrate.Deployment) Bottleneck {
 		if ps.Utilisation > busiest.Utilisation {
 			busiest = ps
 		}
-		if ps.MeanQueue > queued.MeanQueue {
+		// A queue marks a bottleneck only in front of a pool that is busy
+		// too: requests waiting for KV blocks behind an idle decode worker,
+		// or a prompt or two waiting for a mostly idle prefill pool, do not.
+		if ps.MeanQueue > queued.MeanQueue && ps.Utilisation >= 0.7 {
 			queued = ps
 		}
 	}

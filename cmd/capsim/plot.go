@@ -658,7 +658,17 @@ func plotSeriesTarget(prof *calibrate.Profile, s *plotSeries) (calibrate.Target,
 		topo = model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})
 		notes = append(notes, "topology not stated: 1xTP1 assumed")
 	}
-	return calibrate.Target{GPU: gpu, Model: llm, Engine: r.System.Engine, Topology: topo}, notes, nil
+	engine, err := prof.ResolveEngine(gpu, llm, r.System.Engine, topo.Disaggregated())
+	if err != nil {
+		// An engine version the profile has not seen: simulate with the
+		// newest calibrated engine of the same family, and say so.
+		family, _, _ := strings.Cut(r.System.Engine, "-")
+		if engine, err = prof.ResolveEngine(gpu, llm, family, topo.Disaggregated()); err != nil {
+			return calibrate.Target{}, notes, err
+		}
+		notes = append(notes, fmt.Sprintf("engine %s not calibrated: simulated with %s", r.System.Engine, engine))
+	}
+	return calibrate.Target{GPU: gpu, Model: llm, Engine: engine, Topology: topo}, notes, nil
 }
 
 // plotAssumedFor finds the GPU and model a profile assumed for a record whose source does not say.
