@@ -79,7 +79,7 @@ func (c *candidate) config(load model.Load, isl, osl, n int, seed uint64) sim.Co
 	}
 	cfg.Load = load
 	cfg.Input = sim.Fixed(isl)
-	cfg.Output = sim.Fixed(osl)
+	cfg.Output = calibrate.BenchmarkOutput(osl)
 	cfg.NumPrompts = n
 	cfg.Seed = seed
 	return cfg
@@ -503,12 +503,20 @@ func (s *search) progress(phase string, total int) {
 	}
 }
 
-// run is one simulation, counted.
-func (s *search) run(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+// run is one simulation of candidate c, counted, turned into what a
+// benchmark client would measure (the deployment's latency outside the engine).
+func (s *search) run(ctx context.Context, c *candidate, cfg sim.Config) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
 	s.mu.Unlock()
-	return s.opts.Simulate(ctx, cfg)
+	r, err := s.opts.Simulate(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := c.t.dep
+	d.Config = cfg
+	d.Adjust(r)
+	return r, nil
 }
 
 // simulate evaluates the candidates cheapest first on all workers.
@@ -607,7 +615,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
 		return
 	}
 	if short > 0 {
-		r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, short, o.Seed))
+		r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, short, o.Seed))
 		if err != nil {
 			c.err = err
 			return
@@ -618,7 +626,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
 			return
 		}
 	}
-	r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+	r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
 	if err != nil {
 		c.err = err
 		return

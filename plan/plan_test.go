@@ -73,12 +73,14 @@ func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg := d.Config
-				cfg.Load, cfg.Input, cfg.Output = opts.Load, sim.Fixed(opts.ISL), sim.Fixed(opts.OSL)
+				cfg.Load, cfg.Input, cfg.Output = opts.Load, sim.Fixed(opts.ISL), calibrate.BenchmarkOutput(opts.OSL)
 				cfg.NumPrompts, cfg.Seed = 400, opts.Seed
 				r, err := sim.Run(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
+				d.Config = cfg
+				d.Adjust(r)
 				for _, slo := range opts.SLOs {
 					got := r.Metrics[slo.Metric()]
 					if got > slo.LimitMs {
@@ -470,11 +472,11 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 		worstPass, passes := 0.0, 0
 		for i := 0; i < len(s.cands); i += 13 {
 			c := s.cands[i]
-			short, err := s.run(context.Background(), c.config(opts.Load, opts.ISL, opts.OSL, full/shortFraction, opts.Seed))
+			short, err := s.run(context.Background(), c, c.config(opts.Load, opts.ISL, opts.OSL, full/shortFraction, opts.Seed))
 			if err != nil {
 				t.Fatal(err)
 			}
-			long, err := s.run(context.Background(), c.config(opts.Load, opts.ISL, opts.OSL, full, opts.Seed))
+			long, err := s.run(context.Background(), c, c.config(opts.Load, opts.ISL, opts.OSL, full, opts.Seed))
 			if err != nil {
 				t.Fatal(err)
 			}

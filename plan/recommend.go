@@ -160,7 +160,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
 	o := s.opts
 	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
-		r, err := s.run(ctx, c.config(l, o.ISL, o.OSL, o.numPrompts(l), o.Seed))
+		r, err := s.run(ctx, c, c.config(l, o.ISL, o.OSL, o.numPrompts(l), o.Seed))
 		if err != nil {
 			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
 		}
@@ -284,7 +284,7 @@ func (s *search) confirmMisses(ctx context.Context) error {
 	}
 	full := o.numPrompts(o.Load)
 	for _, c := range runs {
-		r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+		r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}

@@ -75,7 +75,7 @@ func (s *search) sweep(ctx context.Context) error {
 		go func(w int) {
 			defer wg.Done()
 			for c := range next {
-				r, err := s.run(ctx, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+				r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
 				if err != nil {
 					if errs[w] == nil {
 						errs[w] = err

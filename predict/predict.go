@@ -175,11 +175,15 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 				cfg := deps[j.dep].Config
 				cfg.Load = loads[j.load]
 				cfg.Input = sim.Fixed(shapes[j.shape].ISL)
-				cfg.Output = sim.Fixed(shapes[j.shape].OSL)
+				// Outputs spread around the mean as in real runs (see calibrate.BenchmarkOutput).
+				cfg.Output = calibrate.BenchmarkOutput(shapes[j.shape].OSL)
 				cfg.NumPrompts = numPrompts(opts.NumPrompts, loads[j.load])
 				cfg.Seed = opts.Seed
 				nprompts[i] = cfg.NumPrompts
 				out[i], errs[i] = sim.Run(ctx, cfg)
+				d := deps[j.dep]
+				d.Config = cfg
+				d.Adjust(out[i])
 				if opts.Progress != nil {
 					mu.Lock()
 					done++
