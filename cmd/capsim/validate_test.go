@@ -326,7 +326,7 @@ func TestValidateLiveAgainstMock(t *testing.T) {
 // three: the simulator's TTFT is a constant 50 ms that does not slow other
 // requests' decoding, which capsim's step-cost model of a GPU (where a
 // prefill occupies the engine) cannot express, and the fit under-predicts
-// it by about half (see docs/readme-loop.md).
+// it by about half (see docs/loop.md).
 func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 	sim := simpeer.Start(t, "--model", "Qwen3-8B", "--latency-calculator", "constant",
 		"--time-to-first-token", "50ms", "--inter-token-latency", "10ms",
