@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/gonum/optimize"
 
+	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
@@ -470,6 +470,11 @@ func BenchmarkOutput(osl int) sim.LengthDist {
 	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
 }
 
+// workload is the benchmark run a point measured; the fit simulates it with seed 1.
+func (p *point) workload() Workload {
+	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, NumPrompts: p.prompt, Seed: 1}
+}
+
 // simConfig prices one point's deployment with the given parameters.
 func simConfig(e env, prm params, p *point, maxPrompts int) (sim.Config, error) {
 	s := e.settings
@@ -488,14 +493,9 @@ func simConfig(e env, prm params, p *point, maxPrompts int) (sim.Config, error) 
 			MaxBatchedTokens: s.MaxNumBatchedTokens,
 		}, nil
 	}
-	cfg := sim.Config{
-		Router:     sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin))),
-		Load:       p.load,
-		Input:      sim.Fixed(p.isl),
-		Output:     BenchmarkOutput(p.osl),
-		NumPrompts: p.prompt,
-		Seed:       1,
-	}
+	cfg := Deployment{Config: sim.Config{
+		Router: sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin))),
+	}}.WithWorkload(p.workload()).Config
 	var err error
 	if p.topo.Disaggregated() {
 		if cfg.Prefill, err = pool(RolePrefill, p.topo.Prefill); err != nil {
@@ -518,36 +518,21 @@ func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Opti
 	out := make([]map[string]float64, len(pts))
 	errs := make([]error, len(pts))
 	run := opts.simulate()
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < opts.workers(); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				cfg, err := simConfig(e, prm, pts[i], opts.MaxPrompts)
-				if err != nil {
-					errs[i] = fmt.Errorf("record %s: %v", pts[i].rec.ID, err)
-					continue
-				}
-				res, err := run(ctx, cfg)
-				if err != nil {
-					errs[i] = fmt.Errorf("record %s: simulate: %v", pts[i].rec.ID, err)
-					continue
-				}
-				out[i] = withFrontend(res, prm.frontend, pts[i].load)
-			}
-		}()
-	}
-	for i := range pts {
-		if ctx.Err() != nil {
-			break
+	err := parallel.ForEach(ctx, len(pts), opts.workers(), func(i int) {
+		cfg, err := simConfig(e, prm, pts[i], opts.MaxPrompts)
+		if err != nil {
+			errs[i] = fmt.Errorf("record %s: %v", pts[i].rec.ID, err)
+			return
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		d := Deployment{Config: cfg, FrontendLatency: prm.frontend}
+		res, err := d.SimulateWith(ctx, pts[i].workload(), run)
+		if err != nil {
+			errs[i] = fmt.Errorf("record %s: simulate: %v", pts[i].rec.ID, err)
+			return
+		}
+		out[i] = res.Metrics
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, err := range errs {

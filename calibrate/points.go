@@ -63,24 +63,6 @@ func canonicalModel(s string) string {
 	return s
 }
 
-// topologyLabel writes a topology as seed documents do: "3P(TP4) 1D(TP4)" or "4xTP4".
-func topologyLabel(t model.Topology) string {
-	if t.Disaggregated() {
-		return fmt.Sprintf("%dP(TP%d) %dD(TP%d)", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-	}
-	return t.Replicas.String()
-}
-
-// deploymentLabel distinguishes deployments with the same topology (llm-d's "base" vs "no-features").
-func deploymentLabel(r *results.Record) string {
-	for _, k := range []string{"deployment", "preset"} {
-		if v := r.System.Settings[k]; v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // preparePoints turns records into fit points and collects warnings about
 // records that cannot be used or look non-physical. Records are never
 // dropped silently: every skipped one gets a warning naming it.
@@ -152,8 +134,8 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		}
 		p.prompt = promptsFor(r, maxPrompts)
 		key := groupKey{canonicalGPU(r.System.GPU), canonicalModel(r.System.Model), r.System.Engine}
-		dep := deploymentLabel(r)
-		p.config = topologyLabel(p.topo)
+		dep := r.DeploymentLabel()
+		p.config = p.topo.Notation()
 		if dep != "" {
 			p.config += " " + dep
 		}

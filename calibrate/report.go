@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 
+	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 )
 
@@ -91,18 +91,8 @@ func meanOSL(pts []*point, series string) float64 {
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is numpy's np.median of v; 0 when empty.
+func median(v []float64) float64 { return stats.Median(v) }
 
 func maxOf(v []float64) float64 {
 	m := 0.0

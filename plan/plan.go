@@ -69,20 +69,16 @@ const (
 	stateSimulated
 )
 
-func (c *candidate) config(load model.Load, isl, osl, n int, seed uint64) sim.Config {
-	cfg := c.t.dep.Config
+// deployment is the template's deployment scaled to the candidate's worker counts.
+func (c *candidate) deployment() calibrate.Deployment {
+	d := c.t.dep
 	if c.t.disagg {
-		cfg.Prefill.Workers = c.topo.Prefill.Count
-		cfg.Decode.Workers = c.topo.Decode.Count
+		d.Config.Prefill.Workers = c.topo.Prefill.Count
+		d.Config.Decode.Workers = c.topo.Decode.Count
 	} else {
-		cfg.Replicas.Workers = c.topo.Replicas.Count
+		d.Config.Replicas.Workers = c.topo.Replicas.Count
 	}
-	cfg.Load = load
-	cfg.Input = sim.Fixed(isl)
-	cfg.Output = calibrate.BenchmarkOutput(osl)
-	cfg.NumPrompts = n
-	cfg.Seed = seed
-	return cfg
+	return d
 }
 
 // shape names the template's GPU, engine and worker TP degrees.
@@ -95,6 +91,11 @@ func (t *template) shape() string {
 
 func (c *candidate) name() string {
 	return fmt.Sprintf("%s on %d× %s", Notation(c.topo), c.gpus, c.t.gpu.Name)
+}
+
+// workload is the benchmark run of n prompts at load l.
+func (o Options) workload(l model.Load, n int) calibrate.Workload {
+	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed}
 }
 
 // numPrompts is the full run's length at a load.
@@ -505,18 +506,11 @@ func (s *search) progress(phase string, total int) {
 
 // run is one simulation of candidate c, counted, turned into what a
 // benchmark client would measure (the deployment's latency outside the engine).
-func (s *search) run(ctx context.Context, c *candidate, cfg sim.Config) (*sim.Result, error) {
+func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
 	s.mu.Unlock()
-	r, err := s.opts.Simulate(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	d := c.t.dep
-	d.Config = cfg
-	d.Adjust(r)
-	return r, nil
+	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
 }
 
 // simulate evaluates the candidates cheapest first on all workers.
@@ -615,7 +609,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
 		return
 	}
 	if short > 0 {
-		r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, short, o.Seed))
+		r, err := s.run(ctx, c, o.workload(o.Load, short))
 		if err != nil {
 			c.err = err
 			return
@@ -626,7 +620,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
 			return
 		}
 	}
-	r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+	r, err := s.run(ctx, c, o.workload(o.Load, full))
 	if err != nil {
 		c.err = err
 		return

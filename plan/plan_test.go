@@ -140,7 +140,8 @@ func TestHeadroomPassesAndIsTight(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := d.Config
-		cfg.Load, cfg.Input, cfg.Output = model.Open(rate, 1), sim.Fixed(opts.ISL), sim.Fixed(opts.OSL)
+		// The workload plan simulates: outputs spread as in real runs.
+		cfg.Load, cfg.Input, cfg.Output = model.Open(rate, 1), sim.Fixed(opts.ISL), calibrate.BenchmarkOutput(opts.OSL)
 		cfg.NumPrompts, cfg.Seed = max(400, int(math.Ceil(20*rate))), opts.Seed
 		r, err := sim.Run(context.Background(), cfg)
 		if err != nil {
@@ -472,11 +473,11 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 		worstPass, passes := 0.0, 0
 		for i := 0; i < len(s.cands); i += 13 {
 			c := s.cands[i]
-			short, err := s.run(context.Background(), c, c.config(opts.Load, opts.ISL, opts.OSL, full/shortFraction, opts.Seed))
+			short, err := s.run(context.Background(), c, opts.workload(opts.Load, full/shortFraction))
 			if err != nil {
 				t.Fatal(err)
 			}
-			long, err := s.run(context.Background(), c, c.config(opts.Load, opts.ISL, opts.OSL, full, opts.Seed))
+			long, err := s.run(context.Background(), c, opts.workload(opts.Load, full))
 			if err != nil {
 				t.Fatal(err)
 			}

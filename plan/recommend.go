@@ -6,9 +6,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
@@ -72,30 +72,20 @@ func (s *search) recommend(ctx context.Context) error {
 	lead := feas[:n]
 	recs := make([]Recommendation, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	next := make(chan int)
 	s.done = 0
-	for w := 0; w < s.opts.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				recs[i], errs[i] = s.recommendation(ctx, lead[i])
-				s.mu.Lock()
-				s.progress("headroom", n)
-				s.mu.Unlock()
-			}
-		}()
-	}
-	for i := range lead {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	err := parallel.ForEach(ctx, n, s.opts.Workers, func(i int) {
+		recs[i], errs[i] = s.recommendation(ctx, lead[i])
+		s.mu.Lock()
+		s.progress("headroom", n)
+		s.mu.Unlock()
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
+	}
+	if err != nil {
+		return err
 	}
 	sort.SliceStable(recs, func(i, j int) bool {
 		if recs[i].Cost != recs[j].Cost {
@@ -160,7 +150,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
 	o := s.opts
 	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
-		r, err := s.run(ctx, c, c.config(l, o.ISL, o.OSL, o.numPrompts(l), o.Seed))
+		r, err := s.run(ctx, c, o.workload(l, o.numPrompts(l)))
 		if err != nil {
 			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
 		}
@@ -284,7 +274,7 @@ func (s *search) confirmMisses(ctx context.Context) error {
 	}
 	full := o.numPrompts(o.Load)
 	for _, c := range runs {
-		r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
+		r, err := s.run(ctx, c, o.workload(o.Load, full))
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}

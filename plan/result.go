@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
@@ -148,9 +147,4 @@ type FrontierPoint struct {
 
 // Notation formats a topology as the Dynamo write-ups do: "6P(TP2) 1D(TP4)",
 // or "4xTP4" when aggregated.
-func Notation(t model.Topology) string {
-	if !t.Disaggregated() {
-		return t.Replicas.String()
-	}
-	return fmt.Sprintf("%dP(TP%d) %dD(TP%d)", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-}
+func Notation(t model.Topology) string { return t.Notation() }

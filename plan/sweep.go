@@ -3,7 +3,8 @@ package plan
 import (
 	"context"
 	"sort"
-	"sync"
+
+	"github.com/capsim/capsim/internal/parallel"
 )
 
 // Frontier sweep: the cost cutoff leaves only the cheapest deployments
@@ -66,39 +67,22 @@ func (s *search) sweep(ctx context.Context) error {
 		}
 	}
 	full := o.numPrompts(o.Load)
-	next := make(chan *candidate)
-	var wg sync.WaitGroup
-	errs := make([]error, o.Workers)
+	errs := make([]error, len(picks))
 	s.done = 0
-	for w := 0; w < o.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for c := range next {
-				r, err := s.run(ctx, c, c.config(o.Load, o.ISL, o.OSL, full, o.Seed))
-				if err != nil {
-					if errs[w] == nil {
-						errs[w] = err
-					}
-					continue
-				}
-				c.sweep, c.metrics, c.pools = true, r.Metrics, r.Pools
-				c.misses, c.ok = check(o.SLOs, r.Metrics)
-				s.mu.Lock()
-				s.progress("frontier", len(picks))
-				s.mu.Unlock()
-			}
-		}(w)
-	}
-	for _, c := range picks {
-		if ctx.Err() != nil {
-			break
+	err := parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
+		c := picks[i]
+		r, err := s.run(ctx, c, o.workload(o.Load, full))
+		if err != nil {
+			errs[i] = err
+			return
 		}
-		next <- c
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		c.sweep, c.metrics, c.pools = true, r.Metrics, r.Pools
+		c.misses, c.ok = check(o.SLOs, r.Metrics)
+		s.mu.Lock()
+		s.progress("frontier", len(picks))
+		s.mu.Unlock()
+	})
+	if err != nil {
 		return err
 	}
 	for _, err := range errs {

@@ -23,18 +23,7 @@ var (
 // measurements overlaid when given. Invalid values are skipped as in
 // SeriesFigure; a band needs two valid points.
 func PredictionFigure(pr Prediction) *Figure {
-	metrics := pr.Metrics
-	if metrics == nil {
-		metrics = DefaultPanels
-	}
-	xLabel := pr.XLabel
-	if xLabel == "" {
-		xLabel = XConcurrency
-	}
-	f := &Figure{Width: 10 * vg.Inch, Height: 7.5 * vg.Inch, title: pr.Title, subtitle: pr.Subtitle, cols: 2}
-	if len(metrics) == 1 {
-		f.cols, f.Width = 1, 6*vg.Inch
-	}
+	f, metrics, xLabel := panelFigure(pr.Metrics, pr.XLabel, pr.Title, pr.Subtitle)
 	var markers []vMarker
 	if pr.Knee != nil && validX(pr.Knee.X) {
 		markers = append(markers, vMarker{x: pr.Knee.X, label: labelOr(pr.Knee.Label, "knee"), style: kneeStyle})

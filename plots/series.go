@@ -18,18 +18,7 @@ import (
 // crosses, the fitted simulation as a line. Invalid values are skipped
 // (see Point); a panel left with nothing says "no data".
 func SeriesFigure(s Series) *Figure {
-	metrics := s.Metrics
-	if metrics == nil {
-		metrics = DefaultPanels
-	}
-	xLabel := s.XLabel
-	if xLabel == "" {
-		xLabel = XConcurrency
-	}
-	f := &Figure{Width: 10 * vg.Inch, Height: 7.5 * vg.Inch, title: s.Title, subtitle: s.Subtitle, cols: 2}
-	if len(metrics) == 1 {
-		f.cols, f.Width = 1, 6*vg.Inch
-	}
+	f, metrics, xLabel := panelFigure(s.Metrics, s.XLabel, s.Title, s.Subtitle)
 	var anyMeasured, anyFlagged, anyFitted bool
 	for _, m := range metrics {
 		measured, flagged, fitted := seriesXYs(s.Points, m)
@@ -49,6 +38,23 @@ func SeriesFigure(s Series) *Figure {
 	}
 	f.footer = flagNotes(s.Points)
 	return f
+}
+
+// panelFigure starts a figure of one panel per metric, two columns (one
+// when there is a single panel). It returns the metrics, DefaultPanels when
+// nil, and the x label, XConcurrency when empty.
+func panelFigure(metrics []string, xLabel, title, subtitle string) (*Figure, []string, string) {
+	if metrics == nil {
+		metrics = DefaultPanels
+	}
+	if xLabel == "" {
+		xLabel = XConcurrency
+	}
+	f := &Figure{Width: 10 * vg.Inch, Height: 7.5 * vg.Inch, title: title, subtitle: subtitle, cols: 2}
+	if len(metrics) == 1 {
+		f.cols, f.Width = 1, 6*vg.Inch
+	}
+	return f, metrics, xLabel
 }
 
 // seriesXYs splits the valid values of metric into measured, flagged and

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/capsim/capsim/internal/stats"
 )
 
 // SummaryFigure draws every predicted value against its measurement on
@@ -96,17 +98,12 @@ func statGlyph(metric string) draw.GlyphDrawer {
 	return draw.CircleGlyph{}
 }
 
-// median returns the median of xs (which it sorts), NaN when empty.
+// median returns the median of xs, NaN when empty.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return stats.Median(xs)
 }
 
 func keys[V any](m map[string]V) []string {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -161,47 +162,22 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	out := make([]*sim.Result, len(jobs))
 	nprompts := make([]int, len(jobs))
 	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	next := make(chan int)
-	workers := runtime.GOMAXPROCS(0)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				cfg := deps[j.dep].Config
-				cfg.Load = loads[j.load]
-				cfg.Input = sim.Fixed(shapes[j.shape].ISL)
-				// Outputs spread around the mean as in real runs (see calibrate.BenchmarkOutput).
-				cfg.Output = calibrate.BenchmarkOutput(shapes[j.shape].OSL)
-				cfg.NumPrompts = numPrompts(opts.NumPrompts, loads[j.load])
-				cfg.Seed = opts.Seed
-				nprompts[i] = cfg.NumPrompts
-				out[i], errs[i] = sim.Run(ctx, cfg)
-				d := deps[j.dep]
-				d.Config = cfg
-				d.Adjust(out[i])
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(jobs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			break
+	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
+		j := jobs[i]
+		w := calibrate.Workload{Load: loads[j.load], ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
+			NumPrompts: numPrompts(opts.NumPrompts, loads[j.load]), Seed: opts.Seed}
+		nprompts[i] = w.NumPrompts
+		out[i], errs[i] = deps[j.dep].Simulate(ctx, w)
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(jobs))
+			mu.Unlock()
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	for i, err := range errs {

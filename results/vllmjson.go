@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 )
 
@@ -434,13 +435,13 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	case hasTin && completed > 0:
 		r.Workload.ISL = tin / float64(completed)
 	case len(inputLens) > 0:
-		r.Workload.ISL = mean(inputLens)
+		r.Workload.ISL = stats.Mean(inputLens)
 	}
 	switch {
 	case hasTout && completed > 0:
 		r.Workload.OSL = tout / float64(completed)
 	case len(outputLens) > 0:
-		r.Workload.OSL = mean(outputLens)
+		r.Workload.OSL = stats.Mean(outputLens)
 	}
 	if len(r.Metrics) == 0 {
 		return r, errorf(name, line, "", "object has no metrics: not a vLLM bench serve result")
@@ -473,14 +474,6 @@ func numArray(name string, f map[string]jsonField, key string) ([]float64, error
 		}
 	}
 	return out, nil
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/capsim/capsim/internal/stats"
 )
 
 // exactLimit is how many distinct (value, weight) entries a distribution
@@ -243,10 +245,4 @@ func (d *dist) percentiles(ps []float64) []float64 {
 
 // Percentile returns numpy's default percentile (linear interpolation,
 // "type 7") of xs for p in [0, 100]; 0 for an empty slice. xs is not modified.
-func Percentile(xs []float64, p float64) float64 {
-	var d dist
-	for _, x := range xs {
-		d.add(x, 1)
-	}
-	return d.percentiles([]float64{p})[0]
-}
+func Percentile(xs []float64, p float64) float64 { return stats.Percentile(xs, p) }

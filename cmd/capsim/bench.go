@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/capsim/capsim/loadgen"
@@ -20,58 +16,35 @@ import (
 
 // benchOptions are capsim bench's flags.
 type benchOptions struct {
-	url, modelName, endpoint string
-	isl, osl, numPrompts     int
-	concurrency              []int
-	rates                    []string
-	burstiness               float64
-	maxConcurrency           int
-	seed                     uint64
-	timeout                  time.Duration
-	apiKeyEnv                string
-	out, label, format       string
-	metadata                 []string
-	skipCheck                bool
+	serverFlags
+	modelName     string
+	concurrency   []int
+	rates         []string
+	burstiness    float64
+	label, format string
+	metadata      []string
 }
 
 // runBench benchmarks a live endpoint; Ctrl-C stops it after writing what was measured.
 func runBench(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return benchContext(ctx, args, stdout, stderr)
+	return runInterruptible(benchContext, args, stdout, stderr)
 }
 
 func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newFlagSet("bench", stderr)
-	fs.StringVar(&o.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (required)")
+	addServerFlags(fs, &o.serverFlags, "prompts and arrival times")
 	fs.StringVar(&o.modelName, "model", "", "model name to request (required)")
-	fs.StringVar(&o.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
-	fs.IntVar(&o.isl, "isl", 0, "input (prompt) length in tokens (required)")
-	fs.IntVar(&o.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos (required)")
 	fs.IntSliceVar(&o.concurrency, "concurrency", nil, "closed-loop load points: concurrent clients, e.g. 1,4,16,64")
 	fs.StringSliceVar(&o.rates, "rate", nil, "open-loop load points: requests per second, e.g. 2,4 (inf sends every prompt at once)")
-	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson; <1 burstier; >1 more even)")
-	fs.IntVar(&o.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
-	fs.IntVar(&o.numPrompts, "num-prompts", 200, "requests per load point")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed for prompts and arrival times")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
-	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
-	fs.StringVar(&o.out, "out", "", "write results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
+	addBurstinessFlag(fs, &o.burstiness)
 	fs.StringVar(&o.label, "label", "", "label stored in each result")
 	fs.StringArrayVar(&o.metadata, "metadata", nil, "KEY=VALUE stored in each result, like vLLM's --metadata (repeatable)")
-	fs.BoolVar(&o.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
 	format := formatFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
 	}
 	o.format = *format
-	if err := checkFormat(o.format); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
-	}
 	base, loads, metadata, err := o.resolve()
 	if err != nil {
 		return err
@@ -140,14 +113,9 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 	case o.timeout <= 0:
 		return base, nil, nil, errors.New("bench: --timeout must be positive")
 	}
-	var endpoint loadgen.Endpoint
-	switch o.endpoint {
-	case "completions":
-		endpoint = loadgen.Completions
-	case "chat":
-		endpoint = loadgen.Chat
-	default:
-		return base, nil, nil, fmt.Errorf("bench: --endpoint must be completions or chat, got %q", o.endpoint)
+	endpoint, err := o.endpointKind()
+	if err != nil {
+		return base, nil, nil, fmt.Errorf("bench: %w", err)
 	}
 	var loads []model.Load
 	for _, c := range o.concurrency {
@@ -161,12 +129,7 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 		if err != nil || !(rate > 0) {
 			return base, nil, nil, fmt.Errorf("bench: --rate values must be positive numbers or inf, got %q", s)
 		}
-		load := model.Open(rate, o.burstiness)
-		load.Concurrency = o.maxConcurrency
-		if math.IsInf(rate, 1) {
-			load.Burstiness = 1 // vLLM ignores burstiness for an infinite rate
-		}
-		loads = append(loads, load)
+		loads = append(loads, o.openLoad(model.Open(rate, o.burstiness)))
 	}
 	metadata := map[string]string{}
 	for _, kv := range o.metadata {
@@ -176,17 +139,11 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 		}
 		metadata[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	var apiKey string
-	if o.apiKeyEnv != "" {
-		apiKey = os.Getenv(o.apiKeyEnv)
-		if apiKey == "" {
-			return base, nil, nil, fmt.Errorf("bench: --api-key-env %s: the variable is unset or empty", o.apiKeyEnv)
-		}
+	apiKey, err := o.apiKey()
+	if err != nil {
+		return base, nil, nil, fmt.Errorf("bench: %w", err)
 	}
-	base = loadgen.Options{
-		URL: o.url, Model: o.modelName, Endpoint: endpoint, ISL: o.isl, OSL: o.osl,
-		NumPrompts: o.numPrompts, Seed: o.seed, Timeout: o.timeout, APIKey: apiKey,
-	}
+	base = o.loadgenOptions(o.modelName, endpoint, apiKey)
 	return base, loads, metadata, nil
 }
 

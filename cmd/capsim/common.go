@@ -139,6 +139,14 @@ func llmList() string {
 	return strings.Join(names, ", ")
 }
 
+// orDash is s, or "-" for an empty table cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // fmtMetric prints a metric with sensible precision, "-" when absent.
 func fmtMetric(m map[string]float64, name string) string {
 	v, ok := m[name]

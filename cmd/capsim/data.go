@@ -138,10 +138,10 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, dash(r.System.GPU), dataCount(r.System.GPUCount), dash(shortModel(r.System.Model)), dash(r.System.Engine),
+			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(shortModel(r.System.Model)), orDash(r.System.Engine),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
-			dataMetric(r.Metrics, model.RequestThroughput), dataMetric(r.Metrics, model.OutputThroughput), dataMetric(r.Metrics, model.MeanTTFT),
-			dataMetric(r.Metrics, model.MeanTPOT), dataMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
+			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
+			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -157,13 +157,6 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	}
 	_, err := fmt.Fprintf(w, "%d records (%s)\n", out.Count, strings.Join(parts, ", "))
 	return err
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func dataCount(n int) string {
@@ -215,20 +208,6 @@ func dataLoad(w results.Workload) string {
 	return "-"
 }
 
-func dataMetric(m map[string]float64, name string) string {
-	v, ok := m[name]
-	if !ok {
-		return "-"
-	}
-	switch {
-	case v >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
 // dataFlags shows the anomaly codes ("throughput-dip", …); JSON has the full text.
 func dataFlags(anomalies []string) string {
 	codes := make([]string, 0, len(anomalies))
@@ -236,5 +215,5 @@ func dataFlags(anomalies []string) string {
 		code, _, _ := strings.Cut(a, ":")
 		codes = append(codes, code)
 	}
-	return dash(strings.Join(codes, ","))
+	return orDash(strings.Join(codes, ","))
 }

@@ -33,16 +33,10 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 60)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
 		return err
 	}
 	o.format = *f
-	if err := checkFormat(o.format); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("fit: unexpected argument %q (files go after --from)", fs.Arg(0))
-	}
 	recs, err := fitRecords(o.from)
 	if err != nil {
 		return err
@@ -139,13 +133,6 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 		fmt.Fprintln(t, line)
 	}
 	return t.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func writeFitTable(w io.Writer, rep *calibrate.Report) error {

@@ -35,7 +35,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request (required)")
 	fs.StringVar(&o.rate, "rate", "", "target open-loop request rate in req/s")
 	fs.StringVar(&o.concurrency, "concurrency", "", "target closed-loop concurrency (instead of --rate)")
-	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop gaps (1 = Poisson)")
+	addBurstinessFlag(fs, &o.burstiness)
 	fs.StringVar(&o.slo, "slo", "", "latency targets, e.g. ttft_p99=2000ms,tpot_p99=50ms (ttft|tpot|itl|e2el × mean|median|p90|p95|p99)")
 	fs.StringVar(&o.gpus, "gpu", "", "GPU types to search, comma list (default: every GPU with fitted or derived costs for the model)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "most GPUs in one deployment")
@@ -46,19 +46,13 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulation (default: 20 s of arrivals, at least 400)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
-	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON (default: the embedded one)")
+	addProfileFlag(fs, &o.profile)
 	fs.StringVar(&o.plot, "plot", "", "also draw the Pareto frontier to this .png or .svg file")
 	format := formatFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("plan: unexpected argument %q", fs.Arg(0))
 	}
 	o.format = *format
-	if err := checkFormat(o.format); err != nil {
-		return err
-	}
 	opts, err := o.options()
 	if err != nil {
 		return err
@@ -230,7 +224,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 			row += fmtMetric(map[string]float64{"v": v.Value}, "v") + "\t"
 		}
 		row += fmt.Sprintf("%.1f\t%.1f\t%s\t%s\t%s\t%s\t", rec.OutputPerGPU, rec.PerUser, planHeadroom(rec.Headroom),
-			planDash(rec.Headroom.Binding), rec.Bottleneck.Resource, planCosts(rec))
+			orDash(rec.Headroom.Binding), rec.Bottleneck.Resource, planCosts(rec))
 		fmt.Fprintln(tw, row)
 	}
 	if err := tw.Flush(); err != nil {
@@ -279,13 +273,6 @@ func planCosts(r plan.Recommendation) string {
 		return fmt.Sprintf("fitted ±%.0f%%", 100*r.Uncertainty)
 	}
 	return fmt.Sprintf("%s ±%.0f%%", r.Costs, 100*r.Uncertainty)
-}
-
-func planDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func planYesNo(b bool) string {

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
@@ -41,7 +42,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.sel.engine, "engine", "", "only series whose engine contains this, e.g. dynamo, vllm-0.9")
 	fs.StringVar(&o.sel.source, "source", "", "only series whose record ID or file name starts with this, e.g. 004")
 	fs.StringVar(&o.format, "format", "png", "image format: png or svg")
-	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON (default: the embedded one)")
+	addProfileFlag(fs, &o.profile)
 	fs.StringSliceVar(&o.sel.files, "from", nil, "benchmark result files to plot (comma list or repeated; NAME.meta.json next to a file adds\nwhat it does not say); default: the embedded fixtures")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulated load point (default: enough for steady state;\na burst always sends its measured number of prompts)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulations")
@@ -51,11 +52,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 			"simulation, a summary of predicted against measured, and DIR/index.html to browse them.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, nil, " (files go after --from)"); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("plot: unexpected argument %q (files go after --from)", fs.Arg(0))
 	}
 	if o.out == "" {
 		return fmt.Errorf("plot: --out DIR is required")
@@ -273,12 +271,12 @@ func (s *plotSeries) shape(all []results.Record) (isl, osl int, note string) {
 		}
 	}
 	if len(is) > 0 {
-		isl = max(1, int(math.Round(plotMedian(is))))
+		isl = max(1, int(math.Round(stats.Median(is))))
 	} else if m := s.first().Workload.ISLMax; m > 0 {
 		isl = m
 	}
 	if len(os) > 0 {
-		return isl, max(2, int(math.Round(plotMedian(os)))), ""
+		return isl, max(2, int(math.Round(stats.Median(os)))), ""
 	}
 	oslMax := s.first().Workload.OSLMax
 	if oslMax <= 0 {
@@ -296,41 +294,13 @@ func (s *plotSeries) shape(all []results.Record) (isl, osl int, note string) {
 	}
 	switch {
 	case len(same) > 0:
-		osl = max(2, int(math.Round(plotMedian(same))))
+		osl = max(2, int(math.Round(stats.Median(same))))
 	case len(ratios) > 0:
-		osl = max(2, int(math.Round(plotMedian(ratios)*float64(oslMax))))
+		osl = max(2, int(math.Round(stats.Median(ratios)*float64(oslMax))))
 	default:
 		osl = oslMax
 	}
 	return isl, osl, fmt.Sprintf("output length not stated: %d tokens assumed", osl)
-}
-
-func plotMedian(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// plotTopology is how a seed document writes a topology.
-func plotTopology(t model.Topology) string {
-	if t.Disaggregated() {
-		return fmt.Sprintf("%dP(TP%d) %dD(TP%d)", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-	}
-	return t.Replicas.String()
-}
-
-// plotDeployment distinguishes deployments with the same topology (llm-d's "base" and "no-features").
-func plotDeployment(r *results.Record) string {
-	for _, k := range []string{"deployment", "preset"} {
-		if v := r.System.Settings[k]; v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // slug is the series' file name without extension: readable and stable.
@@ -347,7 +317,7 @@ func (s *plotSeries) slug() string {
 	} else if t.GPUs() == 0 {
 		topo = ""
 	}
-	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, plotDeployment(r),
+	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, r.DeploymentLabel(),
 		"isl" + plotNominalISL(r.Workload)}
 	if o := plotNominalOSL(r.Workload); o != "" {
 		parts = append(parts, "osl"+o)
@@ -530,8 +500,8 @@ func plotConfigLabel(r *results.Record, target calibrate.Target) string {
 		parts = append(parts, r.System.Engine)
 	}
 	if r.System.Topology.GPUs() > 0 {
-		t := plotTopology(r.System.Topology)
-		if d := plotDeployment(r); d != "" {
+		t := r.System.Topology.Notation()
+		if d := r.DeploymentLabel(); d != "" {
 			t += " " + d
 		}
 		parts = append(parts, t)
@@ -590,12 +560,12 @@ func plotSeriesErrors(s *plotSeries, sim map[float64]map[string]float64, metrics
 	}
 	out := map[string]float64{}
 	for m, e := range errs {
-		out[m] = plotMedian(e)
+		out[m] = stats.Median(e)
 	}
 	if len(all) == 0 {
 		return out, pairs, math.NaN()
 	}
-	return out, pairs, plotMedian(all)
+	return out, pairs, stats.Median(all)
 }
 
 // plotLoadGrid is the measured loads plus the geometric midpoints between
@@ -782,7 +752,7 @@ func plotSummaryFigure(pairs []plots.Pair, nSeries int) (*plots.Figure, map[stri
 	}
 	med := map[string]float64{}
 	for m, e := range errs {
-		med[m] = plotMedian(e)
+		med[m] = stats.Median(e)
 	}
 	fig := plots.SummaryFigure(plots.Summary{
 		Title:    "Calibrated simulation against measurements",

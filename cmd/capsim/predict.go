@@ -12,46 +12,33 @@ import (
 )
 
 type predictOptions struct {
-	gpu, modelName, engine    string
-	prefill, decode, replicas string
-	isl, osl                  int
-	concurrency, rate         string
-	burstiness                float64
-	numPrompts                int
-	seed                      uint64
-	profile, format, plot     string
-	noBand                    bool
+	deploymentFlags
+	loadListFlags
+	modelName    string
+	isl, osl     int
+	numPrompts   int
+	seed         uint64
+	format, plot string
+	noBand       bool
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
 	var o predictOptions
 	fs := newFlagSet("predict", stderr)
-	fs.StringVar(&o.gpu, "gpu", "", "GPU type, e.g. H20 (required)")
 	fs.StringVar(&o.modelName, "model", "", "model, e.g. Qwen3-32B (default: the only calibrated model for the GPU)")
-	fs.StringVar(&o.engine, "engine", "", "engine label prefix, e.g. dynamo, vllm-0.9 (default: matches the topology)")
-	fs.StringVar(&o.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
-	fs.StringVar(&o.decode, "decode", "", "decode pool NxTPk (disaggregated)")
-	fs.StringVar(&o.replicas, "replicas", "", "aggregated replicas NxTPk")
+	addDeploymentFlags(fs, &o.deploymentFlags, "required", "default: matches the topology")
 	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (default: every calibrated shape)")
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")
-	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop concurrencies, comma list (default 1,2,4,…,256)")
-	fs.StringVar(&o.rate, "rate", "", "open-loop request rates in req/s, comma list (inf: all at once)")
-	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop gaps (1 = Poisson)")
+	addLoadListFlags(fs, &o.loadListFlags, "default 1,2,4,…,256")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per load point (default: enough for steady state)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
-	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON (default: the embedded one)")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
 	fs.StringVar(&o.plot, "plot", "", "also draw the predicted curves to this .png or .svg file")
-	fs.StringVar(&o.format, "format", "table", "output format: table or json")
-	if err := fs.Parse(args); err != nil {
+	format := formatFlag(fs)
+	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))
-	}
-	if err := checkFormat(o.format); err != nil {
-		return err
-	}
+	o.format = *format
 	preds, err := o.predict(stderr)
 	if err != nil {
 		return err
@@ -71,7 +58,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 }
 
 func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {
-	topo, err := parseTopology(o.prefill, o.decode, o.replicas)
+	topo, err := o.topology()
 	if err != nil {
 		return nil, err
 	}

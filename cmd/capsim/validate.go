@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -34,19 +31,12 @@ var validateMetrics = []string{
 type validateOptions struct {
 	results string // compare this bench result file instead of measuring
 
-	url, servedModel, endpoint string
-	isl, osl, numPrompts       int
-	concurrency, rate          string
-	burstiness                 float64
-	maxConcurrency             int
-	seed                       uint64
-	timeout                    time.Duration
-	apiKeyEnv, out             string
-	skipCheck                  bool
+	serverFlags
+	loadListFlags
+	servedModel string
 
-	gpu, modelName, engine    string
-	prefill, decode, replicas string
-	profile, format           string
+	deploymentFlags
+	modelName, format string
 }
 
 // Comparison is one metric measured against predicted.
@@ -99,48 +89,23 @@ type Validation struct {
 }
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return validateContext(ctx, args, stdout, stderr)
+	return runInterruptible(validateContext, args, stdout, stderr)
 }
 
 func validateContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o validateOptions
 	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&o.results, "results", "", "compare this bench result file (vLLM result JSON; NAME.meta.json beside it may name GPU, model, engine, topology) instead of measuring a server")
-	fs.StringVar(&o.url, "url", "", "server base URL to benchmark, e.g. http://127.0.0.1:8000")
+	addServerFlags(fs, &o.serverFlags, "prompts, arrival times and the simulation")
 	fs.StringVar(&o.modelName, "model", "", "model: the catalog model predicted and, unless --served-model is given, the name requested")
 	fs.StringVar(&o.servedModel, "served-model", "", "model name sent to the server when it differs from --model")
-	fs.StringVar(&o.endpoint, "endpoint", "completions", "completions (exact input lengths) or chat (approximate)")
-	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request")
-	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")
-	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop load points, comma list, e.g. 1,4,16")
-	fs.StringVar(&o.rate, "rate", "", "open-loop load points in req/s, comma list (inf: all at once)")
-	fs.Float64Var(&o.burstiness, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson)")
-	fs.IntVar(&o.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
-	fs.IntVar(&o.numPrompts, "num-prompts", 200, "requests per load point, measured and simulated")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed for prompts, arrival times and the simulation")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
-	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment variable holding an API key")
-	fs.StringVar(&o.out, "out", "", "also write the measured results here (as capsim bench --out does)")
-	fs.BoolVar(&o.skipCheck, "skip-check", false, "skip the test request sent before the first load point")
-	fs.StringVar(&o.gpu, "gpu", "", "GPU type, e.g. H100 (default in --results mode: the file's metadata)")
-	fs.StringVar(&o.engine, "engine", "", "engine label prefix in the profile (default: the file's metadata, else matches the topology)")
-	fs.StringVar(&o.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
-	fs.StringVar(&o.decode, "decode", "", "decode pool NxTPk (disaggregated)")
-	fs.StringVar(&o.replicas, "replicas", "", "aggregated replicas NxTPk")
-	fs.StringVar(&o.profile, "profile", "", "calibration profile JSON, e.g. from capsim fit --out (default: the embedded one)")
+	addLoadListFlags(fs, &o.loadListFlags, "e.g. 1,4,16")
+	addDeploymentFlags(fs, &o.deploymentFlags, "default in --results mode: the file's metadata", "default: the file's metadata, else matches the topology")
 	format := formatFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
 	}
 	o.format = *format
-	if err := checkFormat(o.format); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("validate: unexpected argument %q", fs.Arg(0))
-	}
 	prof, err := loadProfile(o.profile)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
@@ -192,14 +157,9 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
 	}
-	var endpoint loadgen.Endpoint
-	switch o.endpoint {
-	case "completions":
-		endpoint = loadgen.Completions
-	case "chat":
-		endpoint = loadgen.Chat
-	default:
-		return nil, fmt.Errorf("validate: --endpoint must be completions or chat, got %q", o.endpoint)
+	endpoint, err := o.endpointKind()
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
 	}
 	closed, err := parseLoads(o.concurrency, "", o.burstiness)
 	if err != nil {
@@ -210,13 +170,10 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	for i := range open {
-		open[i].Concurrency = o.maxConcurrency
-		if math.IsInf(open[i].Rate, 1) {
-			open[i].Burstiness = 1 // vLLM ignores burstiness for an infinite rate
-		}
+		open[i] = o.openLoad(open[i])
 	}
 	loads := append(closed, open...)
-	topo, err := parseTopology(o.prefill, o.decode, o.replicas)
+	topo, err := o.topology()
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
@@ -224,11 +181,9 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	var apiKey string
-	if o.apiKeyEnv != "" {
-		if apiKey = os.Getenv(o.apiKeyEnv); apiKey == "" {
-			return nil, fmt.Errorf("validate: --api-key-env %s: the variable is unset or empty", o.apiKeyEnv)
-		}
+	apiKey, err := o.apiKey()
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
 	}
 
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
@@ -241,8 +196,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	pred := preds[0]
 	v := newValidation(o.url, pred)
 
-	base := loadgen.Options{URL: o.url, Model: served, Endpoint: endpoint, ISL: o.isl, OSL: o.osl,
-		NumPrompts: o.numPrompts, Seed: o.seed, Timeout: o.timeout, APIKey: apiKey}
+	base := o.loadgenOptions(served, endpoint, apiKey)
 	if !o.skipCheck {
 		if err := loadgen.Check(ctx, base); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)
@@ -303,8 +257,8 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	var flagTopo model.Topology
-	if o.prefill != "" || o.decode != "" || o.replicas != "" {
-		if flagTopo, err = parseTopology(o.prefill, o.decode, o.replicas); err != nil {
+	if o.topologyGiven() {
+		if flagTopo, err = o.topology(); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)
 		}
 	}
@@ -472,11 +426,7 @@ func summarise(pts []ValidatePoint) []ValidateSummary {
 			continue
 		}
 		sort.Float64s(errs)
-		med := errs[len(errs)/2]
-		if len(errs)%2 == 0 {
-			med = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
-		}
-		out = append(out, ValidateSummary{Metric: name, Median: med, Max: errs[len(errs)-1], Points: len(errs)})
+		out = append(out, ValidateSummary{Metric: name, Median: stats.Median(errs), Max: errs[len(errs)-1], Points: len(errs)})
 	}
 	return out
 }

@@ -1,0 +1,65 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+func TestSimulateFillsWorkloadAndAdjusts(t *testing.T) {
+	p := testProfile()
+	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
+	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 7}
+	var seen sim.Config
+	raw := &sim.Result{Duration: 100, Metrics: map[string]float64{model.MeanTTFT: 150, model.MeanE2EL: 2000}}
+	res, err := d.SimulateWith(context.Background(), w, func(_ context.Context, cfg sim.Config) (*sim.Result, error) {
+		seen = cfg
+		return raw, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen.Load != w.Load || !reflect.DeepEqual(seen.Input, sim.Fixed(1000)) || !reflect.DeepEqual(seen.Output, BenchmarkOutput(200)) ||
+		seen.NumPrompts != 64 || seen.Seed != 7 || !reflect.DeepEqual(seen.Replicas, d.Config.Replicas) {
+		t.Errorf("simulated config %+v does not carry the workload %+v on the deployment", seen, w)
+	}
+	if math.Abs(res.Metrics[model.MeanTTFT]-200) > 1e-9 {
+		t.Errorf("mean TTFT %v, want 150 + the 50 ms frontend latency", res.Metrics[model.MeanTTFT])
+	}
+
+	// The real simulator gives what sim.Run and Adjust give by hand.
+	got, err := d.Simulate(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHand := d.WithWorkload(w)
+	want, err := sim.Run(context.Background(), byHand.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHand.Adjust(want)
+	for k, v := range want.Metrics {
+		if math.Abs(got.Metrics[k]-v) > 1e-9*math.Max(1, math.Abs(v)) {
+			t.Errorf("%s = %v, want %v", k, got.Metrics[k], v)
+		}
+	}
+}
+
+func TestSimulateReturnsTheSimulatorsError(t *testing.T) {
+	boom := errors.New("sim: boom")
+	_, err := Deployment{}.SimulateWith(context.Background(), Workload{Load: model.Closed(1)}, func(context.Context, sim.Config) (*sim.Result, error) {
+		return nil, boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("error %v, want %v", err, boom)
+	}
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/capsim/capsim/loadgen"
+	"github.com/capsim/capsim/model"
+)
+
+// Flag groups that several subcommands share, so that the same flag means
+// the same thing, with the same default and help, everywhere.
+
+// runInterruptible runs a command that talks to a server under a context
+// that Ctrl-C or SIGTERM cancels, so it stops after writing what it measured.
+func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) error, args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, stdout, stderr)
+}
+
+// parseFlags parses args into fs, then checks --format (when format is not
+// nil) and rejects positional arguments; hint, if any, follows that error.
+func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if format != nil {
+		if err := checkFormat(*format); err != nil {
+			return err
+		}
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q%s", strings.TrimPrefix(fs.Name(), "capsim "), fs.Arg(0), hint)
+	}
+	return nil
+}
+
+// deploymentFlags name the deployment to predict (model aside, whose help
+// differs between commands) and the profile that prices it.
+type deploymentFlags struct {
+	gpu, engine               string
+	prefill, decode, replicas string
+	profile                   string
+}
+
+// addDeploymentFlags adds --gpu, --engine, --prefill, --decode, --replicas
+// and --profile; gpuNote and engineNote say what an absent flag means.
+func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNote string) {
+	fs.StringVar(&d.gpu, "gpu", "", "GPU type, e.g. H20 ("+gpuNote+")")
+	fs.StringVar(&d.engine, "engine", "", "engine label prefix in the profile, e.g. dynamo, vllm-0.9 ("+engineNote+")")
+	fs.StringVar(&d.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
+	fs.StringVar(&d.decode, "decode", "", "decode pool NxTPk (disaggregated)")
+	fs.StringVar(&d.replicas, "replicas", "", "aggregated replicas NxTPk")
+	addProfileFlag(fs, &d.profile)
+}
+
+func addProfileFlag(fs *pflag.FlagSet, path *string) {
+	fs.StringVar(path, "profile", "", "calibration profile JSON, e.g. from capsim fit --out (default: the embedded one)")
+}
+
+// topologyGiven tells whether any pool flag was set.
+func (d *deploymentFlags) topologyGiven() bool {
+	return d.prefill != "" || d.decode != "" || d.replicas != ""
+}
+
+// topology parses --prefill/--decode or --replicas.
+func (d *deploymentFlags) topology() (model.Topology, error) {
+	return parseTopology(d.prefill, d.decode, d.replicas)
+}
+
+// loadListFlags are load points as comma lists, for parseLoads.
+type loadListFlags struct {
+	concurrency, rate string
+	burstiness        float64
+}
+
+// addLoadListFlags adds --concurrency, --rate and --burstiness;
+// concurrencyNote says what giving neither means.
+func addLoadListFlags(fs *pflag.FlagSet, l *loadListFlags, concurrencyNote string) {
+	fs.StringVar(&l.concurrency, "concurrency", "", "closed-loop load points (concurrent clients), comma list, "+concurrencyNote)
+	fs.StringVar(&l.rate, "rate", "", "open-loop load points in req/s, comma list (inf: all at once)")
+	addBurstinessFlag(fs, &l.burstiness)
+}
+
+func addBurstinessFlag(fs *pflag.FlagSet, b *float64) {
+	fs.Float64Var(b, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson; <1 burstier; >1 more even)")
+}
+
+// serverFlags are a benchmark of a live OpenAI-compatible server: where it
+// is and how each load point's requests look.
+type serverFlags struct {
+	url, endpoint        string
+	isl, osl, numPrompts int
+	maxConcurrency       int
+	seed                 uint64
+	timeout              time.Duration
+	apiKeyEnv, out       string
+	skipCheck            bool
+}
+
+// addServerFlags adds the flags of serverFlags; seedUse says what the seed drives.
+func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string) {
+	fs.StringVar(&s.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&s.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
+	fs.IntVar(&s.isl, "isl", 0, "input (prompt) length in tokens")
+	fs.IntVar(&s.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos")
+	fs.IntVar(&s.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
+	fs.IntVar(&s.numPrompts, "num-prompts", 200, "requests per load point")
+	fs.Uint64Var(&s.seed, "seed", 0, "seed for "+seedUse)
+	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
+	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
+	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
+	fs.BoolVar(&s.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+}
+
+// endpointKind parses --endpoint.
+func (s *serverFlags) endpointKind() (loadgen.Endpoint, error) {
+	switch s.endpoint {
+	case "completions":
+		return loadgen.Completions, nil
+	case "chat":
+		return loadgen.Chat, nil
+	}
+	return "", fmt.Errorf("--endpoint must be completions or chat, got %q", s.endpoint)
+}
+
+// apiKey reads the variable --api-key-env names; "" when the flag is not given.
+func (s *serverFlags) apiKey() (string, error) {
+	if s.apiKeyEnv == "" {
+		return "", nil
+	}
+	key := os.Getenv(s.apiKeyEnv)
+	if key == "" {
+		return "", fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv)
+	}
+	return key, nil
+}
+
+// openLoad caps an open-loop load point by --max-concurrency, as bench serve does.
+func (s *serverFlags) openLoad(l model.Load) model.Load {
+	l.Concurrency = s.maxConcurrency
+	if math.IsInf(l.Rate, 1) {
+		l.Burstiness = 1 // vLLM ignores burstiness for an infinite rate
+	}
+	return l
+}
+
+// loadgenOptions are the options every load point shares.
+func (s *serverFlags) loadgenOptions(modelName string, endpoint loadgen.Endpoint, apiKey string) loadgen.Options {
+	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
+		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}
+}

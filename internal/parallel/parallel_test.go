@@ -1,0 +1,73 @@
+package parallel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+)
+
+func TestForEachRunsEveryIndexOnce(t *testing.T) {
+	tests := []struct {
+		name       string
+		n, workers int
+	}{
+		{"more jobs than workers", 100, 4},
+		{"more workers than jobs", 3, 8},
+		{"zero workers means one", 5, 0},
+		{"no jobs", 0, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counts := make([]int32, tt.n)
+			var inFlight, most atomic.Int32
+			err := ForEach(context.Background(), tt.n, tt.workers, func(i int) {
+				now := inFlight.Add(1)
+				for {
+					m := most.Load()
+					if now <= m || most.CompareAndSwap(m, now) {
+						break
+					}
+				}
+				atomic.AddInt32(&counts[i], 1)
+				inFlight.Add(-1)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range counts {
+				if c != 1 {
+					t.Errorf("index %d ran %d times", i, c)
+				}
+			}
+			if limit := int32(max(1, tt.workers)); most.Load() > limit {
+				t.Errorf("%d calls at once, want at most %d", most.Load(), limit)
+			}
+		})
+	}
+}
+
+func TestForEachStopsWhenCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran atomic.Int32
+	err := ForEach(ctx, 1000, 2, func(i int) {
+		if ran.Add(1) == 10 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	// Two workers may each hold one more index when the cancel lands.
+	if n := ran.Load(); n > 12 {
+		t.Errorf("%d calls ran, want the dispatch to stop soon after the 10th", n)
+	}
+}
+
+func ExampleForEach() {
+	squares := make([]int, 5)
+	_ = ForEach(context.Background(), len(squares), 2, func(i int) { squares[i] = i * i })
+	fmt.Println(squares)
+	// Output: [0 1 4 9 16]
+}
