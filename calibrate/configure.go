@@ -15,8 +15,9 @@ type Target struct {
 	Model    string
 	Engine   string // exact engine label, or a prefix resolved by ResolveEngine; "" picks the default
 	Topology model.Topology
-	// Band shifts every coefficient by Band standard deviations (in log
-	// space): +1 is pessimistic (slower), −1 optimistic, 0 central.
+	// Band scales every pool's step costs by exp(Band × its RelSigma) (see
+	// Derivation) and the KV transfer and frontend latency by their own
+	// uncertainties: +1 is pessimistic (slower), −1 optimistic, 0 central.
 	Band float64
 }
 
@@ -27,7 +28,10 @@ type Derivation struct {
 	Source string `json:"source"` // fitted, derived or prior
 	// From names what a derived or prior cost rests on.
 	From string `json:"from"`
-	// RelSigma is the relative uncertainty of a typical step time of this pool.
+	// RelSigma is the relative uncertainty of a typical step time of this
+	// pool: the fitted coefficients' uncertainties combined in quadrature,
+	// plus in quadrature the systematic error of carrying them to another
+	// TP degree, GPU or model (which moves every term of a step together).
 	RelSigma float64 `json:"rel_sigma"`
 }
 
@@ -89,21 +93,26 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if src != nil {
 		settings = src.Settings
 		if src.Transfer.Source != "" {
-			transfer = src.Transfer
+			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
-		d.FrontendLatency = src.Frontend.LatencyS * math.Exp(t.Band*src.Frontend.RelSigma)
+		sig := src.Frontend.RelSigma
+		if src.Frontend.Source != SourceFitted {
+			// Not determined by the data (its posterior spread can exceed
+			// 200%): the fit bounds it together with the step overheads.
+			sig = math.Min(sig, sigmaPrior)
+		}
+		d.FrontendLatency = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
 	mem := model.MemoryOptions{Utilization: settings.GPUMemoryUtilization}
 	build := func(role string, pool model.Pool) (sim.PoolConfig, error) {
-		c, sig, der := resolveCoeffs(src, srcKind, role, pool)
+		c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
 		der.Pool = pool.String()
-		c = shiftCoeffs(c, sig, t.Band)
 		eager := settings.DecodeEager
 		if role == RolePrefill {
 			eager = settings.PrefillEager
@@ -113,7 +122,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			graphs = model.VLLMGraphSizes(orDefault(settings.GraphMax, 512))
 		}
 		cost := model.NewStepCost(gpu, llm, pool, c, graphs)
-		der.RelSigma = stepSigma(cost, sig, role)
+		der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
+		// The band moves the whole step by its uncertainty. Shifting each
+		// coefficient by its own marginal σ instead would add up terms the
+		// data determine only jointly (per-step overhead and weight
+		// streaming are indistinguishable at one TP), giving a band several
+		// times wider than RelSigma.
+		cost.Coeffs = scaleCoeffs(c, math.Exp(t.Band*der.RelSigma))
 		d.Derived = append(d.Derived, der)
 		m, err := model.WorkerMemory(gpu, llm, pool, mem)
 		if err != nil {
@@ -139,11 +154,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		cfg.PrefillRouter = sim.Routing(orDefaultS(settings.PrefillRouter, string(sim.SharedQueue)))
 		tr := transfer
-		if transfer.Source == SourcePrior {
-			// The prior per-token time scales with the KV bytes moved.
-			tr = priorTransfer(llm, t.Topology.Prefill)
+		sig := tr.RelSigma
+		if tr.Source == SourcePrior {
+			// Not separable from the prefill overhead: the TTFT the fit matched
+			// bounds the two together, so the prior's own spread suffices.
+			sig = math.Min(sig, sigmaPrior)
 		}
-		f := math.Exp(t.Band * math.Hypot(tr.RelSigma, 0))
+		f := math.Exp(t.Band * sig)
 		cfg.Transfer = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
 	} else {
 		if cfg.Replicas, err = build(RoleAggregated, t.Topology.Replicas); err != nil {
@@ -203,38 +220,38 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 }
 
 // resolveCoeffs returns a role's coefficients for a pool shape, their
-// relative sigmas (in model.CoeffNames order) and the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool) (model.Coeffs, []float64, Derivation) {
+// fitted relative sigmas (in model.CoeffNames order), the systematic
+// relative error of carrying them over (0 when they were fitted on this
+// shape) and the derivation.
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool) (model.Coeffs, []float64, float64, Derivation) {
 	der := Derivation{Role: role}
 	if g == nil {
 		c := model.PriorCoeffs(role == RolePrefill)
 		der.Source, der.From = SourcePrior, "roofline prior (no calibrated group of this engine)"
-		return c, constSigma(sigmaPrior), der
+		return c, constSigma(0), sigmaPrior, der
 	}
 	name := fmt.Sprintf("%s on %s / %s", g.Engine, orDefaultS(g.GPU, "unknown GPU"), model.ShortName(g.Model))
 	e, extra, from := nearestEntry(g, role, pool)
 	if e == nil {
 		c := model.PriorCoeffs(role == RolePrefill)
 		der.Source, der.From = SourcePrior, "roofline prior (no "+role+" costs in "+name+")"
-		return c, constSigma(sigmaPrior), der
+		return c, constSigma(0), sigmaPrior, der
 	}
 	sig := make([]float64, len(model.CoeffNames))
 	for i, n := range model.CoeffNames {
-		sig[i] = math.Hypot(e.RelSigma[n], extra)
+		sig[i] = e.RelSigma[n]
 	}
 	switch {
 	case kind != "":
 		der.Source = SourceDerived
 		der.From = fmt.Sprintf("%s %s (%s)", name, from, kind)
-		for i := range sig {
-			sig[i] = math.Hypot(sig[i], sigmaOtherGroup)
-		}
+		extra = math.Hypot(extra, sigmaOtherGroup)
 	case extra > 0:
 		der.Source, der.From = SourceDerived, name+" "+from
 	default:
 		der.Source, der.From = e.Source, name+" "+from
 	}
-	return e.Coeffs, sig, der
+	return e.Coeffs, sig, extra, der
 }
 
 // nearestEntry finds the entry of a role closest to the pool shape: the
@@ -285,14 +302,11 @@ func constSigma(s float64) []float64 {
 	return out
 }
 
-// shiftCoeffs moves each coefficient by band standard deviations in log space.
-func shiftCoeffs(c model.Coeffs, sig []float64, band float64) model.Coeffs {
-	if band == 0 {
-		return c
-	}
+// scaleCoeffs multiplies every coefficient, and so every step time, by f.
+func scaleCoeffs(c model.Coeffs, f float64) model.Coeffs {
 	v := c.Vector()
 	for i := range v {
-		v[i] *= math.Exp(band * sig[i])
+		v[i] *= f
 	}
 	return model.CoeffsFromVector(v)
 }
@@ -338,6 +352,32 @@ func defaultSettings(engine string) Settings {
 func priorTransfer(m model.LLM, prefill model.Pool) TransferFit {
 	tp := max(prefill.TP, 1)
 	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, 2) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
+}
+
+// groupTransfer is a group's KV transfer as its fit simulated it, the
+// per-token time scaled to the KV bytes a target's prompt token moves.
+func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
+	tr := g.Transfer
+	srcLLM := target
+	if m, err := model.LookupLLM(g.Model); err == nil {
+		srcLLM = m
+	} else if g.Assumed != nil {
+		if m, err := model.LookupLLM(g.Assumed.Model); err == nil {
+			srcLLM = m
+		}
+	}
+	srcTP := 0
+	for _, e := range g.Entries {
+		if e.Role == RolePrefill && (srcTP == 0 || e.TP < srcTP) {
+			srcTP = e.TP
+		}
+	}
+	from := priorTransfer(srcLLM, model.Pool{Count: 1, TP: max(srcTP, 1)}).PerTokenS
+	to := priorTransfer(target, prefill).PerTokenS
+	if from > 0 {
+		tr.PerTokenS *= to / from
+	}
+	return tr
 }
 
 // withFrontend returns a simulation's metrics as a client would measure them

@@ -131,19 +131,37 @@ func TestConfigureKVAndSettings(t *testing.T) {
 func TestConfigureBand(t *testing.T) {
 	p := testProfile()
 	step := model.Step{DecodeSeqs: 16, DecodeKV: 16000}
-	var times []float64
-	for _, band := range []float64{-1, 0, 1} {
-		d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "4xTP4"), Band: band})
-		if err != nil {
-			t.Fatal(err)
+	bandSigma := func(topology string) float64 {
+		var times []float64
+		var sigma float64
+		for _, band := range []float64{-1, 0, 1} {
+			d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, topology), Band: band})
+			if err != nil {
+				t.Fatal(err)
+			}
+			times = append(times, d.Config.Replicas.Cost.StepTime(step))
+			sigma = d.Derived[0].RelSigma
 		}
-		times = append(times, d.Config.Replicas.Cost.StepTime(step))
+		if !(times[0] < times[1] && times[1] < times[2]) {
+			t.Errorf("%s: step times at bands −1, 0, +1 = %v, want increasing", topology, times)
+		}
+		// The band moves every step by exactly the pool's reported uncertainty.
+		if r := times[2] / times[1]; math.Abs(r-math.Exp(sigma)) > 1e-9 {
+			t.Errorf("%s: +1σ ratio %v, want e^%v (the pool's RelSigma)", topology, r, sigma)
+		}
+		if r := times[1] / times[0]; math.Abs(r-math.Exp(sigma)) > 1e-9 {
+			t.Errorf("%s: −1σ ratio %v, want e^%v", topology, 1/r, -sigma)
+		}
+		return sigma
 	}
-	if !(times[0] < times[1] && times[1] < times[2]) {
-		t.Errorf("step times at bands −1, 0, +1 = %v, want increasing", times)
+	// Every coefficient has rel σ 0.1: terms combine in quadrature, so a step is known to within 10%.
+	fitted := bandSigma("4xTP4")
+	if fitted <= 0 || fitted > 0.1+1e-12 {
+		t.Errorf("fitted rel σ %v, want within (0, 0.1]", fitted)
 	}
-	if r := times[2] / times[1]; math.Abs(r-math.Exp(0.1)) > 1e-9 {
-		t.Errorf("+1σ ratio %v, want e^0.1 (every coefficient has rel σ 0.1)", r)
+	// Carried to another TP, the step gains the systematic sigmaOtherTP in quadrature.
+	if derived := bandSigma("4xTP2"); derived <= fitted || derived < sigmaOtherTP {
+		t.Errorf("derived TP2 rel σ %v, want above the fitted %v and at least %v", derived, fitted, sigmaOtherTP)
 	}
 }
 
