@@ -158,6 +158,17 @@ func LookupLLM(name string) (LLM, error) {
 			return m, nil
 		}
 	}
+	// A unique prefix of the short name ("Llama-3.2-3B" for the -Instruct model) is enough.
+	want := strings.ToLower(ShortName(strings.TrimSpace(name)))
+	var found []LLM
+	for _, m := range llms {
+		if want != "" && strings.HasPrefix(strings.ToLower(ShortName(m.Name)), want) {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
 	names := make([]string, 0, len(llms))
 	for _, m := range LLMs() {
 		names = append(names, ShortName(m.Name))

@@ -67,10 +67,13 @@ func TestLookup(t *testing.T) {
 	if _, err := LookupGPU("TPUv5"); err == nil {
 		t.Error("LookupGPU(TPUv5) found something")
 	}
-	for _, name := range []string{"Qwen3-32B", "qwen/qwen3-32b", "Llama-3.1-8B-Instruct"} {
+	for _, name := range []string{"Qwen3-32B", "qwen/qwen3-32b", "Llama-3.1-8B-Instruct", "llama-3.2-3b"} {
 		if _, err := LookupLLM(name); err != nil {
 			t.Errorf("LookupLLM(%q): %v", name, err)
 		}
+	}
+	if _, err := LookupLLM("Llama-3.1"); err == nil {
+		t.Error("an ambiguous prefix (Llama-3.1-8B and -70B) was accepted")
 	}
 	if SameModel("Qwen/Qwen3-32B", "other/Qwen3-32B") {
 		t.Error("models of different organisations compared equal")

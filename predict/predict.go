@@ -118,7 +118,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	shapes := opts.Shapes
 	if len(shapes) == 0 {
 		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
-			sh := Shape{ISL: int(math.Round(s.ISL)), OSL: int(math.Round(s.OSL))}
+			sh := calibratedShape(s)
 			if !containsShape(shapes, sh) {
 				shapes = append(shapes, sh)
 			}
@@ -223,6 +223,20 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		preds = append(preds, p)
 	}
 	return preds, nil
+}
+
+// calibratedShape is the workload a series was run with: the requested
+// lengths where the source states them (what a user would ask for; Dynamo's
+// 1000-token outputs, for one, stopped early at about 850), else the means.
+func calibratedShape(s calibrate.SeriesInfo) Shape {
+	sh := Shape{ISL: s.ISLMax, OSL: s.OSLMax}
+	if sh.ISL <= 0 {
+		sh.ISL = int(math.Round(s.ISL))
+	}
+	if sh.OSL <= 0 {
+		sh.OSL = int(math.Round(s.OSL))
+	}
+	return sh
 }
 
 func containsShape(ss []Shape, s Shape) bool {
