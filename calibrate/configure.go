@@ -19,6 +19,11 @@ type Target struct {
 	// Derivation) and the KV transfer and frontend latency by their own
 	// uncertainties: +1 is pessimistic (slower), −1 optimistic, 0 central.
 	Band float64
+	// Assumed lets a group fitted on data that named no GPU or model (its
+	// Assumption) price this GPU and model, as if they had been measured.
+	// Off by default: an assumption is not a measurement. Plotting such a
+	// source against its own fit turns it on.
+	Assumed bool
 }
 
 // Derivation says where one pool's costs came from.
@@ -88,6 +93,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, engine)
+	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
+		src, srcKind = g, ""
+	}
 	settings := defaultSettings(engine)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	if src != nil {
@@ -186,6 +194,18 @@ func orDefaultS(v, def string) string {
 
 // sourceGroup picks the group whose coefficients a target uses, and how far it is from the target:
 // "" exact, otherwise a description of what differs.
+// assumedGroup finds a group whose source named no GPU or model and whose
+// fit assumed this GPU and model.
+func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if a := g.Assumed; a != nil && sameGPU(a.GPU, gpu) && model.SameModel(a.Model, llm) && strings.EqualFold(g.Engine, engine) {
+			return g
+		}
+	}
+	return nil
+}
+
 func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	if g := p.group(gpu, llm, engine); g != nil {
 		return g, ""

@@ -310,6 +310,11 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	var match []string
 	for _, e := range have {
+		if strings.EqualFold(e, want) {
+			return e, nil // an exact label wins over newer versions it prefixes
+		}
+	}
+	for _, e := range have {
 		if strings.HasPrefix(strings.ToLower(e), want) {
 			match = append(match, e)
 		}

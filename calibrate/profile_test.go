@@ -307,3 +307,29 @@ func TestAdjustAddsFrontendLatency(t *testing.T) {
 		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.FrontendLatency)
 	}
 }
+
+// TestAssumedGroup: a group fitted on a source that named no GPU or model
+// prices its assumed pair only when the target asks for it, and an exact
+// engine label wins over the newer versions it prefixes.
+func TestAssumedGroup(t *testing.T) {
+	p := testProfile()
+	c := model.PriorCoeffs(false)
+	c.Overhead = 0.05 // far from the prior, to tell which group priced the step
+	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm"),
+		Assumed: &Assumption{GPU: "H20", Model: "meta-llama/Llama-3.1-8B-Instruct"},
+		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: []string{"e"}}}, Records: []string{"e"}})
+	eng, err := p.ResolveEngine("H20", "Llama-3.1-8B-Instruct", "vllm", false)
+	if err != nil || eng != "vllm" {
+		t.Fatalf("ResolveEngine(vllm) = %q, %v; want the exact label", eng, err)
+	}
+	step := func(assumed bool) float64 {
+		d, err := p.Configure(Target{GPU: "H20", Model: "Llama-3.1-8B-Instruct", Engine: eng, Topology: mustTopo(t, "1xTP1"), Assumed: assumed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Config.Replicas.Cost.StepTime(model.Step{DecodeSeqs: 1})
+	}
+	if with, without := step(true), step(false); with < 0.05 || without >= 0.05 {
+		t.Errorf("decode step with the assumed group %.4f s, without %.4f s; want only the first to carry its 50 ms overhead", with, without)
+	}
+}

@@ -638,7 +638,7 @@ func plotSeriesTarget(prof *calibrate.Profile, s *plotSeries) (calibrate.Target,
 		}
 		notes = append(notes, fmt.Sprintf("engine %s not calibrated: simulated with %s", r.System.Engine, engine))
 	}
-	return calibrate.Target{GPU: gpu, Model: llm, Engine: engine, Topology: topo}, notes, nil
+	return calibrate.Target{GPU: gpu, Model: llm, Engine: engine, Topology: topo, Assumed: r.System.GPU == "" || r.System.Model == ""}, notes, nil
 }
 
 // plotAssumedFor finds the GPU and model a profile assumed for a record whose source does not say.
