@@ -141,7 +141,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	if err != nil {
 		return Recommendation{}, err
 	}
-	r.Bottleneck = predict.BottleneckOf(pools, dep)
+	r.Bottleneck = predict.BottleneckOf(pools)
 	return r, nil
 }
 

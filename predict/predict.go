@@ -219,7 +219,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		}
 		p.Knee = findKnee(p.Points)
 		p.Blowup = findBlowup(p.Points)
-		p.Bottleneck = findBottleneck(p.Points, central)
+		p.Bottleneck = findBottleneck(p.Points)
 		preds = append(preds, p)
 	}
 	return preds, nil
@@ -308,7 +308,7 @@ func findBlowup(pts []Point) Blowup {
 // the bottleneck (its KV cache, when that was full); with no queue anywhere
 // the busiest pool is named. Busy time alone misleads for decode: a worker
 // decoding one request is as "busy" as one decoding a full batch.
-func findBottleneck(pts []Point, d calibrate.Deployment) Bottleneck {
+func findBottleneck(pts []Point) Bottleneck {
 	b := Bottleneck{Resource: "none", Utilisation: map[string]float64{}, KVUsage: map[string]float64{}}
 	if len(pts) == 0 {
 		return b
