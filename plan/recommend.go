@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	if dep.MaxModelLen > 0 && o.ISL+o.OSL > dep.MaxModelLen {
 		s.mu.Lock()
 		note := fmt.Sprintf("ISL+OSL = %d exceeds %s's calibrated max-model-len %d on %s: its predictions extrapolate", o.ISL+o.OSL, dep.Engine, dep.MaxModelLen, c.t.gpu.Name)
-		if !contains(s.res.Notes, note) {
+		if !slices.Contains(s.res.Notes, note) {
 			s.res.Notes = append(s.res.Notes, note)
 		}
 		s.mu.Unlock()

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,22 +81,13 @@ func parseSLOKey(key string) (SLO, error) {
 	if b == "p50" {
 		b = "median"
 	}
-	if !contains(sloStats, b) {
+	if !slices.Contains(sloStats, b) {
 		return SLO{}, fmt.Errorf("plan: SLO %q: unknown statistic %q (known: %s)", key, b, strings.Join(sloStats, ", "))
 	}
 	return SLO{Family: a, Stat: b}, nil
 }
 
-func isFamily(s string) bool { return contains(model.LatencyMetrics, s) }
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func isFamily(s string) bool { return slices.Contains(model.LatencyMetrics, s) }
 
 // parseMillis reads "2000ms", "2s", "1.5 s" or "2000" (ms) as milliseconds.
 func parseMillis(v string) (float64, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
@@ -119,7 +120,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(shapes) == 0 {
 		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
 			sh := calibratedShape(s)
-			if !containsShape(shapes, sh) {
+			if !slices.Contains(shapes, sh) {
 				shapes = append(shapes, sh)
 			}
 		}
@@ -160,7 +161,6 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		}
 	}
 	out := make([]*sim.Result, len(jobs))
-	nprompts := make([]int, len(jobs))
 	errs := make([]error, len(jobs))
 	var mu sync.Mutex
 	done := 0
@@ -168,7 +168,6 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		j := jobs[i]
 		w := calibrate.Workload{Load: loads[j.load], ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
 			NumPrompts: numPrompts(opts.NumPrompts, loads[j.load]), Seed: opts.Seed}
-		nprompts[i] = w.NumPrompts
 		out[i], errs[i] = deps[j.dep].Simulate(ctx, w)
 		if opts.Progress != nil {
 			mu.Lock()
@@ -204,7 +203,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, NumPrompts: nprompts[base], GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, NumPrompts: numPrompts(opts.NumPrompts, l), GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
 			if l.Kind == model.ClosedLoop {
 				pt.MaxConcurrency = l.Concurrency
 			} else {
@@ -237,15 +236,6 @@ func calibratedShape(s calibrate.SeriesInfo) Shape {
 		sh.OSL = int(math.Round(s.OSL))
 	}
 	return sh
-}
-
-func containsShape(ss []Shape, s Shape) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // numPrompts picks enough requests for a steady state when the user did not.

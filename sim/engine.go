@@ -198,19 +198,7 @@ func (e *engine) enqueue(t float64, r *request) {
 func (e *engine) expect(at float64, r *request) {
 	e.s.seq++
 	e.inbound.push(inboundEntry{at, e.s.seq, r})
-	switch e.state {
-	case engIdle:
-		e.state = engWaking
-		e.s.schedule(e, at)
-	case engWaking:
-		if at < e.nextT {
-			e.s.schedule(e, at)
-		}
-	case engRun:
-		if e.running() < e.maxSeqs {
-			e.truncate(at)
-		}
-	}
+	e.wake(at, e.running() < e.maxSeqs)
 }
 
 // receive moves the transfers that have arrived by t to the ready queue.
@@ -227,6 +215,14 @@ func (e *engine) receive(t float64) {
 // poke reacts to new work at t: an idle engine starts a step; a run of
 // decode steps is cut at the next step boundary if the work could start there.
 func (e *engine) poke(t float64) {
+	e.wake(t, e.state == engRun && e.canStartNew())
+}
+
+// wake makes the engine look at new work at t: an idle engine starts a
+// step then, a waking one no later than then, and a running one cuts its
+// run of decode steps at the next boundary when cut is true (the work
+// could join that step).
+func (e *engine) wake(t float64, cut bool) {
 	switch e.state {
 	case engIdle:
 		// Start after the other events of this instant (requests sent
@@ -238,7 +234,7 @@ func (e *engine) poke(t float64) {
 			e.s.schedule(e, t)
 		}
 	case engRun:
-		if e.canStartNew() {
+		if cut {
 			e.truncate(t)
 		}
 	}

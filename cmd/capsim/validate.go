@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -285,7 +286,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: %s: prompt and output lengths unknown", where)
 		}
 		engine, note := engineForProfile(prof, gpu, modelName, engine, topo)
-		if note != "" && !containsString(notes, note) {
+		if note != "" && !slices.Contains(notes, note) {
 			notes = append(notes, note)
 		}
 		target, err := resolveTarget(prof, gpu, modelName, engine, topo)
@@ -341,15 +342,6 @@ func engineForProfile(prof *calibrate.Profile, gpu, modelName, engine string, to
 			engine, g.Name, model.ShortName(m.Name))
 	}
 	return engine, ""
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // recordShape is the requested prompt and output length of a record:
