@@ -28,7 +28,9 @@ type Options struct {
 	SkipRefine bool
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
 	Workers int
-	// CV adds leave-one-configuration-out and leave-one-shape-out errors to the report.
+	// CV adds leave-one-configuration-out and leave-one-shape-out errors
+	// within each group, and leave-one-GPU-, engine-version- and
+	// source-out errors across groups, to the report.
 	CV bool
 	// Simulate runs one simulation; nil means sim.Run.
 	Simulate func(context.Context, sim.Config) (*sim.Result, error)
@@ -47,6 +49,9 @@ type Progress struct {
 type Report struct {
 	Series []SeriesReport `json:"series"`
 	CV     []SeriesReport `json:"cv"`
+	// Holdout are the leave-one-GPU-, engine-version- and source-out
+	// errors and band coverage (with Options.CV).
+	Holdout []HoldoutReport `json:"holdout,omitempty"`
 	// Notes say per group what the data determined; Warnings name problem records.
 	Notes    []string `json:"-"`
 	Warnings []string `json:"-"`
@@ -146,6 +151,13 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 			rep.CV = append(rep.CV, cv...)
 		}
 	}
+	if opts.CV {
+		h, err := crossGroups(ctx, recs, opts, progress)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Holdout = h
+	}
 	return prof, rep, nil
 }
 
@@ -176,8 +188,8 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	// needs efficiencies closest to the prior to explain the data.
 	best := math.Inf(1)
 	for i, c := range cands {
-		e := env{gpu: c.gpu, llm: c.llm, settings: settings}
-		prior := priorParams(gf.layout, c.llm, pts, settings)
+		e := env{gpu: c.gpu, llm: c.llm, settings: settings, engine: key.engine}
+		prior := priorParams(gf.layout, c.llm, pts, settings, key.engine)
 		lin, err := fitLinear(e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
@@ -219,6 +231,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			gf.notes = append(gf.notes, note)
 		}
 	}
+	gf.env.at = gf.params.coeffs
 	return gf, nil
 }
 
@@ -321,8 +334,7 @@ const (
 	iOverhead = iota
 	iPerSeq
 	iWeight
-	iPrefill
-	iDecode
+	iCompute
 	iAttn
 	iKV
 	iComm
@@ -333,19 +345,23 @@ func knobsFor(l layout) []refineKnob {
 	for _, r := range l.roles {
 		switch r {
 		case RolePrefill:
-			k = append(k, refineKnob{r, []int{iOverhead, iPrefill, iAttn, iComm}, "prefill step", false})
-		case RoleDecode, RoleAggregated:
+			k = append(k, refineKnob{r, []int{iOverhead, iCompute, iAttn, iComm}, "prefill step", false})
+		case RoleDecode:
 			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
-				refineKnob{r, []int{iPerSeq, iDecode, iKV}, r + " per-sequence", false})
-			if r == RoleAggregated {
-				k = append(k, refineKnob{r, []int{iPrefill, iAttn}, "chunked prefill", false},
-					refineKnob{label: "frontend latency", frontend: true})
-			}
+				refineKnob{r, []int{iPerSeq, iCompute, iKV}, r + " per-sequence", false})
+		case RoleAggregated:
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
+				refineKnob{r, []int{iPerSeq, iKV}, r + " per-sequence", false},
+				refineKnob{r, []int{iCompute, iAttn}, "chunked prefill", false},
+				refineKnob{label: "frontend latency", frontend: true})
 		}
 	}
 	return k
 }
 
+// applyKnobs scales the knobs' coefficients by exp(θ), keeping every
+// inverse efficiency at or above 1 (peak hardware) and communication at or
+// above minComm.
 func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 	p := base.clone()
 	for i, k := range knobs {
@@ -356,11 +372,34 @@ func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 		v := p.coeffs[k.role].Vector()
 		f := math.Exp(theta[i])
 		for _, j := range k.fields {
-			v[j] *= f
+			v[j] = clampPhysical(j, v[j]*f)
 		}
 		p.coeffs[k.role] = model.CoeffsFromVector(v)
 	}
 	return p
+}
+
+// clampPhysical keeps coefficient j within its physical bound.
+func clampPhysical(j int, v float64) float64 {
+	switch {
+	case model.IsEfficiency(j):
+		return math.Max(v, 1)
+	case j == iComm:
+		return math.Max(v, minComm)
+	}
+	return v
+}
+
+// boundHits names the coefficients of a role that sit at their physical
+// bound: the data would have them faster than the hardware allows.
+func boundHits(c model.Coeffs) []string {
+	var out []string
+	for j, v := range c.Vector() {
+		if (model.IsEfficiency(j) && v <= 1+1e-4) || (j == iComm && v <= minComm+1e-4) {
+			out = append(out, model.CoeffNames[j])
+		}
+	}
+	return out
 }
 
 // refine minimises a robust loss between simulated and measured metrics
@@ -484,14 +523,7 @@ func simConfig(e env, prm params, p *point, maxPrompts int) (sim.Config, error) 
 		if err != nil {
 			return sim.PoolConfig{}, err
 		}
-		return sim.PoolConfig{
-			Workers:          pl.Count,
-			Cost:             model.NewStepCost(e.gpu, e.llm, pl, prm.coeffs[role], e.graphs(role)),
-			KVCapacity:       m.KVTokens,
-			BlockSize:        s.BlockSize,
-			MaxNumSeqs:       s.MaxNumSeqs,
-			MaxBatchedTokens: s.MaxNumBatchedTokens,
-		}, nil
+		return poolConfig(pl, model.NewStepCost(e.gpu, e.llm, pl, prm.coeffs[role], e.graphs(role)), m.KVTokens, s), nil
 	}
 	cfg := Deployment{Config: sim.Config{
 		Router: sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin))),
@@ -775,6 +807,9 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 				e.Source = SourcePrior
 			}
 			g.Entries = append(g.Entries, e)
+		}
+		if hits := boundHits(gf.params.coeffs[role]); len(hits) > 0 {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: %s at the physical bound (peak hardware): the data would price this work faster than the GPU allows", role, strings.Join(hits, ", ")))
 		}
 		if len(prior) > 0 {
 			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine %s; %s stay at the roofline prior",

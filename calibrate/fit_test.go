@@ -14,8 +14,8 @@ import (
 
 // truthCoeffs are the "real engine" the synthetic benchmarks are drawn from:
 // deliberately away from the prior, so that a fit that stays at the prior fails.
-var truthPrefill = model.Coeffs{Overhead: 0.030, PerSeq: 30e-6, Weight: 1.25, PrefillCompute: 1.25, DecodeCompute: 2, Attn: 2, KV: 1.4, Comm: 1.5}
-var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, PrefillCompute: 1.5, DecodeCompute: 1.2, Attn: 2, KV: 1.4, Comm: 1.5}
+var truthPrefill = model.Coeffs{Overhead: 0.030, PerSeq: 30e-6, Weight: 1.25, Compute: 1.25, Attn: 2, KV: 1.4, Comm: 1.5}
+var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, Compute: 1.5, Attn: 2, KV: 1.4, Comm: 1.5}
 
 // syntheticRecords simulates a Dynamo-like sweep with the truth coefficients
 // and returns it as measured records.

@@ -310,8 +310,8 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	var match []string
 	for _, e := range have {
-		if strings.EqualFold(e, want) {
-			return e, nil // an exact label wins over newer versions it prefixes
+		if prefix != "" && strings.EqualFold(e, want) {
+			return e, nil // an exact label the user gave wins over newer versions it prefixes
 		}
 	}
 	for _, e := range have {
@@ -323,6 +323,15 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		if prefix == "" {
 			// No preferred family: fall back to the engine families we have, newest version.
 			match = have
+		}
+		if len(match) == 0 && len(engineVersion(want)) > 0 {
+			// A version nobody calibrated, of a family the profile knows:
+			// Configure prices it from the nearest calibrated version and says so.
+			for _, g := range p.Groups {
+				if engineFamily(g.Engine) == engineFamily(want) {
+					return strings.TrimSpace(prefix), nil
+				}
+			}
 		}
 		if len(match) == 0 {
 			return "", fmt.Errorf("calibrate: no engine matching %q for %s (have: %s)", prefix, where, strings.Join(have, ", "))

@@ -18,12 +18,12 @@ func testProfile() *Profile {
 		sig[n] = 0.1
 	}
 	pre := model.PriorCoeffs(true)
-	pre.PrefillCompute = 1.3
+	pre.Compute = 1.3
 	dec := model.PriorCoeffs(false)
 	dec.Overhead = 0.008
 	agg := model.PriorCoeffs(false)
 	entry := func(role string, tp int, c model.Coeffs) Entry {
-		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"prefill_compute"}, Records: []string{"x"}}
+		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"compute"}, Records: []string{"x"}, Eager: role == RolePrefill}
 	}
 	return &Profile{Schema: SchemaV1, Groups: []Group{
 		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo"),
@@ -247,7 +247,8 @@ func TestParseProfile(t *testing.T) {
 		{"schema", `{"schema":"capsim.profile/v0","groups":[],"series":[]}`, `schema "capsim.profile/v0", want "capsim.profile/v1"`},
 		{"unknown field", `{"schema":"capsim.profile/v1","groups":[],"series":[],"extra":1}`, `unknown field "extra"`},
 		{"syntax", `{"schema":`, "calibrate: profile:"},
-		{"negative coefficient", strings.Replace(string(b), `"weight": 1.25`, `"weight": -1.25`, 1), "cost coefficient weight is -1.25"},
+		{"negative coefficient", strings.Replace(string(b), `"attn": 2,`, `"attn": -2,`, 1), "cost coefficient attn is -2"},
+		{"faster than peak", strings.Replace(string(b), `"attn": 2,`, `"attn": 0.5,`, 1), "cost coefficient attn is 0.5: faster than the hardware's peak"},
 		{"bad role", strings.Replace(string(b), `"role": "decode"`, `"role": "encode"`, 1), `unknown role "encode"`},
 	}
 	for _, tt := range bad {
