@@ -20,8 +20,16 @@ var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, Comp
 // syntheticRecords simulates a Dynamo-like sweep with the truth coefficients
 // and returns it as measured records.
 func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) []results.Record {
+	return syntheticOn(t, "H20", truthPrefill, truthDecode, topo, concs, shapes)
+}
+
+// syntheticOn is syntheticRecords on another GPU with other truth costs.
+func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, concs []int, shapes [][2]int) []results.Record {
 	t.Helper()
-	g, _ := model.LookupGPU("H20")
+	g, err := model.LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
 	tp, err := model.ParseTopology(topo)
 	if err != nil {
@@ -29,7 +37,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	}
 	s := defaultSettings("dynamo-0.3.0")
 	e := env{gpu: g, llm: m, settings: s}
-	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: truthPrefill, RoleDecode: truthDecode},
+	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: pre, RoleDecode: dec},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
 	var recs []results.Record
 	for _, sh := range shapes {
@@ -48,9 +56,9 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 				mt[k] = res.Metrics[k]
 			}
 			recs = append(recs, results.Record{
-				ID:     fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c),
-				Source: results.Source{File: "synthetic.md", Section: topo, Line: len(recs) + 1, Format: "markdown"},
-				System: results.System{GPU: "H20", GPUCount: tp.GPUs(), Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Topology: tp},
+				ID:     strings.Replace(fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c), "syn", "syn"+map[bool]string{true: "", false: "-" + g.Name}[g.Name == "H20"], 1),
+				Source: results.Source{File: "synthetic-" + g.Name + ".md", Section: topo, Line: len(recs) + 1, Format: "markdown"},
+				System: results.System{GPU: g.Name, GPUCount: tp.GPUs(), Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Topology: tp},
 				Workload: results.Workload{ISL: float64(sh[0]), OSL: float64(sh[1]), ISLMax: sh[0], OSLMax: sh[1],
 					Load: model.Closed(c), NumPrompts: max(200, 10*c)},
 				Metrics:   mt,
@@ -227,4 +235,49 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 	if !held["3P(TP4) 1D(TP4)"] || !held["12P(TP1) 1D(TP4)"] {
 		t.Errorf("held-out configurations %v, want both", held)
 	}
+}
+
+// TestHoldoutTransfersAcrossGPUs: two GPUs measured with the same engine
+// (the same efficiencies and the engine table's CPU overheads): each is
+// predicted from a fit of the other alone within a few percent, because
+// the step model is physical; the report has a row per fold and the pooled
+// row, and the ±1σ band's coverage is measured. (The weight efficiency is
+// near its prior: one TP degree cannot split a fixed per-step cost between
+// CPU overhead and weight streaming, see the README's accuracy section.)
+func TestHoldoutTransfersAcrossGPUs(t *testing.T) {
+	o := model.EngineOverheadFor("dynamo-0.3.0")
+	pre, dec := truthPrefill, truthDecode
+	pre.Overhead, pre.PerSeq = o.EagerStepS, o.PerSeqS
+	dec.Overhead, dec.PerSeq, dec.Weight = o.StepS, o.PerSeqS, 1.25
+	shapes := [][2]int{{3000, 150}, {1000, 300}}
+	var recs []results.Record
+	for _, g := range []string{"H20", "H100-SXM"} {
+		recs = append(recs, syntheticOn(t, g, pre, dec, "3P(TP4) 1D(TP4)", []int{1, 4, 16}, shapes)...)
+	}
+	_, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 8, CV: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]HoldoutReport{}
+	for _, h := range rep.Holdout {
+		rows[h.Kind+" "+h.Fold] = h
+	}
+	for _, k := range []string{"gpu H20", "gpu H100-SXM", "gpu all", "source all"} {
+		h, ok := rows[k]
+		if !ok {
+			t.Fatalf("no holdout row %q in %v", k, rep.Holdout)
+		}
+		if want := map[bool]int{true: 12, false: 6}[h.Fold == "all"]; h.Points != want || h.Failed > 0 {
+			t.Errorf("%s: %d points, %d failed; want %d and 0", k, h.Points, h.Failed, want)
+		}
+		if _, ok := h.Coverage["all"]; !ok {
+			t.Errorf("%s: no band coverage", k)
+		}
+	}
+	for _, m := range []string{model.MeanTPOT, model.RequestThroughput} {
+		if a := rows["gpu all"].APE[m]; a.Median > 8 {
+			t.Errorf("leave-one-GPU-out median APE of %s = %.1f%%, want ≤ 8%% (same engine, physical model)", m, a.Median)
+		}
+	}
+	t.Logf("leave-one-GPU-out: %+v", rows["gpu all"])
 }

@@ -324,14 +324,13 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 			// No preferred family: fall back to the engine families we have, newest version.
 			match = have
 		}
-		if len(match) == 0 && len(engineVersion(want)) > 0 {
-			// A version nobody calibrated, of a family the profile knows:
-			// Configure prices it from the nearest calibrated version and says so.
-			for _, g := range p.Groups {
-				if engineFamily(g.Engine) == engineFamily(want) {
-					return strings.TrimSpace(prefix), nil
-				}
-			}
+		if len(match) == 0 && prefix != "" && model.EngineOverheadFor(want).Family != "" &&
+			(len(engineVersion(want)) > 0 || !p.hasFamily(want)) {
+			// A version nobody calibrated of a family the engine table
+			// knows: Configure prices it from the nearest calibrated version
+			// of the family (or the roofline prior with the table's
+			// overheads when the profile has none) and says so.
+			return strings.TrimSpace(prefix), nil
 		}
 		if len(match) == 0 {
 			return "", fmt.Errorf("calibrate: no engine matching %q for %s (have: %s)", prefix, where, strings.Join(have, ", "))
@@ -344,6 +343,16 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		}
 	}
 	return best, nil
+}
+
+// hasFamily reports whether any group is of the engine's family.
+func (p *Profile) hasFamily(engine string) bool {
+	for _, g := range p.Groups {
+		if engineFamily(g.Engine) == engineFamily(engine) {
+			return true
+		}
+	}
+	return false
 }
 
 // group finds the group of a GPU, model and engine, or nil.

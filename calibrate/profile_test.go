@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -174,8 +175,8 @@ func TestConfigureErrors(t *testing.T) {
 	}{
 		{"unknown GPU", Target{GPU: "Z100", Model: "Qwen3-32B", Topology: mustTopo(t, "1xTP1")}, `unknown GPU "Z100"`},
 		{"does not fit", Target{GPU: "L4", Model: "Llama-3.1-70B-Instruct", Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
-		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "sglang", Topology: mustTopo(t, "1xTP4")},
-			`calibrate: no engine matching "sglang" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
+		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "tgi", Topology: mustTopo(t, "1xTP4")},
+			`calibrate: no engine matching "tgi" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
 		{"empty topology", Target{GPU: "H20", Model: "Qwen3-32B"}, "topology is empty"},
 	}
 	for _, tt := range tests {
@@ -332,5 +333,32 @@ func TestAssumedGroup(t *testing.T) {
 	}
 	if with, without := step(true), step(false); with < 0.05 || without >= 0.05 {
 		t.Errorf("decode step with the assumed group %.4f s, without %.4f s; want only the first to carry its 50 ms overhead", with, without)
+	}
+}
+
+// Pipeline parallelism: a lone request gains nothing (its step passes every
+// stage), a loaded worker keeps PP microbatches in flight and serves more.
+func TestPipelineThroughput(t *testing.T) {
+	p := testProfile()
+	run := func(topo string, c int) map[string]float64 {
+		d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.8.4", Topology: mustTopo(t, topo)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Simulate(context.Background(), Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Metrics
+	}
+	tp1, pp1 := run("1xTP4", 1), run("1xTP4PP2", 1)
+	if r := pp1[model.MeanTPOT] / tp1[model.MeanTPOT]; r < 1 || r > 1.1 {
+		t.Errorf("lone request TPOT TP4PP2/TP4 = %.3f, want 1–1.1 (hand-offs only)", r)
+	}
+	tpN, ppN := run("1xTP4", 96), run("1xTP4PP2", 96)
+	t.Logf("TPOT at c=1: TP4 %.1f ms, TP4PP2 %.1f ms; req/s at c=96: TP4 %.2f, TP4PP2 %.2f",
+		tp1[model.MeanTPOT], pp1[model.MeanTPOT], tpN[model.RequestThroughput], ppN[model.RequestThroughput])
+	if r := ppN[model.RequestThroughput] / tpN[model.RequestThroughput]; r < 1.2 {
+		t.Errorf("throughput at concurrency 96 TP4PP2/TP4 = %.2f, want ≥ 1.2 (two microbatches in flight)", r)
 	}
 }

@@ -30,7 +30,7 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
-	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
+	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
 	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
@@ -135,6 +135,29 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 	return t.Flush()
 }
 
+func holdoutCell(h calibrate.HoldoutReport, m string) string {
+	a, ok := h.APE[m]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
+}
+
+func writeHoldoutTable(w io.Writer, rows []calibrate.HoldoutReport) error {
+	t := newTable(w)
+	fmt.Fprintln(t, "held out	fold	points	req/s %	out tok/s %	TTFT %	TPOT %	E2E %	coverage	failed	")
+	for _, h := range rows {
+		cov := "-"
+		if c, ok := h.Coverage["all"]; ok {
+			cov = fmt.Sprintf("%.2f", c)
+		}
+		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", h.Kind, path.Base(h.Fold), h.Points,
+			holdoutCell(h, model.RequestThroughput), holdoutCell(h, model.OutputThroughput), holdoutCell(h, model.MeanTTFT),
+			holdoutCell(h, model.MeanTPOT), holdoutCell(h, model.MeanE2EL), cov, h.Failed)
+	}
+	return t.Flush()
+}
+
 func writeFitTable(w io.Writer, rep *calibrate.Report) error {
 	fmt.Fprintln(w, "In-sample absolute % error, median/max per series:")
 	if err := writeSeriesTable(w, rep.Series, false); err != nil {
@@ -143,6 +166,14 @@ func writeFitTable(w io.Writer, rep *calibrate.Report) error {
 	if len(rep.CV) > 0 {
 		fmt.Fprintln(w, "\nHeld-out absolute % error (each configuration or shape fitted without its own rows), median/max:")
 		if err := writeSeriesTable(w, rep.CV, true); err != nil {
+			return err
+		}
+	}
+	if len(rep.Holdout) > 0 {
+		fmt.Fprintln(w, "\nLeave-one-GPU-, engine-version- and source-out: every record of the fold refitted without it and predicted as")
+		fmt.Fprintln(w, "predict would (its GPU, model, engine label, topology and stated settings); absolute % error median/max, and the")
+		fmt.Fprintln(w, "share of measurements inside the ±1σ band (coverage, target 0.55–0.80):")
+		if err := writeHoldoutTable(w, rep.Holdout); err != nil {
 			return err
 		}
 	}
