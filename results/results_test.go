@@ -186,6 +186,14 @@ func TestMeta(t *testing.T) {
 			t.Errorf("ParseMeta(%s) error = %v, want one containing %q", b.meta, err, b.want)
 		}
 	}
+	// Provenance is an optional object of strings; anything else is an error.
+	mp, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"repository": "o/r", "commit": "abc"}, "defaults": {}}`))
+	if err != nil || mp.Provenance["repository"] != "o/r" || mp.Provenance["commit"] != "abc" {
+		t.Errorf("ParseMeta with provenance = %+v, %v", mp, err)
+	}
+	if _, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"date": 2025}}`)); err == nil {
+		t.Errorf("ParseMeta accepted a provenance value that is not a string")
+	}
 	// A GPU count that contradicts the topology is an error, not a guess.
 	m2, _ := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "defaults": {"gpu_count": 4, "topology": "4xTP4"}}`))
 	if err := m2.Apply(recs); err == nil || !strings.Contains(err.Error(), "gpu_count 4 but topology 4xTP4 uses 16") {
