@@ -121,20 +121,34 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	if len(order) == 0 {
 		return nil, nil, fmt.Errorf("calibrate: none of the %d records can be fitted: %s", len(recs), strings.Join(warn, "; "))
 	}
-	prof := &Profile{Schema: SchemaV1, Warnings: warn}
+	prof := &Profile{Schema: SchemaV1, Warnings: append([]string(nil), warn...)}
 	rep := &Report{Series: []SeriesReport{}, CV: []SeriesReport{}, Warnings: warn}
 	for _, key := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		pts := groups[key]
-		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
-		if err != nil {
-			return nil, nil, err
+		if why := notInCatalog(key); why != "" {
+			// A GPU or model the catalogs lack (a quantized checkpoint, a
+			// mixture of experts) has no roofline: say so and fit the rest.
+			w := fmt.Sprintf("group %s: %d records skipped: %s", key, len(pts), why)
+			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
+			continue
 		}
-		res, err := residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
+		var res []Residual
+		if err == nil {
+			res, err = residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+		}
 		if err != nil {
-			return nil, nil, err
+			if ctx.Err() != nil || len(order) == 1 {
+				return nil, nil, err
+			}
+			// One group the simulator cannot run (a model that does not fit
+			// its stated GPUs at the stated memory share) does not stop the rest.
+			w := fmt.Sprintf("group %s: %d records skipped: %v", key, len(pts), err)
+			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
+			continue
 		}
 		g := gf.group(pts, res)
 		prof.Groups = append(prof.Groups, g)
@@ -158,7 +172,25 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 		}
 		rep.Holdout = h
 	}
+	if len(prof.Groups) == 0 {
+		return nil, nil, fmt.Errorf("calibrate: no group of the %d records can be fitted: %s", len(recs), strings.Join(rep.Warnings, "; "))
+	}
 	return prof, rep, nil
+}
+
+// notInCatalog says why a group's stated GPU or model cannot be priced, or "".
+func notInCatalog(key groupKey) string {
+	if key.gpu != "" {
+		if _, err := model.LookupGPU(key.gpu); err != nil {
+			return err.Error()
+		}
+	}
+	if key.model != "" {
+		if _, err := model.LookupLLM(key.model); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // groupFit is a fitted group before it becomes a profile Group.

@@ -58,6 +58,8 @@ type candidate struct {
 	// sweep marks a candidate beyond the cost cutoff simulated only to
 	// widen the Pareto frontier.
 	sweep bool
+	// runs counts the simulations of this candidate (under search.mu).
+	runs int
 }
 
 type candState int
@@ -509,6 +511,7 @@ func (s *search) progress(phase string, total int) {
 func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
+	c.runs++
 	s.mu.Unlock()
 	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
 }
@@ -583,6 +586,9 @@ func (s *search) simulate(ctx context.Context) error {
 	for _, c := range s.cands {
 		if c.cost > cut {
 			c.state = stateCostlier
+			// Nor may the simulation count depend on timing.
+			s.sims -= c.runs
+			c.runs = 0
 		}
 		switch c.state {
 		case stateCostlier:

@@ -27,7 +27,7 @@ type fitOptions struct {
 func runFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
+	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded seeds (with --cv: the seeds and the public corpus)")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
@@ -40,6 +40,15 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	recs, err := fitRecords(o.from)
 	if err != nil {
 		return err
+	}
+	if len(o.from) == 0 && o.cv {
+		// Cross-validation judges predictions on data the default profile
+		// never saw: the public corpus joins the seeds.
+		corpus, err := fixtures.CorpusRecords()
+		if err != nil {
+			return err
+		}
+		recs = append(recs, corpus...)
 	}
 	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
 	prof, rep, err := calibrate.Fit(context.Background(), recs, opts, fitProgress(stderr))
