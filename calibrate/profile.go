@@ -182,8 +182,11 @@ func ParseProfile(data []byte) (*Profile, error) {
 				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
 			}
 			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %v", i, j, err)
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
 			}
+		}
+		if err := validateBounds(i, &p.Groups[i]); err != nil {
+			return nil, err
 		}
 	}
 	return &p, nil

@@ -23,6 +23,21 @@ const (
 // from the load (20 × rate) must not turn an absurd rate into hours of work.
 const MaxNumPrompts = 10_000_000
 
+// ErrTooManyPrompts is matched (errors.Is) by the errors of runs longer
+// than MaxNumPrompts, so a caller can say how to ask for fewer.
+var ErrTooManyPrompts = errors.New("sim: too many prompts")
+
+// promptsError is an error about a run longer than MaxNumPrompts.
+type promptsError struct{ msg string }
+
+func (e *promptsError) Error() string        { return e.msg }
+func (e *promptsError) Is(target error) bool { return target == ErrTooManyPrompts }
+
+// TooManyPrompts returns an error with text msg that matches ErrTooManyPrompts.
+func TooManyPrompts(format string, args ...any) error {
+	return &promptsError{msg: fmt.Sprintf(format, args...)}
+}
+
 // maxSamples bounds PoolStats.Series; when full, every other sample is
 // dropped and the sampling interval doubles.
 const maxSamples = 256
@@ -152,7 +167,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		return nil, fmt.Errorf("sim: Config.NumPrompts must be positive, got %d", c.NumPrompts)
 	}
 	if c.NumPrompts > MaxNumPrompts {
-		return nil, fmt.Errorf("sim: Config.NumPrompts %d is more than the %d requests one run may simulate", c.NumPrompts, MaxNumPrompts)
+		return nil, TooManyPrompts("sim: Config.NumPrompts %d is more than the %d requests one run may simulate", c.NumPrompts, MaxNumPrompts)
 	}
 	if c.Load.Kind == model.OpenLoop && c.Load.Burstiness == 0 {
 		c.Load.Burstiness = 1 // vLLM's default: Poisson arrivals
