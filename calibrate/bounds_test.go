@@ -71,6 +71,11 @@ func TestHostileProfiles(t *testing.T) {
 			}
 		})
 	}
+	// Duplicate keys are reported, not resolved silently.
+	dup := bytes.Replace(b0(), []byte(`"latency_s": 0.01,`), []byte(`"latency_s": 0.01, "latency_s": 1e308,`), 1)
+	if _, err := ParseProfile(dup); err == nil || err.Error() != `calibrate: profile: duplicate key "latency_s" in groups[0].transfer` {
+		t.Errorf("duplicate key: err = %v", err)
+	}
 	// Numbers JSON cannot hold as a float64 are decoding errors.
 	b, _ := testProfile().Marshal()
 	huge := bytes.Replace(b, []byte(`"latency_s": 0.01`), []byte(`"latency_s": 1e400`), 1)
@@ -79,6 +84,11 @@ func TestHostileProfiles(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("1e400: err = %v\nwant %s", err, want)
 	}
+}
+
+func b0() []byte {
+	b, _ := testProfile().Marshal()
+	return b
 }
 
 // TestEveryCoefficientHasABound: a coefficient added to model.Coeffs needs
