@@ -30,9 +30,13 @@ func TestHostileProfiles(t *testing.T) {
 		}, "calibrate: profile: group 2 (vllm-0.9.0.1) entry 0 (aggregated TP4): coeffs.weight is 1e-300; want a number from 0.01 to 10000"},
 		{"overhead of an hour", func(p *Profile) { p.Groups[0].Entries[2].Coeffs.Overhead = 3600 },
 			"calibrate: profile: group 0 (dynamo-0.3.0) entry 2 (decode TP4): coeffs.overhead_s is 3600; want a number from 0 to 10"},
-		{"negative frontend latency", func(p *Profile) { p.Groups[1].Frontend = &FrontendFit{LatencyS: -0.05, Source: SourcePrior, RelSigma: 0.1} },
+		{"negative frontend latency", func(p *Profile) {
+			p.Groups[1].Frontend = &FrontendFit{LatencyS: -0.05, Source: SourcePrior, RelSigma: 0.1}
+		},
 			"calibrate: profile: group 1 (vllm-0.8.4): frontend.latency_s is -0.05; want a number from 0 to 60"},
-		{"negative frontend sigma", func(p *Profile) { p.Groups[1].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourcePrior, RelSigma: -1} },
+		{"negative frontend sigma", func(p *Profile) {
+			p.Groups[1].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourcePrior, RelSigma: -1}
+		},
 			"calibrate: profile: group 1 (vllm-0.8.4): frontend.rel_sigma is -1; want a number from 0 to 100"},
 		{"rel_sigma -5", func(p *Profile) {
 			s := map[string]float64{}
