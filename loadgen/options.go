@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -59,7 +61,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("loadgen: URL is required")
 	}
 	if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
-		return fmt.Errorf("loadgen: URL %q must start with http:// or https://", o.URL)
+		return fmt.Errorf("loadgen: URL %q must start with http:// or https://", RedactURL(o.URL))
 	}
 	if o.Model == "" {
 		return fmt.Errorf("loadgen: model is required")
@@ -126,12 +128,14 @@ func (o *Options) connections() int {
 }
 
 // NewClient returns an HTTP client for benchmarking: no response compression
-// (a gzip layer would buffer and delay streamed chunks) and at least
+// (a gzip layer would buffer and delay streamed chunks), at least
 // maxInFlight idle connections kept per host so a closed loop reuses
-// connections instead of opening new ones.
+// connections instead of opening new ones, and no redirect to another host
+// or scheme (the benchmark would silently measure, and send its key to,
+// another server).
 func NewClient(maxInFlight int) *http.Client {
 	maxInFlight = max(maxInFlight, 2)
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{CheckRedirect: checkRedirect, Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		DisableCompression:  true,
@@ -139,4 +143,54 @@ func NewClient(maxInFlight int) *http.Client {
 		MaxIdleConnsPerHost: maxInFlight,
 		IdleConnTimeout:     90 * time.Second,
 	}}
+}
+
+// checkRedirect follows at most 10 redirects, all to the same scheme and host.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	from := via[0].URL
+	if req.URL.Host != from.Host || req.URL.Scheme != from.Scheme {
+		return fmt.Errorf("loadgen: refusing a redirect to another host: %s", RedactURL(req.URL.String()))
+	}
+	if len(via) >= 10 {
+		return errors.New("loadgen: stopped after 10 redirects")
+	}
+	return nil
+}
+
+// RedactURL returns raw with any user name and password replaced by
+// "xxxxx", for printing: a URL such as http://user:secret@host/ must not
+// reach a terminal, a log or a result file in clear. A string that does not
+// parse as a URL is redacted up to its last '@'.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			scheme := ""
+			if j := strings.Index(raw, "://"); j >= 0 && j < i {
+				scheme = raw[:j+3]
+			}
+			return scheme + "xxxxx" + raw[i:]
+		}
+		return raw
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = url.User("xxxxx")
+	return u.String()
+}
+
+// redactIn removes the user information of rawURL from text (an error
+// message that quotes the URL, in full or as net/http abbreviates it).
+func redactIn(text, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return text
+	}
+	for _, s := range []string{u.User.String() + "@", u.User.Username() + ":***@", u.User.Username() + "@"} {
+		if s != "@" {
+			text = strings.ReplaceAll(text, s, "xxxxx@")
+		}
+	}
+	return text
 }

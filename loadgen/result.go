@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/model"
 )
 
@@ -229,9 +228,9 @@ func (o *orderedObject) add(key string, v any) {
 }
 
 // WriteResults replaces path with results as newline-separated JSON objects
-// (the layout of vLLM's --append-result). It writes a temporary file in the
-// same directory and renames it over path, so a reader or a crash sees
-// either the old file or the new one, never half of one.
+// (the layout of vLLM's --append-result), atomically and with mode 0644
+// (see internal/atomicfile): a reader or a crash sees either the old file
+// or the new one, never half of one.
 func WriteResults(path string, results []*Result) error {
 	var buf bytes.Buffer
 	for _, r := range results {
@@ -242,28 +241,8 @@ func WriteResults(path string, results []*Result) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
 	}
 	return nil
 }
