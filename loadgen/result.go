@@ -162,12 +162,17 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	o.add("max_output_tokens_per_s", r.MaxOutputTokensPerS)
 	o.add("max_concurrent_requests", r.MaxConcurrentRequests)
 	for _, s := range r.summaries() {
-		o.add("mean_"+s.name+"_ms", s.Mean)
-		o.add("median_"+s.name+"_ms", s.Median)
-		o.add("std_"+s.name+"_ms", s.Std)
-		o.add("p90_"+s.name+"_ms", s.P90)
-		o.add("p95_"+s.name+"_ms", s.P95)
-		o.add("p99_"+s.name+"_ms", s.P99)
+		stats := []struct {
+			key string
+			v   float64
+		}{{"mean", s.Mean}, {"median", s.Median}, {"std", s.Std}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}}
+		for _, st := range stats {
+			if r.Completed == 0 {
+				o.add(st.key+"_"+s.name+"_ms", nil) // no request finished: absent, never zero
+			} else {
+				o.add(st.key+"_"+s.name+"_ms", st.v)
+			}
+		}
 	}
 	o.add("capsim_load", r.Load.Kind)
 	o.add("capsim_endpoint", r.Endpoint)

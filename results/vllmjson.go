@@ -389,6 +389,11 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 			}
 		}
 	}
+	if fv, ok := f["capsim_partial"]; ok && !isNull(fv.raw) {
+		if json.Unmarshal(fv.raw, &r.Partial) != nil {
+			return r, bad("capsim_partial", "want true or false, got %s", jsonKind(fv.raw))
+		}
+	}
 	if fv, ok := f["generated_texts"]; ok && !isNull(fv.raw) {
 		var v []*string
 		if json.Unmarshal(fv.raw, &v) != nil {
