@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capsim/capsim/model"
 )
 
 // Hostile servers and URLs (issue 15). Every server is httptest's, on
@@ -113,5 +115,15 @@ func TestHugeEventBounded(t *testing.T) {
 	out = send(ctx, srv2.Client(), &opts, srv2.URL, []byte(`{}`), time.Now())
 	if out.reason != ReasonMalformedStream || out.err != "event 1: larger than 1048576 bytes" {
 		t.Errorf("many lines: outcome %q: %q", out.reason, out.err)
+	}
+}
+
+// TestAbsurdPromptVolumeRefused: a load point whose prompts would not fit in
+// memory is refused before any body is built.
+func TestAbsurdPromptVolumeRefused(t *testing.T) {
+	o := Options{URL: "http://127.0.0.1:1", Model: "m", ISL: 100000, OSL: 1, NumPrompts: 1_000_000, Load: model.Closed(1)}
+	const want = "loadgen: 1000000 prompts of 100000 tokens are 1e+11 prompt tokens, more than the 100000000 one load point prepares (request bodies are built before sending, about 6 bytes a token)"
+	if err := o.Validate(); err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }

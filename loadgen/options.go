@@ -55,6 +55,11 @@ type Options struct {
 	Client *http.Client
 }
 
+// MaxPromptTokens bounds NumPrompts × ISL: every request body is built
+// before the first is sent, so the prompts of a load point must fit in
+// memory (1e8 tokens are about 600 MB of JSON).
+const MaxPromptTokens = 100_000_000
+
 // Validate reports options that cannot be run.
 func (o *Options) Validate() error {
 	if o.URL == "" {
@@ -79,6 +84,10 @@ func (o *Options) Validate() error {
 	}
 	if o.NumPrompts <= 0 {
 		return fmt.Errorf("loadgen: number of prompts must be positive, got %d", o.NumPrompts)
+	}
+	if tokens := float64(o.NumPrompts) * float64(o.ISL); tokens > MaxPromptTokens {
+		return fmt.Errorf("loadgen: %d prompts of %d tokens are %.3g prompt tokens, more than the %.0f one load point prepares (request bodies are built before sending, about 6 bytes a token)",
+			o.NumPrompts, o.ISL, tokens, float64(MaxPromptTokens))
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("loadgen: timeout must not be negative, got %v", o.Timeout)
