@@ -30,6 +30,7 @@ var textScalars = map[string]string{
 var textFamilies = map[string]string{
 	"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el",
 	"client queue time": "client_queue_time", "e2el incl. client queue": "e2el_including_client_queue",
+	"e2e latency": "e2el", // sglang.bench_serving prints "Mean E2E Latency (ms)"
 }
 
 var (
@@ -219,6 +220,17 @@ func (b *textBlock) add(name string, ln int, line string) error {
 		default:
 			b.maxCon = int(v)
 		}
+		return nil
+	case "traffic request rate": // sglang.bench_serving prints the offered load inside its block
+		return b.traffic.read(name, ln, line)
+	case "max request concurrency": // sglang.bench_serving: an integer or "not set"
+		if strings.EqualFold(value, "not set") {
+			return nil
+		}
+		if err != nil || v < 1 || v != math.Trunc(v) {
+			return errorf(name, ln, label, "want a positive integer or \"not set\", got %q", value)
+		}
+		b.maxCon = int(v)
 		return nil
 	case "request rate configured (rps)":
 		if err != nil || v <= 0 {
