@@ -190,12 +190,15 @@ func ParseProfile(data []byte) (*Profile, error) {
 			if e.TP <= 0 {
 				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
 			}
-			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
-			}
 		}
 		if err := validateBounds(i, &p.Groups[i]); err != nil {
 			return nil, err
+		}
+		for j, e := range g.Entries {
+			// Within the bounds, still physical: no work faster than peak.
+			if err := e.Coeffs.Validate(); err != nil {
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
+			}
 		}
 	}
 	return &p, nil

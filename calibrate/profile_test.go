@@ -248,7 +248,7 @@ func TestParseProfile(t *testing.T) {
 		{"schema", `{"schema":"capsim.profile/v0","groups":[],"series":[]}`, `schema "capsim.profile/v0", want "capsim.profile/v1"`},
 		{"unknown field", `{"schema":"capsim.profile/v1","groups":[],"series":[],"extra":1}`, `unknown field "extra"`},
 		{"syntax", `{"schema":`, "calibrate: profile:"},
-		{"negative coefficient", strings.Replace(string(b), `"attn": 2,`, `"attn": -2,`, 1), "cost coefficient attn is -2"},
+		{"negative coefficient", strings.Replace(string(b), `"attn": 2,`, `"attn": -2,`, 1), "coeffs.attn is -2"},
 		{"faster than peak", strings.Replace(string(b), `"attn": 2,`, `"attn": 0.5,`, 1), "cost coefficient attn is 0.5: faster than the hardware's peak"},
 		{"bad role", strings.Replace(string(b), `"role": "decode"`, `"role": "encode"`, 1), `unknown role "encode"`},
 	}
