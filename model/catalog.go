@@ -16,6 +16,9 @@ type GPU struct {
 	MemoryTBps float64 `json:"memory_tbps"`
 	// TFLOPS is dense BF16 tensor throughput (FP16 where the GPU has no BF16).
 	TFLOPS float64 `json:"tflops"`
+	// FP8TFLOPS and FP4TFLOPS are the dense FP8 and FP4 tensor rates; 0 where the GPU has no such tensor cores.
+	FP8TFLOPS float64 `json:"fp8_tflops,omitempty"`
+	FP4TFLOPS float64 `json:"fp4_tflops,omitempty"`
 	// Interconnect names the GPU-to-GPU link of the usual server (Interconnects).
 	Interconnect string `json:"interconnect"`
 	Source       string `json:"source"`
@@ -85,19 +88,19 @@ func (g GPU) Link() Interconnect {
 // gpus is the GPU catalog. Figures from the vendors' public spec sheets and
 // datasheets named in Source; link bandwidth is per direction.
 var gpus = []GPU{
-	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, Interconnect: "NVLink4",
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, Interconnect: "NVLink4",
 		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, Interconnect: "PCIe4",
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, Interconnect: "PCIe4",
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16"},
 	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, Interconnect: "PCIe3",
 		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16"},
 	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, Interconnect: "InfinityFabric",
 		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer"},
-	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, Interconnect: "PCIe5",
+	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, Interconnect: "PCIe5",
 		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16"},
-	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, Interconnect: "NVLink4",
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
 		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%)"},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, Interconnect: "NVLink4",
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
 		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
 	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, Interconnect: "NVLink3",
 		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s"},
@@ -105,9 +108,13 @@ var gpus = []GPU{
 		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md)"},
 	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, Interconnect: "NVLink3",
 		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md)"},
-	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, Interconnect: "NVLink5",
+	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
+		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies"},
+	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md)"},
+	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, Interconnect: "NVLink5",
 		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak)"},
-	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, Interconnect: "PCIe4",
+	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, Interconnect: "PCIe4",
 		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16"},
 }
 
@@ -124,8 +131,11 @@ type LLM struct {
 	Params       float64 `json:"params"` // total parameters, embeddings included
 	TiedEmbed    bool    `json:"tied_embeddings"`
 	// MaxContext is the model's native context length in tokens.
-	MaxContext int    `json:"max_context"`
-	Source     string `json:"source"`
+	MaxContext int `json:"max_context"`
+	// Quant is the checkpoint's quantization (LookupLLM sets it from a
+	// quantized checkpoint's name: "-FP8", "-AWQ", …).
+	Quant  Quantization `json:"quant,omitempty"`
+	Source string       `json:"source"`
 }
 
 // llms is the model catalog; numbers from each model's config.json on Hugging Face.
@@ -140,6 +150,8 @@ var llms = []LLM{
 		Source: "huggingface.co/Qwen/Qwen2.5-32B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
 	{Name: "Qwen/Qwen2-72B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 29568, Vocab: 152064, Params: 72.7e9, MaxContext: 131072,
 		Source: "huggingface.co/Qwen/Qwen2-72B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
+	{Name: "meta-llama/Llama-3.1-405B-Instruct", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, Params: 405.9e9, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.1-405B-Instruct config.json (fixtures/corpus/CATALOG-NEEDS-c.md, 'check')"},
 	{Name: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 8.19e9, MaxContext: 40960,
 		Source: "huggingface.co/Qwen/Qwen3-8B config.json"},
 	{Name: "meta-llama/Llama-3.1-8B-Instruct", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 131072,
@@ -223,7 +235,21 @@ func SameModel(a, b string) bool {
 }
 
 // LookupLLM finds a model by Hugging Face id or short name, case-insensitively.
+// A quantized checkpoint ("nvidia/Llama-3.1-8B-Instruct-FP8", "Qwen3-32B-AWQ")
+// is its base model with Quant set and its own name.
 func LookupLLM(name string) (LLM, error) {
+	if base, q := splitQuant(name); q != QuantNone {
+		m, err := lookupLLM(base)
+		if err != nil {
+			return LLM{}, err
+		}
+		m.Name, m.Quant = strings.TrimSpace(name), q
+		return m, nil
+	}
+	return lookupLLM(name)
+}
+
+func lookupLLM(name string) (LLM, error) {
 	for _, m := range llms {
 		if SameModel(m.Name, name) {
 			return m, nil

@@ -47,13 +47,13 @@ const GEMMHalfTokens = 16
 // of PP comes from microbatches in flight (see Pool.Microbatches).
 func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	tp := float64(p.TP)
-	flops := g.TFLOPS * 1e12 * tp
+	flops := g.GEMMTFLOPS(m.Quant) * 1e12 * tp
 	bw := g.MemoryTBps * 1e12 * tp
 	r := Roofline{
-		WeightRead: m.WeightBytes(2) / bw,
+		WeightRead: m.StoredWeightBytes() / bw,
 		BodyToken:  2 * m.BodyParams() / flops,
-		HeadSeq:    2 * m.HeadParams() / flops,
-		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / flops,
+		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
+		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, 2) / bw,
 	}
 	ic := g.Link()

@@ -156,3 +156,41 @@ func TestInterconnectsHaveSources(t *testing.T) {
 		}
 	}
 }
+
+// A quantized checkpoint is its base model with fewer weight bytes, and
+// FP8 GEMMs run on FP8 tensor cores only where the GPU has them.
+func TestQuantizedCheckpoints(t *testing.T) {
+	tests := []struct {
+		name, base string
+		q          Quantization
+	}{
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "meta-llama/Llama-3.1-8B-Instruct", QuantFP8},
+		{"neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B-Instruct", QuantFP8},
+		{"Qwen/Qwen3-32B-AWQ", "Qwen/Qwen3-32B", QuantInt4},
+		{"Qwen3-32B-W4A16-GPTQ-selfbuilt", "Qwen/Qwen3-32B", QuantInt4},
+		{"nvidia/Llama-3.3-70B-Instruct-FP4", "meta-llama/Llama-3.3-70B-Instruct", QuantFP4},
+		{"Qwen/Qwen3-32B", "Qwen/Qwen3-32B", QuantNone},
+	}
+	for _, tt := range tests {
+		m, err := LookupLLM(tt.name)
+		if err != nil {
+			t.Errorf("LookupLLM(%q): %v", tt.name, err)
+			continue
+		}
+		base, _ := LookupLLM(tt.base)
+		if m.Quant != tt.q || m.Layers != base.Layers || m.Params != base.Params {
+			t.Errorf("LookupLLM(%q) = quant %q, %d layers; want %q and %s's shape", tt.name, m.Quant, m.Layers, tt.q, tt.base)
+		}
+	}
+	h100, _ := LookupGPU("H100-SXM")
+	a100, _ := LookupGPU("A100-80GB")
+	fp8, _ := LookupLLM("nvidia/Llama-3.1-8B-Instruct-FP8")
+	bf16, _ := LookupLLM("meta-llama/Llama-3.1-8B-Instruct")
+	p := Pool{Count: 1, TP: 1}
+	if r8, r16 := NewRoofline(h100, fp8, p), NewRoofline(h100, bf16, p); !(r8.WeightRead < 0.6*r16.WeightRead && math.Abs(r8.BodyToken/r16.BodyToken-0.5) < 0.01) {
+		t.Errorf("FP8 on H100: weight read %g vs %g, body token %g vs %g; want about half of both", r8.WeightRead, r16.WeightRead, r8.BodyToken, r16.BodyToken)
+	}
+	if r8, r16 := NewRoofline(a100, fp8, p), NewRoofline(a100, bf16, p); r8.BodyToken != r16.BodyToken {
+		t.Errorf("FP8 on A100 (no FP8 tensor cores) computes at %g, want the BF16 rate %g", r8.BodyToken, r16.BodyToken)
+	}
+}
