@@ -281,3 +281,23 @@ func TestHoldoutTransfersAcrossGPUs(t *testing.T) {
 	}
 	t.Logf("leave-one-GPU-out: %+v", rows["gpu all"])
 }
+
+// A record whose settings state its quantization is fitted as that
+// checkpoint: fewer weight bytes, FP8 tensor cores where the GPU has them.
+func TestRecordModelReadsQuantization(t *testing.T) {
+	tests := []struct {
+		model, quant, want string
+	}{
+		{"meta-llama/Llama-3.1-70B-Instruct", "fp8", "meta-llama/Llama-3.1-70B-Instruct-FP8"},
+		{"meta-llama/Llama-3.1-8B-Instruct", "nvfp4", "meta-llama/Llama-3.1-8B-Instruct-FP4"},
+		{"Qwen/Qwen3-32B-AWQ", "awq checkpoint", "Qwen/Qwen3-32B-AWQ"},
+		{"Qwen/Qwen3-32B", "None", "Qwen/Qwen3-32B"},
+		{"Qwen/Qwen3-32B", "", "Qwen/Qwen3-32B"},
+	}
+	for _, tt := range tests {
+		r := &results.Record{System: results.System{Model: tt.model, Settings: map[string]string{"quantization": tt.quant}}}
+		if got := recordModel(r); got != tt.want {
+			t.Errorf("recordModel(%s, quantization %q) = %s, want %s", tt.model, tt.quant, got, tt.want)
+		}
+	}
+}

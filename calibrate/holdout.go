@@ -138,7 +138,7 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 		s := settingsFrom(p.rec.System.Engine, []*point{p})
 		sims := make([]map[string]float64, 3)
 		for j, band := range []float64{0, -1, 1} {
-			d, err := prof.Configure(Target{GPU: p.rec.System.GPU, Model: p.rec.System.Model, Engine: p.rec.System.Engine,
+			d, err := prof.Configure(Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine,
 				Topology: p.topo, Band: band, Settings: &s})
 			if err != nil {
 				h.failure = err.Error()

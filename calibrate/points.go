@@ -137,7 +137,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			p.notes = append(p.notes, fmt.Sprintf("%d errors: weight %.2f", r.Errors, p.weight))
 		}
 		p.prompt = promptsFor(r, maxPrompts)
-		key := groupKey{canonicalGPU(r.System.GPU), canonicalModel(r.System.Model), r.System.Engine}
+		key := groupKey{canonicalGPU(r.System.GPU), canonicalModel(recordModel(r)), r.System.Engine}
 		dep := r.DeploymentLabel()
 		p.config = p.topo.Notation()
 		if dep != "" {
@@ -261,7 +261,7 @@ func promptsFor(r *results.Record, maxPrompts int) int {
 // least 2 FLOPs per body parameter.
 func physicalCheck(r *results.Record) string {
 	g, err1 := model.LookupGPU(r.System.GPU)
-	m, err2 := model.LookupLLM(r.System.Model)
+	m, err2 := model.LookupLLM(recordModel(r))
 	if err1 != nil || err2 != nil {
 		return ""
 	}
@@ -369,4 +369,35 @@ func maxInList(v string) int {
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
+}
+
+// recordModel is the checkpoint a record ran: its model, with the
+// quantization its settings state ("quantization": "fp8", "nvfp4", "awq")
+// as the checkpoint-name suffix model.LookupLLM understands.
+func recordModel(r *results.Record) string {
+	name := r.System.Model
+	q := ""
+	for k, v := range r.System.Settings {
+		if strings.EqualFold(strings.TrimSpace(k), "quantization") {
+			q = strings.ToLower(v)
+		}
+	}
+	suffix := ""
+	switch {
+	case strings.Contains(q, "nvfp4") || strings.Contains(q, "fp4"):
+		suffix = "-FP4"
+	case strings.Contains(q, "fp8"):
+		suffix = "-FP8"
+	case strings.Contains(q, "awq"):
+		suffix = "-AWQ"
+	case strings.Contains(q, "gptq") || strings.Contains(q, "w4a16"):
+		suffix = "-GPTQ"
+	}
+	if suffix == "" || strings.HasSuffix(strings.ToLower(name), strings.ToLower(suffix)) {
+		return name
+	}
+	if m, err := model.LookupLLM(name); err == nil && m.Quant != model.QuantNone {
+		return name // the checkpoint name already says it
+	}
+	return name + suffix
 }

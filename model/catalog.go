@@ -112,6 +112,8 @@ var gpus = []GPU{
 		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies"},
 	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, Interconnect: "InfinityFabric",
 		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md)"},
+	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check')"},
 	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, Interconnect: "NVLink5",
 		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak)"},
 	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, Interconnect: "PCIe4",
