@@ -41,6 +41,9 @@ type HoldoutReport struct {
 	Reasons []string `json:"reasons,omitempty"`
 }
 
+// holdoutKinds are the cross-group validations Fit runs with Options.CV, in order.
+var holdoutKinds = []string{HoldoutGPU, HoldoutEngine, HoldoutSource}
+
 // holdoutMetrics are judged on held-out points; output throughput only when
 // a record gives no request throughput (as in the series reports).
 var holdoutMetrics = []string{model.RequestThroughput, model.OutputThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL}
@@ -62,7 +65,7 @@ func crossGroups(ctx context.Context, recs []results.Record, opts Options, progr
 	inner := opts
 	inner.CV = false
 	var out []HoldoutReport
-	for _, kind := range []string{HoldoutGPU, HoldoutEngine, HoldoutSource} {
+	for _, kind := range holdoutKinds {
 		var folds []string
 		seen := map[string]bool{}
 		for _, p := range pts {
