@@ -325,14 +325,14 @@ func ParseProfileCSV(name string, data []byte) ([]Record, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				return nil, errorf(name, pe.Line, "", "invalid CSV: %v", pe.Err)
 			}
-			return nil, errorf(name, line, "", "invalid CSV: %v", err)
+			return nil, errorf(name, 0, "", "invalid CSV: %v", err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(row) == 0 || len(row) == 1 && strings.TrimSpace(row[0]) == "" {
 			continue
 		}

@@ -70,6 +70,11 @@ func guideLLMRecords(name string, root *node) ([]Record, error) {
 	modelID := guideLLMModel(root)
 	doc := DocID(name)
 	var recs []Record
+	perLine := map[int]int{}
+	for _, b := range benches.items {
+		perLine[b.line]++
+	}
+	seen := map[int]int{}
 	for i, b := range benches.items {
 		field := fmt.Sprintf("benchmarks[%d]", i)
 		if b.kind != kindObject {
@@ -82,7 +87,12 @@ func guideLLMRecords(name string, root *node) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.ID = recordID(doc, r.Source.Line, 0, "")
+		n := 0
+		if perLine[b.line] > 1 {
+			seen[b.line]++
+			n = seen[b.line]
+		}
+		r.ID = recordID(doc, r.Source.Line, n, "")
 		r.System.Model = modelID
 		recs = append(recs, r)
 	}

@@ -15,7 +15,7 @@ var systemKeys = map[string]string{
 	"gpu_count": "gpu_count", "num_gpus": "gpu_count", "gpus": "gpu_count",
 	"model": "model", "model_name": "model",
 	"engine": "engine", "engine_version": "engine_version", "vllm_version": "vllm_version", "version": "engine_version",
-	"topology": "topology",
+	"topology":             "topology",
 	"tensor_parallel_size": "tp", "tp": "tp", "tp_size": "tp",
 	"pipeline_parallel_size": "pp", "pp": "pp", "pp_size": "pp",
 	"data_parallel_size": "replicas", "dp": "replicas", "replicas": "replicas", "num_replicas": "replicas",
