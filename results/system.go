@@ -1,6 +1,7 @@
 package results
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ var systemKeys = map[string]string{
 	"pipeline_parallel_size": "pp", "pp": "pp", "pp_size": "pp",
 	"data_parallel_size": "replicas", "dp": "replicas", "replicas": "replicas", "num_replicas": "replicas",
 }
+
+var gpuCountRE = regexp.MustCompile(`^(\d+)\s*[x×]\s*(\D.*)$`)
 
 // normKey lower-cases a key and turns spaces and dashes into underscores:
 // "Tensor Parallel Size" and "tensor-parallel-size" → "tensor_parallel_size".
@@ -53,6 +56,14 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		var err error
 		switch what {
 		case "gpu":
+			// "4xNVIDIA_L40S": a count and a GPU.
+			if m := gpuCountRE.FindStringSubmatch(v); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				if n > 0 && r.System.GPUCount == 0 {
+					r.System.GPUCount = n
+				}
+				v = m[2]
+			}
 			r.System.GPU = catalogGPU(v)
 		case "gpu_count":
 			r.System.GPUCount, err = positive()
