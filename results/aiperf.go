@@ -386,7 +386,7 @@ func ParseProfileCSV(name string, data []byte) ([]Record, error) {
 		r.Workload.NumPrompts = r.Completed + r.Errors
 	}
 	if m := artifactLoadRE.FindStringSubmatch(filepath.ToSlash(name)); m != nil {
-		r.Source.Section = m[0]
+		r.Source.Row = strings.TrimSuffix(strings.TrimPrefix(m[0], "-"), "/"+path.Base(filepath.ToSlash(name)))
 		switch m[1] {
 		case "concurrency":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {

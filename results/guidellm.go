@@ -133,7 +133,7 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 	switch kind {
 	case "synchronous":
 		r.Workload.Load = model.Closed(1)
-		r.Source.Section = "synchronous"
+		r.Source.Row = "synchronous"
 	case "concurrent":
 		n, ok, err := p.count(strat.get("streams"), sfield+".streams")
 		if err != nil {
@@ -143,7 +143,7 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 			return r, p.fail(strat, 0, sfield+".streams", "want a positive number of streams")
 		}
 		r.Workload.Load = model.Closed(n)
-		r.Source.Section = fmt.Sprintf("concurrent@%d", n)
+		r.Source.Row = fmt.Sprintf("concurrent@%d", n)
 	case "throughput":
 		n, ok, err := p.count(strat.get("max_concurrency"), sfield+".max_concurrency")
 		if err != nil {
@@ -155,7 +155,7 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 			r.Workload.Load = model.Open(math.Inf(1), 1)
 		}
 		r.Workload.RequestRate = "inf"
-		r.Source.Section = "throughput"
+		r.Source.Row = "throughput"
 	case "constant", "poisson":
 		rate, ok, err := num("rate")
 		if err != nil {
@@ -175,7 +175,7 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 			r.Workload.Load.Concurrency = n
 		}
 		r.Workload.RequestRate = r.Workload.Load.RateString()
-		r.Source.Section = fmt.Sprintf("%s@%s", kind, r.Workload.RequestRate)
+		r.Source.Row = fmt.Sprintf("%s@%s", kind, r.Workload.RequestRate)
 	default:
 		return r, p.fail(strat.get("type_"), strat.line, sfield+".type_", "unknown GuideLLM strategy %q (want synchronous, concurrent, throughput, constant or poisson)", kind)
 	}
