@@ -175,7 +175,7 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 			r.Workload.Load.Concurrency = n
 		}
 		r.Workload.RequestRate = r.Workload.Load.RateString()
-		r.Source.Row = fmt.Sprintf("%s@%s", kind, r.Workload.RequestRate)
+		r.Source.Row = fmt.Sprintf("%s@%s", kind, r.Workload.Load.RateString())
 	default:
 		return r, p.fail(strat.get("type_"), strat.line, sfield+".type_", "unknown GuideLLM strategy %q (want synchronous, concurrent, throughput, constant or poisson)", kind)
 	}
