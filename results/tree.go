@@ -97,6 +97,7 @@ func jsonTree(name string, data []byte) (*node, error) {
 	buf = sanitizeNonFinite(buf)
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.UseNumber()
+	lc := newLineCounter(buf) // offsets only grow: linear in the input
 	budget := maxTreeNodes(data)
 	var read func(tok json.Token, line int) (*node, error)
 	read = func(tok json.Token, line int) (*node, error) {
@@ -124,14 +125,14 @@ func jsonTree(name string, data []byte) (*node, error) {
 				for dec.More() {
 					kt, err := dec.Token()
 					if err != nil {
-						return nil, jsonError(name, buf, dec, err, line)
+						return nil, jsonError(name, buf, lc, dec, err, line)
 					}
 					key, _ := kt.(string)
 					vt, err := dec.Token()
 					if err != nil {
-						return nil, jsonError(name, buf, dec, err, line)
+						return nil, jsonError(name, buf, lc, dec, err, line)
 					}
-					child, err := read(vt, tokenLine(buf, dec, vt))
+					child, err := read(vt, tokenLine(lc, dec))
 					if err != nil {
 						return nil, err
 					}
@@ -143,9 +144,9 @@ func jsonTree(name string, data []byte) (*node, error) {
 				for dec.More() {
 					vt, err := dec.Token()
 					if err != nil {
-						return nil, jsonError(name, buf, dec, err, line)
+						return nil, jsonError(name, buf, lc, dec, err, line)
 					}
-					child, err := read(vt, tokenLine(buf, dec, vt))
+					child, err := read(vt, tokenLine(lc, dec))
 					if err != nil {
 						return nil, err
 					}
@@ -153,7 +154,7 @@ func jsonTree(name string, data []byte) (*node, error) {
 				}
 			}
 			if _, err := dec.Token(); err != nil { // the closing delimiter
-				return nil, jsonError(name, buf, dec, err, line)
+				return nil, jsonError(name, buf, lc, dec, err, line)
 			}
 		}
 		return n, nil
@@ -163,15 +164,15 @@ func jsonTree(name string, data []byte) (*node, error) {
 		if err == io.EOF {
 			return nil, errorf(name, 0, "", "empty document")
 		}
-		return nil, jsonError(name, buf, dec, err, 0)
+		return nil, jsonError(name, buf, lc, dec, err, 0)
 	}
-	return read(tok, tokenLine(buf, dec, tok))
+	return read(tok, tokenLine(lc, dec))
 }
 
-// tokenLine is the line a just-read token starts on: the decoder's offset is
-// just past it, so step back over the token (one byte for a delimiter).
-func tokenLine(buf []byte, dec *json.Decoder, _ json.Token) int {
-	return lineAt(buf, dec.InputOffset()-1)
+// tokenLine is the line of a just-read token: the decoder's offset is just
+// past it, so step back one byte, into the token.
+func tokenLine(lc *lineCounter, dec *json.Decoder) int {
+	return lc.at(dec.InputOffset() - 1)
 }
 
 // yamlTree reads a YAML document (the first of a stream) into a node tree,
