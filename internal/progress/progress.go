@@ -71,6 +71,7 @@ func Line(label string, done, total int, elapsed time.Duration) string {
 	if total <= 0 {
 		return fmt.Sprintf("%s: %d done, %s elapsed", label, done, clock(elapsed))
 	}
+	total = max(total, done) // a total that was an upper bound, exceeded
 	s := fmt.Sprintf("%s: %d/%d (%d%%), %s elapsed", label, done, total, 100*done/total, clock(elapsed))
 	switch {
 	case done >= total:

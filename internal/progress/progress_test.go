@@ -18,6 +18,7 @@ func TestLine(t *testing.T) {
 		{12, 12, 40 * time.Second, "fit: 12/12 (100%), 0:40 elapsed, done"},
 		{5, 0, 61 * time.Second, "fit: 5 done, 1:01 elapsed"},
 		{1, 100, 40 * time.Second, "fit: 1/100 (1%), 0:40 elapsed, about 1:06:00 left"},
+		{41, 40, time.Second, "fit: 41/41 (100%), 0:01 elapsed, done"},
 	}
 	for _, tt := range tests {
 		if got := Line("fit", tt.done, tt.total, tt.elapsed); got != tt.want {
