@@ -227,17 +227,25 @@ func (p *peer) profileConfig(r *Record, cfg *node) error {
 	} else if ok && n > 0 && r.Workload.NumPrompts == 0 {
 		r.Workload.NumPrompts = n
 	}
-	for _, k := range []struct{ key string }{{"output_tokens_mean"}} {
-		if v, ok, err := p.number(cfg.get(k.key), "input_config."+k.key); err != nil {
-			return err
-		} else if ok && v > 0 {
-			r.Workload.OSLMax = int(v)
+	// The requested lengths: genai-perf's synthetic_input_tokens_mean and
+	// output_tokens_mean, AIPerf's input.prompt.{input,output}_tokens.mean.
+	for _, t := range []struct {
+		paths [][]string
+		set   *int
+	}{
+		{[][]string{{"synthetic_input_tokens_mean"}, {"input", "prompt", "input_tokens", "mean"}}, &r.Workload.ISLMax},
+		{[][]string{{"output_tokens_mean"}, {"input", "prompt", "output_tokens", "mean"}}, &r.Workload.OSLMax},
+	} {
+		for _, path := range t.paths {
+			v, ok, err := p.number(cfg.at(path...), "input_config."+strings.Join(path, "."))
+			if err != nil {
+				return err
+			}
+			if ok && v >= 1 && v <= 1e9 {
+				*t.set = int(math.Round(v))
+				break
+			}
 		}
-	}
-	if v, ok, err := p.number(cfg.get("synthetic_input_tokens_mean"), "input_config.synthetic_input_tokens_mean"); err != nil {
-		return err
-	} else if ok && v > 0 {
-		r.Workload.ISLMax = int(v)
 	}
 	switch {
 	case hasRate && rate > 0:
