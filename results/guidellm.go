@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 
 	"github.com/capsim/capsim/model"
 )
@@ -68,6 +70,7 @@ func guideLLMRecords(name string, root *node) ([]Record, error) {
 		return nil, p.fail(benches, 0, "benchmarks", "GuideLLM report has no benchmarks (the run finished none)")
 	}
 	modelID := guideLLMModel(root)
+	islMax, oslMax := guideLLMLengths(root)
 	doc := DocID(name)
 	var recs []Record
 	perLine := map[int]int{}
@@ -94,6 +97,7 @@ func guideLLMRecords(name string, root *node) ([]Record, error) {
 		}
 		r.ID = recordID(doc, r.Source.Line, n, "")
 		r.System.Model = modelID
+		r.Workload.ISLMax, r.Workload.OSLMax = islMax, oslMax
 		recs = append(recs, r)
 	}
 	return recs, nil
@@ -113,6 +117,44 @@ func guideLLMModel(root *node) string {
 		}
 	}
 	return ""
+}
+
+var guideLLMTokensRE = regexp.MustCompile(`\b(prompt_tokens|output_tokens)\s*[=:]\s*(\d+)\b`)
+
+// guideLLMLengths reads the requested lengths of GuideLLM's synthetic data
+// ("prompt_tokens=512,output_tokens=128" in args.data, or in the first
+// benchmark's config.requests.data); 0 when the report does not say.
+func guideLLMLengths(root *node) (isl, osl int) {
+	var texts []string
+	collect := func(n *node) {
+		switch {
+		case n == nil:
+		case n.kind == kindString:
+			texts = append(texts, n.str)
+		case n.kind == kindArray:
+			for _, it := range n.items {
+				texts = append(texts, it.text())
+			}
+		}
+	}
+	collect(root.at("args", "data"))
+	if b := root.get("benchmarks"); b != nil && len(b.items) > 0 {
+		collect(b.items[0].at("config", "requests", "data"))
+	}
+	for _, t := range texts {
+		for _, m := range guideLLMTokensRE.FindAllStringSubmatch(t, -1) {
+			n, err := strconv.Atoi(m[2])
+			if err != nil || n <= 0 || n > 1e9 {
+				continue
+			}
+			if m[1] == "prompt_tokens" && isl == 0 {
+				isl = n
+			} else if m[1] == "output_tokens" && osl == 0 {
+				osl = n
+			}
+		}
+	}
+	return isl, osl
 }
 
 func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
