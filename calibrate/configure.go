@@ -117,50 +117,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
-	mem := model.MemoryOptions{Utilization: settings.GPUMemoryUtilization}
-	build := func(role string, pool model.Pool) (sim.PoolConfig, error) {
-		c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
-		der.Pool = pool.String()
-		eager := settings.DecodeEager
-		if role == RolePrefill {
-			eager = settings.PrefillEager
-		}
-		var graphs []int
-		if !eager {
-			graphs = model.VLLMGraphSizes(orDefault(settings.GraphMax, 512))
-		}
-		cost := model.NewStepCost(gpu, llm, pool, c, graphs)
-		der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
-		// The band moves the whole step by its uncertainty. Shifting each
-		// coefficient by its own marginal σ instead would add up terms the
-		// data determine only jointly (per-step overhead and weight
-		// streaming are indistinguishable at one TP), giving a band several
-		// times wider than RelSigma.
-		cost.Coeffs = scaleCoeffs(c, math.Exp(t.Band*der.RelSigma))
-		d.Derived = append(d.Derived, der)
-		m, err := model.WorkerMemory(gpu, llm, pool, mem)
-		if err != nil {
-			return sim.PoolConfig{}, fmt.Errorf("calibrate: %v", err)
-		}
-		return sim.PoolConfig{
-			Workers:          pool.Count,
-			Cost:             cost,
-			KVCapacity:       m.KVTokens,
-			BlockSize:        settings.BlockSize,
-			MaxNumSeqs:       settings.MaxNumSeqs,
-			MaxBatchedTokens: settings.MaxNumBatchedTokens,
-		}, nil
-	}
-	cfg := &d.Config
-	cfg.Router = sim.Routing(orDefaultS(settings.Router, string(sim.RoundRobin)))
+	var transferCfg sim.Transfer
 	if t.Topology.Disaggregated() {
-		if cfg.Prefill, err = build(RolePrefill, t.Topology.Prefill); err != nil {
-			return Deployment{}, err
-		}
-		if cfg.Decode, err = build(RoleDecode, t.Topology.Decode); err != nil {
-			return Deployment{}, err
-		}
-		cfg.PrefillRouter = sim.Routing(orDefaultS(settings.PrefillRouter, string(sim.SharedQueue)))
 		tr := transfer
 		sig := tr.RelSigma
 		if tr.Source == SourcePrior {
@@ -169,11 +127,24 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			sig = math.Min(sig, sigmaPrior)
 		}
 		f := math.Exp(t.Band * sig)
-		cfg.Transfer = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
-	} else {
-		if cfg.Replicas, err = build(RoleAggregated, t.Topology.Replicas); err != nil {
-			return Deployment{}, err
-		}
+		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
+	}
+	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: d.FrontendLatency,
+		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
+			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
+			der.Pool = pool.String()
+			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
+			der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
+			d.Derived = append(d.Derived, der)
+			// The band moves the whole step by its uncertainty. Shifting each
+			// coefficient by its own marginal σ instead would add up terms the
+			// data determine only jointly (per-step overhead and weight
+			// streaming are indistinguishable at one TP), giving a band several
+			// times wider than RelSigma.
+			return scaleCoeffs(c, math.Exp(t.Band*der.RelSigma)), nil
+		}}
+	if d.Config, err = pr.build(t.Topology); err != nil {
+		return Deployment{}, err
 	}
 	return d, nil
 }

@@ -35,7 +35,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	for _, sh := range shapes {
 		for _, c := range concs {
 			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
-			cfg, err := simConfig(e, prm, p, 0)
+			cfg, err := simConfig(e, prm, p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,196 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Engine is a serving engine label split into family and version:
+// "vllm-0.9.0.1" is family "vllm", version [0 9 0 1]. A label without a
+// version ("vllm") has a nil Version: the source did not say which release ran.
+type Engine struct {
+	Family  string // lower case: "vllm", "dynamo", "sglang", …
+	Version []int  // release numbers, most significant first; nil when unknown
+	Label   string // the label as written
+}
+
+// ParseEngine splits an engine label: the family is the text before the
+// first '-', '_' or space (lower-cased), the version the dot-separated
+// numbers after it, with an optional leading "v" ("vllm-v0.8.4").
+func ParseEngine(label string) Engine {
+	label = strings.TrimSpace(label)
+	e := Engine{Label: label, Family: strings.ToLower(label)}
+	i := strings.IndexAny(label, "-_ ")
+	if i < 0 {
+		return e
+	}
+	e.Family = strings.ToLower(label[:i])
+	for _, f := range strings.Split(strings.TrimPrefix(strings.ToLower(label[i+1:]), "v"), ".") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			break
+		}
+		e.Version = append(e.Version, n)
+	}
+	return e
+}
+
+// String formats the engine as a label: "vllm-0.9.0.1", or the family alone.
+func (e Engine) String() string {
+	if len(e.Version) == 0 {
+		return e.Family
+	}
+	parts := make([]string, len(e.Version))
+	for i, n := range e.Version {
+		parts[i] = strconv.Itoa(n)
+	}
+	return e.Family + "-" + strings.Join(parts, ".")
+}
+
+// EngineFamily is the family of a label: "vllm-0.9.0.1" → "vllm".
+func EngineFamily(label string) string { return ParseEngine(label).Family }
+
+// Older reports whether e's version is older than o's; a missing version
+// is older than any, and a prefix older than its extensions (0.9 < 0.9.0.1).
+func (e Engine) Older(o Engine) bool { return versionLess(e.Version, o.Version) }
+
+// AtLeast reports whether e's version is v or newer; an unknown version is not.
+func (e Engine) AtLeast(v ...int) bool { return len(e.Version) > 0 && !versionLess(e.Version, v) }
+
+func versionLess(a, b []int) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// VLLMGraphMax is vLLM's default largest CUDA-graph capture batch
+// (max_seq_len_to_capture's batch list stops at 512 in the V0 and early V1 releases).
+const VLLMGraphMax = 512
+
+// VLLMGraphSizes are vLLM's default CUDA-graph capture sizes up to max:
+// 1, 2, 4, then steps of 8.
+func VLLMGraphSizes(max int) []int {
+	sizes := []int{1, 2, 4}
+	for b := 8; b <= max; b += 8 {
+		sizes = append(sizes, b)
+	}
+	return sizes
+}
+
+// EngineDefaults are the engine settings a deployment runs with when its
+// command line does not set them, as the engine itself computes them.
+type EngineDefaults struct {
+	BlockSize           int  // KV block size in tokens (--block-size)
+	MaxNumSeqs          int  // --max-num-seqs
+	MaxNumBatchedTokens int  // --max-num-batched-tokens: the per-step token budget
+	GraphMax            int  // largest CUDA-graph capture batch; 0 when the engine runs eager
+	PrefillEager        bool // prefill workers run without CUDA graphs (disaggregated recipes)
+	// Rule names the engine's rule the values come from, for provenance.
+	Rule string
+}
+
+// defaultsRule is one row of the engine-defaults table: from version Since
+// of a family on (until the next row of that family), the defaults for a
+// GPU are Apply's.
+type defaultsRule struct {
+	family string
+	since  []int // nil: labels with no version
+	apply  func(g GPU) EngineDefaults
+}
+
+// vLLM's OpenAI API server picks max-num-batched-tokens and max-num-seqs
+// from the GPU, by a rule that changed over releases
+// (vllm/engine/arg_utils.py; PRs in vllm-project/vllm):
+//
+//   - V0 engine (the default before v0.8.0): 256 sequences; the budget is
+//     2048 tokens when chunked prefill is on (#10544), which the API server
+//     turns on for models longer than 32K tokens; capsim always chunks and
+//     uses 2048 only there, max(max-model-len, 2048) otherwise (taken as 8192 here,
+//     the budget the simulator assumed before this table existed).
+//   - V1 engine, default from v0.8.0: #12369 (merged 2025-01-24) gives
+//     8192 tokens and 1024 sequences when the device name contains "h100"
+//     or "h200", else 2048 and 256.
+//   - #17073 (merged 2025-04-24, first in v0.8.5): 8192 / 1024 for any
+//     device with at least 70 GiB of memory.
+//   - #17885 (merged 2025-05-10, first in v0.9.0): the same, except A100s,
+//     whose larger budget had cost throughput.
+//
+// The release each PR first shipped in is read from its merge date and the
+// release dates (v0.8.5 2025-04-28, v0.9.0 2025-05-15). The device name is
+// the catalog name lower-cased ("h100-sxm", "h20": H20 does not match
+// "h200"), the memory the catalog's nominal GB, which sits on the same side
+// of 70 GiB as the driver's figure for every catalog GPU.
+var defaultsTable = []defaultsRule{
+	{"vllm", nil, vllmV0},      // version unknown: the simulator's historic V0-style assumption
+	{"vllm", []int{0}, vllmV0}, // V0 engine
+	{"vllm", []int{0, 8, 0}, func(g GPU) EngineDefaults { // V1 by device name (#12369)
+		n := strings.ToLower(g.Name)
+		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")
+	}},
+	{"vllm", []int{0, 8, 5}, func(g GPU) EngineDefaults { // V1 by memory (#17073)
+		return vllmV1(g.MemoryGB >= 70, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
+	}},
+	{"vllm", []int{0, 9, 0}, func(g GPU) EngineDefaults { // V1 by memory, not A100 (#17885)
+		return vllmV1(g.MemoryGB >= 70 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
+	}},
+	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM
+	// workers (the seed 004 document's YAML): block size 128, a 4096-token
+	// budget, eager prefill workers, decode graphs up to 128.
+	{"dynamo", nil, dynamoRecipe},
+}
+
+func vllmV0(GPU) EngineDefaults {
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax,
+		Rule: "vLLM V0 defaults (256 sequences, 8192-token budget)"}
+}
+
+func vllmV1(large bool, rule string) EngineDefaults {
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, GraphMax: VLLMGraphMax, Rule: rule}
+	if large {
+		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
+	}
+	return d
+}
+
+func dynamoRecipe(GPU) EngineDefaults {
+	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true,
+		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
+}
+
+// DefaultsFor are an engine's defaults on a GPU: the newest row of the
+// table for the engine's family whose version the engine has reached (a
+// label with no version takes the family's unversioned row). An unknown
+// family gets vLLM's unversioned defaults, and an error saying so.
+func DefaultsFor(e Engine, g GPU) (EngineDefaults, error) {
+	var best *defaultsRule
+	for i := range defaultsTable {
+		r := &defaultsTable[i]
+		if r.family != e.Family {
+			continue
+		}
+		switch {
+		case r.since == nil && len(e.Version) == 0:
+			best = r
+		case r.since != nil && e.AtLeast(r.since...):
+			if best == nil || best.since == nil || versionLess(best.since, r.since) {
+				best = r
+			}
+		}
+	}
+	if best == nil {
+		for i := range defaultsTable {
+			if r := &defaultsTable[i]; r.family == e.Family && r.since == nil {
+				best = r // a versioned label of a family known only unversioned
+			}
+		}
+	}
+	if best == nil {
+		return vllmV0(g), fmt.Errorf("model: no defaults known for engine %q: vLLM's assumed", e.Label)
+	}
+	return best.apply(g), nil
+}
