@@ -31,6 +31,9 @@ type Derivation struct {
 	Role   string `json:"role"`   // prefill, decode or aggregated
 	Pool   string `json:"pool"`   // e.g. "12xTP1"
 	Source string `json:"source"` // fitted, derived or prior
+	// Engine is the engine version whose measurements priced the pool (the
+	// target's own engine for a prior).
+	Engine string `json:"engine"`
 	// From names what a derived or prior cost rests on.
 	From string `json:"from"`
 	// RelSigma is the relative uncertainty of a typical step time of this
@@ -132,7 +135,10 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: d.FrontendLatency,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
-			der.Pool = pool.String()
+			der.Pool, der.Engine = pool.String(), engine
+			if src != nil {
+				der.Engine = src.Engine
+			}
 			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
 			der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
 			d.Derived = append(d.Derived, der)
@@ -163,37 +169,38 @@ func orDefaultS(v, def string) string {
 	return v
 }
 
-// sourceGroup picks the group whose coefficients a target uses, and how far it is from the target:
-// "" exact, otherwise a description of what differs.
 // assumedGroup finds a group whose source named no GPU or model and whose
 // fit assumed this GPU and model.
 func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 	for i := range p.Groups {
 		g := &p.Groups[i]
-		if a := g.Assumed; a != nil && sameGPU(a.GPU, gpu) && model.SameModel(a.Model, llm) && strings.EqualFold(g.Engine, engine) {
+		if a := g.Assumed; a != nil && a.GPU == gpu && a.Model == llm && strings.EqualFold(g.Engine, engine) {
 			return g
 		}
 	}
 	return nil
 }
 
+// sourceGroup picks the group whose coefficients a target uses, and how
+// far it is from the target: "" exact, otherwise a description of what
+// differs. gpu and llm are catalog names.
 func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	if g := p.group(gpu, llm, engine); g != nil {
 		return g, ""
 	}
-	fam := engineFamily(engine)
+	fam := model.EngineFamily(engine)
 	type pick struct {
 		ok   func(g *Group) bool
 		kind string
 	}
 	picks := []pick{
 		{func(g *Group) bool {
-			return sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam
+			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
 		}, "another version"},
-		{func(g *Group) bool { return model.SameModel(g.Model, llm) && strings.EqualFold(g.Engine, engine) }, "another GPU"},
-		{func(g *Group) bool { return sameGPU(g.GPU, gpu) && engineFamily(g.Engine) == fam }, "another model"},
-		{func(g *Group) bool { return model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam }, "another GPU"},
-		{func(g *Group) bool { return engineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
+		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
+		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
 	for _, pk := range picks {
 		var best *Group
@@ -331,7 +338,7 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 // calibrated data: Dynamo 0.3 as NVIDIA's published recipe runs it, vLLM's
 // own defaults otherwise.
 func defaultSettings(engine string) Settings {
-	if engineFamily(engine) == "dynamo" {
+	if model.EngineFamily(engine) == "dynamo" {
 		return Settings{BlockSize: 128, MaxNumBatchedTokens: 4096, MaxModelLen: 4096, PrefillEager: true, GraphMax: 128,
 			Router: string(sim.RoundRobin), PrefillRouter: string(sim.SharedQueue)}
 	}

@@ -15,23 +15,31 @@ type Engine struct {
 	Label   string // the label as written
 }
 
-// ParseEngine splits an engine label: the family is the text before the
-// first '-', '_' or space (lower-cased), the version the dot-separated
-// numbers after it, with an optional leading "v" ("vllm-v0.8.4").
+// ParseEngine splits an engine label into family and version: the
+// version is the dot-separated numbers after the first '-', '_' or space
+// that a digit (or "v" and a digit) follows ("vllm-v0.8.4",
+// "llm-d-inference-sim-0.10.2"), the family the lower-cased text before it.
 func ParseEngine(label string) Engine {
 	label = strings.TrimSpace(label)
 	e := Engine{Label: label, Family: strings.ToLower(label)}
-	i := strings.IndexAny(label, "-_ ")
-	if i < 0 {
-		return e
-	}
-	e.Family = strings.ToLower(label[:i])
-	for _, f := range strings.Split(strings.TrimPrefix(strings.ToLower(label[i+1:]), "v"), ".") {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			break
+	low := strings.ToLower(label)
+	for i := 0; i < len(low); i++ {
+		if !strings.ContainsRune("-_ ", rune(low[i])) {
+			continue
 		}
-		e.Version = append(e.Version, n)
+		rest := strings.TrimPrefix(low[i+1:], "v")
+		if rest == "" || rest[0] < '0' || rest[0] > '9' {
+			continue
+		}
+		e.Family = low[:i]
+		for _, f := range strings.Split(rest, ".") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				break
+			}
+			e.Version = append(e.Version, n)
+		}
+		break
 	}
 	return e
 }

@@ -267,7 +267,6 @@ func (t *table) records(name, doc string) ([]Record, error) {
 					return nil, errorf(name, row.line, field, "want a positive rate, got %q", cell)
 				}
 				base.Workload.Load = model.Open(v, 0)
-				base.Workload.RequestRate = base.Workload.Load.RateString()
 			case colNumPrompts:
 				if base.Workload.NumPrompts, err = integer(); err != nil {
 					return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -91,52 +92,14 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 	return loads, nil
 }
 
-// resolveTarget turns user names into a profile target: canonical GPU, the
-// model (defaulting to the only calibrated one) and the engine label.
+// resolveTarget turns the deployment flags into a profile target, naming
+// the flag to fix when a name is missing.
 func resolveTarget(p *calibrate.Profile, gpuName, modelName, engine string, topo model.Topology) (calibrate.Target, error) {
-	if gpuName == "" {
-		return calibrate.Target{}, fmt.Errorf("--gpu is required (known: %s)", gpuList())
+	t, err := p.Resolve(gpuName, modelName, engine, topo)
+	if errors.Is(err, calibrate.ErrNoGPU) {
+		return t, fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
 	}
-	g, err := model.LookupGPU(gpuName)
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	if modelName == "" {
-		models := p.Models(g.Name)
-		switch len(models) {
-		case 1:
-			modelName = models[0]
-		case 0:
-			return calibrate.Target{}, fmt.Errorf("no model is calibrated for %s: give --model (known: %s)", g.Name, llmList())
-		default:
-			return calibrate.Target{}, fmt.Errorf("several models are calibrated for %s: give --model (one of: %s)", g.Name, strings.Join(models, ", "))
-		}
-	}
-	m, err := model.LookupLLM(modelName)
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	eng, err := p.ResolveEngine(g.Name, m.Name, engine, topo.Disaggregated())
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	return calibrate.Target{GPU: g.Name, Model: m.Name, Engine: eng, Topology: topo}, nil
-}
-
-func gpuList() string {
-	var names []string
-	for _, g := range model.GPUs() {
-		names = append(names, g.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-func llmList() string {
-	var names []string
-	for _, m := range model.LLMs() {
-		names = append(names, model.ShortName(m.Name))
-	}
-	return strings.Join(names, ", ")
+	return t, err
 }
 
 // orDash is s, or "-" for an empty table cell.

@@ -82,7 +82,7 @@ func fitRecords(files []string) ([]results.Record, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("fit: --from names no files")
 	}
-	return dataOptions{files: names}.load()
+	return results.LoadFiles(names)
 }
 
 // fitProgress prints one line per stage of each group (and every tenth refinement step).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -89,7 +90,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 func (o planOptions) options() (plan.Options, error) {
 	var opts plan.Options
 	if o.modelName == "" {
-		return opts, fmt.Errorf("plan: --model is required (known: %s)", llmList())
+		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
 	}
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")

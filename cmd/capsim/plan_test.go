@@ -36,8 +36,10 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
 	}
 	var res struct {
-		Model           string `json:"model"`
-		RequestRate     string `json:"request_rate"`
+		Model string `json:"model"`
+		Load  struct {
+			RequestRate json.Number `json:"request_rate"`
+		} `json:"load"`
 		Recommendations []struct {
 			Rank      int                `json:"rank"`
 			GPU       string             `json:"gpu"`
@@ -70,8 +72,8 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out.String())
 	}
-	if res.Model != "Qwen/Qwen3-32B" || res.RequestRate != "4" || res.Search.Candidates == 0 {
-		t.Errorf("header: model %q rate %q candidates %d", res.Model, res.RequestRate, res.Search.Candidates)
+	if res.Model != "Qwen/Qwen3-32B" || res.Load.RequestRate != "4" || res.Search.Candidates == 0 {
+		t.Errorf("header: model %q rate %q candidates %d", res.Model, res.Load.RequestRate, res.Search.Candidates)
 	}
 	if len(res.Recommendations) == 0 || len(res.Pareto) == 0 {
 		t.Fatalf("%d recommendations, %d frontier points", len(res.Recommendations), len(res.Pareto))

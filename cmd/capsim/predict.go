@@ -111,7 +111,7 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
 		for _, pt := range p.Points {
 			m := pt.Metrics
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", loadLabel(pt.Load),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pt.Load.Label(),
 				fmtMetric(m, model.RequestThroughput), fmtMetric(m, model.OutputThroughput), pt.OutputPerGPU,
 				fmtMetric(m, model.MeanTTFT), fmtMetric(m, model.P99TTFT), fmtMetric(m, model.MeanTPOT), fmtMetric(m, model.P99TPOT),
 				fmtMetric(m, model.MeanITL), fmtMetric(m, model.MeanE2EL), fmtMetric(m, model.P99E2EL))
@@ -121,9 +121,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		fmt.Fprintln(w, "(latencies in ms)")
 		fmt.Fprintf(w, "knee:        %.2f req/s (90%% of max %.2f req/s, %.0f output tok/s) at %s\n",
-			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, kneeLoad(p.Knee.X, p.Points))
+			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, p.Knee.Load)
 		if p.Blowup.Found {
-			fmt.Fprintf(w, "TTFT blow-up: mean TTFT %.0f ms (≥ 3× the %.0f ms at the lowest load) from %s\n", p.Blowup.MeanTTFTms, p.Blowup.BaseTTFTms, kneeLoad(p.Blowup.X, p.Points))
+			fmt.Fprintf(w, "TTFT blow-up: mean TTFT %.0f ms (≥ 3× the %.0f ms at the lowest load) from %s\n", p.Blowup.MeanTTFTms, p.Blowup.BaseTTFTms, p.Blowup.Load)
 		} else {
 			fmt.Fprintf(w, "TTFT blow-up: none in range (mean TTFT stays below 3× the %.0f ms at the lowest load)\n", p.Blowup.BaseTTFTms)
 		}
@@ -145,24 +145,4 @@ func fromText(from string) string {
 		return ""
 	}
 	return " from " + from
-}
-
-func loadLabel(l model.Load) string {
-	switch l.Kind {
-	case model.ClosedLoop:
-		return fmt.Sprintf("c=%d", l.Concurrency)
-	case model.OpenLoop:
-		return fmt.Sprintf("%s req/s", l.RateString())
-	default:
-		return "burst"
-	}
-}
-
-func kneeLoad(x float64, pts []predict.Point) string {
-	for _, p := range pts {
-		if p.Load.X() == x {
-			return p.Load.String()
-		}
-	}
-	return "-"
 }
