@@ -99,7 +99,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
 		src, srcKind = g, ""
 	}
-	settings := defaultSettings(engine)
+	settings := defaultSettings(engine, gpu)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	if src != nil {
 		settings = src.Settings
@@ -334,15 +334,17 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 	return math.Sqrt(vari) / total
 }
 
-// defaultSettings are the engine settings assumed for an engine without
-// calibrated data: Dynamo 0.3 as NVIDIA's published recipe runs it, vLLM's
-// own defaults otherwise.
-func defaultSettings(engine string) Settings {
+// defaultSettings are the settings an engine runs with on a GPU when its
+// command line does not set them: model.DefaultsFor's, with Dynamo's
+// routers (round-robin decode, a shared prefill queue).
+func defaultSettings(engine string, gpu model.GPU) Settings {
+	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu)
+	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
+		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin)}
 	if model.EngineFamily(engine) == "dynamo" {
-		return Settings{BlockSize: 128, MaxNumBatchedTokens: 4096, MaxModelLen: 4096, PrefillEager: true, GraphMax: 128,
-			Router: string(sim.RoundRobin), PrefillRouter: string(sim.SharedQueue)}
+		s.PrefillRouter = string(sim.SharedQueue)
 	}
-	return Settings{GraphMax: 512, Router: string(sim.RoundRobin)}
+	return s
 }
 
 // priorTransfer prices a KV transfer when none was fitted: a few ms of

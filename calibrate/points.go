@@ -169,7 +169,8 @@ func physicalCheck(r *results.Record) string {
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
 func settingsFrom(engine string, pts []*point) Settings {
-	s := defaultSettings(engine)
+	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
+	s := defaultSettings(engine, gpu)
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {

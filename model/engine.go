@@ -97,6 +97,7 @@ type EngineDefaults struct {
 	MaxNumBatchedTokens int  // --max-num-batched-tokens: the per-step token budget
 	GraphMax            int  // largest CUDA-graph capture batch; 0 when the engine runs eager
 	PrefillEager        bool // prefill workers run without CUDA graphs (disaggregated recipes)
+	MaxModelLen         int  // --max-model-len; 0 means the model's own context length
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
@@ -166,7 +167,7 @@ func vllmV1(large bool, rule string) EngineDefaults {
 }
 
 func dynamoRecipe(GPU) EngineDefaults {
-	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true,
+	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
 		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
 }
 

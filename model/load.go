@@ -163,3 +163,38 @@ func (l Load) String() string {
 		return "burst"
 	}
 }
+
+// ParseConcurrencies reads a comma list of concurrencies ("1,4,16") as
+// closed-loop loads.
+func ParseConcurrencies(list string) ([]Load, error) {
+	var loads []Load
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("model: %q is not a positive integer", strings.TrimSpace(f))
+		}
+		loads = append(loads, Closed(n))
+	}
+	return loads, nil
+}
+
+// ParseRates reads a comma list of request rates in req/s ("2,4.5,inf")
+// as open-loop loads of the given burstiness; "inf" is a burst.
+func ParseRates(list string, burstiness float64) ([]Load, error) {
+	if !(burstiness > 0) {
+		return nil, fmt.Errorf("model: burstiness must be positive, got %v", burstiness)
+	}
+	var loads []Load
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		r, err := strconv.ParseFloat(f, 64)
+		if strings.EqualFold(f, "inf") {
+			r, err = math.Inf(1), nil
+		}
+		if err != nil || !(r > 0) || math.IsNaN(r) {
+			return nil, fmt.Errorf("model: %q is not a positive number of requests per second", f)
+		}
+		loads = append(loads, Open(r, burstiness))
+	}
+	return loads, nil
+}

@@ -119,7 +119,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			}
 		}
 		if len(shapes) == 0 {
-			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: give --isl and --osl",
+			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: name a prompt and output length",
 				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
 		}
 	}

@@ -30,6 +30,21 @@ type PoolConfig struct {
 	MaxBatchedTokens int
 }
 
+// Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,
+// MaxBatchedTokens) set to the defaults the simulator runs with.
+func (p PoolConfig) Limits() PoolConfig {
+	if p.BlockSize == 0 {
+		p.BlockSize = defaultBlockSize
+	}
+	if p.MaxNumSeqs == 0 {
+		p.MaxNumSeqs = defaultMaxNumSeqs
+	}
+	if p.MaxBatchedTokens == 0 {
+		p.MaxBatchedTokens = defaultMaxBatchedTokens
+	}
+	return p
+}
+
 // Routing chooses the worker a request goes to.
 type Routing string
 

@@ -11,7 +11,10 @@ import (
 	"github.com/capsim/capsim/model"
 )
 
-// Defaults of PoolConfig's optional fields (vLLM's).
+// Defaults of PoolConfig's optional fields: the simulator's own fallback
+// for a zero field (vLLM V0's values). Callers that know the engine fill
+// the fields from model.DefaultsFor; read the effective values with
+// PoolConfig.Limits.
 const (
 	defaultBlockSize        = 16
 	defaultMaxNumSeqs       = 256
@@ -125,15 +128,7 @@ func validatePool(name string, p *PoolConfig) error {
 	if p.MaxBatchedTokens < 0 {
 		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
 	}
-	if p.BlockSize == 0 {
-		p.BlockSize = defaultBlockSize
-	}
-	if p.MaxNumSeqs == 0 {
-		p.MaxNumSeqs = defaultMaxNumSeqs
-	}
-	if p.MaxBatchedTokens == 0 {
-		p.MaxBatchedTokens = defaultMaxBatchedTokens
-	}
+	*p = p.Limits()
 	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {
 		return f("KVCapacity (%d) must hold at least one block of %d tokens", p.KVCapacity, p.BlockSize)
 	}

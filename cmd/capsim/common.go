@@ -60,36 +60,28 @@ func parseTopology(prefill, decode, replicas string) (model.Topology, error) {
 
 // parseLoads turns --concurrency or --rate lists into loads (nil when neither is given).
 func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, error) {
-	if concurrency != "" && rate != "" {
+	switch {
+	case concurrency != "" && rate != "":
 		return nil, fmt.Errorf("give either --concurrency or --rate, not both")
-	}
-	var loads []model.Load
-	if concurrency != "" {
-		for _, f := range strings.Split(concurrency, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("--concurrency: %q is not a positive integer", strings.TrimSpace(f))
-			}
-			loads = append(loads, model.Closed(n))
-		}
-	}
-	if rate != "" {
+	case concurrency != "":
+		loads, err := model.ParseConcurrencies(concurrency)
+		return loads, flagError("--concurrency", err)
+	case rate != "":
 		if !(burstiness > 0) {
 			return nil, fmt.Errorf("--burstiness must be positive, got %v", burstiness)
 		}
-		for _, f := range strings.Split(rate, ",") {
-			f = strings.TrimSpace(f)
-			r, err := strconv.ParseFloat(f, 64)
-			if strings.EqualFold(f, "inf") {
-				r, err = math.Inf(1), nil
-			}
-			if err != nil || !(r > 0) || math.IsNaN(r) {
-				return nil, fmt.Errorf("--rate: %q is not a positive number of requests per second", f)
-			}
-			loads = append(loads, model.Open(r, burstiness))
-		}
+		loads, err := model.ParseRates(rate, burstiness)
+		return loads, flagError("--rate", err)
 	}
-	return loads, nil
+	return nil, nil
+}
+
+// flagError names the flag a library error is about.
+func flagError(flag string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", flag, strings.TrimPrefix(err.Error(), "model: "))
 }
 
 // resolveTarget turns the deployment flags into a profile target, naming

@@ -124,7 +124,7 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown SLO statistic", map[string]string{"--slo": "ttft_p42=2s"}, `unknown statistic "p42"`},
 		{"SLO without value", map[string]string{"--slo": "ttft_p99"}, "want METRIC_STAT=VALUE"},
 		{"unknown GPU", map[string]string{"--gpu": "H20,Z9000"}, `unknown GPU "Z9000"`},
-		{"max GPUs too small", map[string]string{"--gpu": "L40S", "--max-gpus": "1"}, "--max-gpus 1 is too small for Qwen3-32B: the smallest deployment that fits is 1xTP2 on L40S"},
+		{"max GPUs too small", map[string]string{"--gpu": "L40S", "--max-gpus": "1"}, "a limit of 1 GPUs is too small for Qwen3-32B: the smallest deployment that fits is 1xTP2 on L40S"},
 		{"unknown model", map[string]string{"--model": "GPT-9"}, `unknown model "GPT-9"`},
 		{"bad cost", map[string]string{"--gpu-cost": "H20=cheap"}, `--gpu-cost "H20=cheap"`},
 		{"cost of unknown GPU", map[string]string{"--gpu-cost": "Z9000=1"}, `unknown GPU "Z9000"`},
