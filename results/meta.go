@@ -27,6 +27,11 @@ type Meta struct {
 	ID       string   `json:"id,omitempty"`       // record-ID prefix replacing the file's DocID, e.g. "004"
 	Title    string   `json:"title,omitempty"`
 	Notes    []string `json:"notes,omitempty"` // the prose's facts in words, including how things were measured
+	// Provenance says where a published measurement came from: repository or
+	// site, path or URL, date, commit, and what the source states about the
+	// GPU, model, topology, engine and command line. It documents the data;
+	// nothing reads it into records.
+	Provenance map[string]string `json:"provenance,omitempty"`
 
 	Defaults Patch            `json:"defaults"`
 	Sections []SectionPatch   `json:"sections,omitempty"`

@@ -40,6 +40,8 @@ func TestClassifyHeader(t *testing.T) {
 		{"Request Rate", colRate, "", 1, ""},
 		{"Errors", colErrors, "", 1, ""},
 		{"Preset", colLabel, "", 1, ""},
+		{"Engine", colLabel, "", 1, ""},
+		{"Backend", colLabel, "", 1, ""},
 		{"Prompt Speedup (%)", colIgnore, "", 0, ""},
 		{"Mean TTFT (us)", colIgnore, "", 0, ""},
 		{"Notes", colIgnore, "", 0, ""},
@@ -82,6 +84,37 @@ func TestVLLMJSONLoad(t *testing.T) {
 				t.Errorf("request_rate text = %q, want %q", rate, tt.rateText)
 			}
 		})
+	}
+}
+
+// A table's rate column may say "inf" (every prompt sent at once), and an
+// engine column names the row, so a sidecar can patch each engine's rows.
+func TestMarkdownRateInfAndEngineRow(t *testing.T) {
+	doc := "### Offline\n\n| RPS | Num Prompts | Engine | Request throughput |\n|---|---|---|---|\n| inf | 5000 | SGLang | 22.03 |\n| 4 | 1200 | vLLM | 3.9 |\n"
+	recs, err := ParseMarkdown("t.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	tests := []struct {
+		row      string
+		kind     model.LoadKind
+		rateText string
+	}{
+		{"SGLang", model.Burst, "inf"},
+		{"vLLM", model.OpenLoop, "4"},
+	}
+	for i, tt := range tests {
+		r := recs[i]
+		if r.Source.Row != tt.row || r.Workload.Load.Kind != tt.kind || r.Workload.RequestRate != tt.rateText {
+			t.Errorf("record %d: row %q load %+v rate %q; want row %q kind %q rate %q",
+				i, r.Source.Row, r.Workload.Load, r.Workload.RequestRate, tt.row, tt.kind, tt.rateText)
+		}
+	}
+	if _, err := ParseMarkdown("bad.md", []byte("| RPS | Request throughput |\n|---|---|\n| fast | 1 |\n")); err == nil {
+		t.Error("a rate that is neither a number nor inf was accepted")
 	}
 }
 
@@ -187,6 +220,14 @@ func TestMeta(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), b.want) || !strings.HasPrefix(err.Error(), "results: m.meta.json") {
 			t.Errorf("ParseMeta(%s) error = %v, want one containing %q", b.meta, err, b.want)
 		}
+	}
+	// Provenance is an optional object of strings; anything else is an error.
+	mp, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"repository": "o/r", "commit": "abc"}, "defaults": {}}`))
+	if err != nil || mp.Provenance["repository"] != "o/r" || mp.Provenance["commit"] != "abc" {
+		t.Errorf("ParseMeta with provenance = %+v, %v", mp, err)
+	}
+	if _, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"date": 2025}}`)); err == nil {
+		t.Errorf("ParseMeta accepted a provenance value that is not a string")
 	}
 	// A GPU count that contradicts the topology is an error, not a guess.
 	m2, _ := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "defaults": {"gpu_count": 4, "topology": "4xTP4"}}`))

@@ -89,7 +89,7 @@ func classifyPlain(h string) column {
 		return c
 	}
 	switch base {
-	case "preset", "gpu preset", "config", "configuration", "name", "system", "setup", "deployment":
+	case "preset", "gpu preset", "config", "configuration", "name", "system", "setup", "deployment", "engine", "backend", "framework":
 		c.kind = colLabel
 		return c
 	case "concurrency", "max concurrency", "max concurrent requests", "concurrent requests", "clients":
@@ -240,6 +240,12 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				return nil, errorf(name, row.line, field, "empty cell")
 			}
 			if absentCell(cell) {
+				continue
+			}
+			if c.kind == colRate && strings.EqualFold(cell, "inf") {
+				// Every prompt sent at once, as bench serve's request_rate "inf".
+				base.Workload.Load = model.Open(math.Inf(1), 0)
+				base.Workload.RequestRate = base.Workload.Load.RateString()
 				continue
 			}
 			v, err := parseNumber(cell)
