@@ -108,9 +108,9 @@ func TestMarkdownRateInfAndEngineRow(t *testing.T) {
 	}
 	for i, tt := range tests {
 		r := recs[i]
-		if r.Source.Row != tt.row || r.Workload.Load.Kind != tt.kind || r.Workload.RequestRate != tt.rateText {
+		if r.Source.Row != tt.row || r.Workload.Load.Kind != tt.kind || rateText(r.Workload.Load) != tt.rateText {
 			t.Errorf("record %d: row %q load %+v rate %q; want row %q kind %q rate %q",
-				i, r.Source.Row, r.Workload.Load, r.Workload.RequestRate, tt.row, tt.kind, tt.rateText)
+				i, r.Source.Row, r.Workload.Load, rateText(r.Workload.Load), tt.row, tt.kind, tt.rateText)
 		}
 	}
 	if _, err := ParseMarkdown("bad.md", []byte("| RPS | Request throughput |\n|---|---|\n| fast | 1 |\n")); err == nil {

@@ -245,7 +245,6 @@ func (t *table) records(name, doc string) ([]Record, error) {
 			if c.kind == colRate && strings.EqualFold(cell, "inf") {
 				// Every prompt sent at once, as bench serve's request_rate "inf".
 				base.Workload.Load = model.Open(math.Inf(1), 0)
-				base.Workload.RequestRate = base.Workload.Load.RateString()
 				continue
 			}
 			v, err := parseNumber(cell)
