@@ -58,6 +58,16 @@ type Deployment struct {
 	FrontendLatency float64
 }
 
+// String is the derivation as outputs print it: "aggregated 4xTP4:
+// fitted from vllm-0.9.0.1 on H20 / Qwen3-32B aggregated TP4 (±12%)".
+func (d Derivation) String() string {
+	from := ""
+	if d.From != "" {
+		from = " from " + d.From
+	}
+	return fmt.Sprintf("%s %s: %s%s (±%.0f%%)", d.Role, d.Pool, d.Source, from, 100*d.RelSigma)
+}
+
 // Extra relative uncertainty added when costs are carried over rather than fitted.
 const (
 	sigmaOtherTP    = 0.10 // same engine, GPU and model; another TP degree or role

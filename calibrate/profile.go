@@ -3,6 +3,7 @@ package calibrate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -189,6 +190,24 @@ func ParseProfile(data []byte) (*Profile, error) {
 	return &p, nil
 }
 
+// LoadProfile reads the profile at path, or parses embedded (a default
+// profile's bytes) when path is "".
+func LoadProfile(path string, embedded []byte) (*Profile, error) {
+	data, name := embedded, "embedded default profile"
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: %w", err)
+		}
+		data, name = b, path
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
 // Marshal encodes the profile as indented JSON ending in a newline.
 func (p *Profile) Marshal() ([]byte, error) {
 	b, err := json.MarshalIndent(p, "", "  ")
@@ -196,6 +215,20 @@ func (p *Profile) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("calibrate: profile: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// Flags maps record IDs to the reason the fit flagged them (points it
+// cannot explain).
+func (p *Profile) Flags() map[string]string {
+	flags := map[string]string{}
+	for _, g := range p.Groups {
+		for _, r := range g.Residuals {
+			if r.Flag != "" {
+				flags[r.Record] = r.Flag
+			}
+		}
+	}
+	return flags
 }
 
 // canonicalise resolves every GPU and model name of a profile to the

@@ -73,3 +73,18 @@ func MedianError(cs []Comparison) float64 {
 	}
 	return stats.Median(errs)
 }
+
+// MedianErrors is the median absolute % error of each metric compared.
+func MedianErrors(cs []Comparison) map[string]float64 {
+	var metrics []string
+	for _, c := range cs {
+		if !slices.Contains(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+	}
+	out := map[string]float64{}
+	for _, e := range Summarise(cs, metrics) {
+		out[e.Metric] = e.Median
+	}
+	return out
+}

@@ -4,31 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 )
-
-// loadProfile reads a user's profile, or the embedded default when path is "".
-func loadProfile(path string) (*calibrate.Profile, error) {
-	data, name := fixtures.DefaultProfile(), "embedded default profile"
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		data, name = b, path
-	}
-	p, err := calibrate.ParseProfile(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
-}
 
 // parseTopology builds a topology from --prefill/--decode or --replicas.
 func parseTopology(prefill, decode, replicas string) (model.Topology, error) {

@@ -67,12 +67,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 }
 
 // load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) {
-	if len(o.files) == 0 {
-		return fixtures.Records()
-	}
-	return results.LoadFiles(o.files)
-}
+func (o dataOptions) load() ([]results.Record, error) { return fixtures.Load(o.files) }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
 	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)

@@ -11,7 +11,6 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -25,6 +24,12 @@ type fitOptions struct {
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
+	return runInterruptible(fitContext, args, stdout, stderr)
+}
+
+// fitContext fits under a context Ctrl-C cancels: the fit stops between
+// simulations and writes nothing.
+func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
 	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
@@ -37,12 +42,12 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.format = *f
-	recs, err := fitRecords(o.from)
+	recs, err := fixtures.Load(o.from)
 	if err != nil {
 		return err
 	}
 	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
-	prof, rep, err := calibrate.Fit(context.Background(), recs, opts, fitProgress(stderr))
+	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
 	if err != nil {
 		return err
 	}
@@ -63,26 +68,6 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeFitTable(stdout, rep)
-}
-
-// fitRecords reads the user's files with their sidecar metadata (as capsim
-// data --file does), or the embedded fixtures when none are named.
-func fitRecords(files []string) ([]results.Record, error) {
-	if len(files) == 0 {
-		return fixtures.Records()
-	}
-	var names []string
-	for _, f := range files {
-		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				names = append(names, name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("fit: --from names no files")
-	}
-	return results.LoadFiles(names)
 }
 
 // fitProgress prints one line per stage of each group (and every tenth refinement step).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -121,6 +122,27 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string) {
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
 	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
 	fs.BoolVar(&s.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+}
+
+// check rejects server flags no benchmark can run with; noLoads says no
+// load point was given.
+func (s *serverFlags) check(cmd string, noLoads bool) error {
+	msg := ""
+	switch {
+	case s.isl <= 0 || s.osl <= 0:
+		msg = "--isl and --osl must be positive numbers of tokens"
+	case s.numPrompts <= 0:
+		msg = "--num-prompts must be positive"
+	case noLoads:
+		msg = "give load points with --concurrency and/or --rate"
+	case s.maxConcurrency < 0:
+		msg = "--max-concurrency must not be negative"
+	case s.timeout <= 0:
+		msg = "--timeout must be positive"
+	default:
+		return nil
+	}
+	return errors.New(cmd + ": " + msg)
 }
 
 // endpointKind parses --endpoint.

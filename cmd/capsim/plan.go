@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -58,7 +59,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
@@ -87,7 +88,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("plot: no records match the filters")
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	groups := series.Group(recs)
-	flags := plotCalibrationFlags(prof)
+	flags := prof.Flags()
 	names := map[string]int{}
 	var done []plotted
 	var pairs []plots.Pair
@@ -180,19 +181,6 @@ func plotUniqueName(used map[string]int, name string) string {
 	return name
 }
 
-// plotCalibrationFlags maps record IDs to the reason the calibration flagged them.
-func plotCalibrationFlags(p *calibrate.Profile) map[string]string {
-	flags := map[string]string{}
-	for _, g := range p.Groups {
-		for _, r := range g.Residuals {
-			if r.Flag != "" {
-				flags[r.Record] = r.Flag
-			}
-		}
-	}
-	return flags
-}
-
 // plotShortReason is the part of an anomaly or flag before its colon
 // ("ttft-tail", "not explained by the cost model"): the footer has one line.
 func plotShortReason(s string) string {
@@ -209,25 +197,6 @@ func plotPanels(s *series.Series) []string {
 	ms := append([]string(nil), plots.DefaultPanels...)
 	if !has(model.RequestThroughput) && has(model.OutputThroughput) {
 		ms[0] = model.OutputThroughput
-	}
-	return ms
-}
-
-// plotMedians are the median absolute % errors per metric and over all.
-func plotMedians(cs []predict.Comparison) (map[string]float64, float64) {
-	per := map[string]float64{}
-	for _, e := range predict.Summarise(cs, cs2metrics(cs)) {
-		per[e.Metric] = e.Median
-	}
-	return per, predict.MedianError(cs)
-}
-
-func cs2metrics(cs []predict.Comparison) []string {
-	var ms []string
-	for _, c := range cs {
-		if !slices.Contains(ms, c.Metric) {
-			ms = append(ms, c.Metric)
-		}
 	}
 	return ms
 }
@@ -271,7 +240,7 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 		for _, c := range sp.Comparisons {
 			pairs = append(pairs, plots.Pair{Metric: c.Metric, Measured: c.Measured, Predicted: c.Predicted})
 		}
-		p.errors, p.median = plotMedians(sp.Comparisons)
+		p.errors, p.median = predict.MedianErrors(sp.Comparisons), predict.MedianError(sp.Comparisons)
 		shape = fmt.Sprintf("ISL %d / OSL %d", sp.ISL, sp.OSL)
 		if m := s.First().Workload.OSLMax; m > 0 && m != sp.OSL {
 			shape = fmt.Sprintf("ISL %d / OSL %d (max %d)", sp.ISL, sp.OSL, m)
@@ -318,7 +287,7 @@ func plotSummaryFigure(pairs []plots.Pair, nSeries int) (*plots.Figure, map[stri
 			cs = append(cs, predict.Comparison{Metric: p.Metric, Measured: p.Measured, Predicted: p.Predicted, AbsPctError: e})
 		}
 	}
-	med, _ := plotMedians(cs)
+	med := predict.MedianErrors(cs)
 	fig := plots.SummaryFigure(plots.Summary{
 		Title:    "Calibrated simulation against measurements",
 		Subtitle: fmt.Sprintf("every measured point of the %d simulated series, simulated at its own load", nSeries),

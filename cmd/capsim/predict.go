@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 )
@@ -75,7 +77,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if o.numPrompts < 0 {
 		return nil, fmt.Errorf("--num-prompts must be positive")
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		fmt.Fprintf(w, "bottleneck:  %s — %s\n", p.Bottleneck.Resource, p.Bottleneck.Why)
 		for _, d := range p.Derived {
-			fmt.Fprintf(w, "costs:       %s %s: %s%s (±%.0f%%)\n", d.Role, d.Pool, d.Source, fromText(d.From), 100*d.RelSigma)
+			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
@@ -138,11 +140,4 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 	}
 	return nil
-}
-
-func fromText(from string) string {
-	if from == "" {
-		return ""
-	}
-	return " from " + from
 }

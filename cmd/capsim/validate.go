@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -83,7 +84,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	o.format = *format
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
@@ -119,17 +120,8 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	switch {
-	case o.isl <= 0 || o.osl <= 0:
-		return nil, errors.New("validate: --isl and --osl must be positive numbers of tokens")
-	case o.numPrompts <= 0:
-		return nil, errors.New("validate: --num-prompts must be positive")
-	case o.concurrency == "" && o.rate == "":
-		return nil, errors.New("validate: give load points with --concurrency and/or --rate")
-	case o.maxConcurrency < 0:
-		return nil, errors.New("validate: --max-concurrency must not be negative")
-	case o.timeout <= 0:
-		return nil, errors.New("validate: --timeout must be positive")
+	if err := o.check("validate", o.concurrency == "" && o.rate == ""); err != nil {
+		return nil, err
 	}
 	served := o.servedModel
 	if served == "" {
@@ -186,29 +178,24 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if endpoint == loadgen.Chat {
 		v.Warnings = append(v.Warnings, "chat prompts are text: measured input lengths are approximate")
 	}
-	var done []*loadgen.Result
-	for i, load := range loads {
-		opts := base
-		opts.Load = load
-		fmt.Fprintf(stderr, "validate: load point %d/%d: %s, %d prompts\n", i+1, len(loads), load, opts.NumPrompts)
-		r, runErr := loadgen.Run(ctx, opts, benchProgressPrinter(stderr, load))
-		if r != nil {
-			done = append(done, r)
-			if o.out != "" {
-				if err := loadgen.WriteResults(o.out, done); err != nil {
-					return nil, fmt.Errorf("validate: %w", err)
-				}
+	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(stderr, "validate", base.NumPrompts, len(loads)),
+		func(done []*loadgen.Result) error {
+			if err := writeResultsTo(o.out, done); err != nil {
+				return err
 			}
-		}
-		if runErr != nil {
-			return nil, fmt.Errorf("validate: during %s: %w", load, runErr)
-		}
-		if r.Completed == 0 {
-			return nil, fmt.Errorf("validate: %s: every request failed%s", load, benchFailureNote(r))
-		}
+			if r := done[len(done)-1]; r.Completed == 0 && !r.Partial {
+				return fmt.Errorf("%s: every request failed%s", r.Load, r.FailureNote())
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	for i, r := range done {
+		load := r.Load
 		if r.Failed > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d requests failed%s; latencies are over the completed ones",
-				load, r.Failed, r.NumPrompts, benchFailureNote(r)))
+				load, r.Failed, r.NumPrompts, r.FailureNote()))
 		}
 		pt := compare(load, shape, pred.Points[i].Metrics, r.Metrics())
 		pt.NumPrompts, pt.Completed, pt.Failed = r.NumPrompts, r.Completed, r.Failed
@@ -295,7 +282,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 func derivedText(ds []calibrate.Derivation) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, fmt.Sprintf("%s %s: %s%s (±%.0f%%)", d.Role, d.Pool, d.Source, fromText(d.From), 100*d.RelSigma))
+		out = append(out, d.String())
 	}
 	return out
 }
