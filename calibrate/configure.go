@@ -83,15 +83,15 @@ const (
 // says which.
 func (p *Profile) Configure(t Target) (Deployment, error) {
 	if err := t.Topology.Validate(); err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	gpu, err := model.LookupGPU(t.GPU)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	llm, err := model.LookupLLM(t.Model)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	engine := t.Engine
 	if len(p.Groups) > 0 {

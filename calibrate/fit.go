@@ -180,7 +180,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		prior := priorParams(gf.layout, c.llm, pts, settings)
 		lin, err := fitLinear(e, gf.layout, prior, pts)
 		if err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 		score := lin.rmsRel*lin.rmsRel + penalty(gf.layout, lin.x)
 		if len(cands) > 1 && !opts.SkipRefine {
@@ -212,7 +212,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals(), Loss: loss})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 		gf.params = p
 		if note != "" {
@@ -251,7 +251,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	if key.gpu != "" {
 		g, err := model.LookupGPU(key.gpu)
 		if err != nil {
-			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+			return nil, "", fmt.Errorf("calibrate: group %s: %w", key, err)
 		}
 		gpus = []model.GPU{g}
 	}
@@ -259,7 +259,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	if key.model != "" {
 		m, err := model.LookupLLM(key.model)
 		if err != nil {
-			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+			return nil, "", fmt.Errorf("calibrate: group %s: %w", key, err)
 		}
 		llms = []model.LLM{m}
 	}
@@ -539,7 +539,7 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	} else {
 		var err error
 		if sims, err = simulateAll(ctx, e, prm, pts, opts); err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 	}
 	progress(Progress{Stage: "residuals", Group: name, Done: len(pts), Total: len(pts)})

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -226,5 +227,21 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 	}
 	if !held["3P(TP4) 1D(TP4)"] || !held["12P(TP1) 1D(TP4)"] {
 		t.Errorf("held-out configurations %v, want both", held)
+	}
+}
+
+// An interrupted fit returns an error that errors.Is recognises as the
+// cancellation, so the CLI can tell Ctrl-C from a failed fit.
+func TestFitCanceledWrapsContextError(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 4}, [][2]int{{1000, 200}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, _ sim.Config) (*sim.Result, error) {
+		cancel()
+		return nil, ctx.Err()
+	}
+	_, _, err := Fit(ctx, recs, Options{MaxEvals: 4, Simulate: stop}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Fit after cancel: %v, want an error wrapping context.Canceled", err)
 	}
 }

@@ -427,7 +427,7 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 		}
 		var sol mat.VecDense
 		if err := sol.SolveVec(lhs, mat.NewVecDense(k, rhs)); err != nil {
-			return linearFit{}, fmt.Errorf("calibrate: least squares: %v", err)
+			return linearFit{}, fmt.Errorf("calibrate: least squares: %w", err)
 		}
 		x = sol.RawVector().Data
 		clamped := false

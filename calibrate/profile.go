@@ -182,7 +182,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
 			}
 			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %v", i, j, err)
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,7 +49,9 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
 	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
-	if err != nil {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("fit: interrupted; no profile written")
+	} else if err != nil {
 		return err
 	}
 	if o.out != "" {

@@ -21,10 +21,16 @@ import (
 // Flag groups that several subcommands share, so that the same flag means
 // the same thing, with the same default and help, everywhere.
 
-// runInterruptible runs a command that talks to a server under a context
-// that Ctrl-C or SIGTERM cancels, so it stops after writing what it measured.
+// interruptContext is the one interrupt idiom of every long command: a
+// context that Ctrl-C or SIGTERM cancels, so the command stops between
+// steps and says what it kept.
+func interruptContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runInterruptible runs a command under interruptContext.
 func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) error, args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	return run(ctx, args, stdout, stderr)
 }

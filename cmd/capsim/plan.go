@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +61,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Progress = planProgress(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
 	if err != nil {

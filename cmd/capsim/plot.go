@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,7 +63,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if o.numPrompts < 0 {
 		return fmt.Errorf("plot: --num-prompts must be positive")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	return o.run(ctx, stdout, stderr)
 }
