@@ -52,10 +52,6 @@ type Deployment struct {
 	Engine      string
 	Derived     []Derivation
 	MaxModelLen int
-	// FrontendLatency is the fitted per-request latency outside the engine
-	// (API server, tokenisation) in seconds; sim.Config has no place for it,
-	// so apply it to results with Adjust.
-	FrontendLatency float64
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -118,6 +114,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
+	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
@@ -125,7 +122,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
-		d.FrontendLatency = src.Frontend.LatencyS * math.Exp(t.Band*sig)
+		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
@@ -142,7 +139,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		f := math.Exp(t.Band * sig)
 		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
 	}
-	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: d.FrontendLatency,
+	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
 			der.Pool, der.Engine = pool.String(), engine
@@ -388,60 +385,4 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 		tr.PerTokenS *= to / from
 	}
 	return tr
-}
-
-// withFrontend returns a simulation's metrics as a client would measure them
-// when every request also spends latency seconds outside the engine (API
-// server, tokenisation): TTFT and E2E statistics grow by latency; in a
-// closed loop each client's cycle grows too, so throughputs shrink by
-// E2E/(E2E+latency); an open loop keeps its rate; the run ends latency later.
-func withFrontend(res *sim.Result, latency float64, load model.Load) map[string]float64 {
-	if latency <= 0 {
-		return res.Metrics
-	}
-	m := make(map[string]float64, len(res.Metrics))
-	for k, v := range res.Metrics {
-		m[k] = v
-	}
-	ms := 1000 * latency
-	for _, stat := range []string{"mean", "median", "p90", "p95", "p99"} {
-		for _, fam := range []string{"ttft", "e2el"} {
-			if v, ok := m[model.MetricName(stat, fam)]; ok {
-				m[model.MetricName(stat, fam)] = v + ms
-			}
-		}
-	}
-	scale := 1.0
-	switch {
-	case load.Kind == model.ClosedLoop:
-		if e2e := res.Metrics[model.MeanE2EL] / 1000; e2e > 0 {
-			scale = e2e / (e2e + latency)
-		}
-	case res.Duration > 0:
-		scale = res.Duration / (res.Duration + latency)
-	}
-	for _, k := range []string{model.RequestThroughput, model.OutputThroughput, model.TotalTokenThroughput} {
-		if v, ok := m[k]; ok {
-			m[k] = v * scale
-		}
-	}
-	if v, ok := m[model.Duration]; ok && scale > 0 {
-		m[model.Duration] = v / scale
-	}
-	return m
-}
-
-// Adjust turns a simulation of this deployment into what a benchmark client
-// would measure, adding the fitted per-request latency outside the engine
-// (FrontendLatency) to TTFT and E2E and shrinking closed-loop throughput to
-// match. Call it on every sim.Run result of d.Config; it is a no-op when
-// FrontendLatency is 0.
-func (d Deployment) Adjust(res *sim.Result) {
-	if res == nil || d.FrontendLatency <= 0 {
-		return
-	}
-	res.Metrics = withFrontend(res, d.FrontendLatency, d.Config.Load)
-	if res.Duration > 0 && d.Config.Load.Kind != model.ClosedLoop {
-		res.Duration += d.FrontendLatency
-	}
 }

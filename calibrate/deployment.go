@@ -18,7 +18,7 @@ type pricing struct {
 	// coeffs gives a role's coefficients for a pool shape.
 	coeffs   func(role string, pool model.Pool) (model.Coeffs, error)
 	transfer sim.Transfer
-	frontend float64 // seconds per request outside the engine (aggregated only)
+	frontend float64 // seconds per request outside the engine; aggregated deployments only
 }
 
 // graphSizes are the CUDA-graph capture sizes a role's workers run with;
@@ -76,5 +76,6 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 	if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
 		return sim.Config{}, err
 	}
+	cfg.FrontendLatency = pr.frontend
 	return cfg, nil
 }

@@ -488,7 +488,7 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
-	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm, FrontendLatency: prm.frontend}, nil
+	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm}, nil
 }
 
 // simConfig is the simulator configuration of one point with trial parameters.

@@ -53,7 +53,7 @@ type Group struct {
 	// Transfer is the KV-transfer price between prefill and decode workers (disaggregated engines).
 	Transfer TransferFit `json:"transfer,omitzero"`
 	// Frontend is the per-request latency outside the engine (API server,
-	// tokenisation) of aggregated deployments; see Deployment.Adjust.
+	// tokenisation) of aggregated deployments, simulated as sim.Config.FrontendLatency.
 	Frontend *FrontendFit `json:"frontend,omitempty"`
 	Entries  []Entry      `json:"entries"`
 	// Records lists the ids of every record the group was fitted on.

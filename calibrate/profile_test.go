@@ -278,33 +278,27 @@ func ExampleProfile_Configure() {
 	// decode 1xTP4: fitted from dynamo-0.3.0 on H20 / Qwen3-32B decode TP4
 }
 
-func TestAdjustAddsFrontendLatency(t *testing.T) {
+func TestConfigureCarriesFrontendLatency(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
 	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.FrontendLatency != 0.05 {
-		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.FrontendLatency)
+	if d.Config.FrontendLatency != 0.05 {
+		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.Config.FrontendLatency)
 	}
-	d.Config.Load = model.Closed(8)
-	// A closed loop of 8 clients, each request 2 s end to end: 4 req/s.
-	res := &sim.Result{Duration: 100, Metrics: map[string]float64{
-		model.MeanTTFT: 150, model.P99TTFT: 300, model.MeanE2EL: 2000, model.MeanTPOT: 20,
-		model.RequestThroughput: 4, model.OutputThroughput: 400}}
-	d.Adjust(res)
-	want := map[string]float64{model.MeanTTFT: 200, model.P99TTFT: 350, model.MeanE2EL: 2050, model.MeanTPOT: 20,
-		model.RequestThroughput: 4 * 2 / 2.05, model.OutputThroughput: 400 * 2 / 2.05}
-	for k, w := range want {
-		if math.Abs(res.Metrics[k]-w) > 1e-9 {
-			t.Errorf("%s = %v, want %v", k, res.Metrics[k], w)
-		}
+	hi, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4"), Band: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.05 * math.Exp(0.2); math.Abs(hi.Config.FrontendLatency-want) > 1e-12 {
+		t.Errorf("pessimistic band: FrontendLatency %v, want %v", hi.Config.FrontendLatency, want)
 	}
 	// Disaggregated deployments carry their per-request latency in the KV transfer instead.
 	dd, _ := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
-	if dd.FrontendLatency != 0 {
-		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.FrontendLatency)
+	if dd.Config.FrontendLatency != 0 {
+		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.Config.FrontendLatency)
 	}
 }
 

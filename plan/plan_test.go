@@ -79,8 +79,6 @@ func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d.Config = cfg
-				d.Adjust(r)
 				for _, slo := range opts.SLOs {
 					got := r.Metrics[slo.Metric()]
 					if got > slo.LimitMs {

@@ -92,6 +92,12 @@ type Config struct {
 	// PrefillRouter picks the prefill worker; "" means SharedQueue.
 	PrefillRouter Routing
 
+	// FrontendLatency is each request's time outside the engine in
+	// seconds (API server, tokenisation): a request reaches the engine
+	// this long after the client sends it, so it counts in TTFT and E2E,
+	// and a closed-loop client waits for it before sending its next request.
+	FrontendLatency float64
+
 	Load       model.Load
 	Input      LengthDist // prompt tokens
 	Output     LengthDist // generated tokens (a request stops at its drawn length)
