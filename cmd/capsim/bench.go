@@ -143,8 +143,8 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 				return
 			}
 			last = time.Now()
-			fmt.Fprintf(w, "bench: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
-				load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
+			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
+				cmd, load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
 		}
 	}
 }
