@@ -71,6 +71,10 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 	works, werrs := series.Workloads(recs, maxPrompts)
 	for i := range recs {
 		r := &recs[i]
+		if r.Partial {
+			warn = append(warn, fmt.Sprintf("record %s: skipped: an interrupted load point (capsim_partial); its metrics cover only the requests that finished", r.ID))
+			continue
+		}
 		topo, note := defaultTopology(r.System.Topology)
 		var notes []string
 		if note != "" {

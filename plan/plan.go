@@ -98,15 +98,15 @@ func (o Options) workload(l model.Load, n int) calibrate.Workload {
 	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed}
 }
 
-// numPrompts is the full run's length at a load.
+// numPrompts is the full run's length at a load (see
+// calibrate.SteadyStatePrompts); newSearch checked the target load, and
+// the higher loads of a headroom search are held to sim.MaxNumPrompts.
 func (o Options) numPrompts(l model.Load) int {
-	if o.NumPrompts > 0 {
-		return o.NumPrompts
+	n, err := calibrate.SteadyStatePrompts(l, o.NumPrompts)
+	if err != nil {
+		return sim.MaxNumPrompts
 	}
-	if l.Kind == model.ClosedLoop {
-		return max(400, 20*l.Concurrency)
-	}
-	return max(400, int(math.Ceil(20*l.Rate)))
+	return n
 }
 
 // Run searches deployments of opts.Model that meet opts.SLOs at opts.Load.
@@ -171,6 +171,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, errors.New("plan: no SLO given")
 	case o.MaxGPUs < 0:
 		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
+	case o.MaxGPUs > MaxGPUsLimit:
+		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs take about 2 s and 600 MB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
 	case o.TopK < 0:
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	}
@@ -178,6 +180,9 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
 	}
 	if err := o.Load.Validate(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if _, err := calibrate.SteadyStatePrompts(o.Load, o.NumPrompts); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	for _, tp := range o.TPs {

@@ -127,8 +127,12 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(loads) == 0 {
 		loads = DefaultConcurrencies()
 	}
-	for _, l := range loads {
+	prompts := make([]int, len(loads))
+	for i, l := range loads {
 		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("predict: %w", err)
+		}
+		if prompts[i], err = calibrate.SteadyStatePrompts(l, opts.NumPrompts); err != nil {
 			return nil, fmt.Errorf("predict: %w", err)
 		}
 	}
@@ -161,7 +165,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
 		w := calibrate.Workload{Load: loads[j.load], ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
-			NumPrompts: numPrompts(opts.NumPrompts, loads[j.load]), Seed: opts.Seed}
+			NumPrompts: prompts[j.load], Seed: opts.Seed}
 		out[i], errs[i] = deps[j.dep].Simulate(ctx, w)
 		if opts.Progress != nil {
 			mu.Lock()
@@ -197,7 +201,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, NumPrompts: numPrompts(opts.NumPrompts, l), GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, NumPrompts: prompts[li], GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
 			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
 			if stride == 3 {
 				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
@@ -224,21 +228,6 @@ func calibratedShape(s calibrate.SeriesInfo) Shape {
 		sh.OSL = int(math.Round(s.OSL))
 	}
 	return sh
-}
-
-// numPrompts picks enough requests for a steady state when the user did not.
-func numPrompts(n int, l model.Load) int {
-	if n > 0 {
-		return n
-	}
-	switch l.Kind {
-	case model.ClosedLoop:
-		return max(400, 20*l.Concurrency)
-	case model.OpenLoop:
-		return max(400, int(math.Ceil(20*l.Rate)))
-	default:
-		return 400
-	}
 }
 
 // band orders the two shifted runs into lower and upper bounds of the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/model"
 )
 
@@ -133,6 +134,14 @@ func (l *LoadSpec) load() (model.Load, error) {
 // ParseMeta reads a metadata file strictly: unknown fields, bad topologies
 // and bad loads are errors naming the file.
 func ParseMeta(name string, data []byte) (*Meta, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark
+	if d := jsondup.Find(data); d != nil {
+		field := d.Key
+		if d.Path != "" {
+			field = d.Path + "." + d.Key
+		}
+		return nil, errorf(name, lineAt(data, d.Offset), field, "metadata: duplicate key")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Meta
@@ -144,6 +153,17 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 		return nil, errorf(name, line, "", "metadata: %v", err)
 	}
 	check := func(where string, p *Patch) error {
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{
+			{"gpu_count", float64(p.GPUCount)}, {"isl", p.ISL}, {"isl_max", float64(p.ISLMax)},
+			{"osl", p.OSL}, {"osl_max", float64(p.OSLMax)}, {"num_prompts", float64(p.NumPrompts)},
+		} {
+			if f.v < 0 || f.v > 1e12 {
+				return errorf(name, 0, where+"."+f.key, "want a count from 0 to 1e12, got %v", f.v)
+			}
+		}
 		if p.Topology != "" {
 			if _, err := model.ParseTopology(p.Topology); err != nil {
 				return errorf(name, 0, where+".topology", "%v", err)

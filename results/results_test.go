@@ -285,3 +285,50 @@ func rateText(l model.Load) string {
 	}
 	return ""
 }
+
+// sglang.bench_serving prints its offered load and "E2E Latency" inside the
+// result block; they must reach the record's load and the e2el metrics.
+func TestVLLMTextSGLangBlock(t *testing.T) {
+	block := func(rate, maxCon string) string {
+		return "============ Serving Benchmark Result ============\n" +
+			"Backend:                                 sglang-oai\n" +
+			"Traffic request rate:                    " + rate + "\n" +
+			"Max request concurrency:                " + maxCon + "\n" +
+			"Successful requests:                     960\n" +
+			"Request throughput (req/s):              14.84\n" +
+			"Mean E2E Latency (ms):                   1417.55\n" +
+			"Median E2E Latency (ms):                 1330.63\n" +
+			"Mean TTFT (ms):                          87.27\n" +
+			"==================================================\n"
+	}
+	tests := []struct {
+		rate, maxCon string
+		want         model.Load
+		wantErr      bool
+	}{
+		{"16.0", "not set", model.Open(16, 0), false},
+		{"inf", "64", model.Closed(64), false},
+		{"8", "32", model.Load{Kind: model.OpenLoop, Rate: 8, Concurrency: 32}, false},
+		{"16.0", "many", model.Load{}, true},
+		{"fast", "not set", model.Load{}, true},
+	}
+	for _, tt := range tests {
+		recs, err := ParseVLLMText("s.txt", []byte(block(tt.rate, tt.maxCon)))
+		if tt.wantErr {
+			if err == nil {
+				t.Errorf("rate %q max %q: no error", tt.rate, tt.maxCon)
+			}
+			continue
+		}
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("rate %q max %q: %d records, %v", tt.rate, tt.maxCon, len(recs), err)
+		}
+		r := recs[0]
+		if r.Workload.Load.Kind != tt.want.Kind || r.Workload.Load.Rate != tt.want.Rate || r.Workload.Load.Concurrency != tt.want.Concurrency {
+			t.Errorf("rate %q max %q: load %+v, want %+v", tt.rate, tt.maxCon, r.Workload.Load, tt.want)
+		}
+		if r.Metrics["mean_e2el_ms"] != 1417.55 || r.Metrics["median_e2el_ms"] != 1330.63 {
+			t.Errorf("rate %q: e2el metrics %v", tt.rate, r.Metrics)
+		}
+	}
+}
