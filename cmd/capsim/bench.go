@@ -33,7 +33,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newFlagSet("bench", stderr)
-	addServerFlags(fs, &o.serverFlags, "prompts and arrival times")
+	addServerFlags(fs, &o.serverFlags, "prompts and arrival times", 0)
 	fs.StringVar(&o.modelName, "model", "", "model name to request (required)")
 	fs.IntSliceVar(&o.concurrency, "concurrency", nil, "closed-loop load points: concurrent clients, e.g. 1,4,16,64")
 	fs.StringSliceVar(&o.rates, "rate", nil, "open-loop load points: requests per second, e.g. 2,4 (inf sends every prompt at once)")

@@ -115,15 +115,16 @@ type serverFlags struct {
 	skipCheck            bool
 }
 
-// addServerFlags adds the flags of serverFlags; seedUse says what the seed drives.
-func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string) {
+// addServerFlags adds the flags of serverFlags; seedUse says what the seed
+// drives and seed is its default.
+func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint64) {
 	fs.StringVar(&s.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000")
 	fs.StringVar(&s.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
 	fs.IntVar(&s.isl, "isl", 0, "input (prompt) length in tokens")
 	fs.IntVar(&s.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos")
 	fs.IntVar(&s.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
 	fs.IntVar(&s.numPrompts, "num-prompts", 200, "requests per load point")
-	fs.Uint64Var(&s.seed, "seed", 0, "seed for "+seedUse)
+	fs.Uint64Var(&s.seed, "seed", seed, "seed for "+seedUse)
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
 	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")

@@ -74,7 +74,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	var o validateOptions
 	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&o.results, "results", "", "compare this bench result file (vLLM result JSON; NAME.meta.json beside it may name GPU, model, engine, topology) instead of measuring a server")
-	addServerFlags(fs, &o.serverFlags, "prompts, arrival times and the simulation")
+	addServerFlags(fs, &o.serverFlags, "prompts, arrival times and the simulation (default: the fit's, so a record validates as the fit simulated it)", calibrate.FitSeed)
 	fs.StringVar(&o.modelName, "model", "", "model: the catalog model predicted and, unless --served-model is given, the name requested")
 	fs.StringVar(&o.servedModel, "served-model", "", "model name sent to the server when it differs from --model")
 	addLoadListFlags(fs, &o.loadListFlags, "e.g. 1,4,16")
@@ -230,11 +230,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: %w", err)
 		}
 	}
-	seed := o.seed
-	if !changed("seed") {
-		seed = calibrate.FitSeed // re-simulate each record exactly as the fit does
-	}
-	rps, err := predict.Records(ctx, prof, recs, nil, predict.RecordOptions{Override: over, Seed: seed})
+	rps, err := predict.Records(ctx, prof, recs, nil, predict.RecordOptions{Override: over, Seed: o.seed})
 	if err != nil {
 		return nil, err
 	}
