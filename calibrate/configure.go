@@ -105,7 +105,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
 		src, srcKind = g, ""
 	}
-	settings := defaultSettings(engine, gpu)
+	settings := defaultSettings(engine, gpu, llm.MaxContext)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	if src != nil {
 		settings = src.Settings
@@ -341,11 +341,12 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 	return math.Sqrt(vari) / total
 }
 
-// defaultSettings are the settings an engine runs with on a GPU when its
-// command line does not set them: model.DefaultsFor's, with Dynamo's
-// routers (round-robin decode, a shared prefill queue).
-func defaultSettings(engine string, gpu model.GPU) Settings {
-	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu)
+// defaultSettings are the settings an engine runs with on a GPU, for a
+// model of maxModelLen tokens, when its command line does not set them:
+// model.DefaultsFor's, with Dynamo's routers (round-robin decode, a shared
+// prefill queue).
+func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
+	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin)}
 	if model.EngineFamily(engine) == "dynamo" {

@@ -28,7 +28,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := defaultSettings("dynamo-0.3.0", model.GPU{})
+	s := defaultSettings("dynamo-0.3.0", model.GPU{}, 0)
 	e := env{gpu: g, llm: m, settings: s}
 	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: truthPrefill, RoleDecode: truthDecode},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}

@@ -174,7 +174,9 @@ func physicalCheck(r *results.Record) string {
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
 func settingsFrom(engine string, pts []*point) Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
-	s := defaultSettings(engine, gpu)
+	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
+	s := defaultSettings(engine, gpu, llm.MaxContext)
+	budgetStated := false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -209,7 +211,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 				}
 			case "max-num-batched-tokens":
 				if n := atoi(v); n > 0 {
-					s.MaxNumBatchedTokens = n
+					s.MaxNumBatchedTokens, budgetStated = n, true
 				}
 			case "max-num-seqs":
 				if n := atoi(v); n > 0 {
@@ -241,6 +243,10 @@ func settingsFrom(engine string, pts []*point) Settings {
 				s.Router = v
 			}
 		}
+	}
+	if !budgetStated && s.MaxModelLen > 0 {
+		// Some engines' default budget follows the max-model-len the records state.
+		s.MaxNumBatchedTokens = defaultSettings(engine, gpu, s.MaxModelLen).MaxNumBatchedTokens
 	}
 	return s
 }

@@ -26,12 +26,12 @@ func testProfile() *Profile {
 		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"prefill_compute"}, Records: []string{"x"}}
 	}
 	return &Profile{Schema: SchemaV1, Groups: []Group{
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo", model.GPU{}),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo", model.GPU{}, 0),
 			Transfer: TransferFit{LatencyS: 0.01, PerTokenS: 1e-5, Source: SourceFitted, RelSigma: 0.2},
 			Entries:  []Entry{entry(RolePrefill, 1, pre), entry(RolePrefill, 4, pre), entry(RoleDecode, 4, dec)}, Records: []string{"a", "b"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm", model.GPU{}),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm", model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"c"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm", model.GPU{}),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm", model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"d"}},
 	}, Calibrated: []SeriesInfo{{Key: "k", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", ISL: 1000, OSL: 1000, LoadKind: model.ClosedLoop, Loads: []float64{1, 8}}}}
 }
@@ -309,7 +309,7 @@ func TestAssumedGroup(t *testing.T) {
 	p := testProfile()
 	c := model.PriorCoeffs(false)
 	c.Overhead = 0.05 // far from the prior, to tell which group priced the step
-	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm", model.GPU{}),
+	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm", model.GPU{}, 0),
 		Assumed: &Assumption{GPU: "H20", Model: "meta-llama/Llama-3.1-8B-Instruct"},
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: []string{"e"}}}, Records: []string{"e"}})
 	eng, err := p.ResolveEngine("H20", "Llama-3.1-8B-Instruct", "vllm", false)

@@ -102,48 +102,50 @@ type EngineDefaults struct {
 	Rule string
 }
 
-// defaultsRule is one row of the engine-defaults table: from version Since
+// defaultsRule is one row of the engine-defaults table: from version since
 // of a family on (until the next row of that family), the defaults for a
-// GPU are Apply's.
+// GPU and max-model-len are apply's.
 type defaultsRule struct {
 	family string
 	since  []int // nil: labels with no version
-	apply  func(g GPU) EngineDefaults
+	apply  func(g GPU, maxModelLen int) EngineDefaults
 }
 
 // vLLM's OpenAI API server picks max-num-batched-tokens and max-num-seqs
 // from the GPU, by a rule that changed over releases
 // (vllm/engine/arg_utils.py; PRs in vllm-project/vllm):
 //
-//   - V0 engine (the default before v0.8.0): 256 sequences; the budget is
-//     2048 tokens when chunked prefill is on (#10544), which the API server
-//     turns on for models longer than 32K tokens; capsim always chunks and
-//     uses 2048 only there, max(max-model-len, 2048) otherwise (taken as 8192 here,
-//     the budget the simulator assumed before this table existed).
-//   - V1 engine, default from v0.8.0: #12369 (merged 2025-01-24) gives
-//     8192 tokens and 1024 sequences when the device name contains "h100"
-//     or "h200", else 2048 and 256.
-//   - #17073 (merged 2025-04-24, first in v0.8.5): 8192 / 1024 for any
-//     device with at least 70 GiB of memory.
-//   - #17885 (merged 2025-05-10, first in v0.9.0): the same, except A100s,
-//     whose larger budget had cost throughput.
+//   - V0 engine (the default before v0.8.0): 256 sequences. The API server
+//     turns chunked prefill on for a max-model-len above 32K tokens, with a
+//     2048-token budget (#10544, November 2024; 512 before); otherwise the
+//     budget is max(max-model-len, 2048), so a prompt never needs chunking.
+//     A label without a version keeps 8192 tokens / 256 sequences, the
+//     budget capsim assumed before this table existed.
+//   - V1 engine, the default from v0.8.0: #12369 (January 2025) gives 8192
+//     tokens and 1024 sequences when the device name contains "h100" or
+//     "h200", else 2048 and 256.
+//   - #17073 (April 2025): 8192 / 1024 for any device with at least 70 GiB
+//     of memory; taken as first released in v0.8.5.
+//   - #17885 (May 2025): the same, except A100s, whose larger budget had
+//     cost throughput; taken as first released in v0.9.0.
 //
-// The release each PR first shipped in is read from its merge date and the
-// release dates (v0.8.5 2025-04-28, v0.9.0 2025-05-15). The device name is
+// Each rule's code was read in vllm/engine/arg_utils.py and the PRs' diffs
+// (vllm-project/vllm); the release a PR first shipped in is inferred from
+// the PR's date against the release dates, not read at the release tag. The device name is
 // the catalog name lower-cased ("h100-sxm", "h20": H20 does not match
 // "h200"), the memory the catalog's nominal GB, which sits on the same side
 // of 70 GiB as the driver's figure for every catalog GPU.
 var defaultsTable = []defaultsRule{
-	{"vllm", nil, vllmV0},      // version unknown: the simulator's historic V0-style assumption
+	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
 	{"vllm", []int{0}, vllmV0}, // V0 engine
-	{"vllm", []int{0, 8, 0}, func(g GPU) EngineDefaults { // V1 by device name (#12369)
+	{"vllm", []int{0, 8, 0}, func(g GPU, _ int) EngineDefaults { // V1 by device name (#12369)
 		n := strings.ToLower(g.Name)
 		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")
 	}},
-	{"vllm", []int{0, 8, 5}, func(g GPU) EngineDefaults { // V1 by memory (#17073)
+	{"vllm", []int{0, 8, 5}, func(g GPU, _ int) EngineDefaults { // V1 by memory (#17073)
 		return vllmV1(g.MemoryGB >= 70, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
 	}},
-	{"vllm", []int{0, 9, 0}, func(g GPU) EngineDefaults { // V1 by memory, not A100 (#17885)
+	{"vllm", []int{0, 9, 0}, func(g GPU, _ int) EngineDefaults { // V1 by memory, not A100 (#17885)
 		return vllmV1(g.MemoryGB >= 70 && !strings.Contains(strings.ToLower(g.Name), "a100"),
 			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
 	}},
@@ -153,9 +155,18 @@ var defaultsTable = []defaultsRule{
 	{"dynamo", nil, dynamoRecipe},
 }
 
-func vllmV0(GPU) EngineDefaults {
+func vllmUnknown(GPU, int) EngineDefaults {
 	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax,
-		Rule: "vLLM V0 defaults (256 sequences, 8192-token budget)"}
+		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
+}
+
+func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax,
+		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill"}
+	if maxModelLen > 32768 {
+		d.MaxNumBatchedTokens, d.Rule = 2048, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
+	}
+	return d
 }
 
 func vllmV1(large bool, rule string) EngineDefaults {
@@ -166,16 +177,18 @@ func vllmV1(large bool, rule string) EngineDefaults {
 	return d
 }
 
-func dynamoRecipe(GPU) EngineDefaults {
+func dynamoRecipe(GPU, int) EngineDefaults {
 	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
 		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
 }
 
-// DefaultsFor are an engine's defaults on a GPU: the newest row of the
-// table for the engine's family whose version the engine has reached (a
-// label with no version takes the family's unversioned row). An unknown
-// family gets vLLM's unversioned defaults, and an error saying so.
-func DefaultsFor(e Engine, g GPU) (EngineDefaults, error) {
+// DefaultsFor are an engine's defaults on a GPU serving a model at
+// maxModelLen tokens (the deployment's max-model-len; some rules depend on
+// it): the newest row of the table for the engine's family whose version the
+// engine has reached (a label with no version takes the family's
+// unversioned row). An unknown family gets vLLM's unversioned defaults, and
+// an error saying so.
+func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 	var best *defaultsRule
 	for i := range defaultsTable {
 		r := &defaultsTable[i]
@@ -199,7 +212,7 @@ func DefaultsFor(e Engine, g GPU) (EngineDefaults, error) {
 		}
 	}
 	if best == nil {
-		return vllmV0(g), fmt.Errorf("model: no defaults known for engine %q: vLLM's assumed", e.Label)
+		return vllmUnknown(g, maxModelLen), fmt.Errorf("model: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
-	return best.apply(g), nil
+	return best.apply(g, maxModelLen), nil
 }

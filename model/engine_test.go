@@ -43,24 +43,27 @@ func TestDefaultsFor(t *testing.T) {
 	}
 	tests := []struct {
 		engine, gpu     string
+		maxLen          int
 		budget, seqs    int
 		block, graphMax int
 	}{
-		{"vllm", "H20", 8192, 256, 16, 512},            // version unknown
-		{"vllm-0.7.3", "H100-SXM", 8192, 256, 16, 512}, // V0 engine
-		{"vllm-0.8.4", "H20", 2048, 256, 16, 512},      // by name: "h20" is not "h200"
-		{"vllm-0.8.4", "H200", 8192, 1024, 16, 512},
-		{"vllm-0.8.4", "A100-80GB", 2048, 256, 16, 512},
-		{"vllm-0.8.5", "A100-80GB", 8192, 1024, 16, 512}, // by memory, A100 included
-		{"vllm-0.8.5", "H20", 8192, 1024, 16, 512},
-		{"vllm-0.8.5", "L40S", 2048, 256, 16, 512},
-		{"vllm-0.9.0.1", "A100-80GB", 2048, 256, 16, 512}, // A100 excluded again
-		{"vllm-0.9.0.1", "H20", 8192, 1024, 16, 512},
-		{"vllm-0.10.1", "B200", 8192, 1024, 16, 512},
-		{"dynamo-0.3.0", "H20", 4096, 256, 128, 128},
+		{"vllm", "H20", 40960, 8192, 256, 16, 512},            // version unknown
+		{"vllm-0.7.3", "H100-SXM", 40960, 2048, 256, 16, 512}, // V0: chunked prefill above 32K (vllm#10544)
+		{"vllm-0.7.3", "H100-SXM", 8192, 8192, 256, 16, 512},  // V0: budget max(max-model-len, 2048)
+		{"vllm-0.6.6", "L40S", 1024, 2048, 256, 16, 512},
+		{"vllm-0.8.4", "H20", 40960, 2048, 256, 16, 512}, // by name: "h20" is not "h200"
+		{"vllm-0.8.4", "H200", 40960, 8192, 1024, 16, 512},
+		{"vllm-0.8.4", "A100-80GB", 40960, 2048, 256, 16, 512},
+		{"vllm-0.8.5", "A100-80GB", 40960, 8192, 1024, 16, 512}, // by memory, A100 included
+		{"vllm-0.8.5", "H20", 40960, 8192, 1024, 16, 512},
+		{"vllm-0.8.5", "L40S", 40960, 2048, 256, 16, 512},
+		{"vllm-0.9.0.1", "A100-80GB", 40960, 2048, 256, 16, 512}, // A100 excluded again
+		{"vllm-0.9.0.1", "H20", 40960, 8192, 1024, 16, 512},
+		{"vllm-0.10.1", "B200", 40960, 8192, 1024, 16, 512},
+		{"dynamo-0.3.0", "H20", 40960, 4096, 256, 128, 128},
 	}
 	for _, tt := range tests {
-		d, err := DefaultsFor(ParseEngine(tt.engine), gpu(tt.gpu))
+		d, err := DefaultsFor(ParseEngine(tt.engine), gpu(tt.gpu), tt.maxLen)
 		if err != nil {
 			t.Errorf("%s on %s: %v", tt.engine, tt.gpu, err)
 		}
@@ -68,7 +71,7 @@ func TestDefaultsFor(t *testing.T) {
 			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, block %d, graphs to %d", tt.engine, tt.gpu, d, tt.budget, tt.seqs, tt.block, tt.graphMax)
 		}
 	}
-	if _, err := DefaultsFor(ParseEngine("tgi-2.0"), gpu("H20")); err == nil {
+	if _, err := DefaultsFor(ParseEngine("tgi-2.0"), gpu("H20"), 8192); err == nil {
 		t.Error("an unknown family gave no error")
 	}
 }
