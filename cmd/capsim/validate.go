@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -15,15 +14,6 @@ import (
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
 )
-
-// validateMetrics are the metrics validate compares, in print order.
-var validateMetrics = []string{
-	model.RequestThroughput, model.OutputThroughput,
-	model.MeanTTFT, model.MedianTTFT, model.P99TTFT,
-	model.MeanTPOT, model.MedianTPOT, model.P99TPOT,
-	model.MeanITL, model.MedianITL, model.P99ITL,
-	model.MeanE2EL, model.MedianE2EL, model.P99E2EL,
-}
 
 // validateOptions are capsim validate's flags: bench's for the server and
 // the workload, predict's for the deployment.
@@ -36,34 +26,6 @@ type validateOptions struct {
 
 	deploymentFlags
 	modelName, format string
-}
-
-// validatePoint is one load point of a validation.
-type validatePoint struct {
-	Load       model.Load           `json:"load"`
-	ISL        int                  `json:"isl"`
-	OSL        int                  `json:"osl"`
-	NumPrompts int                  `json:"num_prompts"`
-	Completed  int                  `json:"completed"`
-	Failed     int                  `json:"failed"`
-	Record     string               `json:"record,omitempty"` // the record compared, in --results mode
-	Metrics    []predict.Comparison `json:"metrics"`
-	// Missing lists metrics the measurement or the prediction lacks.
-	Missing []string `json:"missing,omitempty"`
-}
-
-// validation is capsim validate's output.
-type validation struct {
-	Source   string                 `json:"source"` // the server URL or the result file
-	GPU      string                 `json:"gpu"`
-	Model    string                 `json:"model"`
-	Engine   string                 `json:"engine"`
-	Topology string                 `json:"topology"`
-	Profile  string                 `json:"profile"`
-	Points   []validatePoint        `json:"points"`
-	Summary  []predict.ErrorSummary `json:"summary"`
-	Derived  []string               `json:"derived"` // where the predicted costs came from
-	Warnings []string               `json:"warnings,omitempty"`
 }
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
@@ -88,7 +50,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	var v *validation
+	var v *predict.Validation
 	if o.results != "" {
 		v, err = o.fromFile(ctx, prof, fs.Changed)
 	} else {
@@ -101,11 +63,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if v.Profile == "" {
 		v.Profile = "embedded default"
 	}
-	var all []predict.Comparison
-	for _, p := range v.Points {
-		all = append(all, p.Metrics...)
-	}
-	v.Summary = predict.Summarise(all, validateMetrics)
+	v.Summarise()
 	for _, w := range v.Warnings {
 		fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
 	}
@@ -116,7 +74,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 }
 
 // live predicts, then benchmarks the server at the same loads.
-func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, stderr io.Writer) (*validation, error) {
+func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, stderr io.Writer) (*predict.Validation, error) {
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
@@ -167,7 +125,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	pred := preds[0]
-	v := newValidation(loadgen.RedactURL(o.url), pred)
+	v := predict.NewValidation(loadgen.RedactURL(o.url), pred)
 
 	base := o.loadgenOptions(served, endpoint, apiKey)
 	if !o.skipCheck {
@@ -197,7 +155,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d requests failed%s; latencies are over the completed ones",
 				load, r.Failed, r.NumPrompts, r.FailureNote()))
 		}
-		pt := compare(load, shape, pred.Points[i].Metrics, r.Metrics())
+		pt := predict.ComparePoint(load, shape, pred.Points[i].Metrics, r.Metrics())
 		pt.NumPrompts, pt.Completed, pt.Failed = r.NumPrompts, r.Completed, r.Failed
 		v.Points = append(v.Points, pt)
 	}
@@ -206,7 +164,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 
 // fromFile predicts every record of a bench result file and compares.
 // Flags given explicitly (changed) override what the file and its metadata say.
-func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile, changed func(string) bool) (*validation, error) {
+func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile, changed func(string) bool) (*predict.Validation, error) {
 	if o.url != "" {
 		return nil, errors.New("validate: give --url or --results, not both")
 	}
@@ -230,71 +188,23 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: %w", err)
 		}
 	}
-	rps, err := predict.Records(ctx, prof, recs, nil, predict.RecordOptions{Override: over, Seed: o.seed})
-	if err != nil {
-		return nil, err
-	}
-	var v *validation
-	var notes []string
-	for i := range rps {
-		rp, r := &rps[i], &recs[i]
+	for _, r := range recs {
 		where := fmt.Sprintf("%s line %d", o.results, r.Source.Line)
 		switch {
 		case r.System.Topology.GPUs() == 0 && over.Topology.GPUs() == 0:
 			return nil, fmt.Errorf("validate: %s: no topology: give --replicas or --prefill/--decode, or a topology in %s", where, results.MetaPath(o.results))
 		case r.System.GPU == "" && o.gpu == "":
 			return nil, fmt.Errorf("validate: %s: no GPU: give --gpu, or a gpu in %s", where, results.MetaPath(o.results))
-		case rp.Err != nil:
-			return nil, fmt.Errorf("validate: %s: %w", where, rp.Err)
 		}
-		for _, n := range rp.Notes {
-			if !slices.Contains(notes, n) {
-				notes = append(notes, n)
-			}
-		}
-		t := rp.Target
-		if v == nil {
-			v = &validation{Source: o.results, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Derived: derivedText(rp.Derived)}
-		} else if t.GPU != v.GPU || t.Model != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
-				where, t.GPU, model.ShortName(t.Model), t.Engine, t.Topology))
-		}
-		if r.Errors > 0 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s (%s): %d requests failed; latencies are over the completed ones", where, r.Workload.Load, r.Errors))
-		}
-		w := rp.Workload
-		pt := compare(r.Workload.Load, predict.Shape{ISL: w.ISL, OSL: w.OSL}, rp.Metrics, r.Metrics)
-		pt.Record = r.ID
-		pt.NumPrompts, pt.Completed, pt.Failed = w.NumPrompts, r.Completed, r.Errors
-		v.Points = append(v.Points, pt)
 	}
-	if v == nil {
-		return nil, fmt.Errorf("validate: %s holds no results", o.results)
+	v, err := predict.ValidateRecords(ctx, prof, o.results, recs, predict.RecordOptions{Override: over, Seed: o.seed})
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
 	}
-	v.Warnings = append(v.Warnings, notes...)
 	return v, nil
 }
 
-func derivedText(ds []calibrate.Derivation) []string {
-	var out []string
-	for _, d := range ds {
-		out = append(out, d.String())
-	}
-	return out
-}
-
-func newValidation(source string, p predict.Prediction) *validation {
-	return &validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology, Warnings: p.Warnings, Derived: derivedText(p.Derived)}
-}
-
-// compare pairs measured and predicted metrics of one load point.
-func compare(load model.Load, shape predict.Shape, pred, measured map[string]float64) validatePoint {
-	pt := validatePoint{Load: load, ISL: shape.ISL, OSL: shape.OSL}
-	pt.Metrics, pt.Missing = predict.Compare(measured, pred, validateMetrics)
-	return pt
-}
-
-func writeValidation(w io.Writer, v *validation) error {
+func writeValidation(w io.Writer, v *predict.Validation) error {
 	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile\n",
 		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile)
 	for _, d := range v.Derived {

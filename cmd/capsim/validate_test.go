@@ -28,13 +28,13 @@ const (
 	validateProfile = "testdata/validate/inference-sim.profile.json"
 )
 
-func runValidateJSON(t *testing.T, args ...string) validation {
+func runValidateJSON(t *testing.T, args ...string) predict.Validation {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if err := run(append([]string{"validate", "--format", "json"}, args...), &stdout, &stderr); err != nil {
 		t.Fatalf("validate: %v\n%s", err, stderr.String())
 	}
-	var v validation
+	var v predict.Validation
 	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 		t.Fatalf("decoding validate's JSON: %v\n%s", err, stdout.String())
 	}
@@ -83,12 +83,12 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := preds[0].Points[0].Metrics
-		if len(p.Metrics) != len(validateMetrics) || len(p.Missing) != 0 {
-			t.Fatalf("point %d compares %d metrics (missing %v), want all %d", i, len(p.Metrics), p.Missing, len(validateMetrics))
+		if len(p.Metrics) != len(predict.ValidationMetrics) || len(p.Missing) != 0 {
+			t.Fatalf("point %d compares %d metrics (missing %v), want all %d", i, len(p.Metrics), p.Missing, len(predict.ValidationMetrics))
 		}
 		for j, c := range p.Metrics {
-			if c.Metric != validateMetrics[j] {
-				t.Fatalf("point %d metric %d is %s, want %s", i, j, c.Metric, validateMetrics[j])
+			if c.Metric != predict.ValidationMetrics[j] {
+				t.Fatalf("point %d metric %d is %s, want %s", i, j, c.Metric, predict.ValidationMetrics[j])
 			}
 			if m := r.Metrics[c.Metric]; c.Measured != m {
 				t.Errorf("point %d %s: measured %v, file says %v", i, c.Metric, c.Measured, m)
@@ -117,8 +117,8 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 			t.Errorf("summary %s: median %v max %v over %d, want %v and %v over 3", s.Metric, s.Median, s.Max, s.Points, mid, hi)
 		}
 	}
-	if len(v.Summary) != len(validateMetrics) {
-		t.Errorf("summary has %d metrics, want %d", len(v.Summary), len(validateMetrics))
+	if len(v.Summary) != len(predict.ValidationMetrics) {
+		t.Errorf("summary has %d metrics, want %d", len(v.Summary), len(predict.ValidationMetrics))
 	}
 }
 
@@ -126,12 +126,12 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 func TestValidateCompareSkipsAbsentMetrics(t *testing.T) {
 	pred := map[string]float64{model.RequestThroughput: 2, model.MeanTTFT: 50, model.MeanTPOT: 10}
 	measured := map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 0}
-	p := compare(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
+	p := predict.ComparePoint(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
 	if len(p.Metrics) != 1 || p.Metrics[0].Metric != model.RequestThroughput || p.Metrics[0].AbsPctError != 100 {
 		t.Fatalf("compared %+v, want only request_throughput at 100%%", p.Metrics)
 	}
-	if len(p.Missing) != len(validateMetrics)-1 {
-		t.Errorf("missing %v, want the other %d metrics", p.Missing, len(validateMetrics)-1)
+	if len(p.Missing) != len(predict.ValidationMetrics)-1 {
+		t.Errorf("missing %v, want the other %d metrics", p.Missing, len(predict.ValidationMetrics)-1)
 	}
 }
 
@@ -152,7 +152,7 @@ func TestValidateTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	for _, m := range validateMetrics {
+	for _, m := range predict.ValidationMetrics {
 		if n := strings.Count(out, " "+m+" "); n != 4 { // three points and the summary
 			t.Errorf("%s appears %d times, want 4:\n%s", m, n, out)
 		}
@@ -328,7 +328,7 @@ func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 		}
 		var problems []string
 		for _, p := range v.Points {
-			if p.Completed != 16 || p.Failed != 0 || len(p.Metrics) != len(validateMetrics) {
+			if p.Completed != 16 || p.Failed != 0 || len(p.Metrics) != len(predict.ValidationMetrics) {
 				t.Fatalf("%s: %d completed, %d failed, %d metrics compared", p.Load, p.Completed, p.Failed, len(p.Metrics))
 			}
 			for _, c := range p.Metrics {
