@@ -291,7 +291,7 @@ func TestPointFromRecord(t *testing.T) {
 // TestLongTitlesWrap: a title with per-metric errors wraps onto several
 // lines instead of being cut off with an ellipsis.
 func TestLongTitlesWrap(t *testing.T) {
-	errs := map[string]float64{model.RequestThroughput: 0.042, model.MeanTTFT: 0.118, model.MeanTPOT: 0.031, model.MeanE2EL: 0.02, model.P99TTFT: math.NaN()}
+	errs := map[string]float64{model.RequestThroughput: 4.2, model.MeanTTFT: 11.8, model.MeanTPOT: 3.1, model.MeanE2EL: 2, model.P99TTFT: math.NaN()}
 	line := ErrorLine(errs)
 	if line != "errors: request throughput 4.2% · mean TTFT 11.8% · mean TPOT 3.1% · mean E2E latency 2.0%" {
 		t.Fatalf("ErrorLine = %q", line)

@@ -98,7 +98,7 @@ func WriteIndex(w io.Writer, title string, entries []IndexEntry) error {
 			case !ok || math.IsNaN(v) || math.IsInf(v, 0):
 				row.Errors[j] = indexCell{Text: "–"}
 			default:
-				row.Errors[j] = indexCell{Text: fmt.Sprintf("%.1f%%", 100*v), Value: strconv.FormatFloat(v, 'g', 6, 64)}
+				row.Errors[j] = indexCell{Text: fmt.Sprintf("%.1f%%", v), Value: strconv.FormatFloat(v, 'g', 6, 64)}
 			}
 		}
 		name := e.GroupName()

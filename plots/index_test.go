@@ -14,7 +14,7 @@ import (
 func ExampleWriteIndex() {
 	entries := []IndexEntry{
 		{File: "h20-dynamo-3000-150.png", Title: "H20 Dynamo 12P1D 3000:150", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0",
-			Errors: map[string]float64{model.RequestThroughput: 0.042, model.MeanTTFT: 0.118}},
+			Errors: map[string]float64{model.RequestThroughput: 4.2, model.MeanTTFT: 11.8}},
 		{File: "summary.png", Title: "Predicted against measured"},
 	}
 	var page bytes.Buffer
@@ -32,7 +32,7 @@ func ExampleWriteIndex() {
 	// Output:
 	// <h2>H20 · Qwen/Qwen3-32B · dynamo-0.3.0</h2>
 	// <tr><th>figure</th><th>title</th><th class="sort">request throughput</th><th class="sort">mean TTFT</th></tr>
-	// <tr><td><a href="h20-dynamo-3000-150.png"><img src="h20-dynamo-3000-150.png" alt="H20 Dynamo 12P1D 3000:150"></a></td><td><a href="h20-dynamo-3000-150.png">H20 Dynamo 12P1D 3000:150</a></td><td class="num" data-v="0.042">4.2%</td><td class="num" data-v="0.118">11.8%</td></tr>
+	// <tr><td><a href="h20-dynamo-3000-150.png"><img src="h20-dynamo-3000-150.png" alt="H20 Dynamo 12P1D 3000:150"></a></td><td><a href="h20-dynamo-3000-150.png">H20 Dynamo 12P1D 3000:150</a></td><td class="num" data-v="4.2">4.2%</td><td class="num" data-v="11.8">11.8%</td></tr>
 	// <h2>all series</h2>
 	// <tr><th>figure</th><th>title</th><th class="sort">request throughput</th><th class="sort">mean TTFT</th></tr>
 	// <tr><td><a href="summary.png"><img src="summary.png" alt="Predicted against measured"></a></td><td><a href="summary.png">Predicted against measured</a></td><td class="num" data-v="">–</td><td class="num" data-v="">–</td></tr>
@@ -41,7 +41,7 @@ func ExampleWriteIndex() {
 func TestWriteIndex(t *testing.T) {
 	var page bytes.Buffer
 	err := WriteIndex(&page, `a <b> & "c"`, []IndexEntry{
-		{File: "x y.svg", Title: "<script>", Errors: map[string]float64{model.P99TPOT: 0.5, model.MeanTPOT: math.NaN(), model.MeanTTFT: 0.1}},
+		{File: "x y.svg", Title: "<script>", Errors: map[string]float64{model.P99TPOT: 50, model.MeanTPOT: math.NaN(), model.MeanTTFT: 10}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestWriteIndex(t *testing.T) {
 		"&lt;script&gt;",
 		// columns: default panels first, then other latencies by family
 		`<th class="sort">mean TTFT</th><th class="sort">mean TPOT</th><th class="sort">p99 TPOT</th>`,
-		`<td class="num" data-v="0.1">10.0%</td><td class="num" data-v="">–</td><td class="num" data-v="0.5">50.0%</td>`,
+		`<td class="num" data-v="10">10.0%</td><td class="num" data-v="">–</td><td class="num" data-v="50">50.0%</td>`,
 		"1 figure(s)",
 	} {
 		if !strings.Contains(html, want) {
@@ -77,9 +77,9 @@ func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 func TestWriteIndexGroups(t *testing.T) {
 	var page bytes.Buffer
 	err := WriteIndex(&page, "figures", []IndexEntry{
-		{File: "a.png", Title: "a", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Errors: map[string]float64{model.MeanTTFT: 0.2}},
-		{File: "b.png", Title: "b", GPU: "L40S", Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.10.1", Errors: map[string]float64{model.MeanTTFT: 0.05}},
-		{File: "c.png", Title: "c", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Errors: map[string]float64{model.MeanTTFT: 0.9}},
+		{File: "a.png", Title: "a", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Errors: map[string]float64{model.MeanTTFT: 20}},
+		{File: "b.png", Title: "b", GPU: "L40S", Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.10.1", Errors: map[string]float64{model.MeanTTFT: 5}},
+		{File: "c.png", Title: "c", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Errors: map[string]float64{model.MeanTTFT: 90}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestWriteIndexGroups(t *testing.T) {
 	if got := strings.Count(html, "<tbody>"); got != 2 {
 		t.Errorf("%d tables, want one per group (2)", got)
 	}
-	if !strings.Contains(html, `data-v="0.9">90.0%</td>`) || !strings.Contains(html, "th.sort") {
+	if !strings.Contains(html, `data-v="90">90.0%</td>`) || !strings.Contains(html, "th.sort") {
 		t.Error("cells lack sortable values or the page lacks its sorting script")
 	}
 }

@@ -187,9 +187,10 @@ func orderMetrics(names []string) []string {
 	return out
 }
 
-// ErrorLine names each metric's median error in reading order, for a
-// figure title: "errors: request throughput 4.2% · mean TTFT 11.8%". NaN
-// errors are left out; "" when none is left.
+// ErrorLine names each metric's median error (in percent, as
+// model.AbsPctError gives it) in reading order, for a figure title:
+// "errors: request throughput 4.2% · mean TTFT 11.8%". NaN errors are left
+// out; "" when none is left.
 func ErrorLine(errors map[string]float64) string {
 	var parts []string
 	for _, m := range orderMetrics(keys(errors)) {
@@ -198,7 +199,7 @@ func ErrorLine(errors map[string]float64) string {
 			continue
 		}
 		label, _, _ := strings.Cut(MetricLabel(m), " (")
-		parts = append(parts, fmt.Sprintf("%s %.1f%%", label, 100*v))
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", label, v))
 	}
 	if len(parts) == 0 {
 		return ""

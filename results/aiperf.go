@@ -261,7 +261,6 @@ func (p *peer) profileConfig(r *Record, cfg *node) error {
 		if hasConc && conc > 0 {
 			r.Workload.Load.Concurrency = conc
 		}
-		r.Workload.RequestRate = r.Workload.Load.RateString()
 	case hasConc && conc > 0:
 		r.Workload.Load = model.Closed(conc)
 	}
@@ -403,7 +402,6 @@ func ParseProfileCSV(name string, data []byte) ([]Record, error) {
 		default:
 			if v, err := strconv.ParseFloat(m[2], 64); err == nil && v > 0 {
 				r.Workload.Load = model.Open(v, 0)
-				r.Workload.RequestRate = r.Workload.Load.RateString()
 			}
 		}
 	}

@@ -196,7 +196,6 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 		} else {
 			r.Workload.Load = model.Open(math.Inf(1), 1)
 		}
-		r.Workload.RequestRate = "inf"
 		r.Source.Row = "throughput"
 	case "constant", "poisson":
 		rate, ok, err := num("rate")
@@ -216,7 +215,6 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 		} else if ok {
 			r.Workload.Load.Concurrency = n
 		}
-		r.Workload.RequestRate = r.Workload.Load.RateString()
 		r.Source.Row = fmt.Sprintf("%s@%s", kind, r.Workload.Load.RateString())
 	default:
 		return r, p.fail(strat.get("type_"), strat.line, sfield+".type_", "unknown GuideLLM strategy %q (want synchronous, concurrent, throughput, constant or poisson)", kind)

@@ -196,7 +196,6 @@ func (p *peer) llmdLoad(r *Record, load *node) error {
 		if hasConc {
 			r.Workload.Load.Concurrency = conc
 		}
-		r.Workload.RequestRate = r.Workload.Load.RateString()
 	case hasConc:
 		r.Workload.Load = model.Closed(conc)
 	}

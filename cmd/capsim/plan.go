@@ -1,16 +1,15 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -57,12 +56,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return err
 	}
 	opts.Progress = planProgress(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
 	if err != nil {
@@ -89,7 +88,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 func (o planOptions) options() (plan.Options, error) {
 	var opts plan.Options
 	if o.modelName == "" {
-		return opts, fmt.Errorf("plan: --model is required (known: %s)", llmList())
+		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
 	}
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
@@ -137,18 +136,12 @@ func (o planOptions) options() (plan.Options, error) {
 		opts.GPUs = append(opts.GPUs, g)
 	}
 	if o.gpuCost != "" {
-		opts.GPUCost = map[string]float64{}
-		for _, f := range planList(o.gpuCost) {
-			name, price, ok := strings.Cut(f, "=")
-			p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
-			if !ok || err != nil || !(p > 0) || math.IsInf(p, 0) {
-				return opts, fmt.Errorf("plan: --gpu-cost %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", f)
+		var err error
+		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
+			if msg, ok := strings.CutPrefix(err.Error(), "plan: GPU cost "); ok {
+				return opts, errors.New("plan: --gpu-cost " + msg)
 			}
-			g, err := model.LookupGPU(name)
-			if err != nil {
-				return opts, err
-			}
-			opts.GPUCost[g.Name] = p
+			return opts, err
 		}
 	}
 	for _, f := range planList(o.tps) {
