@@ -178,7 +178,7 @@ func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) er
 		}
 		return writeJSON(w, brief)
 	}
-	t := newTable(w)
+	t := newTable(tableOutput(w, format))
 	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
 	for _, r := range results {
 		name := r.Load.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -22,6 +23,8 @@ type fitOptions struct {
 	cv       bool
 	maxEvals int
 	quick    bool
+	system   systemFlags
+	assume   bool // search the catalog for an unstated GPU or model
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
@@ -39,16 +42,37 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
+	addSystemFlags(fs, &o.system, "--from files")
+	fs.BoolVar(&o.assume, "assume-gpu", false, "when the --from files name no GPU (or model), fit the catalog pair that explains them best instead of asking for --gpu")
 	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
 		return err
 	}
 	o.format = *f
-	recs, err := fixtures.Load(o.from)
+	if len(o.from) == 0 && (o.system.given() || o.assume) {
+		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
+	}
+	recs, err := fitRecords(o.from)
 	if err != nil {
 		return err
 	}
-	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
+	if err := o.system.apply(recs); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	// The user's own data never get a GPU silently: ask, unless --assume-gpu.
+	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume}
 	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
+	var unstated *calibrate.UnstatedError
+	if errors.As(err, &unstated) {
+		var missing []string
+		if unstated.GPU {
+			missing = append(missing, "GPU (--gpu, e.g. --gpu H100)")
+		}
+		if unstated.Model {
+			missing = append(missing, "model (--model, e.g. --model Qwen/Qwen3-8B)")
+		}
+		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
+			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
+	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("fit: interrupted; no profile written")
 	} else if err != nil {
@@ -70,7 +94,24 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.format == "json" {
 		return writeJSON(stdout, rep)
 	}
-	return writeFitTable(stdout, rep)
+	return writeFitTable(tableOutput(stdout, o.format), rep)
+}
+
+// fitRecords reads the user's files with their sidecar metadata (as capsim
+// data --file does), or the embedded fixtures when none are named.
+func fitRecords(files []string) ([]results.Record, error) {
+	var names []string
+	for _, f := range files {
+		for _, name := range strings.Split(f, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(files) == 0 {
+		return fixtures.Records()
+	}
+	return results.LoadFiles(names)
 }
 
 // fitProgress prints one line per stage of each group (and every tenth refinement step).

@@ -81,7 +81,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, res)
 	}
-	return printPlan(stdout, res)
+	return printPlan(tableOutput(stdout, o.format), res)
 }
 
 // options turns the flags into plan.Options, rejecting bad input.

@@ -70,7 +70,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if o.format == "json" {
 		return writeJSON(stdout, v)
 	}
-	return writeValidation(stdout, v)
+	return writeValidation(tableOutput(stdout, o.format), v)
 }
 
 // live predicts, then benchmarks the server at the same loads.
