@@ -42,12 +42,8 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.engine, "engine", "", "with --file: the engine and version the files measured, e.g. vllm-0.10.1;\nwithout: only seed records whose engine contains this, e.g. dynamo, vllm-0.9")
 	fs.StringVar(&o.topology, "topology", "", "with --file: the deployment the files measured: NxTPk or \"prefill NxTPk + decode MxTPk\"")
 	fs.StringVar(&o.source, "source", "", "only records whose ID or file name starts with this, e.g. 004")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: capsim data [--file PATH,...] [--gpu G] [--model M] [--engine E] [--source S] [--format table|json]\n\nList benchmark records: the embedded seed documents, or your own result files\n(vLLM bench serve JSON or text output, markdown or HTML result tables).\n\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return withFlagHint(err, fs)
 	}
 	o.format = *format
 	o.files = append(o.files, fs.Args()...)
@@ -79,7 +75,12 @@ func runData(args []string, stdout, stderr io.Writer) error {
 }
 
 // load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) { return fixtures.Load(o.files) }
+func (o dataOptions) load() ([]results.Record, error) {
+	if len(o.files) == 0 {
+		return fixtures.Records()
+	}
+	return loadFiles(o.files)
+}
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
 	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)

@@ -11,6 +11,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -25,6 +26,7 @@ type fitOptions struct {
 	quick    bool
 	system   systemFlags
 	assume   bool // search the catalog for an unstated GPU or model
+	quiet    bool
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
@@ -36,13 +38,14 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
+	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded fixtures")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
 	addSystemFlags(fs, &o.system, "--from files")
+	addQuietFlag(fs, &o.quiet)
 	fs.BoolVar(&o.assume, "assume-gpu", false, "when the --from files name no GPU (or model), fit the catalog pair that explains them best instead of asking for --gpu")
 	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
 		return err
@@ -60,7 +63,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The user's own data never get a GPU silently: ask, unless --assume-gpu.
 	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume}
-	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
+	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(progressTo(stderr, o.quiet)))
 	var unstated *calibrate.UnstatedError
 	if errors.As(err, &unstated) {
 		var missing []string
@@ -100,34 +103,19 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // fitRecords reads the user's files with their sidecar metadata (as capsim
 // data --file does), or the embedded fixtures when none are named.
 func fitRecords(files []string) ([]results.Record, error) {
-	var names []string
-	for _, f := range files {
-		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				names = append(names, name)
-			}
-		}
-	}
 	if len(files) == 0 {
 		return fixtures.Records()
 	}
-	return results.LoadFiles(names)
+	return loadFiles(files)
 }
 
-// fitProgress prints one line per stage of each group (and every tenth refinement step).
+// fitProgress prints each stage of each group as it goes, with the time
+// left in the stage (refinement's step count is an upper bound, so its
+// estimate is too).
 func fitProgress(w io.Writer) func(calibrate.Progress) {
+	m := progress.New(w, false)
 	return func(p calibrate.Progress) {
-		switch {
-		case p.Stage == "refine" && p.Done%10 != 0:
-			return
-		case p.Stage == "linear" && p.Done != p.Total:
-			return
-		}
-		fmt.Fprintf(w, "fit: %s: %s %d/%d", p.Group, p.Stage, p.Done, p.Total)
-		if p.Loss != 0 {
-			fmt.Fprintf(w, " loss %.4g", p.Loss)
-		}
-		fmt.Fprintln(w)
+		m.Update(fmt.Sprintf("fit: %s: %s", p.Group, p.Stage), p.Done, p.Total)
 	}
 }
 

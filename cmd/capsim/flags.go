@@ -40,7 +40,7 @@ func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) 
 // nil) and rejects positional arguments; hint, if any, follows that error.
 func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		return withFlagHint(err, fs)
 	}
 	if format != nil {
 		if err := checkFormat(*format); err != nil {
@@ -113,6 +113,19 @@ func addBurstinessFlag(fs *pflag.FlagSet, b *float64) {
 	fs.Float64Var(b, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson; <1 burstier; >1 more even)")
 }
 
+// addQuietFlag adds --quiet; progressTo is where progress lines go then.
+func addQuietFlag(fs *pflag.FlagSet, quiet *bool) {
+	fs.BoolVar(quiet, "quiet", false, "no progress lines on stderr (warnings and errors still print)")
+}
+
+// progressTo is stderr, or nowhere under --quiet.
+func progressTo(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return stderr
+}
+
 // serverFlags are a benchmark of a live OpenAI-compatible server: where it
 // is and how each load point's requests look.
 type serverFlags struct {
@@ -123,6 +136,7 @@ type serverFlags struct {
 	timeout              time.Duration
 	apiKeyEnv, out       string
 	skipCheck            bool
+	quiet                bool
 }
 
 // addServerFlags adds the flags of serverFlags; seedUse says what the seed
@@ -139,6 +153,7 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
 	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
 	fs.BoolVar(&s.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+	addQuietFlag(fs, &s.quiet)
 }
 
 // check rejects server flags no benchmark can run with; noLoads says no

@@ -12,11 +12,13 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// newFlagSet returns a subcommand's flag set that reports errors instead of exiting.
+// newFlagSet returns a subcommand's flag set that reports errors instead of
+// exiting and prints the command's help (commandHelp) for --help.
 func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("capsim "+name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
+	fs.Usage = func() { commandHelp(stderr, name, fs) }
 	return fs
 }
 

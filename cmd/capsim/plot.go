@@ -14,6 +14,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
@@ -31,6 +32,7 @@ type plotOptions struct {
 	profile    string
 	numPrompts int
 	seed       uint64
+	quiet      bool
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
@@ -46,12 +48,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&o.sel.files, "from", nil, "benchmark result files to plot (comma list or repeated; NAME.meta.json next to a file adds\nwhat it does not say); default: the embedded fixtures")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulated load point (default: enough for steady state;\na burst always sends its measured number of prompts)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulations")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: capsim plot --out DIR [--gpu G] [--model M] [--engine E] [--source S] [--format png|svg] [--profile FILE] [--from FILES]\n\n"+
-			"Draw every measured series (one configuration × workload shape) against the calibrated\n"+
-			"simulation, a summary of predicted against measured, and DIR/index.html to browse them.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	addQuietFlag(fs, &o.quiet)
 	if err := parseFlags(fs, args, nil, " (files go after --from)"); err != nil {
 		return err
 	}
@@ -98,6 +95,8 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	groups := series.Group(recs)
+	prog := progressTo(stderr, o.quiet)
+	meter := progress.New(prog, false)
 	flags := prof.Flags()
 	names := map[string]int{}
 	var done []plotted
@@ -121,7 +120,8 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if !math.IsNaN(p.median) {
 			errText = fmt.Sprintf("median error %.1f%%", p.median)
 		}
-		fmt.Fprintf(stderr, "plot: [%d/%d] %s (%d points, %s)\n", i+1, len(groups), p.file, p.points, errText)
+		fmt.Fprintf(prog, "plot: [%d/%d] %s (%d points, %s)\n", i+1, len(groups), p.file, p.points, errText)
+		meter.Update("plot: series", i+1, len(groups))
 		done = append(done, p)
 		pairs = append(pairs, sp...)
 	}
