@@ -107,3 +107,25 @@ func TestQuiet(t *testing.T) {
 		t.Errorf("--quiet: stderr %q, stdout %q", errb.String(), out.String())
 	}
 }
+
+// TestDataStatesTheSystem: with --file, --gpu, --model, --engine and
+// --topology state (or override) what the files measured.
+func TestDataStatesTheSystem(t *testing.T) {
+	files := writeVLLMSweep(t, "L40S")
+	var out, errb bytes.Buffer
+	if err := run([]string{"data", "--format", "csv", "--file", files[0], "--gpu", "H100", "--engine", "vllm-0.11.0", "--topology", "2xTP2"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%v %v", err, rows)
+	}
+	// ID GPU GPUS MODEL ENGINE TOPOLOGY …
+	if got := strings.Join(rows[1][1:6], " "); got != "H100-SXM 4 Qwen3-8B vllm-0.11.0 2xTP2" {
+		t.Errorf("system %q, want H100-SXM 4 Qwen3-8B vllm-0.11.0 2xTP2", got)
+	}
+	err = run([]string{"data", "--file", files[0], "--topology", "2xTP"}, &out, &errb)
+	if err == nil || !strings.HasPrefix(err.Error(), "data: --topology: ") {
+		t.Errorf("bad --topology: %v", err)
+	}
+}
