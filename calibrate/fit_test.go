@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -35,7 +36,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := defaultSettings("dynamo-0.3.0")
+	s := defaultSettings("dynamo-0.3.0", model.GPU{}, 0)
 	e := env{gpu: g, llm: m, settings: s}
 	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: pre, RoleDecode: dec},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
@@ -43,7 +44,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 	for _, sh := range shapes {
 		for _, c := range concs {
 			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
-			cfg, err := simConfig(e, prm, p, 0)
+			cfg, err := simConfig(e, prm, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,5 +300,38 @@ func TestRecordModelReadsQuantization(t *testing.T) {
 		if got := recordModel(r); got != tt.want {
 			t.Errorf("recordModel(%s, quantization %q) = %s, want %s", tt.model, tt.quant, got, tt.want)
 		}
+	}
+}
+
+// TestRequireStated: with Options.RequireStated, a group that names no GPU
+// is an *UnstatedError instead of an assumed catalog pair.
+func TestRequireStated(t *testing.T) {
+	rec := results.Record{ID: "x:1", Source: results.Source{File: "sweep.json", Line: 1},
+		System:   results.System{Model: "Qwen/Qwen3-8B", Engine: "vllm-0.10.1", Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})},
+		Workload: results.Workload{ISL: 1024, OSL: 128, ISLMax: 1024, OSLMax: 128, Load: model.Closed(4)},
+		Metrics:  map[string]float64{model.RequestThroughput: 3, model.MeanTTFT: 40, model.MeanTPOT: 9, model.MeanE2EL: 1200}}
+	_, _, err := Fit(context.Background(), []results.Record{rec}, Options{RequireStated: true, SkipRefine: true}, nil)
+	var ue *UnstatedError
+	if !errors.As(err, &ue) || !ue.GPU || ue.Model || len(ue.Sources) != 1 || ue.Sources[0] != "sweep.json" {
+		t.Fatalf("err = %v, want an UnstatedError for the GPU of sweep.json", err)
+	}
+	if want := "calibrate: group unknown GPU / Qwen3-8B / vllm-0.10.1: the records do not name the GPU (sources: sweep.json)"; err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+}
+
+// An interrupted fit returns an error that errors.Is recognises as the
+// cancellation, so the CLI can tell Ctrl-C from a failed fit.
+func TestFitCanceledWrapsContextError(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 4}, [][2]int{{1000, 200}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, _ sim.Config) (*sim.Result, error) {
+		cancel()
+		return nil, ctx.Err()
+	}
+	_, _, err := Fit(ctx, recs, Options{MaxEvals: 4, Simulate: stop}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Fit after cancel: %v, want an error wrapping context.Canceled", err)
 	}
 }

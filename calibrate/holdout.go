@@ -56,7 +56,7 @@ func crossGroups(ctx context.Context, recs []results.Record, opts Options, progr
 		pts = append(pts, groups[k]...)
 	}
 	keyOf := map[string]func(p *point) string{
-		HoldoutGPU: func(p *point) string { return canonicalGPU(p.rec.System.GPU) },
+		HoldoutGPU: func(p *point) string { return model.CanonicalGPU(p.rec.System.GPU) },
 		HoldoutEngine: func(p *point) string {
 			return p.rec.System.Engine
 		},

@@ -242,15 +242,6 @@ func (c Coeffs) Validate() error {
 	return nil
 }
 
-// VLLMGraphSizes are vLLM's default CUDA-graph capture sizes (1, 2, 4, then steps of 8 to 512).
-func VLLMGraphSizes(max int) []int {
-	sizes := []int{1, 2, 4}
-	for b := 8; b <= max; b += 8 {
-		sizes = append(sizes, b)
-	}
-	return sizes
-}
-
 // Microbatches is how many batches a worker of this shape keeps in flight:
 // its pipeline depth. vLLM runs PP microbatches at once (V0: one virtual
 // engine and scheduler per stage, vllm/engine/llm_engine.py; V1: a batch

@@ -1,10 +1,5 @@
 package model
 
-import (
-	"strconv"
-	"strings"
-)
-
 // EngineOverhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
 // output processing that the GPU waits for. It is a property of the engine
@@ -62,8 +57,10 @@ func EngineOverheads() []EngineOverhead { return append([]EngineOverhead(nil), e
 // after the label's version, the family's unversioned row when the label
 // has no version, the generic row for an unknown family.
 func EngineOverheadFor(label string) EngineOverhead {
-	fam, ver := splitEngineLabel(label)
-	if fam == "trt-llm" || fam == "tensorrt" || fam == "tensorrt-llm" {
+	e := ParseEngine(label)
+	fam := e.Family
+	switch fam {
+	case "trt-llm", "tensorrt", "tensorrt-llm", "trt":
 		fam = "trtllm"
 	}
 	best := engineOverheads[0]
@@ -73,48 +70,11 @@ func EngineOverheadFor(label string) EngineOverhead {
 			continue
 		}
 		switch {
-		case o.From == "" && (len(ver) == 0 || !found):
+		case o.From == "" && (len(e.Version) == 0 || !found):
 			best, found = o, true
-		case o.From != "" && len(ver) > 0 && !versionBefore(ver, parseVersion(o.From)):
+		case o.From != "" && len(e.Version) > 0 && !versionLess(e.Version, ParseEngine("x-"+o.From).Version):
 			best, found = o, true
 		}
 	}
 	return best
-}
-
-// splitEngineLabel splits "vllm-0.9.0.1" into "vllm" and [0 9 0 1].
-func splitEngineLabel(label string) (string, []int) {
-	l := strings.ToLower(strings.TrimSpace(label))
-	i := strings.IndexAny(l, "-_ ")
-	if i < 0 {
-		return l, nil
-	}
-	fam := l[:i]
-	rest := l[i+1:]
-	if fam == "trt" && strings.HasPrefix(rest, "llm") {
-		fam, rest = "trtllm", strings.TrimLeft(rest[3:], "-_ ")
-	}
-	return fam, parseVersion(rest)
-}
-
-func parseVersion(s string) []int {
-	var v []int
-	for _, f := range strings.Split(strings.TrimPrefix(s, "v"), ".") {
-		n, err := strconv.Atoi(strings.TrimRightFunc(f, func(r rune) bool { return r < '0' || r > '9' }))
-		if err != nil {
-			break
-		}
-		v = append(v, n)
-	}
-	return v
-}
-
-// versionBefore reports a < b, comparing numbers left to right.
-func versionBefore(a, b []int) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
 }

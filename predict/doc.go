@@ -1,5 +1,13 @@
-// Package predict runs the calibrated simulator over load points for one
-// deployment and workload shape, and reads the results the way a capacity
-// planner does: the throughput knee, where TTFT blows up, which pool is the
-// bottleneck, and how uncertain the costs behind it are.
+// Package predict runs the calibrated simulator and reads the results the
+// way a capacity planner does.
+//
+//   - Run: load points for one deployment and workload shape, with the
+//     throughput knee, where TTFT blows up, which pool is the bottleneck and
+//     the cost band behind it.
+//   - Records: measured records re-simulated exactly as they ran (the fit's
+//     workload, deployment and seed), so validate, plot and the fit's
+//     residuals agree; Series: a measured series over its load grid, as
+//     capsim plot draws it; Matching: the records that measured a prediction.
+//   - Compare, Summarise, MedianError(s): measured against predicted with
+//     model.AbsPctError, the one accuracy measure.
 package predict

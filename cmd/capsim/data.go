@@ -1,16 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
@@ -25,6 +20,9 @@ type dataOptions struct {
 	model  string   // case-insensitive substring of the model id
 	engine string   // case-insensitive substring of the engine label
 	source string   // prefix of the record ID or of the file's base name
+	// With --file, --gpu, --model, --engine and --topology state the
+	// files' system instead of filtering.
+	topology string
 }
 
 // dataOutput is the JSON form of capsim data.
@@ -39,16 +37,13 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	var o dataOptions
 	format := formatFlag(fs)
 	fs.StringSliceVar(&o.files, "file", nil, "read these result files (repeat or comma-separate) instead of the embedded seed documents;\nNAME.meta.json next to NAME.ext adds what a file does not say (GPU, topology, ...)")
-	fs.StringVar(&o.gpu, "gpu", "", "only records whose GPU contains this, e.g. H20 (case-insensitive)")
-	fs.StringVar(&o.model, "model", "", "only records whose model contains this, e.g. qwen3")
-	fs.StringVar(&o.engine, "engine", "", "only records whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.gpu, "gpu", "", "with --file: the GPU the files measured, e.g. H100 (states or overrides theirs);\nwithout: only seed records whose GPU contains this, e.g. H20")
+	fs.StringVar(&o.model, "model", "", "with --file: the model the files measured; without: only seed records whose model contains this, e.g. qwen3")
+	fs.StringVar(&o.engine, "engine", "", "with --file: the engine and version the files measured, e.g. vllm-0.10.1;\nwithout: only seed records whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.topology, "topology", "", "with --file: the deployment the files measured: NxTPk or \"prefill NxTPk + decode MxTPk\"")
 	fs.StringVar(&o.source, "source", "", "only records whose ID or file name starts with this, e.g. 004")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: capsim data [--file PATH,...] [--gpu G] [--model M] [--engine E] [--source S] [--format table|json]\n\nList benchmark records: the embedded seed documents, or your own result files\n(vLLM bench serve JSON or text output, markdown or HTML result tables).\n\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return withFlagHint(err, fs)
 	}
 	o.format = *format
 	o.files = append(o.files, fs.Args()...)
@@ -59,6 +54,15 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(o.files) > 0 {
+		sys := systemFlags{gpu: o.gpu, model: o.model, engine: o.engine, topology: o.topology}
+		if err := sys.apply(recs); err != nil {
+			return fmt.Errorf("data: %w", err)
+		}
+		o.gpu, o.model, o.engine = "", "", ""
+	} else if o.topology != "" {
+		return fmt.Errorf("data: --topology states the system of --file results")
+	}
 	recs = o.filter(recs)
 	out := dataOutput{Count: len(recs), Counts: map[string]int{}, Records: recs}
 	for _, r := range recs {
@@ -67,7 +71,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, out)
 	}
-	return writeDataTable(stdout, out)
+	return writeDataTable(tableOutput(stdout, o.format), out)
 }
 
 // load reads the user's files (with their sidecar metadata) or the fixtures.
@@ -75,57 +79,11 @@ func (o dataOptions) load() ([]results.Record, error) {
 	if len(o.files) == 0 {
 		return fixtures.Records()
 	}
-	var all []results.Record
-	seen := map[string]string{}
-	for _, p := range o.files {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		recs, err := results.ParseFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if doc := results.DocID(p); seen[doc] != "" && seen[doc] != p {
-			return nil, fmt.Errorf("data: %s and %s would give records the same IDs (%s:LINE); rename one", seen[doc], p, doc)
-		} else {
-			seen[doc] = p
-		}
-		mp := results.MetaPath(p)
-		if data, err := os.ReadFile(mp); err == nil {
-			meta, err := results.ParseMeta(mp, data)
-			if err != nil {
-				return nil, err
-			}
-			if err := meta.Apply(recs); err != nil {
-				return nil, err
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("data: %w", err)
-		}
-		all = append(all, recs...)
-	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("data: --file names no files")
-	}
-	return all, nil
+	return loadFiles(o.files)
 }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
-	contains := func(s, sub string) bool { return strings.Contains(strings.ToLower(s), strings.ToLower(sub)) }
-	hasPrefix := func(s, p string) bool { return strings.HasPrefix(strings.ToLower(s), strings.ToLower(p)) }
-	out := []results.Record{}
-	for _, r := range recs {
-		switch {
-		case o.gpu != "" && (r.System.GPU == "" || !contains(r.System.GPU, o.gpu)):
-		case o.model != "" && !contains(r.System.Model, o.model):
-		case o.engine != "" && !contains(r.System.Engine, o.engine):
-		case o.source != "" && !hasPrefix(r.ID, o.source) && !hasPrefix(filepath.Base(r.Source.File), o.source):
-		default:
-			out = append(out, r)
-		}
-	}
-	return out
+	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)
 }
 
 func writeDataTable(w io.Writer, out dataOutput) error {
@@ -134,11 +92,11 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 		return err
 	}
 	// Left-aligned: most columns are names, not numbers.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTableLeft(w)
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(shortModel(r.System.Model)), orDash(r.System.Engine),
+			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
 			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
 			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
@@ -166,8 +124,6 @@ func dataCount(n int) string {
 	return strconv.Itoa(n)
 }
 
-func shortModel(m string) string { return m[strings.LastIndexByte(m, '/')+1:] }
-
 func dataTopology(t model.Topology) string {
 	switch {
 	case t.Disaggregated():
@@ -189,23 +145,13 @@ func dataLengths(w results.Workload) string {
 }
 
 func dataLoad(w results.Workload) string {
-	l := w.Load
-	switch l.Kind {
-	case model.ClosedLoop:
-		return "c=" + strconv.Itoa(l.Concurrency)
-	case model.OpenLoop:
-		s := l.RateString() + " req/s"
-		if l.Concurrency > 0 {
-			s += " c<=" + strconv.Itoa(l.Concurrency)
-		}
-		return s
-	case model.Burst:
-		if w.NumPrompts > 0 {
-			return "burst " + strconv.Itoa(w.NumPrompts)
-		}
-		return "burst"
+	switch {
+	case w.Load.Kind == model.Burst && w.NumPrompts > 0:
+		return "burst " + strconv.Itoa(w.NumPrompts)
+	case w.Load.Kind == "":
+		return "-"
 	}
-	return "-"
+	return w.Load.Label()
 }
 
 // dataFlags shows the anomaly codes ("throughput-dip", …); JSON has the full text.

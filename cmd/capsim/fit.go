@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -10,6 +11,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -22,21 +24,36 @@ type fitOptions struct {
 	cv       bool
 	maxEvals int
 	quick    bool
+	system   systemFlags
+	assume   bool // search the catalog for an unstated GPU or model
+	quiet    bool
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
+	return runInterruptible(fitContext, args, stdout, stderr)
+}
+
+// fitContext fits under a context Ctrl-C cancels: the fit stops between
+// simulations and writes nothing.
+func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded seeds (with --cv: the seeds and the public corpus)")
+	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded seeds (with --cv: the seeds and the public corpus)")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
+	addSystemFlags(fs, &o.system, "--from files")
+	addQuietFlag(fs, &o.quiet)
+	fs.BoolVar(&o.assume, "assume-gpu", false, "when the --from files name no GPU (or model), fit the catalog pair that explains them best instead of asking for --gpu")
 	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
 		return err
 	}
 	o.format = *f
+	if len(o.from) == 0 && (o.system.given() || o.assume) {
+		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
+	}
 	recs, err := fitRecords(o.from)
 	if err != nil {
 		return err
@@ -50,9 +67,27 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		}
 		recs = append(recs, corpus...)
 	}
-	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
-	prof, rep, err := calibrate.Fit(context.Background(), recs, opts, fitProgress(stderr))
-	if err != nil {
+	if err := o.system.apply(recs); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	// The user's own data never get a GPU silently: ask, unless --assume-gpu.
+	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume}
+	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(progressTo(stderr, o.quiet)))
+	var unstated *calibrate.UnstatedError
+	if errors.As(err, &unstated) {
+		var missing []string
+		if unstated.GPU {
+			missing = append(missing, "GPU (--gpu, e.g. --gpu H100)")
+		}
+		if unstated.Model {
+			missing = append(missing, "model (--model, e.g. --model Qwen/Qwen3-8B)")
+		}
+		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
+			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
+	}
+	if errors.Is(err, context.Canceled) {
+		return errors.New("fit: interrupted; no profile written")
+	} else if err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -71,7 +106,7 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, rep)
 	}
-	return writeFitTable(stdout, rep)
+	return writeFitTable(tableOutput(stdout, o.format), rep)
 }
 
 // fitRecords reads the user's files with their sidecar metadata (as capsim
@@ -80,34 +115,16 @@ func fitRecords(files []string) ([]results.Record, error) {
 	if len(files) == 0 {
 		return fixtures.Records()
 	}
-	var names []string
-	for _, f := range files {
-		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				names = append(names, name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("fit: --from names no files")
-	}
-	return dataOptions{files: names}.load()
+	return loadFiles(files)
 }
 
-// fitProgress prints one line per stage of each group (and every tenth refinement step).
+// fitProgress prints each stage of each group as it goes, with the time
+// left in the stage (refinement's step count is an upper bound, so its
+// estimate is too).
 func fitProgress(w io.Writer) func(calibrate.Progress) {
+	m := progress.New(w, false)
 	return func(p calibrate.Progress) {
-		switch {
-		case p.Stage == "refine" && p.Done%10 != 0:
-			return
-		case p.Stage == "linear" && p.Done != p.Total:
-			return
-		}
-		fmt.Fprintf(w, "fit: %s: %s %d/%d", p.Group, p.Stage, p.Done, p.Total)
-		if p.Loss != 0 {
-			fmt.Fprintf(w, " loss %.4g", p.Loss)
-		}
-		fmt.Fprintln(w)
+		m.Update(fmt.Sprintf("fit: %s: %s", p.Group, p.Stage), p.Done, p.Total)
 	}
 }
 

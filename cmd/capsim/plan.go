@@ -1,16 +1,16 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -25,6 +25,7 @@ type planOptions struct {
 	maxGPUs, top, numPrompts         int
 	seed                             uint64
 	profile, format, plot            string
+	quiet                            bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -49,6 +50,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	addProfileFlag(fs, &o.profile)
 	fs.StringVar(&o.plot, "plot", "", "also draw the Pareto frontier to this .png or .svg file")
 	format := formatFlag(fs)
+	addQuietFlag(fs, &o.quiet)
 	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
 	}
@@ -57,12 +59,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return err
 	}
-	opts.Progress = planProgress(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	opts.Progress = planProgress(progressTo(stderr, o.quiet))
+	ctx, stop := interruptContext()
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
 	if err != nil {
@@ -82,14 +84,14 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, res)
 	}
-	return printPlan(stdout, res)
+	return printPlan(tableOutput(stdout, o.format), res)
 }
 
 // options turns the flags into plan.Options, rejecting bad input.
 func (o planOptions) options() (plan.Options, error) {
 	var opts plan.Options
 	if o.modelName == "" {
-		return opts, fmt.Errorf("plan: --model is required (known: %s)", llmList())
+		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
 	}
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
@@ -137,18 +139,12 @@ func (o planOptions) options() (plan.Options, error) {
 		opts.GPUs = append(opts.GPUs, g)
 	}
 	if o.gpuCost != "" {
-		opts.GPUCost = map[string]float64{}
-		for _, f := range planList(o.gpuCost) {
-			name, price, ok := strings.Cut(f, "=")
-			p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
-			if !ok || err != nil || !(p > 0) || math.IsInf(p, 0) {
-				return opts, fmt.Errorf("plan: --gpu-cost %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", f)
+		var err error
+		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
+			if msg, ok := strings.CutPrefix(err.Error(), "plan: GPU cost "); ok {
+				return opts, errors.New("plan: --gpu-cost " + msg)
 			}
-			g, err := model.LookupGPU(name)
-			if err != nil {
-				return opts, err
-			}
-			opts.GPUCost[g.Name] = p
+			return opts, err
 		}
 	}
 	for _, f := range planList(o.tps) {
@@ -180,22 +176,18 @@ func planList(s string) []string {
 	return out
 }
 
-// progressPrinter reports the search on stderr at most twice a second, and
-// at the end of each phase.
+// planProgress reports each phase of the search with the time it has left.
 func planProgress(w io.Writer) func(plan.Progress) {
-	var last time.Time
+	m := progress.New(w, false)
+	m.Interval = 500 * time.Millisecond
 	return func(p plan.Progress) {
-		if p.Done < p.Total && time.Since(last) < 500*time.Millisecond {
-			return
-		}
-		last = time.Now()
 		switch p.Phase {
 		case "headroom":
-			fmt.Fprintf(w, "plan: headroom of the leaders %d/%d\n", p.Done, p.Total)
+			m.Update("plan: headroom of the leaders", p.Done, p.Total)
 		case "frontier":
-			fmt.Fprintf(w, "plan: widening the Pareto frontier %d/%d\n", p.Done, p.Total)
+			m.Update("plan: widening the Pareto frontier", p.Done, p.Total)
 		default:
-			fmt.Fprintf(w, "plan: %d/%d candidates, %d feasible\n", p.Done, p.Total, p.Feasible)
+			m.Update("plan: candidates", p.Done, p.Total)
 		}
 	}
 }
