@@ -80,8 +80,16 @@ type Config struct {
 	Load       model.Load
 	Input      LengthDist // prompt tokens
 	Output     LengthDist // generated tokens (a request stops at its drawn length)
-	NumPrompts int        // requests sent in all
+	// NumPrompts is the requests sent in all (BenchmarkReplay) or measured
+	// after the warm-up (SteadyState).
+	NumPrompts int
 	Seed       uint64
+
+	// Mode is BenchmarkReplay ("" too) or SteadyState (see Mode).
+	Mode Mode
+	// Warmup is, in steady state, the requests sent and left out before
+	// the measured ones; 0 means DefaultWarmup.
+	Warmup int
 
 	// KeepRequests asks for one RequestRecord per request in the Result.
 	KeepRequests bool
@@ -119,7 +127,12 @@ type Sample struct {
 }
 
 // Result is what vllm bench serve would report for the run, plus the pools' internals.
+// In steady state, latencies are the measured requests', throughputs and
+// pool statistics are over the measurement window (Steady), Completed and
+// the token totals count the measured requests.
 type Result struct {
+	// Mode is the run's Mode.
+	Mode Mode `json:"mode"`
 	// Metrics holds vLLM's result fields by name (model.MeanTTFT, …), in ms for latencies.
 	Metrics   map[string]float64 `json:"metrics"`
 	Completed int                `json:"completed"`
@@ -129,4 +142,6 @@ type Result struct {
 	MeanInFlight float64         `json:"mean_in_flight"`
 	Pools        []PoolStats     `json:"pools"`
 	Requests     []RequestRecord `json:"requests,omitempty"`
+	// Steady describes the measurement of a steady-state run (nil in replay).
+	Steady *Steady `json:"steady,omitempty"`
 }
