@@ -77,9 +77,9 @@ type Config struct {
 	// PrefillRouter picks the prefill worker; "" means SharedQueue.
 	PrefillRouter Routing
 
-	Load       model.Load
-	Input      LengthDist // prompt tokens
-	Output     LengthDist // generated tokens (a request stops at its drawn length)
+	Load   model.Load
+	Input  LengthDist // prompt tokens
+	Output LengthDist // generated tokens (a request stops at its drawn length)
 	// NumPrompts is the requests sent in all (BenchmarkReplay) or measured
 	// after the warm-up (SteadyState).
 	NumPrompts int

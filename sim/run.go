@@ -81,9 +81,9 @@ type simulator struct {
 	itlOn bool
 	// total is the requests the load sends: NumPrompts in replay, unbounded
 	// in steady state (the run stops when the measured ones are done).
-	total                 int
-	steady                *steadyState
-	windowIn, windowOut   int64
+	total               int
+	steady              *steadyState
+	windowIn, windowOut int64
 
 	pools      []*poolMon
 	sampleDT   float64
