@@ -28,9 +28,16 @@ type Options struct {
 	Shapes []Shape
 	// Loads to simulate; empty means concurrency 1, 2, 4, …, 256.
 	Loads []model.Load
-	// NumPrompts per load point; 0 means enough for steady state: max(400, 20 × concurrency),
-	// or 20 s of arrivals (at least 400) for open loop.
+	// Mode is sim.SteadyState (the default, "" too) or sim.BenchmarkReplay.
+	// A burst (rate inf) has no steady state and is always replayed.
+	Mode sim.Mode
+	// NumPrompts per load point: in steady state the measured requests of
+	// the first run (sim.Converge doubles them until the statistics are
+	// stable); in replay the requests sent. 0 means DefaultNumPrompts.
 	NumPrompts int
+	// Steady bounds the steady-state runs; zero values are sim's defaults
+	// (means within ±2% at 95%, p99s within ±5%, at most 64,000 measured requests).
+	Steady sim.SteadyOptions
 	// Seed for every random draw; the same seed gives the same bytes.
 	Seed uint64
 	// NoBand skips the uncertainty band (two extra simulations per point).
@@ -50,12 +57,18 @@ func DefaultConcurrencies() []model.Load {
 
 // Point is one predicted load point.
 type Point struct {
-	MaxConcurrency int                `json:"max_concurrency,omitempty"`
-	RequestRate    string             `json:"request_rate,omitempty"`
-	Load           model.Load         `json:"-"`
-	NumPrompts     int                `json:"num_prompts"`
-	GPUs           int                `json:"gpus"`
-	Metrics        map[string]float64 `json:"metrics"`
+	MaxConcurrency int        `json:"max_concurrency,omitempty"`
+	RequestRate    string     `json:"request_rate,omitempty"`
+	Load           model.Load `json:"-"`
+	// Mode is how the point was simulated: "steady-state" or "benchmark-replay".
+	Mode sim.Mode `json:"mode"`
+	// NumPrompts is the requests measured (steady state) or sent (replay).
+	NumPrompts int `json:"num_prompts"`
+	// Steady describes a steady-state point's measurement: warm-up, window,
+	// offered and achieved rates, saturation, relative errors.
+	Steady  *sim.Steady        `json:"steady,omitempty"`
+	GPUs    int                `json:"gpus"`
+	Metrics map[string]float64 `json:"metrics"`
 	// OutputPerGPU is output tokens per second per GPU.
 	OutputPerGPU float64 `json:"output_throughput_per_gpu"`
 	// Lo and Hi bound request throughput and mean TTFT with the costs shifted
@@ -108,6 +121,8 @@ type Prediction struct {
 	Bottleneck Bottleneck             `json:"bottleneck"`
 	Derived    []calibrate.Derivation `json:"derived"`
 	Warnings   []string               `json:"warnings,omitempty"`
+	// Mode is the simulation mode asked for (a burst point is replayed whatever it says).
+	Mode sim.Mode `json:"mode"`
 }
 
 // Run predicts every shape of opts over its loads with the profile's costs.
@@ -138,6 +153,14 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			return nil, fmt.Errorf("predict: %w", err)
 		}
 	}
+	mode := opts.Mode
+	switch mode {
+	case "":
+		mode = sim.SteadyState
+	case sim.SteadyState, sim.BenchmarkReplay:
+	default:
+		return nil, fmt.Errorf("predict: mode %q is unknown (want %q or %q)", mode, sim.SteadyState, sim.BenchmarkReplay)
+	}
 	deps := []calibrate.Deployment{central}
 	if !opts.NoBand {
 		for _, band := range []float64{-1, 1} {
@@ -166,9 +189,11 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	done := 0
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
-		w := calibrate.Workload{Load: loads[j.load], ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
-			NumPrompts: numPrompts(opts.NumPrompts, loads[j.load]), Seed: opts.Seed}
-		out[i], errs[i] = deps[j.dep].Simulate(ctx, w)
+		l := loads[j.load]
+		m := pointMode(mode, l)
+		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
+			NumPrompts: DefaultNumPrompts(opts.NumPrompts, m, l), Seed: opts.Seed}
+		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(m, opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
 			done++
@@ -199,11 +224,12 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			OSL:      sh.OSL,
 			Derived:  central.Derived,
 			Warnings: extrapolationWarnings(prof, central, sh),
+			Mode:     mode,
 		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, NumPrompts: numPrompts(opts.NumPrompts, l), GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
 			if l.Kind == model.ClosedLoop {
 				pt.MaxConcurrency = l.Concurrency
 			} else {
@@ -238,18 +264,51 @@ func calibratedShape(s calibrate.SeriesInfo) Shape {
 	return sh
 }
 
-// numPrompts picks enough requests for a steady state when the user did not.
-func numPrompts(n int, l model.Load) int {
+// DefaultNumPrompts is n when positive, else the default length of a run
+// in mode m at load l. Replay: max(400, 20 × concurrency) for a closed
+// loop, 20 s of arrivals (at least 400) for an open loop, 400 for a burst,
+// as a benchmark would send. Steady state (the measured requests of the
+// first run, which sim.Converge doubles while it is not stable): max(10,000,
+// 20 × concurrency), or five minutes of arrivals (at least 10,000): a p99
+// rests on a hundred requests in its tail, and rare queueing bursts that
+// set a p99 need that many to show up at their true rate.
+func DefaultNumPrompts(n int, m sim.Mode, l model.Load) int {
 	if n > 0 {
 		return n
 	}
+	floor, span := 400, 20.0
+	if m == sim.SteadyState {
+		floor, span = 10_000, 300
+	}
 	switch l.Kind {
 	case model.ClosedLoop:
-		return max(400, 20*l.Concurrency)
+		return max(floor, 20*l.Concurrency)
 	case model.OpenLoop:
-		return max(400, int(math.Ceil(20*l.Rate)))
+		return max(floor, int(math.Ceil(span*l.Rate)))
 	default:
 		return 400
+	}
+}
+
+// pointMode is the mode a load point runs in: a burst has no steady state.
+func pointMode(m sim.Mode, l model.Load) sim.Mode {
+	if l.Kind == model.Burst {
+		return sim.BenchmarkReplay
+	}
+	return m
+}
+
+// Runner is the simulator of mode m: sim.Run for a replay, sim.Converge
+// with opts for steady state.
+func Runner(m sim.Mode, opts sim.SteadyOptions) func(context.Context, sim.Config) (*sim.Result, error) {
+	if m != sim.SteadyState {
+		return func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+			cfg.Mode = sim.BenchmarkReplay
+			return sim.Run(ctx, cfg)
+		}
+	}
+	return func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		return sim.Converge(ctx, cfg, opts, sim.Run)
 	}
 }
 

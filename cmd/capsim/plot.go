@@ -19,6 +19,7 @@ import (
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
 )
 
 // plotOptions are the flags of capsim plot.
@@ -671,7 +672,8 @@ func (o plotOptions) simulate(ctx context.Context, prof *calibrate.Profile, s *p
 		return nil, "", fmt.Errorf("no measured load to simulate")
 	}
 	grid := plotLoadGrid(xs, s.kind != model.OpenLoop)
-	opts := predict.Options{Target: target, Shapes: []predict.Shape{{ISL: isl, OSL: osl}}, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true}
+	// Fitted against measured: replay the benchmark as it ran.
+	opts := predict.Options{Target: target, Shapes: []predict.Shape{{ISL: isl, OSL: osl}}, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay}
 	out := map[float64]map[string]float64{}
 	var first *predict.Prediction
 	run := func(opts predict.Options, xs []float64) error {

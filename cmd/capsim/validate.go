@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
 )
 
 // validateMetrics are the metrics validate compares, in print order.
@@ -190,7 +191,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true})
+		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
@@ -298,7 +299,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			n = r.Completed + r.Errors
 		}
 		preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-			Loads: []model.Load{r.Workload.Load}, NumPrompts: n, Seed: o.seed, NoBand: true})
+			Loads: []model.Load{r.Workload.Load}, NumPrompts: n, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay})
 		if err != nil {
 			return nil, fmt.Errorf("validate: %s: %w", where, err)
 		}
