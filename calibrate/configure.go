@@ -49,6 +49,11 @@ type Deployment struct {
 	Engine      string
 	Derived     []Derivation
 	MaxModelLen int
+	// Settings are the engine settings the deployment was configured with
+	// (the calibrated group's, or the engine's defaults).
+	Settings Settings
+	// Topology is the target's topology (worker counts as configured).
+	Topology model.Topology
 	// FrontendLatency is the fitted per-request latency outside the engine
 	// (API server, tokenisation) in seconds; sim.Config has no place for it,
 	// so apply it to results with Adjust.
@@ -104,7 +109,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {

@@ -7,11 +7,10 @@ import (
 	"github.com/capsim/capsim/sim"
 )
 
-// Defaults of sim.PoolConfig's optional fields, repeated here because the
-// bounds must price the same batches the simulator will form.
+// The bounds must price the same batches the simulator will form: its defaults.
 const (
-	simDefaultMaxNumSeqs       = 256
-	simDefaultMaxBatchedTokens = 8192
+	simDefaultMaxNumSeqs       = sim.DefaultMaxNumSeqs
+	simDefaultMaxBatchedTokens = sim.DefaultMaxBatchedTokens
 )
 
 func budgetOf(p sim.PoolConfig) int {

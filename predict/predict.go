@@ -123,6 +123,12 @@ type Prediction struct {
 	Warnings   []string               `json:"warnings,omitempty"`
 	// Mode is the simulation mode asked for (a burst point is replayed whatever it says).
 	Mode sim.Mode `json:"mode"`
+	// Settings are the engine settings of each pool, as simulated.
+	Settings []EngineSettings `json:"engine_settings"`
+	// MaxModelLen and GPUMemoryUtilization are the engine's
+	// --max-model-len and --gpu-memory-utilization (0: vLLM's default).
+	MaxModelLen          int     `json:"max_model_len"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 }
 
 // Run predicts every shape of opts over its loads with the profile's costs.
@@ -215,16 +221,19 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	stride := len(deps)
 	for si, sh := range shapes {
 		p := Prediction{
-			GPU:      central.GPU.Name,
-			Model:    central.LLM.Name,
-			Engine:   central.Engine,
-			Topology: opts.Target.Topology.String(),
-			GPUs:     opts.Target.Topology.GPUs(),
-			ISL:      sh.ISL,
-			OSL:      sh.OSL,
-			Derived:  central.Derived,
-			Warnings: extrapolationWarnings(prof, central, sh),
-			Mode:     mode,
+			GPU:                  central.GPU.Name,
+			Model:                central.LLM.Name,
+			Engine:               central.Engine,
+			Topology:             opts.Target.Topology.String(),
+			GPUs:                 opts.Target.Topology.GPUs(),
+			ISL:                  sh.ISL,
+			OSL:                  sh.OSL,
+			Derived:              central.Derived,
+			Warnings:             extrapolationWarnings(prof, central, sh),
+			Mode:                 mode,
+			Settings:             SettingsOf(central),
+			MaxModelLen:          central.MaxModelLen,
+			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride

@@ -13,9 +13,9 @@ import (
 
 // Defaults of PoolConfig's optional fields (vLLM's).
 const (
-	defaultBlockSize        = 16
-	defaultMaxNumSeqs       = 256
-	defaultMaxBatchedTokens = 8192
+	DefaultBlockSize        = 16
+	DefaultMaxNumSeqs       = 256
+	DefaultMaxBatchedTokens = 8192
 )
 
 // maxSamples bounds PoolStats.Series; when full, every other sample is
@@ -133,13 +133,13 @@ func validatePool(name string, p *PoolConfig) error {
 		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
 	}
 	if p.BlockSize == 0 {
-		p.BlockSize = defaultBlockSize
+		p.BlockSize = DefaultBlockSize
 	}
 	if p.MaxNumSeqs == 0 {
-		p.MaxNumSeqs = defaultMaxNumSeqs
+		p.MaxNumSeqs = DefaultMaxNumSeqs
 	}
 	if p.MaxBatchedTokens == 0 {
-		p.MaxBatchedTokens = defaultMaxBatchedTokens
+		p.MaxBatchedTokens = DefaultMaxBatchedTokens
 	}
 	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {
 		return f("KVCapacity (%d) must hold at least one block of %d tokens", p.KVCapacity, p.BlockSize)
@@ -567,6 +567,13 @@ func (s *simulator) result() *Result {
 	}
 	if s.steady != nil {
 		s.steadyResult(res)
+		for f := range s.steady.halves {
+			s.steady.halves[f][0].release()
+			s.steady.halves[f][1].release()
+		}
+	}
+	for _, d := range fams {
+		d.d.release()
 	}
 	if s.cfg.KeepRequests {
 		sort.Slice(s.records, func(i, j int) bool { return s.records[i].ID < s.records[j].ID })

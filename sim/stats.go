@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/capsim/capsim/internal/stats"
 )
@@ -191,10 +192,30 @@ func (d *dist) histAdd(x float64, w uint64) {
 func (d *dist) histInc(i int, w uint64) {
 	o := d.hist[i>>histMantBits]
 	if o == nil {
-		o = make([]uint64, histOctave)
+		if p, ok := octavePool.Get().(*[]uint64); ok {
+			o = *p
+		} else {
+			o = make([]uint64, histOctave)
+		}
 		d.hist[i>>histMantBits] = o
 	}
 	o[i&(histOctave-1)] += w
+}
+
+// octavePool recycles histogram octaves (64 KiB each) between runs: a
+// planner runs thousands of simulations, and allocating them anew was a
+// large share of its garbage.
+var octavePool sync.Pool
+
+// release returns d's histogram octaves to octavePool, zeroed; d is empty after.
+func (d *dist) release() {
+	for _, o := range d.hist {
+		if o != nil {
+			clear(o)
+			octavePool.Put(&o)
+		}
+	}
+	*d = dist{}
 }
 
 func (d *dist) mean() float64 {

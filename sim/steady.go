@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/capsim/capsim/model"
 )
@@ -203,6 +204,13 @@ type SteadyOptions struct {
 	P99Tol float64
 	// MaxPrompts caps the measured requests; 0 means 64,000.
 	MaxPrompts int
+	// Metrics, when set, are the only statistics (Steady.RelError keys,
+	// e.g. "p99_tpot_ms") whose stability Converge waits for.
+	Metrics []string
+	// Decided, when set, ends Converge early: a caller that only needs a
+	// verdict (an SLO met or missed by far more than the run's uncertainty)
+	// returns true once the result settles it.
+	Decided func(*Result) bool
 }
 
 func (o SteadyOptions) withDefaults() SteadyOptions {
@@ -221,6 +229,9 @@ func (o SteadyOptions) withDefaults() SteadyOptions {
 // stable reports whether every tracked statistic is within its tolerance.
 func (o SteadyOptions) stable(st *Steady) bool {
 	for k, e := range st.RelError {
+		if len(o.Metrics) > 0 && !slices.Contains(o.Metrics, k) {
+			continue
+		}
 		tol := o.MeanTol
 		if k[:3] == "p99" {
 			tol = o.P99Tol
@@ -264,7 +275,7 @@ func Converge(ctx context.Context, cfg Config, opts SteadyOptions, run func(cont
 		}
 		st.Runs = runs
 		st.Converged = opts.stable(st)
-		if st.Converged || st.Saturated || cfg.NumPrompts >= opts.MaxPrompts {
+		if st.Converged || st.Saturated || cfg.NumPrompts >= opts.MaxPrompts || (opts.Decided != nil && opts.Decided(res)) {
 			return res, nil
 		}
 		cfg.NumPrompts = min(2*cfg.NumPrompts, opts.MaxPrompts)
