@@ -9,15 +9,22 @@ build:
 
 # End-to-end tests (TestEndToEnd*) time a real server, so they run after the
 # others, one package at a time, not competing for the CPU with other tests.
-test: tools
+# The peer they need is built only then, and only when tools/go.mod changed.
+test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 30m -skip '^TestEndToEnd' $(PKGS)
+	$(MAKE) tools
 	$(GO) test -count=1 -timeout 10m -p 1 -run '^TestEndToEnd' $(PKGS)
 
 # tools builds the end-to-end test peer llm-d-inference-sim into tools/bin/
-# from the separate tools module (its dependencies stay out of go.mod). The
-# first build downloads and compiles for several minutes; later ones are cached.
-tools:
+# from the separate tools module (its dependencies stay out of go.mod). Its
+# ~130 modules come from the Go module proxy into the shared module cache
+# (go env GOMODCACHE) once; the binary is rebuilt only when tools/go.mod or
+# tools/go.sum change. llm-d-inference-sim listens on every interface (it
+# has no address flag): the tests send traffic to 127.0.0.1 only.
+PEER := tools/bin/llm-d-inference-sim
+tools: $(PEER)
+$(PEER): tools/go.mod tools/go.sum
 	cd tools && CGO_ENABLED=0 $(GO) build -o bin/llm-d-inference-sim github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim
 
 bench:
@@ -28,12 +35,18 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
 
-# fuzz runs every fuzz target for FUZZTIME each.
+# fuzz runs every fuzz target (parsers, sidecars, profiles, the SSE reader)
+# for FUZZTIME each. Minimising a new interesting input is capped at
+# FUZZMINIMIZE so a target spends its time fuzzing. A crasher is written to
+# PKG/testdata/fuzz/TARGET/ and from then on runs in `make test` as a
+# regression case: commit it with the fix.
 FUZZTIME ?= 10s
+FUZZMINIMIZE ?= 1s
 fuzz:
 	@for pkg in $$($(GO) list $(PKGS)); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
 	  done; \
 	done
 

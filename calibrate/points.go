@@ -72,6 +72,10 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 	var warn []string
 	for i := range recs {
 		r := &recs[i]
+		if r.Partial {
+			warn = append(warn, fmt.Sprintf("record %s: skipped: an interrupted load point (capsim_partial); its metrics cover only the requests that finished", r.ID))
+			continue
+		}
 		topo := r.System.Topology
 		var notes []string
 		if topo.GPUs() == 0 && topo.Validate() != nil {

@@ -1,12 +1,14 @@
 package calibrate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/model"
 )
 
@@ -157,7 +159,14 @@ type SeriesInfo struct {
 // ParseProfile decodes and checks a profile.
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	if d := jsondup.Find(data); d != nil {
+		where := "the top level"
+		if d.Path != "" {
+			where = d.Path
+		}
+		return nil, fmt.Errorf("calibrate: profile: duplicate key %q in %s", d.Key, where)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("calibrate: profile: %w", err)
@@ -182,8 +191,11 @@ func ParseProfile(data []byte) (*Profile, error) {
 				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
 			}
 			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %v", i, j, err)
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
 			}
+		}
+		if err := validateBounds(i, &p.Groups[i]); err != nil {
+			return nil, err
 		}
 	}
 	return &p, nil

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"math"
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
@@ -49,4 +50,29 @@ func (d Deployment) SimulateWith(ctx context.Context, w Workload, run func(conte
 	}
 	d.Adjust(res)
 	return res, nil
+}
+
+// SteadyStatePrompts is the prompt count of a run at load l when the user
+// gave none (n = 0): enough for a steady state, max(400, 20 × concurrency)
+// or max(400, 20 × rate). A count (given or derived) above
+// sim.MaxNumPrompts is an error matching sim.ErrTooManyPrompts.
+func SteadyStatePrompts(l model.Load, n int) (int, error) {
+	if n > 0 {
+		if n > sim.MaxNumPrompts {
+			return 0, sim.TooManyPrompts("calibrate: %d prompts per run is more than the %d requests one simulation may run", n, sim.MaxNumPrompts)
+		}
+		return n, nil
+	}
+	x := 400.0
+	switch l.Kind {
+	case model.ClosedLoop:
+		x = max(x, 20*float64(l.Concurrency))
+	case model.OpenLoop:
+		x = max(x, math.Ceil(20*l.Rate))
+	}
+	if !(x <= sim.MaxNumPrompts) {
+		return 0, sim.TooManyPrompts("calibrate: %s needs %.3g prompts for a steady state (20 × the load), more than the %d requests one simulation may run; give a smaller load or a prompt count",
+			l, x, sim.MaxNumPrompts)
+	}
+	return int(x), nil
 }

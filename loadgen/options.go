@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -53,13 +55,18 @@ type Options struct {
 	Client *http.Client
 }
 
+// MaxPromptTokens bounds NumPrompts × ISL: every request body is built
+// before the first is sent, so the prompts of a load point must fit in
+// memory (1e8 tokens are about 600 MB of JSON).
+const MaxPromptTokens = 100_000_000
+
 // Validate reports options that cannot be run.
 func (o *Options) Validate() error {
 	if o.URL == "" {
 		return fmt.Errorf("loadgen: URL is required")
 	}
 	if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
-		return fmt.Errorf("loadgen: URL %q must start with http:// or https://", o.URL)
+		return fmt.Errorf("loadgen: URL %q must start with http:// or https://", RedactURL(o.URL))
 	}
 	if o.Model == "" {
 		return fmt.Errorf("loadgen: model is required")
@@ -77,6 +84,10 @@ func (o *Options) Validate() error {
 	}
 	if o.NumPrompts <= 0 {
 		return fmt.Errorf("loadgen: number of prompts must be positive, got %d", o.NumPrompts)
+	}
+	if tokens := float64(o.NumPrompts) * float64(o.ISL); tokens > MaxPromptTokens {
+		return fmt.Errorf("loadgen: %d prompts of %d tokens are %.3g prompt tokens, more than the %.0f one load point prepares (request bodies are built before sending, about 6 bytes a token)",
+			o.NumPrompts, o.ISL, tokens, float64(MaxPromptTokens))
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("loadgen: timeout must not be negative, got %v", o.Timeout)
@@ -126,12 +137,14 @@ func (o *Options) connections() int {
 }
 
 // NewClient returns an HTTP client for benchmarking: no response compression
-// (a gzip layer would buffer and delay streamed chunks) and at least
+// (a gzip layer would buffer and delay streamed chunks), at least
 // maxInFlight idle connections kept per host so a closed loop reuses
-// connections instead of opening new ones.
+// connections instead of opening new ones, and no redirect to another host
+// or scheme (the benchmark would silently measure, and send its key to,
+// another server).
 func NewClient(maxInFlight int) *http.Client {
 	maxInFlight = max(maxInFlight, 2)
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{CheckRedirect: checkRedirect, Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		DisableCompression:  true,
@@ -139,4 +152,54 @@ func NewClient(maxInFlight int) *http.Client {
 		MaxIdleConnsPerHost: maxInFlight,
 		IdleConnTimeout:     90 * time.Second,
 	}}
+}
+
+// checkRedirect follows at most 10 redirects, all to the same scheme and host.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	from := via[0].URL
+	if req.URL.Host != from.Host || req.URL.Scheme != from.Scheme {
+		return fmt.Errorf("loadgen: refusing a redirect to another host: %s", RedactURL(req.URL.String()))
+	}
+	if len(via) >= 10 {
+		return errors.New("loadgen: stopped after 10 redirects")
+	}
+	return nil
+}
+
+// RedactURL returns raw with any user name and password replaced by
+// "xxxxx", for printing: a URL such as http://user:secret@host/ must not
+// reach a terminal, a log or a result file in clear. A string that does not
+// parse as a URL is redacted up to its last '@'.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			scheme := ""
+			if j := strings.Index(raw, "://"); j >= 0 && j < i {
+				scheme = raw[:j+3]
+			}
+			return scheme + "xxxxx" + raw[i:]
+		}
+		return raw
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = url.User("xxxxx")
+	return u.String()
+}
+
+// redactIn removes the user information of rawURL from text (an error
+// message that quotes the URL, in full or as net/http abbreviates it).
+func redactIn(text, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return text
+	}
+	for _, s := range []string{u.User.String() + "@", u.User.Username() + ":***@", u.User.Username() + "@"} {
+		if s != "@" {
+			text = strings.ReplaceAll(text, s, "xxxxx@")
+		}
+	}
+	return text
 }

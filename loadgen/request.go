@@ -87,7 +87,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		out.reason, out.err = ReasonConnection, err.Error()
+		out.reason, out.err = ReasonConnection, redactIn(err.Error(), o.URL)
 		return out
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -100,7 +100,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	sendTime := time.Now()
 	out.start = sendTime.Sub(t0).Seconds()
 	fail := func(reason string, err error) outcome {
-		out.reason, out.err = reason, err.Error()
+		out.reason, out.err = reason, redactIn(err.Error(), o.URL)
 		if parent.Err() != nil {
 			out.reason = reasonCanceled
 		}
@@ -124,6 +124,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 		gotUsage   bool
 		reader     = bufio.NewReaderSize(resp.Body, 64<<10)
 		data       []byte // data lines of the event being read
+		line       []byte // the line being read, reused
 		chunk      streamChunk
 		sawDone    bool
 		readErr    error
@@ -172,8 +173,12 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	}
 
 	for !sawDone {
-		line, err := reader.ReadBytes('\n')
+		var err error
+		line, err = readLine(reader, line[:0], maxEventBytes)
 		now := time.Now()
+		if errors.Is(err, errEventTooLarge) {
+			return fail(ReasonMalformedStream, fmt.Errorf("event %d: %w", eventCount+1, err))
+		}
 		if len(line) > 0 {
 			trimmed := bytes.TrimRight(line, "\r\n")
 			switch {
@@ -183,6 +188,9 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 				}
 			case trimmed[0] == ':': // SSE comment, e.g. a keep-alive ping
 			case bytes.HasPrefix(trimmed, []byte("data:")):
+				if len(data)+len(trimmed) > maxEventBytes {
+					return fail(ReasonMalformedStream, fmt.Errorf("event %d: %w", eventCount+1, errEventTooLarge))
+				}
 				if len(data) > 0 {
 					data = append(data, '\n')
 				}
@@ -215,6 +223,28 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	}
 	out.latency = lastToken.Sub(sendTime).Seconds()
 	return out
+}
+
+// maxEventBytes bounds one SSE line and one event's data: a streamed chunk
+// carries a token or a few, so a megabyte is a broken or hostile server,
+// and reading on would hold all of it in memory.
+const maxEventBytes = 1 << 20
+
+var errEventTooLarge = fmt.Errorf("larger than %d bytes", maxEventBytes)
+
+// readLine appends the next line of r (with its '\n') to buf, failing with
+// errEventTooLarge once it would exceed limit bytes.
+func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(buf)+len(frag) > limit {
+			return buf, errEventTooLarge
+		}
+		buf = append(buf, frag...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
 }
 
 // classify names the failure behind a transport error.

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/model"
 )
 
@@ -163,12 +162,17 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	o.add("max_output_tokens_per_s", r.MaxOutputTokensPerS)
 	o.add("max_concurrent_requests", r.MaxConcurrentRequests)
 	for _, s := range r.summaries() {
-		o.add("mean_"+s.name+"_ms", s.Mean)
-		o.add("median_"+s.name+"_ms", s.Median)
-		o.add("std_"+s.name+"_ms", s.Std)
-		o.add("p90_"+s.name+"_ms", s.P90)
-		o.add("p95_"+s.name+"_ms", s.P95)
-		o.add("p99_"+s.name+"_ms", s.P99)
+		stats := []struct {
+			key string
+			v   float64
+		}{{"mean", s.Mean}, {"median", s.Median}, {"std", s.Std}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}}
+		for _, st := range stats {
+			if r.Completed == 0 {
+				o.add(st.key+"_"+s.name+"_ms", nil) // no request finished: absent, never zero
+			} else {
+				o.add(st.key+"_"+s.name+"_ms", st.v)
+			}
+		}
 	}
 	o.add("capsim_load", r.Load.Kind)
 	o.add("capsim_endpoint", r.Endpoint)
@@ -229,9 +233,9 @@ func (o *orderedObject) add(key string, v any) {
 }
 
 // WriteResults replaces path with results as newline-separated JSON objects
-// (the layout of vLLM's --append-result). It writes a temporary file in the
-// same directory and renames it over path, so a reader or a crash sees
-// either the old file or the new one, never half of one.
+// (the layout of vLLM's --append-result), atomically and with mode 0644
+// (see internal/atomicfile): a reader or a crash sees either the old file
+// or the new one, never half of one.
 func WriteResults(path string, results []*Result) error {
 	var buf bytes.Buffer
 	for _, r := range results {
@@ -242,28 +246,8 @@ func WriteResults(path string, results []*Result) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("loadgen: writing %s: %w", path, err)
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
 	}
 	return nil
 }

@@ -347,7 +347,7 @@ func Check(ctx context.Context, opts Options) error {
 		return err
 	}
 	if out.reason != "" {
-		return fmt.Errorf("loadgen: test request to %s failed (%s): %s", opts.requestURL(), out.reason, out.err)
+		return fmt.Errorf("loadgen: test request to %s failed (%s): %s", RedactURL(opts.requestURL()), out.reason, out.err)
 	}
 	return nil
 }

@@ -114,15 +114,21 @@ func (o Options) workload(l model.Load, n int) calibrate.Workload {
 	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed}
 }
 
-// numPrompts is the measured requests of a verdict's first steady-state run at a load.
+// numPrompts is the measured requests of a verdict's first steady-state
+// run at a load (predict.DefaultNumPrompts), held to what one run may
+// simulate with its warm-up at the higher loads of a headroom search.
 func (o Options) numPrompts(l model.Load) int {
-	return predict.DefaultNumPrompts(o.NumPrompts, sim.SteadyState, l)
+	return min(predict.DefaultNumPrompts(o.NumPrompts, sim.SteadyState, l), sim.MaxNumPrompts/2)
 }
 
 // screenPrompts is the length of a screening run (benchmark replay, open
-// loop only): 20 s of arrivals, at least 400.
+// loop only): 20 s of arrivals, at least 400 (calibrate.SteadyStatePrompts).
 func (o Options) screenPrompts(l model.Load) int {
-	return predict.DefaultNumPrompts(0, sim.BenchmarkReplay, l)
+	n, err := calibrate.SteadyStatePrompts(l, 0)
+	if err != nil {
+		return sim.MaxNumPrompts
+	}
+	return n
 }
 
 // Run searches deployments of opts.Model that meet opts.SLOs at opts.Load.
@@ -195,6 +201,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, errors.New("plan: no SLO given")
 	case o.MaxGPUs < 0:
 		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
+	case o.MaxGPUs > MaxGPUsLimit:
+		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs take about 2 s and 600 MB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
 	case o.TopK < 0:
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
@@ -204,6 +212,9 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
 	}
 	if err := o.Load.Validate(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if _, err := calibrate.SteadyStatePrompts(o.Load, o.NumPrompts); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	for _, tp := range o.TPs {

@@ -322,6 +322,13 @@ func TestBadOptions(t *testing.T) {
 		{"no ISL", func(o *Options) { o.ISL = 0 }, "ISL and OSL must be positive"},
 		{"burst", func(o *Options) { o.Load = model.Open(math.Inf(1), 1) }, "burst"},
 		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
+		// Issue 15: caps with the exact text, rejected before any work.
+		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },
+			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB)"},
+		{"rate absurd", func(o *Options) { o.Load = model.Open(1e9, 1) },
+			"plan: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
+		{"prompts absurd", func(o *Options) { o.NumPrompts = 20_000_000 },
+			"plan: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

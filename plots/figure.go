@@ -7,10 +7,10 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/capsim/capsim/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
@@ -82,7 +82,7 @@ func (f *Figure) Save(path string) error {
 	if err := f.Render(&buf, format); err != nil {
 		return fmt.Errorf("plots: %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("plots: %w", err)
 	}
 	return nil

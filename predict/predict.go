@@ -154,11 +154,6 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(loads) == 0 {
 		loads = DefaultConcurrencies()
 	}
-	for _, l := range loads {
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("predict: %w", err)
-		}
-	}
 	mode := opts.Mode
 	switch mode {
 	case "":
@@ -166,6 +161,21 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	case sim.SteadyState, sim.BenchmarkReplay:
 	default:
 		return nil, fmt.Errorf("predict: mode %q is unknown (want %q or %q)", mode, sim.SteadyState, sim.BenchmarkReplay)
+	}
+	prompts := make([]int, len(loads))
+	for i, l := range loads {
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("predict: %w", err)
+		}
+		// The replay length a benchmark would send; errors for absurd loads.
+		if prompts[i], err = calibrate.SteadyStatePrompts(l, opts.NumPrompts); err != nil {
+			return nil, fmt.Errorf("predict: %w", err)
+		}
+		if m := pointMode(mode, l); m == sim.SteadyState {
+			if prompts[i] = DefaultNumPrompts(opts.NumPrompts, m, l); prompts[i] > sim.MaxNumPrompts/2 {
+				return nil, fmt.Errorf("predict: %w", sim.TooManyPrompts("%s needs %d measured requests for a steady state, more than a run may simulate with its warm-up; give a smaller load or --num-prompts", l, prompts[i]))
+			}
+		}
 	}
 	deps := []calibrate.Deployment{central}
 	if !opts.NoBand {
@@ -196,10 +206,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
 		l := loads[j.load]
-		m := pointMode(mode, l)
 		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
-			NumPrompts: DefaultNumPrompts(opts.NumPrompts, m, l), Seed: opts.Seed}
-		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(m, opts.Steady))
+			NumPrompts: prompts[j.load], Seed: opts.Seed}
+		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
 			done++

@@ -3,6 +3,7 @@ package predict
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 
@@ -121,6 +122,21 @@ func TestRunErrors(t *testing.T) {
 	target := h20Target(t, prof)
 	if _, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{100, 10}}, Loads: []model.Load{model.Open(-1, 1)}}); err == nil {
 		t.Error("a negative rate was accepted")
+	}
+	// Issue 15: an absurd rate used to allocate ~6 GB (20 × rate prompts).
+	for _, tc := range []struct {
+		load    model.Load
+		prompts int
+		want    string
+	}{
+		{model.Open(1e9, 1), 0, "predict: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
+		{model.Open(1e300, 1), 0, "predict: calibrate: rate 1e+300 req/s needs 2e+301 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
+		{model.Closed(1), 10_000_001, "predict: calibrate: 10000001 prompts per run is more than the 10000000 requests one simulation may run"},
+	} {
+		_, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{100, 10}}, Loads: []model.Load{tc.load}, NumPrompts: tc.prompts})
+		if err == nil || err.Error() != tc.want || !errors.Is(err, sim.ErrTooManyPrompts) {
+			t.Errorf("%s: err = %v, want %q", tc.load, err, tc.want)
+		}
 	}
 	bad := target
 	bad.GPU = "L4"

@@ -17,6 +17,7 @@ const (
 	AnomalySlowFirst        = "ttft-tail"
 	AnomalyErrors           = "high-error-rate"
 	AnomalyDuplicate        = "duplicate"
+	AnomalyPartial          = "partial"
 )
 
 // Thresholds of the cheap anomaly checks.
@@ -38,7 +39,8 @@ const (
 //   - ttft-tail: at concurrency ≤ 4, p99 TTFT more than twice the mean (a
 //     slow first request or warm-up);
 //   - high-error-rate: 5% or more of the requests failed;
-//   - duplicate: the same row label and metric values as an earlier record.
+//   - duplicate: the same row label and metric values as an earlier record;
+//   - partial: the load point was interrupted (Record.Partial).
 //
 // A series is the records of one file, section, row label, column group,
 // settings, load family and requested lengths, ordered by load.
@@ -68,6 +70,9 @@ func Annotate(recs []Record) {
 			if ok1 && ok2 && mean > 0 && p99 > ttftTailRatio*mean {
 				r.note(AnomalySlowFirst, "p99 TTFT %.0f ms is %.1fx the mean %.0f ms at concurrency %d (slow first request or warm-up?)", p99, p99/mean, mean, c)
 			}
+		}
+		if r.Partial {
+			r.note(AnomalyPartial, "the run was interrupted before every request finished; metrics cover the %d that did", r.Completed)
 		}
 		if r.Errors > 0 {
 			total := r.Workload.NumPrompts

@@ -118,3 +118,41 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseMeta: a metadata sidecar is refused with a one-line
+// "results: NAME" error or read into metadata that applies to records
+// without panicking and encodes as JSON.
+func FuzzParseMeta(f *testing.F) {
+	m, _ := filepath.Glob("../fixtures/seeds/*.meta.json")
+	for _, p := range m {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"document": "x.md", "defaults": {"gpu_count": -8, "isl": -1000}}`))
+	f.Add([]byte("\ufeff{\"document\": \"x.md\", \"defaults\": {\"gpu\": \"H20\", \"gpu\": \"H100\"}}"))
+	recs, _ := Parse("x.md", []byte("| Concurrency | Mean TTFT (ms) |\n|---|---|\n| 4 | 10 |\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		meta, err := ParseMeta("x.meta.json", data)
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "results: x.meta.json") || strings.Contains(msg, "\n") {
+				t.Fatalf("bad error text %q", msg)
+			}
+			return
+		}
+		if _, err := json.Marshal(meta); err != nil {
+			t.Fatalf("metadata that was read does not encode: %v", err)
+		}
+		rs := append([]Record(nil), recs...)
+		for i := range rs {
+			rs[i].Metrics = map[string]float64{"mean_ttft_ms": 10}
+		}
+		if err := meta.Apply(rs); err == nil {
+			for _, r := range rs {
+				if r.System.GPUCount < 0 || r.Workload.ISL < 0 || r.Workload.NumPrompts < 0 {
+					t.Fatalf("negative count after Apply: %+v", r)
+				}
+			}
+		}
+	})
+}

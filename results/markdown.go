@@ -50,7 +50,7 @@ func isSeparator(line string) bool {
 // see classifyHeader) is one record; tables without metric columns are skipped.
 func ParseMarkdown(name string, data []byte) ([]Record, error) {
 	doc := DocID(name)
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	lr := newLineReader(data)
 	var (
 		recs    []Record
 		heads   [7]string
@@ -66,8 +66,13 @@ func ParseMarkdown(name string, data []byte) ([]Record, error) {
 		}
 		return strings.Join(parts, " > ")
 	}
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimSpace(lines[i])
+	for {
+		raw, ok := lr.next()
+		if !ok {
+			break
+		}
+		i := lr.line // 1-based line of raw
+		line := strings.TrimSpace(raw)
 		if m := mdFenceRE.FindStringSubmatch(line); m != nil {
 			switch {
 			case !inFence:
@@ -88,21 +93,26 @@ func ParseMarkdown(name string, data []byte) ([]Record, error) {
 			}
 			continue
 		}
-		if !strings.HasPrefix(line, "|") || i+1 >= len(lines) || !isSeparator(strings.TrimSpace(lines[i+1])) {
+		sep, hasNext := lr.peek()
+		if !strings.HasPrefix(line, "|") || !hasNext || !isSeparator(strings.TrimSpace(sep)) {
 			continue
 		}
-		t := table{format: FormatMarkdown, section: section(), headerLine: i + 1, header: splitMarkdownRow(line)}
-		sepCells := len(splitMarkdownRow(strings.TrimSpace(lines[i+1])))
+		lr.next() // the separator
+		t := table{format: FormatMarkdown, section: section(), headerLine: i, header: splitMarkdownRow(line)}
+		sepCells := len(splitMarkdownRow(strings.TrimSpace(sep)))
 		if sepCells != len(t.header) {
-			return nil, errorf(name, i+2, "", "table separator has %d cells, the header %d", sepCells, len(t.header))
+			return nil, errorf(name, i+1, "", "table separator has %d cells, the header %d", sepCells, len(t.header))
 		}
-		j := i + 2
-		for ; j < len(lines); j++ {
-			l := strings.TrimSpace(lines[j])
-			if !strings.HasPrefix(l, "|") {
+		for {
+			next, ok := lr.peek()
+			if !ok || !strings.HasPrefix(strings.TrimSpace(next), "|") {
 				break
 			}
-			t.rows = append(t.rows, tableRow{line: j + 1, cells: splitMarkdownRow(l)})
+			lr.next()
+			if len(recs)+len(t.rows) >= MaxRecords {
+				return nil, tooManyRecords(name, lr.line)
+			}
+			t.rows = append(t.rows, tableRow{line: lr.line, cells: splitMarkdownRow(strings.TrimSpace(next))})
 		}
 		r, err := t.records(name, doc)
 		if err != nil {
@@ -111,14 +121,56 @@ func ParseMarkdown(name string, data []byte) ([]Record, error) {
 		if r != nil && len(t.rows) == 0 {
 			return nil, errorf(name, t.headerLine, "", "result table has no rows")
 		}
+		if len(recs)+len(r) > MaxRecords {
+			return nil, tooManyRecords(name, r[MaxRecords-len(recs)].Source.Line)
+		}
 		recs = append(recs, r...)
-		i = j - 1
 	}
 	if inFence {
 		// An unclosed fence hides everything after it; say so rather than drop rows.
-		return nil, errorf(name, len(lines), "", "truncated: a ``` code block is never closed")
+		return nil, errorf(name, lr.line, "", "truncated: a ``` code block is never closed")
 	}
 	return recs, nil
+}
+
+// lineReader hands out the lines of a file one at a time, as substrings of
+// one copy of it, so a parser's memory is the file plus what it keeps.
+// A byte-order mark is dropped; "\r\n" counts as one line break (callers
+// trim the "\r").
+type lineReader struct {
+	rest string
+	line int  // 1-based number of the line next returned last
+	done bool // the last line (after the final '\n', maybe empty) was returned
+}
+
+func newLineReader(data []byte) *lineReader {
+	return &lineReader{rest: strings.TrimPrefix(string(data), "\ufeff")}
+}
+
+// next returns the next line; a file ending in '\n' ends with an empty line.
+func (r *lineReader) next() (string, bool) {
+	if r.done {
+		return "", false
+	}
+	r.line++
+	if i := strings.IndexByte(r.rest, '\n'); i >= 0 {
+		l := r.rest[:i]
+		r.rest = r.rest[i+1:]
+		return l, true
+	}
+	r.done = true
+	return r.rest, true
+}
+
+// peek returns the line next would return, without consuming it.
+func (r *lineReader) peek() (string, bool) {
+	if r.done {
+		return "", false
+	}
+	if i := strings.IndexByte(r.rest, '\n'); i >= 0 {
+		return r.rest[:i], true
+	}
+	return r.rest, true
 }
 
 // splitMarkdownRow splits "| a | b |" into cells, honouring "\|" escapes.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/model"
 )
 
@@ -27,6 +28,11 @@ type Meta struct {
 	ID       string   `json:"id,omitempty"`       // record-ID prefix replacing the file's DocID, e.g. "004"
 	Title    string   `json:"title,omitempty"`
 	Notes    []string `json:"notes,omitempty"` // the prose's facts in words, including how things were measured
+	// Provenance says where a published measurement came from: repository or
+	// site, path or URL, date, commit, and what the source states about the
+	// GPU, model, topology, engine and command line. It documents the data;
+	// nothing reads it into records.
+	Provenance map[string]string `json:"provenance,omitempty"`
 
 	Defaults Patch            `json:"defaults"`
 	Sections []SectionPatch   `json:"sections,omitempty"`
@@ -128,6 +134,14 @@ func (l *LoadSpec) load() (model.Load, error) {
 // ParseMeta reads a metadata file strictly: unknown fields, bad topologies
 // and bad loads are errors naming the file.
 func ParseMeta(name string, data []byte) (*Meta, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark
+	if d := jsondup.Find(data); d != nil {
+		field := d.Key
+		if d.Path != "" {
+			field = d.Path + "." + d.Key
+		}
+		return nil, errorf(name, lineAt(data, d.Offset), field, "metadata: duplicate key")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Meta
@@ -139,6 +153,17 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 		return nil, errorf(name, line, "", "metadata: %v", err)
 	}
 	check := func(where string, p *Patch) error {
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{
+			{"gpu_count", float64(p.GPUCount)}, {"isl", p.ISL}, {"isl_max", float64(p.ISLMax)},
+			{"osl", p.OSL}, {"osl_max", float64(p.OSLMax)}, {"num_prompts", float64(p.NumPrompts)},
+		} {
+			if f.v < 0 || f.v > 1e12 {
+				return errorf(name, 0, where+"."+f.key, "want a count from 0 to 1e12, got %v", f.v)
+			}
+		}
 		if p.Topology != "" {
 			if _, err := model.ParseTopology(p.Topology); err != nil {
 				return errorf(name, 0, where+".topology", "%v", err)

@@ -68,6 +68,7 @@ func ParseFile(p string) ([]Record, error) {
 // blocks, HTML tables and markdown tables) and the records come out in line
 // order. name is used in Source.File, record IDs and error messages.
 func Parse(name string, data []byte) ([]Record, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark
 	var recs []Record
 	if isJSONDocument(data) {
 		r, err := ParseVLLMJSON(name, data)
@@ -95,6 +96,9 @@ func Parse(name string, data []byte) ([]Record, error) {
 				return nil, err
 			}
 			recs = append(recs, r...)
+			if len(recs) > MaxRecords {
+				return nil, tooManyRecords(name, recs[MaxRecords].Source.Line)
+			}
 		}
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Source.Line < recs[j].Source.Line })
 	}
@@ -134,7 +138,38 @@ func recordID(doc string, line, rowOnLine int, column string) string {
 	return id
 }
 
-// lineAt returns the 1-based line of byte offset off in data.
+// MaxRecords bounds the records one file may hold: no benchmark has that
+// many load points, and each record costs about a kilobyte, so a file of
+// millions of rows is refused quickly instead of filling memory.
+const MaxRecords = 200_000
+
+func tooManyRecords(name string, line int) error {
+	return errorf(name, line, "", "more than %d records: capsim reads at most %d load points per file", MaxRecords, MaxRecords)
+}
+
+// lineCounter maps byte offsets of data to 1-based line numbers. Offsets
+// asked for in increasing order (a decoder's) cost the bytes between them,
+// so a whole file costs one pass; an earlier offset restarts the count.
+type lineCounter struct {
+	data []byte
+	off  int
+	line int
+}
+
+func newLineCounter(data []byte) *lineCounter { return &lineCounter{data: data, line: 1} }
+
+func (c *lineCounter) at(off int64) int {
+	o := int(min(max(off, 0), int64(len(c.data))))
+	if o < c.off {
+		c.off, c.line = 0, 1
+	}
+	c.line += bytes.Count(c.data[c.off:o], []byte{'\n'})
+	c.off = o
+	return c.line
+}
+
+// lineAt returns the 1-based line of byte offset off in data. It scans from
+// the start: use a lineCounter for many offsets of one file.
 func lineAt(data []byte, off int64) int {
 	if off > int64(len(data)) {
 		off = int64(len(data))

@@ -47,7 +47,10 @@ type Record struct {
 	Metrics   map[string]float64 `json:"metrics"`
 	Completed int                `json:"completed,omitempty"`
 	Errors    int                `json:"errors"`
-	Anomalies []string           `json:"anomalies,omitempty"`
+	// Partial marks a load point interrupted before every request finished
+	// (capsim bench's capsim_partial): its metrics cover the finished ones.
+	Partial   bool     `json:"partial,omitempty"`
+	Anomalies []string `json:"anomalies,omitempty"`
 }
 
 // Metric returns a metric and whether the source gave it.

@@ -38,6 +38,8 @@ func TestClassifyHeader(t *testing.T) {
 		{"Request Rate", colRate, "", 1, ""},
 		{"Errors", colErrors, "", 1, ""},
 		{"Preset", colLabel, "", 1, ""},
+		{"Engine", colLabel, "", 1, ""},
+		{"Backend", colLabel, "", 1, ""},
 		{"Prompt Speedup (%)", colIgnore, "", 0, ""},
 		{"Mean TTFT (us)", colIgnore, "", 0, ""},
 		{"Notes", colIgnore, "", 0, ""},
@@ -80,6 +82,37 @@ func TestVLLMJSONLoad(t *testing.T) {
 				t.Errorf("request_rate text = %q, want %q", got.RequestRate, tt.rateText)
 			}
 		})
+	}
+}
+
+// A table's rate column may say "inf" (every prompt sent at once), and an
+// engine column names the row, so a sidecar can patch each engine's rows.
+func TestMarkdownRateInfAndEngineRow(t *testing.T) {
+	doc := "### Offline\n\n| RPS | Num Prompts | Engine | Request throughput |\n|---|---|---|---|\n| inf | 5000 | SGLang | 22.03 |\n| 4 | 1200 | vLLM | 3.9 |\n"
+	recs, err := ParseMarkdown("t.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	tests := []struct {
+		row      string
+		kind     model.LoadKind
+		rateText string
+	}{
+		{"SGLang", model.Burst, "inf"},
+		{"vLLM", model.OpenLoop, "4"},
+	}
+	for i, tt := range tests {
+		r := recs[i]
+		if r.Source.Row != tt.row || r.Workload.Load.Kind != tt.kind || r.Workload.RequestRate != tt.rateText {
+			t.Errorf("record %d: row %q load %+v rate %q; want row %q kind %q rate %q",
+				i, r.Source.Row, r.Workload.Load, r.Workload.RequestRate, tt.row, tt.kind, tt.rateText)
+		}
+	}
+	if _, err := ParseMarkdown("bad.md", []byte("| RPS | Request throughput |\n|---|---|\n| fast | 1 |\n")); err == nil {
+		t.Error("a rate that is neither a number nor inf was accepted")
 	}
 }
 
@@ -186,6 +219,14 @@ func TestMeta(t *testing.T) {
 			t.Errorf("ParseMeta(%s) error = %v, want one containing %q", b.meta, err, b.want)
 		}
 	}
+	// Provenance is an optional object of strings; anything else is an error.
+	mp, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"repository": "o/r", "commit": "abc"}, "defaults": {}}`))
+	if err != nil || mp.Provenance["repository"] != "o/r" || mp.Provenance["commit"] != "abc" {
+		t.Errorf("ParseMeta with provenance = %+v, %v", mp, err)
+	}
+	if _, err := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "provenance": {"date": 2025}}`)); err == nil {
+		t.Errorf("ParseMeta accepted a provenance value that is not a string")
+	}
 	// A GPU count that contradicts the topology is an error, not a guess.
 	m2, _ := ParseMeta("m.meta.json", []byte(`{"document": "runs.md", "defaults": {"gpu_count": 4, "topology": "4xTP4"}}`))
 	if err := m2.Apply(recs); err == nil || !strings.Contains(err.Error(), "gpu_count 4 but topology 4xTP4 uses 16") {
@@ -224,5 +265,52 @@ func TestByteOrderMark(t *testing.T) {
 	recs, err := Parse("bom.json", []byte("\ufeff{\"completed\": 2,\n \"request_throughput\": 1.5}"))
 	if err != nil || len(recs) != 1 || recs[0].Source.Line != 1 {
 		t.Fatalf("Parse with a BOM: %v, %+v", err, recs)
+	}
+}
+
+// sglang.bench_serving prints its offered load and "E2E Latency" inside the
+// result block; they must reach the record's load and the e2el metrics.
+func TestVLLMTextSGLangBlock(t *testing.T) {
+	block := func(rate, maxCon string) string {
+		return "============ Serving Benchmark Result ============\n" +
+			"Backend:                                 sglang-oai\n" +
+			"Traffic request rate:                    " + rate + "\n" +
+			"Max request concurrency:                " + maxCon + "\n" +
+			"Successful requests:                     960\n" +
+			"Request throughput (req/s):              14.84\n" +
+			"Mean E2E Latency (ms):                   1417.55\n" +
+			"Median E2E Latency (ms):                 1330.63\n" +
+			"Mean TTFT (ms):                          87.27\n" +
+			"==================================================\n"
+	}
+	tests := []struct {
+		rate, maxCon string
+		want         model.Load
+		wantErr      bool
+	}{
+		{"16.0", "not set", model.Open(16, 0), false},
+		{"inf", "64", model.Closed(64), false},
+		{"8", "32", model.Load{Kind: model.OpenLoop, Rate: 8, Concurrency: 32}, false},
+		{"16.0", "many", model.Load{}, true},
+		{"fast", "not set", model.Load{}, true},
+	}
+	for _, tt := range tests {
+		recs, err := ParseVLLMText("s.txt", []byte(block(tt.rate, tt.maxCon)))
+		if tt.wantErr {
+			if err == nil {
+				t.Errorf("rate %q max %q: no error", tt.rate, tt.maxCon)
+			}
+			continue
+		}
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("rate %q max %q: %d records, %v", tt.rate, tt.maxCon, len(recs), err)
+		}
+		r := recs[0]
+		if r.Workload.Load.Kind != tt.want.Kind || r.Workload.Load.Rate != tt.want.Rate || r.Workload.Load.Concurrency != tt.want.Concurrency {
+			t.Errorf("rate %q max %q: load %+v, want %+v", tt.rate, tt.maxCon, r.Workload.Load, tt.want)
+		}
+		if r.Metrics["mean_e2el_ms"] != 1417.55 || r.Metrics["median_e2el_ms"] != 1330.63 {
+			t.Errorf("rate %q: e2el metrics %v", tt.rate, r.Metrics)
+		}
 	}
 }

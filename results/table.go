@@ -89,7 +89,7 @@ func classifyPlain(h string) column {
 		return c
 	}
 	switch base {
-	case "preset", "gpu preset", "config", "configuration", "name", "system", "setup", "deployment":
+	case "preset", "gpu preset", "config", "configuration", "name", "system", "setup", "deployment", "engine", "backend", "framework":
 		c.kind = colLabel
 		return c
 	case "concurrency", "max concurrency", "max concurrent requests", "concurrent requests", "clients":
@@ -203,6 +203,9 @@ func (t *table) records(name, doc string) ([]Record, error) {
 	if !hasMetric {
 		return nil, nil
 	}
+	if err := duplicateColumn(name, t.headerLine, cols, fields); err != nil {
+		return nil, err
+	}
 	if len(groups) == 0 {
 		groups = []string{""}
 	}
@@ -240,6 +243,12 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				return nil, errorf(name, row.line, field, "empty cell")
 			}
 			if absentCell(cell) {
+				continue
+			}
+			if c.kind == colRate && strings.EqualFold(cell, "inf") {
+				// Every prompt sent at once, as bench serve's request_rate "inf".
+				base.Workload.Load = model.Open(math.Inf(1), 0)
+				base.Workload.RequestRate = base.Workload.Load.RateString()
 				continue
 			}
 			v, err := parseNumber(cell)
@@ -293,6 +302,9 @@ func (t *table) records(name, doc string) ([]Record, error) {
 					return nil, err
 				}
 			case colMetric:
+				if v < 0 {
+					return nil, errorf(name, row.line, field, "want a non-negative number, got %q", cell)
+				}
 				for _, g := range groups {
 					if c.group == "" || c.group == g {
 						metrics[g][c.metric] = v * c.scale
@@ -319,6 +331,34 @@ func (t *table) records(name, doc string) ([]Record, error) {
 		}
 	}
 	return recs, nil
+}
+
+// colKindNames say what a column holds, for errors.
+var colKindNames = map[colKind]string{
+	colConcurrency: "the concurrency", colRate: "the request rate",
+	colNumPrompts: "the prompt count", colISL: "the input length", colOSL: "the output length",
+	colErrors: "the error count", colCompleted: "the completed count",
+}
+
+// duplicateColumn reports two columns that give the same quantity (for the
+// same column group): the second would silently replace the first.
+func duplicateColumn(name string, line int, cols []column, fields []string) error {
+	seen := map[string]int{}
+	for i, c := range cols {
+		what := colKindNames[c.kind]
+		if c.kind == colMetric {
+			what = c.metric
+		}
+		if what == "" {
+			continue
+		}
+		key := what + "\x00" + c.group
+		if j, dup := seen[key]; dup {
+			return errorf(name, line, fields[i], "duplicate column: %q also gives %s", fields[j], what)
+		}
+		seen[key] = i
+	}
+	return nil
 }
 
 var (

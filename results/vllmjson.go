@@ -38,15 +38,20 @@ func ParseVLLMJSON(name string, data []byte) ([]Record, error) {
 	buf = sanitizeNonFinite(buf)
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.UseNumber()
+	lc := newLineCounter(buf)
 	doc := DocID(name)
 	var recs []Record
 	perLine := map[int]int{} // objects starting on each line, for unique IDs
-	add := func(r Record) {
+	add := func(r Record) error {
+		if len(recs) == MaxRecords {
+			return tooManyRecords(name, r.Source.Line)
+		}
 		perLine[r.Source.Line]++
 		if n := perLine[r.Source.Line]; n > 1 {
 			r.ID = recordID(doc, r.Source.Line, n, "")
 		}
 		recs = append(recs, r)
+		return nil
 	}
 	for {
 		tok, err := dec.Token()
@@ -54,36 +59,40 @@ func ParseVLLMJSON(name string, data []byte) ([]Record, error) {
 			break
 		}
 		if err != nil {
-			return nil, jsonError(name, buf, dec, err, 0)
+			return nil, jsonError(name, buf, lc, dec, err, 0)
 		}
 		switch tok {
 		case json.Delim('{'):
-			r, err := readResultObject(name, doc, buf, dec, lineAt(buf, dec.InputOffset()-1))
+			r, err := readResultObject(name, doc, buf, lc, dec, lc.at(dec.InputOffset()-1))
 			if err != nil {
 				return nil, err
 			}
-			add(r)
+			if err := add(r); err != nil {
+				return nil, err
+			}
 		case json.Delim('['):
-			arrLine := lineAt(buf, dec.InputOffset()-1)
+			arrLine := lc.at(dec.InputOffset() - 1)
 			for dec.More() {
 				t, err := dec.Token()
 				if err != nil {
-					return nil, jsonError(name, buf, dec, err, arrLine)
+					return nil, jsonError(name, buf, lc, dec, err, arrLine)
 				}
 				if t != json.Delim('{') {
-					return nil, errorf(name, lineAt(buf, dec.InputOffset()), "", "want a JSON object in the result array, got %v", describeToken(t))
+					return nil, errorf(name, lc.at(dec.InputOffset()), "", "want a JSON object in the result array, got %v", describeToken(t))
 				}
-				r, err := readResultObject(name, doc, buf, dec, lineAt(buf, dec.InputOffset()-1))
+				r, err := readResultObject(name, doc, buf, lc, dec, lc.at(dec.InputOffset()-1))
 				if err != nil {
 					return nil, err
 				}
-				add(r)
+				if err := add(r); err != nil {
+					return nil, err
+				}
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, jsonError(name, buf, dec, err, arrLine)
+				return nil, jsonError(name, buf, lc, dec, err, arrLine)
 			}
 		default:
-			return nil, errorf(name, lineAt(buf, dec.InputOffset()), "", "want a JSON object, got %v", describeToken(tok))
+			return nil, errorf(name, lc.at(dec.InputOffset()), "", "want a JSON object, got %v", describeToken(tok))
 		}
 	}
 	if len(recs) == 0 {
@@ -109,19 +118,19 @@ func describeToken(t json.Token) string {
 }
 
 // jsonError turns a decoder error into a one-line Error with the line it happened on.
-func jsonError(name string, buf []byte, dec *json.Decoder, err error, openLine int) error {
+func jsonError(name string, buf []byte, lc *lineCounter, dec *json.Decoder, err error, openLine int) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &se):
-		return errorf(name, lineAt(buf, se.Offset), "", "invalid JSON: %v", se)
+		return errorf(name, lc.at(se.Offset), "", "invalid JSON: %v", se)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		msg := "truncated JSON: unexpected end of input"
 		if openLine > 0 {
 			msg += fmt.Sprintf(" (value opened at line %d is not closed)", openLine)
 		}
-		return errorf(name, lineAt(buf, int64(len(bytes.TrimRight(buf, " \t\r\n")))), "", "%s", msg)
+		return errorf(name, lc.at(int64(len(bytes.TrimRight(buf, " \t\r\n")))), "", "%s", msg)
 	}
-	return errorf(name, lineAt(buf, dec.InputOffset()), "", "invalid JSON: %v", err)
+	return errorf(name, lc.at(dec.InputOffset()), "", "invalid JSON: %v", err)
 }
 
 type jsonField struct {
@@ -130,30 +139,31 @@ type jsonField struct {
 }
 
 // readResultObject reads the members of an object whose '{' was just consumed.
-func readResultObject(name, doc string, buf []byte, dec *json.Decoder, line int) (Record, error) {
+func readResultObject(name, doc string, buf []byte, lc *lineCounter, dec *json.Decoder, line int) (Record, error) {
 	fields := map[string]jsonField{}
 	var order []string
 	for dec.More() {
 		kt, err := dec.Token()
 		if err != nil {
-			return Record{}, jsonError(name, buf, dec, err, line)
+			return Record{}, jsonError(name, buf, lc, dec, err, line)
 		}
 		key, ok := kt.(string)
 		if !ok {
-			return Record{}, errorf(name, lineAt(buf, dec.InputOffset()), "", "invalid JSON: object key is not a string")
+			return Record{}, errorf(name, lc.at(dec.InputOffset()), "", "invalid JSON: object key is not a string")
 		}
-		kline := lineAt(buf, dec.InputOffset())
+		kline := lc.at(dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return Record{}, jsonError(name, buf, dec, err, line)
+			return Record{}, jsonError(name, buf, lc, dec, err, line)
 		}
-		if _, dup := fields[key]; !dup {
-			order = append(order, key)
+		if prev, dup := fields[key]; dup {
+			return Record{}, errorf(name, kline, key, "duplicate key (also at line %d)", prev.line)
 		}
+		order = append(order, key)
 		fields[key] = jsonField{raw: raw, line: kline}
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
-		return Record{}, jsonError(name, buf, dec, err, line)
+		return Record{}, jsonError(name, buf, lc, dec, err, line)
 	}
 	return buildJSONRecord(name, doc, line, fields, order)
 }
@@ -379,6 +389,11 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 			}
 		}
 	}
+	if fv, ok := f["capsim_partial"]; ok && !isNull(fv.raw) {
+		if json.Unmarshal(fv.raw, &r.Partial) != nil {
+			return r, bad("capsim_partial", "want true or false, got %s", jsonKind(fv.raw))
+		}
+	}
 	if fv, ok := f["generated_texts"]; ok && !isNull(fv.raw) {
 		var v []*string
 		if json.Unmarshal(fv.raw, &v) != nil {
@@ -407,6 +422,9 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 			v, ok, err := num(k)
 			if err != nil {
 				return r, err
+			}
+			if v < 0 {
+				return r, bad(k, "want a non-negative number, got %v", v)
 			}
 			if ok && !(k == "rtfx" && v == 0) {
 				r.Metrics[k] = v
@@ -468,6 +486,9 @@ func numArray(name string, f map[string]jsonField, key string) ([]float64, error
 		switch {
 		case isNull(e):
 		case jsonKind(e) == "a number" && json.Unmarshal(e, &x) == nil:
+			if x < 0 {
+				return nil, errorf(name, fv.line, key, "element %d is %v, want a non-negative number", i, x)
+			}
 			out = append(out, x)
 		default:
 			return nil, errorf(name, fv.line, key, "element %d is %s, want a number", i, jsonKind(e))

@@ -30,6 +30,7 @@ var textScalars = map[string]string{
 var textFamilies = map[string]string{
 	"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el",
 	"client queue time": "client_queue_time", "e2el incl. client queue": "e2el_including_client_queue",
+	"e2e latency": "e2el", // sglang.bench_serving prints "Mean E2E Latency (ms)"
 }
 
 var (
@@ -45,11 +46,9 @@ var (
 // (one value applies to every block of the section).
 func ParseVLLMText(name string, data []byte) ([]Record, error) {
 	doc := DocID(name)
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	var (
 		recs         []Record
-		context      []string // lines seen since the last block
-		contextLines []int    // their line numbers
+		pending      textContext // what the lines since the last block say
 		traffic      textTraffic
 		section      string
 		counts       []int
@@ -74,36 +73,35 @@ func ParseVLLMText(name string, data []byte) ([]Record, error) {
 		}
 		return nil
 	}
-	for i, raw := range lines {
-		ln := i + 1
+	lr := newLineReader(data)
+	ln := 0
+	for {
+		raw, ok := lr.next()
+		if !ok {
+			break
+		}
+		ln = lr.line
 		line := strings.TrimSpace(raw)
 		if cur == nil {
 			switch {
 			case strings.HasPrefix(line, "=") && strings.Contains(line, textBanner):
-				if len(context) > 0 { // a new section starts
+				if pending.lines > 0 { // a new section starts
 					if err := closeSection(); err != nil {
 						return nil, err
 					}
-					section, counts, sectionStart = sectionName(context), nil, len(recs)
-					traffic = textTraffic{}
-					for j, c := range context {
-						if m := textCountsRE.FindStringSubmatch(c); m != nil {
-							var err error
-							if counts, err = parseCountList(m[1]); err != nil {
-								return nil, errorf(name, contextLines[j], "num_prompts", "%v", err)
-							}
-							countsLine = contextLines[j]
-						}
-						if err := traffic.read(name, contextLines[j], c); err != nil {
-							return nil, err
-						}
+					if pending.err != nil {
+						return nil, pending.err
 					}
-					context, contextLines = nil, nil
+					section, counts, countsLine, sectionStart = sectionName(pending.tail), pending.counts, pending.countsLine, len(recs)
+					traffic = pending.traffic
+					pending = textContext{}
 				}
-				cur = &textBlock{line: ln, metrics: map[string]float64{}, traffic: traffic}
+				if len(recs) == MaxRecords {
+					return nil, tooManyRecords(name, ln)
+				}
+				cur = &textBlock{line: ln, metrics: map[string]float64{}, seen: map[string]int{}, traffic: traffic}
 			case line != "" && !progressRE.MatchString(line):
-				context = append(context, line)
-				contextLines = append(contextLines, ln)
+				pending.add(name, ln, line)
 			}
 			continue
 		}
@@ -126,12 +124,46 @@ func ParseVLLMText(name string, data []byte) ([]Record, error) {
 		}
 	}
 	if cur != nil {
-		return nil, errorf(name, len(lines), "", "truncated: result block opened at line %d has no closing ==== line", cur.line)
+		return nil, errorf(name, ln, "", "truncated: result block opened at line %d has no closing ==== line", cur.line)
 	}
 	if err := closeSection(); err != nil {
 		return nil, err
 	}
 	return recs, nil
+}
+
+// textContext accumulates the non-empty lines between two blocks as they
+// are read: the last three name the section, a "num_prompts:" line gives
+// the prompt counts, traffic lines the offered load. The first error is
+// kept and reported only if a block follows, as the lines then describe it.
+type textContext struct {
+	lines      int
+	tail       []string // the last three lines
+	traffic    textTraffic
+	counts     []int
+	countsLine int
+	err        error
+}
+
+func (c *textContext) add(name string, ln int, line string) {
+	c.lines++
+	if len(c.tail) == 3 {
+		copy(c.tail, c.tail[1:])
+		c.tail = c.tail[:2]
+	}
+	c.tail = append(c.tail, line)
+	if c.err != nil {
+		return
+	}
+	if m := textCountsRE.FindStringSubmatch(line); m != nil {
+		counts, err := parseCountList(m[1])
+		if err != nil {
+			c.err = errorf(name, ln, "num_prompts", "%v", err)
+			return
+		}
+		c.counts, c.countsLine = counts, ln
+	}
+	c.err = c.traffic.read(name, ln, line)
 }
 
 func parseCountList(s string) ([]int, error) {
@@ -150,6 +182,7 @@ type textBlock struct {
 	traffic                   textTraffic // what bench serve printed before the block
 	line                      int
 	metrics                   map[string]float64
+	seen                      map[string]int // line of each label read, for duplicates
 	completed, failed, maxCon int
 	hasCompleted, hasFailed   bool
 	rate                      float64
@@ -166,10 +199,17 @@ func (b *textBlock) add(name string, ln int, line string) error {
 		return nil // a sub-heading such as "Per-position acceptance (%):"
 	}
 	key := strings.ToLower(label)
+	if prev, dup := b.seen[key]; dup {
+		return errorf(name, ln, label, "duplicate line in the result block (also at line %d)", prev)
+	}
+	b.seen[key] = ln
 	v, err := parseNumber(value)
+	if err == nil && v < 0 {
+		return errorf(name, ln, label, "want a non-negative number, got %q", value)
+	}
 	switch key {
 	case "successful requests", "failed requests", "maximum request concurrency":
-		if err != nil || v < 0 || v != math.Trunc(v) {
+		if err != nil || v < 0 || v != math.Trunc(v) || v > 1e12 {
 			return errorf(name, ln, label, "want a non-negative integer, got %q", value)
 		}
 		switch key {
@@ -180,6 +220,17 @@ func (b *textBlock) add(name string, ln int, line string) error {
 		default:
 			b.maxCon = int(v)
 		}
+		return nil
+	case "traffic request rate": // sglang.bench_serving prints the offered load inside its block
+		return b.traffic.read(name, ln, line)
+	case "max request concurrency": // sglang.bench_serving: an integer or "not set"
+		if strings.EqualFold(value, "not set") {
+			return nil
+		}
+		if err != nil || v < 1 || v != math.Trunc(v) {
+			return errorf(name, ln, label, "want a positive integer or \"not set\", got %q", value)
+		}
+		b.maxCon = int(v)
 		return nil
 	case "request rate configured (rps)":
 		if err != nil || v <= 0 {

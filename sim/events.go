@@ -183,6 +183,9 @@ func (h engineHeap) down(i int) {
 
 // schedule sets e's next event to t (a new sequence number), adding or moving it.
 func (s *simulator) schedule(e *engine, t float64) {
+	if !s.timeOK(t) {
+		return
+	}
 	s.seq++
 	e.nextT, e.nextSeq = t, s.seq
 	h := &s.engineEvents

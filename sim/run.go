@@ -18,6 +18,26 @@ const (
 	DefaultMaxBatchedTokens = 8192
 )
 
+// MaxNumPrompts bounds the requests of one run: 10 M requests simulate in
+// about 5 s (BenchmarkMemory10M: 4.65 s, 17 MB), and callers that derive a prompt count
+// from the load (20 × rate) must not turn an absurd rate into hours of work.
+const MaxNumPrompts = 10_000_000
+
+// ErrTooManyPrompts is matched (errors.Is) by the errors of runs longer
+// than MaxNumPrompts, so a caller can say how to ask for fewer.
+var ErrTooManyPrompts = errors.New("sim: too many prompts")
+
+// promptsError is an error about a run longer than MaxNumPrompts.
+type promptsError struct{ msg string }
+
+func (e *promptsError) Error() string        { return e.msg }
+func (e *promptsError) Is(target error) bool { return target == ErrTooManyPrompts }
+
+// TooManyPrompts returns an error with text msg that matches ErrTooManyPrompts.
+func TooManyPrompts(format string, args ...any) error {
+	return &promptsError{msg: fmt.Sprintf(format, args...)}
+}
+
 // maxSamples bounds PoolStats.Series; when full, every other sample is
 // dropped and the sampling interval doubles.
 const maxSamples = 256
@@ -152,6 +172,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	c := &s.cfg
 	if c.NumPrompts <= 0 {
 		return nil, fmt.Errorf("sim: Config.NumPrompts must be positive, got %d", c.NumPrompts)
+	}
+	if c.NumPrompts > MaxNumPrompts {
+		return nil, TooManyPrompts("sim: Config.NumPrompts %d is more than the %d requests one run may simulate", c.NumPrompts, MaxNumPrompts)
 	}
 	switch c.Mode {
 	case "", BenchmarkReplay:
@@ -310,6 +333,17 @@ func (s *simulator) checkFits(prompt, out, id int) error {
 	return nil
 }
 
+// timeOK reports whether t can be an event time. A non-finite (or
+// negative) time, which an absurd cost or transfer price produces, stops
+// the run with an error instead of looping at t = +Inf.
+func (s *simulator) timeOK(t float64) bool {
+	if t >= 0 && t <= math.MaxFloat64 {
+		return true
+	}
+	s.fail(fmt.Errorf("sim: an event was scheduled at simulated time %v s: a cost, latency or transfer time is not finite or far too large", t))
+	return false
+}
+
 func (s *simulator) fail(err error) {
 	if s.err == nil {
 		s.err = err
@@ -381,6 +415,9 @@ func (s *simulator) run() error {
 }
 
 func (s *simulator) push(t float64, kind uint8, idx int) {
+	if !s.timeOK(t) {
+		return
+	}
 	s.seq++
 	s.events.push(event{t: t, seq: s.seq, kind: kind, idx: int32(idx)})
 }

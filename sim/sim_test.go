@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capsim/capsim/model"
 )
@@ -406,6 +407,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"zero prompts", func() Config { c := good(); c.NumPrompts = 0; return c }, "Config.NumPrompts must be positive"},
+		{"too many prompts", func() Config { c := good(); c.NumPrompts = MaxNumPrompts + 1; return c }, "sim: Config.NumPrompts 10000001 is more than the 10000000 requests one run may simulate"},
 		{"negative workers", func() Config { c := good(); c.Replicas.Workers = -1; return c }, "Config.Replicas.Workers must be positive"},
 		{"no deployment", func() Config { c := good(); c.Replicas = PoolConfig{}; return c }, "Config.Replicas.Workers must be positive"},
 		{"no cost", func() Config { c := good(); c.Replicas.Cost = nil; return c }, "Config.Replicas.Cost must be set"},
@@ -451,6 +453,41 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNonFiniteTime: absurd but finite prices used to loop forever at
+// t = +Inf (issue 15); the run must stop with this exact error. The context
+// bounds the test, so a regression fails instead of hanging.
+func TestNonFiniteTime(t *testing.T) {
+	const want = "sim: an event was scheduled at simulated time +Inf s: a cost, latency or transfer time is not finite or far too large"
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"transfer latency 1e308", Config{Prefill: PoolConfig{Workers: 1, Cost: h20Like}, Decode: PoolConfig{Workers: 1, Cost: h20Like},
+			Transfer: Transfer{Latency: 1e308}, Load: model.Closed(1), Input: Fixed(100), Output: Fixed(10), NumPrompts: 5}},
+		{"step time 1e308", Config{Replicas: PoolConfig{Workers: 1, Cost: badCost{1e308}}, Load: model.Closed(2),
+			Input: Fixed(10), Output: Fixed(10), NumPrompts: 20}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := testContext(t)
+			defer cancel()
+			_, err := Run(ctx, tc.cfg)
+			if err == nil || err.Error() != want {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+		})
+	}
+}
+
+// testContext ends a little before the test's own deadline (or after a
+// minute without one), so a hang fails with a message instead of a panic.
+func testContext(t *testing.T) (context.Context, context.CancelFunc) {
+	if d, ok := t.Deadline(); ok {
+		return context.WithDeadline(context.Background(), d.Add(-5*time.Second))
+	}
+	return context.WithTimeout(context.Background(), time.Minute)
 }
 
 func TestContextCancelled(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 )
@@ -55,10 +56,19 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
+	if o.out != "" {
+		// A run killed while writing leaves its temporary next to --out.
+		if n, err := atomicfile.RemoveStale(o.out); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "bench: removed %d temporary file(s) an interrupted run left next to %s\n", n, o.out)
+		}
+	}
 	if base.Endpoint == loadgen.Chat {
 		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
 	}
 	var done []*loadgen.Result
+	var allFailed []string // load points where no request completed
 	for i, load := range loads {
 		opts := base
 		opts.Load = load
@@ -69,6 +79,9 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			r.Metadata = metadata
 			done = append(done, r)
 			fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", load, r.Completed, r.Failed, benchFailureNote(r), r.Duration)
+			if r.Completed == 0 && r.Failed > 0 {
+				allFailed = append(allFailed, load.String()+benchFailureNote(r))
+			}
 			if o.out != "" {
 				if err := loadgen.WriteResults(o.out, done); err != nil {
 					return fmt.Errorf("bench: %w", err)
@@ -87,7 +100,13 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("bench: %w", runErr)
 		}
 	}
-	return writeBenchSummary(stdout, o.format, done)
+	if err := writeBenchSummary(stdout, o.format, done); err != nil {
+		return err
+	}
+	if len(allFailed) > 0 {
+		return fmt.Errorf("bench: every request failed at %d of %d load point(s): %s", len(allFailed), len(loads), strings.Join(allFailed, "; "))
+	}
+	return nil
 }
 
 // resolve checks the flags and turns them into load-point options.
@@ -203,9 +222,15 @@ func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) er
 		if r.ScheduleDelay != nil {
 			delay = fmt.Sprintf("%.1f", r.ScheduleDelay.P99)
 		}
-		fmt.Fprintf(t, "%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n",
+		lat := func(v float64) string { // no request finished: absent, never zero
+			if r.Completed == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(t, "%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			name, r.Completed, r.Failed, r.Duration, r.RequestThroughput, r.OutputThroughput,
-			r.TTFT.Mean, r.TTFT.P99, r.TPOT.Mean, r.TPOT.P99, r.ITL.Mean, r.E2EL.Mean, r.E2EL.P99, delay)
+			lat(r.TTFT.Mean), lat(r.TTFT.P99), lat(r.TPOT.Mean), lat(r.TPOT.P99), lat(r.ITL.Mean), lat(r.E2EL.Mean), lat(r.E2EL.P99), delay)
 	}
 	return t.Flush()
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -51,7 +51,7 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.out, b, 0o644); err != nil {
+		if err := atomicfile.Write(o.out, b); err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
 		fmt.Fprintf(stderr, "fit: wrote %s (%d groups, %d series)\n", o.out, len(prof.Groups), len(prof.Calibrated))

@@ -66,7 +66,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
 	if err != nil {
-		return err
+		return flagHint(err)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(stderr, "capsim: warning: %s\n", n)

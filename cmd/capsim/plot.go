@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
@@ -140,15 +142,11 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	for _, p := range done {
 		entries = append(entries, plots.IndexEntry{File: p.file, Title: p.title, Errors: p.errors})
 	}
-	index, err := os.Create(filepath.Join(o.out, "index.html"))
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if err := plots.WriteIndex(index, "capsim: calibrated simulation against measurements", entries); err != nil {
-		index.Close()
+	var index bytes.Buffer
+	if err := plots.WriteIndex(&index, "capsim: calibrated simulation against measurements", entries); err != nil {
 		return err
 	}
-	if err := index.Close(); err != nil {
+	if err := atomicfile.Write(filepath.Join(o.out, "index.html"), index.Bytes()); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	fmt.Fprintf(stderr, "plot: wrote %d figures, %s and index.html to %s\n", len(done), summaryFile, o.out)

@@ -91,7 +91,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	defer stop()
 	preds, err := predict.Run(ctx, prof, opts)
 	if err != nil {
-		return nil, err
+		return nil, flagHint(err)
 	}
 	for _, p := range preds {
 		for _, w := range p.Warnings {

@@ -196,7 +196,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	pred := preds[0]
-	v := newValidation(o.url, pred)
+	v := newValidation(loadgen.RedactURL(o.url), pred)
 
 	base := o.loadgenOptions(served, endpoint, apiKey)
 	if !o.skipCheck {

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/capsim/capsim/plan"
+	"github.com/capsim/capsim/sim"
+)
+
+// flagHint adds the flag that controls a library limit to the error that
+// reports it; the libraries know nothing of flags.
+func flagHint(err error) error {
+	switch {
+	case errors.Is(err, sim.ErrTooManyPrompts):
+		return fmt.Errorf("%w (--num-prompts, at most %d)", err, sim.MaxNumPrompts)
+	case errors.Is(err, plan.ErrTooManyGPUs):
+		return fmt.Errorf("%w (--max-gpus)", err)
+	}
+	return err
+}

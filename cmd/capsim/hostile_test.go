@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Hostile inputs through the CLI (issue 15): exact one-line errors, exit
+// codes, redaction. Servers are httptest's, on 127.0.0.1; each command runs
+// under the test's deadline.
+
+// runBounded runs the CLI, failing the test if it has not returned a little
+// before the test binary's deadline (or within two minutes).
+func runBounded(t *testing.T, args []string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	if d, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-10*time.Second))
+	}
+	defer cancel()
+	var o, e bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(args, &o, &e) }()
+	select {
+	case err = <-done:
+		return o.String(), e.String(), err
+	case <-ctx.Done():
+		t.Fatalf("capsim %s did not finish in time", strings.Join(args, " "))
+		return "", "", nil
+	}
+}
+
+func TestHostileCommands(t *testing.T) {
+	dir := t.TempDir()
+	prof, err := os.ReadFile("../../fixtures/default-profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A profile whose Dynamo transfer latency is 1e308 s hung predict.
+	var doc map[string]any
+	if err := json.Unmarshal(prof, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edited := false
+	for _, g := range doc["groups"].([]any) {
+		g := g.(map[string]any)
+		if strings.HasPrefix(g["engine"].(string), "dynamo") {
+			g["transfer"].(map[string]any)["latency_s"] = 1e308
+			edited = true
+		}
+	}
+	hung, err := json.Marshal(doc)
+	if err != nil || !edited {
+		t.Fatalf("editing the default profile: %v, %v", err, edited)
+	}
+	hungPath := filepath.Join(dir, "hung.json")
+	if err := os.WriteFile(hungPath, hung, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"predict absurd rate", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--rate", "1e9"},
+			"predict: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count (--num-prompts, at most 10000000)"},
+		{"predict absurd prompts", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--concurrency", "1", "--num-prompts", "20000000"},
+			"predict: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run (--num-prompts, at most 10000000)"},
+		{"plan absurd max GPUs", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--max-gpus", "10000"},
+			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB) (--max-gpus)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runBounded(t, tc.args)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	t.Run("predict hostile profile", func(t *testing.T) {
+		_, _, err := runBounded(t, []string{"predict", "--profile", hungPath, "--gpu", "H20", "--model", "Qwen3-32B",
+			"--prefill", "12xTP1", "--decode", "1xTP4", "--isl", "3000", "--osl", "150", "--concurrency", "1"})
+		if err == nil || !strings.HasPrefix(err.Error(), hungPath+": calibrate: profile: group ") ||
+			!strings.HasSuffix(err.Error(), "(dynamo-0.3.0): transfer.latency_s is 1e+308; want a number from 0 to 60") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestBenchAllFailedExitsNonZero: a load point where every request failed
+// is an error (it printed 0.00 latencies and exited 0); latencies show as
+// absent; the temporaries of a killed run are removed first.
+func TestBenchAllFailedExitsNonZero(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.json")
+	stale := filepath.Join(dir, ".results.json.tmp4242")
+	if err := os.WriteFile(stale, make([]byte, 4<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runBounded(t, []string{"bench", "--url", srv.URL, "--model", "m", "--isl", "8", "--osl", "3",
+		"--concurrency", "2", "--num-prompts", "4", "--out", out, "--skip-check"})
+	const want = "bench: every request failed at 1 of 1 load point(s): concurrency 2 (http_500 4)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s\n%s", err, want, stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale temporary is still there: %v", err)
+	}
+	if !strings.Contains(stderr, "bench: removed 1 temporary file(s) an interrupted run left next to "+out) {
+		t.Errorf("stderr does not say the temporary was removed:\n%s", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if f := strings.Fields(lines[len(lines)-1]); len(lines) != 2 || len(f) != 15 || f[2] != "0" || f[3] != "4" ||
+		strings.Join(f[7:14], " ") != "- - - - - - -" {
+		t.Errorf("summary shows latencies of a point without completions:\n%s", stdout)
+	}
+	rs := readResults(t, out)
+	if len(rs) != 1 || rs[0]["mean_ttft_ms"] != nil || rs[0]["completed"] != 0.0 {
+		t.Errorf("result %v, want null latencies", rs)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("result file mode: %v %v", st.Mode(), err)
+	}
+}
+
+// TestPasswordNeverPrinted: user information in --url stays out of bench's
+// and validate's messages.
+func TestPasswordNeverPrinted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://admin:hunter2@", 1)
+	red := strings.Replace(srv.URL, "http://", "http://xxxxx@", 1)
+	for _, args := range [][]string{
+		{"bench", "--url", u, "--model", "m", "--isl", "8", "--osl", "3", "--concurrency", "1", "--num-prompts", "2"},
+		{"validate", "--url", u, "--model", "Qwen3-32B", "--gpu", "H20", "--replicas", "1xTP4", "--isl", "100", "--osl", "10", "--concurrency", "1", "--num-prompts", "2"},
+	} {
+		stdout, stderr, err := runBounded(t, args)
+		want := args[0] + ": loadgen: test request to " + red + "/v1/completions failed (http_403): HTTP 403 Forbidden: no"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v\nwant %s", args[0], err, want)
+		}
+		if strings.Contains(stdout+stderr, "hunter2") {
+			t.Errorf("%s printed the password:\n%s%s", args[0], stdout, stderr)
+		}
+	}
+}
+
+// TestPartialPointsFlagged: data flags a capsim_partial point; fit skips it
+// with a note.
+func TestPartialPointsFlagged(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "runs.json")
+	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "num_prompts": 8, "request_rate": "inf", "max_concurrency": 4, "completed": 3, "failed": 0, "duration": 1.0, "request_throughput": 3.0, "mean_ttft_ms": 20, "mean_tpot_ms": 10, "mean_e2el_ms": 100, "total_input_tokens": 300, "total_output_tokens": 30, "capsim_partial": true}` + "\n"
+	if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"document": "runs.json", "defaults": {"gpu": "H20", "topology": "1xTP4", "engine": "vllm-0.9.0.1"}}`
+	if err := os.WriteFile(filepath.Join(dir, "runs.meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runBounded(t, []string{"data", "--file", f})
+	if err != nil || !strings.Contains(stdout, "partial") {
+		t.Errorf("data: %v\n%s", err, stdout)
+	}
+	_, _, err = runBounded(t, []string{"fit", "--from", f, "--quick"})
+	const want = "calibrate: none of the 1 records can be fitted: record runs:1: skipped: an interrupted load point (capsim_partial); its metrics cover only the requests that finished"
+	if err == nil || err.Error() != want {
+		t.Errorf("fit: err = %v\nwant %s", err, want)
+	}
+}
