@@ -590,3 +590,46 @@ func TestConfigureFailures(t *testing.T) {
 		t.Errorf("error = %v, want the unknown engine named", err)
 	}
 }
+
+// The "done" check: the Llama-3.1-70B example's recommendations,
+// re-simulated by predict in steady state for 20,000 measured requests
+// with their chosen engine settings, meet both SLOs, with central costs
+// and at the cost-band edge the verdicts used.
+func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full plan and ten long predictions")
+	}
+	prof := h20Profile(t)
+	opts := Options{Model: "Llama-3.1-70B", ISL: 1024, OSL: 256, Load: model.Open(30, 1),
+		SLOs: mustSLOs(t, "ttft_p99=2s,tpot_p99=50ms"), GPUs: []string{"H100", "H200"}, Seed: 1, NoMargin: true, NoSweep: true}
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recommendations) == 0 {
+		t.Fatalf("no recommendation: %s", res.Why)
+	}
+	for _, rec := range res.Recommendations {
+		for _, band := range []float64{0, opts.Band()} {
+			preds, err := predict.Run(context.Background(), prof, predict.Options{
+				Target:   calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology, Band: band},
+				Shapes:   []predict.Shape{{ISL: opts.ISL, OSL: opts.OSL}},
+				Loads:    []model.Load{opts.Load},
+				Settings: rec.Settings, NumPrompts: 20_000, NoBand: true, Seed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pt := preds[0].Points[0]
+			if pt.Mode != sim.SteadyState || pt.NumPrompts < 20_000 || pt.Steady.Saturated {
+				t.Errorf("%s band %.2f: mode %s, %d measured, saturated %v", rec.Notation, band, pt.Mode, pt.NumPrompts, pt.Steady.Saturated)
+			}
+			for _, slo := range opts.SLOs {
+				v := pt.Metrics[slo.Metric()]
+				t.Logf("%s on %s, band %+.2fσ: %s = %.1f ms (limit %.0f)", rec.Notation, rec.GPU, band, slo.Label(), v, slo.LimitMs)
+				if v > slo.LimitMs {
+					t.Errorf("%s on %s at cost band %+.2fσ: predict gives %s = %.1f ms over its %s", rec.Notation, rec.GPU, band, slo.Label(), v, slo)
+				}
+			}
+		}
+	}
+}

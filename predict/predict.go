@@ -35,6 +35,10 @@ type Options struct {
 	// the first run (sim.Converge doubles them until the statistics are
 	// stable); in replay the requests sent. 0 means DefaultNumPrompts.
 	NumPrompts int
+	// Settings override engine settings per pool role ("replicas",
+	// "prefill", "decode"): a non-zero MaxNumSeqs or MaxNumBatchedTokens
+	// replaces the profile's (as a planner's chosen settings).
+	Settings []EngineSettings
 	// Steady bounds the steady-state runs; zero values are sim's defaults
 	// (means within ±2% at 95%, p99s within ±5%, at most 64,000 measured requests).
 	Steady sim.SteadyOptions
@@ -177,16 +181,17 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			}
 		}
 	}
+	central = override(central, opts.Settings)
 	deps := []calibrate.Deployment{central}
 	if !opts.NoBand {
 		for _, band := range []float64{-1, 1} {
 			t := opts.Target
-			t.Band = band
+			t.Band = opts.Target.Band + band
 			d, err := prof.Configure(t)
 			if err != nil {
 				return nil, err
 			}
-			deps = append(deps, d)
+			deps = append(deps, override(d, opts.Settings))
 		}
 	}
 
@@ -266,6 +271,30 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		preds = append(preds, p)
 	}
 	return preds, nil
+}
+
+// override applies engine-setting overrides to d's pools.
+func override(d calibrate.Deployment, settings []EngineSettings) calibrate.Deployment {
+	for _, st := range settings {
+		var p *sim.PoolConfig
+		switch st.Role {
+		case "replicas":
+			p = &d.Config.Replicas
+		case "prefill":
+			p = &d.Config.Prefill
+		case "decode":
+			p = &d.Config.Decode
+		default:
+			continue
+		}
+		if st.MaxNumSeqs > 0 {
+			p.MaxNumSeqs = st.MaxNumSeqs
+		}
+		if st.MaxNumBatchedTokens > 0 {
+			p.MaxBatchedTokens = st.MaxNumBatchedTokens
+		}
+	}
+	return d
 }
 
 // calibratedShape is the workload a series was run with: the requested
