@@ -51,10 +51,13 @@ func mustSLOs(t testing.TB, s string) []SLO {
 	return slos
 }
 
-// h20Options is a small search on H20 only, ranked by GPU count.
+// h20Options is a small search on H20 only, ranked by GPU count, with
+// shorter steady-state runs than the default (the properties tested do not
+// need a p99 to 5%).
 func h20Options(t testing.TB, rate float64, slo string) Options {
 	return Options{Model: "Qwen3-32B", GPUs: []string{"H20"}, ISL: 3000, OSL: 150, Load: model.Open(rate, 1),
-		SLOs: mustSLOs(t, slo), MaxGPUs: 32, TopK: 3, Seed: 1, NoSweep: true}
+		SLOs: mustSLOs(t, slo), MaxGPUs: 32, TopK: 3, Seed: 1, NoSweep: true,
+		NumPrompts: 2000, Steady: sim.SteadyOptions{MaxPrompts: 8000}}
 }
 
 func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
@@ -325,7 +328,7 @@ func TestBadOptions(t *testing.T) {
 		// Issue 15: caps with the exact text, rejected before any work.
 		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },
 			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB)"},
-		{"rate absurd", func(o *Options) { o.Load = model.Open(1e9, 1) },
+		{"rate absurd", func(o *Options) { o.Load, o.NumPrompts = model.Open(1e9, 1), 0 },
 			"plan: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
 		{"prompts absurd", func(o *Options) { o.NumPrompts = 20_000_000 },
 			"plan: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run"},
