@@ -70,3 +70,25 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
+
+// BenchmarkEnumerate512 is the candidate enumeration and pruning of a
+// search up to 512 GPUs (no simulation): candidates considered per second.
+func BenchmarkEnumerate512(b *testing.B) {
+	prof := h20Profile(b)
+	opts := Options{Model: "Qwen3-32B", ISL: 3000, OSL: 150, Load: model.Open(200, 1),
+		SLOs: mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"), GPUs: []string{"H20", "H100-SXM", "H200"}, MaxGPUs: 512, Seed: 1}.withDefaults()
+	s, err := newSearch(prof, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cands := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		s.res.Search, s.cands = Search{}, nil
+		s.enumerate()
+		cands += s.res.Search.Candidates
+	}
+	b.ReportMetric(float64(cands)/b.Elapsed().Seconds(), "candidates/s")
+	b.ReportMetric(float64(s.res.Search.Candidates), "candidates/op")
+	b.ReportMetric(float64(len(s.cands)), "survivors/op")
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -475,6 +476,7 @@ func (s *search) enumerate() {
 	if o.Load.Kind == model.OpenLoop {
 		rate = o.Load.Rate
 	}
+	var slab []candidate // survivors are allocated in blocks, not one by one
 	for _, t := range s.tmpls {
 		tooSlow := false
 		for i, slo := range o.SLOs {
@@ -499,7 +501,11 @@ func (s *search) enumerate() {
 			case bound < rate:
 				s.res.Search.Overloaded++
 			default:
-				c := &candidate{t: t, topo: topo, gpus: topo.GPUs(), bound: bound}
+				if len(slab) == cap(slab) {
+					slab = make([]candidate, 0, 1024)
+				}
+				slab = append(slab, candidate{t: t, topo: topo, gpus: topo.GPUs(), bound: bound})
+				c := &slab[len(slab)-1]
 				c.cost = float64(c.gpus) * t.price
 				s.cands = append(s.cands, c)
 			}
@@ -532,18 +538,29 @@ func (s *search) enumerate() {
 	if s.boundGPU != "" {
 		s.boundBy = fmt.Sprintf("%s on %d× %s", Notation(s.boundTopo), s.boundTopo.GPUs(), s.boundGPU)
 	}
-	sort.SliceStable(s.cands, func(i, j int) bool {
-		a, b := s.cands[i], s.cands[j]
-		if a.cost != b.cost {
-			return a.cost < b.cost
+	// A total order (no two candidates share GPU and topology), so an
+	// unstable sort is deterministic.
+	slices.SortFunc(s.cands, func(a, b *candidate) int {
+		if c := cmp.Compare(a.cost, b.cost); c != 0 {
+			return c
 		}
-		if a.bound != b.bound {
-			return a.bound > b.bound
+		if c := cmp.Compare(b.bound, a.bound); c != 0 {
+			return c
 		}
-		if a.t.gpu.Name != b.t.gpu.Name {
-			return a.t.gpu.Name < b.t.gpu.Name
+		if c := strings.Compare(a.t.gpu.Name, b.t.gpu.Name); c != 0 {
+			return c
 		}
-		return Notation(a.topo) < Notation(b.topo)
+		x, y := a.topo, b.topo
+		for _, c := range [...]int{
+			cmp.Compare(x.Replicas.Count, y.Replicas.Count), cmp.Compare(x.Replicas.TP, y.Replicas.TP),
+			cmp.Compare(x.Prefill.Count, y.Prefill.Count), cmp.Compare(x.Prefill.TP, y.Prefill.TP),
+			cmp.Compare(x.Decode.Count, y.Decode.Count), cmp.Compare(x.Decode.TP, y.Decode.TP),
+		} {
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 }
 
