@@ -54,6 +54,16 @@ type Spec struct {
 	Costs      string // where each pool's costs came from
 	// Profile is the calibration file behind the prediction ("" the embedded one).
 	Profile string
+	// Points, for a prediction over several loads (capsim predict), are
+	// the predicted metrics per load; Load and Metrics are then unused and
+	// validate gets every load.
+	Points []Point
+}
+
+// Point is one predicted load.
+type Point struct {
+	Load    model.Load
+	Metrics map[string]float64
 }
 
 var nameRE = regexp.MustCompile(`[^a-z0-9]+`)
@@ -523,7 +533,15 @@ func gpuProduct(gpu string) string {
 func readme(s Spec, e Engine) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s on %d× %s (%s)\n\n", s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
-	fmt.Fprintf(&b, "Model `%s`, ISL %d / OSL %d at %s. Exported by capsim; every number below is a prediction", s.Model, s.ISL, s.OSL, s.Load)
+	at := s.Load.String()
+	if len(s.Points) > 0 {
+		var ls []string
+		for _, p := range s.Points {
+			ls = append(ls, p.Load.String())
+		}
+		at = strings.Join(ls, ", ")
+	}
+	fmt.Fprintf(&b, "Model `%s`, ISL %d / OSL %d at %s. Exported by capsim; every number below is a prediction", s.Model, s.ISL, s.OSL, at)
 	if s.Mode != "" {
 		fmt.Fprintf(&b, " (%s simulation", s.Mode)
 		if s.Confidence > 0 {
@@ -563,6 +581,15 @@ func readme(s Spec, e Engine) []byte {
 			}
 			fmt.Fprintf(&b, "| %s | %s |\n", k, num(s.Metrics[k]))
 		}
+	}
+	if len(s.Points) > 0 {
+		b.WriteString("\n## Predicted metrics\n\n| load | req/s | output tok/s | TTFT mean | TTFT p99 | TPOT mean | TPOT p99 | E2E mean | E2E p99 |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, p := range s.Points {
+			m := p.Metrics
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Load, num(m["request_throughput"]), num(m["output_throughput"]),
+				num(m["mean_ttft_ms"]), num(m["p99_ttft_ms"]), num(m["mean_tpot_ms"]), num(m["p99_tpot_ms"]), num(m["mean_e2el_ms"]), num(m["p99_e2el_ms"]))
+		}
+		b.WriteString("\n(latencies in ms)\n")
 	}
 	if len(s.Verdicts) > 0 {
 		b.WriteString("\n## SLO verdicts\n\n| SLO | limit ms | predicted ms | with central costs | met |\n|---|---|---|---|---|\n")
@@ -609,17 +636,39 @@ func ValidateCommand(s Spec) string {
 		parts = append(parts, "--replicas "+s.Topology.Replicas.String())
 	}
 	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
-	n := 1000
-	switch s.Load.Kind {
-	case model.ClosedLoop:
-		parts = append(parts, fmt.Sprintf("--concurrency %d", s.Load.Concurrency))
-		n = max(n, 20*s.Load.Concurrency)
-	case model.OpenLoop:
-		parts = append(parts, "--rate "+s.Load.RateString())
-		if s.Load.Burstiness != 0 && s.Load.Burstiness != 1 {
-			parts = append(parts, "--burstiness "+strconv.FormatFloat(s.Load.Burstiness, 'g', -1, 64))
+	loads := []model.Load{s.Load}
+	if len(s.Points) > 0 {
+		loads = loads[:0]
+		for _, p := range s.Points {
+			loads = append(loads, p.Load)
 		}
-		n = max(n, int(math.Ceil(300*s.Load.Rate)))
+	}
+	n := 1000
+	var conc, rates []string
+	burst := 0.0
+	for _, l := range loads {
+		switch l.Kind {
+		case model.ClosedLoop:
+			conc = append(conc, strconv.Itoa(l.Concurrency))
+			n = max(n, 20*l.Concurrency)
+		case model.OpenLoop, model.Burst:
+			rates = append(rates, l.RateString())
+			if !math.IsInf(l.Rate, 0) {
+				n = max(n, int(math.Ceil(300*l.Rate)))
+			}
+			if l.Burstiness != 0 && l.Burstiness != 1 {
+				burst = l.Burstiness
+			}
+		}
+	}
+	if len(conc) > 0 {
+		parts = append(parts, "--concurrency "+strings.Join(conc, ","))
+	}
+	if len(rates) > 0 {
+		parts = append(parts, "--rate "+strings.Join(rates, ","))
+	}
+	if burst != 0 {
+		parts = append(parts, "--burstiness "+strconv.FormatFloat(burst, 'g', -1, 64))
 	}
 	parts = append(parts, fmt.Sprintf("--num-prompts %d", n))
 	if s.Profile != "" {

@@ -286,3 +286,22 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// A prediction over several loads lists each in the README and validates them all.
+func TestPredictionPoints(t *testing.T) {
+	s := disaggSpec(t)
+	s.Metrics = nil
+	for _, c := range []int{1, 8, 64} {
+		s.Points = append(s.Points, Point{Load: model.Closed(c), Metrics: map[string]float64{"request_throughput": float64(c) / 4, "p99_ttft_ms": 900}})
+	}
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(file(t, files, "README.md"))
+	for _, want := range []string{"| concurrency 1 |", "| concurrency 64 | 16 |", "--concurrency 1,8,64", "--num-prompts 1280", "--prefill 6xTP2", "--decode 1xTP4"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q:\n%s", want, readme)
+		}
+	}
+}
