@@ -31,7 +31,9 @@ type Verdict struct {
 type Spec struct {
 	// Name names the deployment's directory and Kubernetes objects
 	// (lower-case letters, digits and dashes); "" derives one.
-	Name     string
+	Name string
+	// Rank is the plan's rank; Write numbers directories by it (0: by position).
+	Rank     int
 	Model    string // Hugging Face id, e.g. "meta-llama/Llama-3.1-70B-Instruct"
 	GPU      string // catalog GPU name
 	Engine   string // engine label, e.g. "vllm-0.9.0.1"
@@ -147,9 +149,13 @@ func Write(dir string, specs []Spec) ([]string, error) {
 		}
 		sub := dir
 		if len(specs) > 1 {
-			d := fmt.Sprintf("%d-%s", i+1, s.name())
+			rank := s.Rank
+			if rank == 0 {
+				rank = i + 1
+			}
+			d := fmt.Sprintf("%d-%s", rank, s.name())
 			sub = filepath.Join(dir, d)
-			fmt.Fprintf(&index, "| %d | [%s](%s/README.md) | %s on %d× %s, %s |\n", i+1, d, d, s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
+			fmt.Fprintf(&index, "| %d | [%s](%s/README.md) | %s on %d× %s, %s |\n", rank, d, d, s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
 		}
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			return written, fmt.Errorf("deploy: %w", err)

@@ -74,7 +74,7 @@ func (l labelSet) Plot(c draw.Canvas, p *plot.Plot) {
 		anchors[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
 		sizes[i] = [2]vg.Length{l.styles[i].Width(l.labels[i]), l.styles[i].Height(l.labels[i])}
 	}
-	pos, ok := placeLabels(anchors, sizes, c.Min, c.Max, vg.Points(4))
+	pos, ok := placeLabels(anchors, sizes, c.Min, c.Max, vg.Points(7)) // clear of the recommended rings
 	for i := range l.labels {
 		if ok[i] {
 			c.FillText(l.styles[i], pos[i], l.labels[i])

@@ -17,7 +17,7 @@ func planSpecs(r *plan.Result, profilePath string) []deploy.Spec {
 	var specs []deploy.Spec
 	for _, rec := range r.Recommendations {
 		s := deploy.Spec{
-			Model: r.Model, GPU: rec.GPU, Engine: rec.Engine, Topology: rec.Topology, Pools: rec.Settings,
+			Rank: rec.Rank, Model: r.Model, GPU: rec.GPU, Engine: rec.Engine, Topology: rec.Topology, Pools: rec.Settings,
 			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization,
 			ISL: r.ISL, OSL: r.OSL, Load: r.Load, Mode: string(r.Mode), Confidence: r.Confidence,
 			Metrics: rec.Metrics, Headroom: planHeadroomLine(rec), Costs: derivedLine(rec.Derived), Profile: profilePath,
@@ -73,8 +73,26 @@ func derivedLine(ds []calibrate.Derivation) string {
 	return strings.Join(parts, "; ")
 }
 
-// writeExport writes specs under dir and says what it wrote on w.
+// writeExport writes specs under dir and says what it wrote on w; a spec
+// that cannot be exported (an engine without a known version, say) is
+// left out with a warning, and none exportable is an error.
 func writeExport(w io.Writer, dir string, specs []deploy.Spec) error {
+	var ok []deploy.Spec
+	var firstErr error
+	for _, s := range specs {
+		if _, err := deploy.Files(s); err != nil {
+			fmt.Fprintf(w, "capsim: warning: not exported: %s on %s: %v\n", s.Topology.Notation(), s.GPU, err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		ok = append(ok, s)
+	}
+	if len(ok) == 0 {
+		return firstErr
+	}
+	specs = ok
 	paths, err := deploy.Write(dir, specs)
 	if err != nil {
 		return err
