@@ -31,6 +31,9 @@ type Derivation struct {
 	Role   string `json:"role"`   // prefill, decode or aggregated
 	Pool   string `json:"pool"`   // e.g. "12xTP1"
 	Source string `json:"source"` // fitted, derived or prior
+	// Engine is the engine version whose measurements priced the pool (the
+	// target's own engine for a prior).
+	Engine string `json:"engine"`
 	// From names what a derived or prior cost rests on.
 	From string `json:"from"`
 	// RelSigma is the relative uncertainty of a typical step time of this
@@ -54,10 +57,16 @@ type Deployment struct {
 	Settings Settings
 	// Topology is the target's topology (worker counts as configured).
 	Topology model.Topology
-	// FrontendLatency is the fitted per-request latency outside the engine
-	// (API server, tokenisation) in seconds; sim.Config has no place for it,
-	// so apply it to results with Adjust.
-	FrontendLatency float64
+}
+
+// String is the derivation as outputs print it: "aggregated 4xTP4:
+// fitted from vllm-0.9.0.1 on H20 / Qwen3-32B aggregated TP4 (±12%)".
+func (d Derivation) String() string {
+	from := ""
+	if d.From != "" {
+		from = " from " + d.From
+	}
+	return fmt.Sprintf("%s %s: %s%s (±%.0f%%)", d.Role, d.Pool, d.Source, from, 100*d.RelSigma)
 }
 
 // Extra relative uncertainty added when costs are carried over rather than fitted.
@@ -75,15 +84,15 @@ const (
 // says which.
 func (p *Profile) Configure(t Target) (Deployment, error) {
 	if err := t.Topology.Validate(); err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	gpu, err := model.LookupGPU(t.GPU)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	llm, err := model.LookupLLM(t.Model)
 	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %v", err)
+		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
 	engine := t.Engine
 	if len(p.Groups) > 0 {
@@ -101,7 +110,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
 		src, srcKind = g, ""
 	}
-	settings := defaultSettings(engine)
+	settings := defaultSettings(engine, gpu, llm.MaxContext)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	if src != nil {
 		settings = src.Settings
@@ -110,6 +119,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
@@ -117,55 +127,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
-		d.FrontendLatency = src.Frontend.LatencyS * math.Exp(t.Band*sig)
+		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
-	mem := model.MemoryOptions{Utilization: settings.GPUMemoryUtilization}
-	build := func(role string, pool model.Pool) (sim.PoolConfig, error) {
-		c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
-		der.Pool = pool.String()
-		eager := settings.DecodeEager
-		if role == RolePrefill {
-			eager = settings.PrefillEager
-		}
-		var graphs []int
-		if !eager {
-			graphs = model.VLLMGraphSizes(orDefault(settings.GraphMax, 512))
-		}
-		cost := model.NewStepCost(gpu, llm, pool, c, graphs)
-		der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
-		// The band moves the whole step by its uncertainty. Shifting each
-		// coefficient by its own marginal σ instead would add up terms the
-		// data determine only jointly (per-step overhead and weight
-		// streaming are indistinguishable at one TP), giving a band several
-		// times wider than RelSigma.
-		cost.Coeffs = scaleCoeffs(c, math.Exp(t.Band*der.RelSigma))
-		d.Derived = append(d.Derived, der)
-		m, err := model.WorkerMemory(gpu, llm, pool, mem)
-		if err != nil {
-			return sim.PoolConfig{}, fmt.Errorf("calibrate: %v", err)
-		}
-		return sim.PoolConfig{
-			Workers:          pool.Count,
-			Cost:             cost,
-			KVCapacity:       m.KVTokens,
-			BlockSize:        settings.BlockSize,
-			MaxNumSeqs:       settings.MaxNumSeqs,
-			MaxBatchedTokens: settings.MaxNumBatchedTokens,
-		}, nil
-	}
-	cfg := &d.Config
-	cfg.Router = sim.Routing(orDefaultS(settings.Router, string(sim.RoundRobin)))
+	var transferCfg sim.Transfer
 	if t.Topology.Disaggregated() {
-		if cfg.Prefill, err = build(RolePrefill, t.Topology.Prefill); err != nil {
-			return Deployment{}, err
-		}
-		if cfg.Decode, err = build(RoleDecode, t.Topology.Decode); err != nil {
-			return Deployment{}, err
-		}
-		cfg.PrefillRouter = sim.Routing(orDefaultS(settings.PrefillRouter, string(sim.SharedQueue)))
 		tr := transfer
 		sig := tr.RelSigma
 		if tr.Source == SourcePrior {
@@ -174,11 +142,27 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			sig = math.Min(sig, sigmaPrior)
 		}
 		f := math.Exp(t.Band * sig)
-		cfg.Transfer = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
-	} else {
-		if cfg.Replicas, err = build(RoleAggregated, t.Topology.Replicas); err != nil {
-			return Deployment{}, err
-		}
+		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
+	}
+	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend,
+		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
+			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
+			der.Pool, der.Engine = pool.String(), engine
+			if src != nil {
+				der.Engine = src.Engine
+			}
+			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
+			der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
+			d.Derived = append(d.Derived, der)
+			// The band moves the whole step by its uncertainty. Shifting each
+			// coefficient by its own marginal σ instead would add up terms the
+			// data determine only jointly (per-step overhead and weight
+			// streaming are indistinguishable at one TP), giving a band several
+			// times wider than RelSigma.
+			return scaleCoeffs(c, math.Exp(t.Band*der.RelSigma)), nil
+		}}
+	if d.Config, err = pr.build(t.Topology); err != nil {
+		return Deployment{}, err
 	}
 	return d, nil
 }
@@ -197,37 +181,38 @@ func orDefaultS(v, def string) string {
 	return v
 }
 
-// sourceGroup picks the group whose coefficients a target uses, and how far it is from the target:
-// "" exact, otherwise a description of what differs.
 // assumedGroup finds a group whose source named no GPU or model and whose
 // fit assumed this GPU and model.
 func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 	for i := range p.Groups {
 		g := &p.Groups[i]
-		if a := g.Assumed; a != nil && sameGPU(a.GPU, gpu) && model.SameModel(a.Model, llm) && strings.EqualFold(g.Engine, engine) {
+		if a := g.Assumed; a != nil && a.GPU == gpu && a.Model == llm && strings.EqualFold(g.Engine, engine) {
 			return g
 		}
 	}
 	return nil
 }
 
+// sourceGroup picks the group whose coefficients a target uses, and how
+// far it is from the target: "" exact, otherwise a description of what
+// differs. gpu and llm are catalog names.
 func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	if g := p.group(gpu, llm, engine); g != nil {
 		return g, ""
 	}
-	fam := engineFamily(engine)
+	fam := model.EngineFamily(engine)
 	type pick struct {
 		ok   func(g *Group) bool
 		kind string
 	}
 	picks := []pick{
 		{func(g *Group) bool {
-			return sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam
+			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
 		}, "another version"},
-		{func(g *Group) bool { return model.SameModel(g.Model, llm) && strings.EqualFold(g.Engine, engine) }, "another GPU"},
-		{func(g *Group) bool { return sameGPU(g.GPU, gpu) && engineFamily(g.Engine) == fam }, "another model"},
-		{func(g *Group) bool { return model.SameModel(g.Model, llm) && engineFamily(g.Engine) == fam }, "another GPU"},
-		{func(g *Group) bool { return engineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
+		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
+		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
 	for _, pk := range picks {
 		var best *Group
@@ -361,15 +346,18 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 	return math.Sqrt(vari) / total
 }
 
-// defaultSettings are the engine settings assumed for an engine without
-// calibrated data: Dynamo 0.3 as NVIDIA's published recipe runs it, vLLM's
-// own defaults otherwise.
-func defaultSettings(engine string) Settings {
-	if engineFamily(engine) == "dynamo" {
-		return Settings{BlockSize: 128, MaxNumBatchedTokens: 4096, MaxModelLen: 4096, PrefillEager: true, GraphMax: 128,
-			Router: string(sim.RoundRobin), PrefillRouter: string(sim.SharedQueue)}
+// defaultSettings are the settings an engine runs with on a GPU, for a
+// model of maxModelLen tokens, when its command line does not set them:
+// model.DefaultsFor's, with Dynamo's routers (round-robin decode, a shared
+// prefill queue).
+func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
+	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
+	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
+		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin)}
+	if model.EngineFamily(engine) == "dynamo" {
+		s.PrefillRouter = string(sim.SharedQueue)
 	}
-	return Settings{GraphMax: 512, Router: string(sim.RoundRobin)}
+	return s
 }
 
 // priorTransfer prices a KV transfer when none was fitted: a few ms of
@@ -403,60 +391,4 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 		tr.PerTokenS *= to / from
 	}
 	return tr
-}
-
-// withFrontend returns a simulation's metrics as a client would measure them
-// when every request also spends latency seconds outside the engine (API
-// server, tokenisation): TTFT and E2E statistics grow by latency; in a
-// closed loop each client's cycle grows too, so throughputs shrink by
-// E2E/(E2E+latency); an open loop keeps its rate; the run ends latency later.
-func withFrontend(res *sim.Result, latency float64, load model.Load) map[string]float64 {
-	if latency <= 0 {
-		return res.Metrics
-	}
-	m := make(map[string]float64, len(res.Metrics))
-	for k, v := range res.Metrics {
-		m[k] = v
-	}
-	ms := 1000 * latency
-	for _, stat := range []string{"mean", "median", "p90", "p95", "p99"} {
-		for _, fam := range []string{"ttft", "e2el"} {
-			if v, ok := m[model.MetricName(stat, fam)]; ok {
-				m[model.MetricName(stat, fam)] = v + ms
-			}
-		}
-	}
-	scale := 1.0
-	switch {
-	case load.Kind == model.ClosedLoop:
-		if e2e := res.Metrics[model.MeanE2EL] / 1000; e2e > 0 {
-			scale = e2e / (e2e + latency)
-		}
-	case res.Duration > 0:
-		scale = res.Duration / (res.Duration + latency)
-	}
-	for _, k := range []string{model.RequestThroughput, model.OutputThroughput, model.TotalTokenThroughput} {
-		if v, ok := m[k]; ok {
-			m[k] = v * scale
-		}
-	}
-	if v, ok := m[model.Duration]; ok && scale > 0 {
-		m[model.Duration] = v / scale
-	}
-	return m
-}
-
-// Adjust turns a simulation of this deployment into what a benchmark client
-// would measure, adding the fitted per-request latency outside the engine
-// (FrontendLatency) to TTFT and E2E and shrinking closed-loop throughput to
-// match. Call it on every sim.Run result of d.Config; it is a no-op when
-// FrontendLatency is 0.
-func (d Deployment) Adjust(res *sim.Result) {
-	if res == nil || d.FrontendLatency <= 0 {
-		return
-	}
-	res.Metrics = withFrontend(res, d.FrontendLatency, d.Config.Load)
-	if res.Duration > 0 && d.Config.Load.Kind != model.ClosedLoop {
-		res.Duration += d.FrontendLatency
-	}
 }

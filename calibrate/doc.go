@@ -1,5 +1,6 @@
 // Package calibrate fits per-worker prefill and decode step costs to
-// measured benchmark records and writes them as a versioned profile.
+// measured benchmark records and writes them as a versioned profile, and
+// turns a profile back into simulator configurations.
 //
 // A worker's step time is model.Coeffs · model.Roofline: the roofline is the
 // peak-hardware time of each kind of work for a GPU, model and TP degree;
@@ -9,11 +10,24 @@
 // a regularised least-squares fit of low-load TTFT and of TPOT (stage 1),
 // then a Nelder–Mead refinement of a few log multipliers against
 // simulations of every measured point (stage 2). Points the fit cannot
-// explain are flagged with a reason and kept.
+// explain are flagged with a reason and kept. Each point simulates the
+// workload series.Workloads gives its record, with FitSeed.
 //
-// A Profile (JSON schema "capsim.profile/v1") holds the coefficients with
-// their uncertainty, the engine settings, provenance, per-point residuals
-// and the calibrated series. Profile.Configure turns a GPU, model, engine
-// and topology into a sim.Config, deriving costs for TP degrees, GPUs or
-// models without data from the nearest fitted group and saying so.
+// What it owns:
+//   - the profile (JSON schema "capsim.profile/v1", profile.go): coefficients
+//     with their uncertainty, engine settings, provenance, residuals and
+//     calibrated series; names in it are catalog names, resolved once when
+//     parsed (ParseProfile, LoadProfile);
+//   - resolution of user names and engine labels to a calibrated target
+//     (target.go: Resolve, RecordTarget, and profile.go: ResolveEngine,
+//     DefaultEngine — one engine version for every GPU when none is named);
+//     labels are parsed by model.ParseEngine, defaults come from
+//     model.DefaultsFor;
+//   - the one function that prices a deployment into a sim.Config
+//     (deployment.go: pricing.build), used by Configure for profile costs
+//     and by the fit for trial costs; Deployment.WithWorkload adds the
+//     workload, and Simulate runs it (the frontend latency is part of the
+//     configuration, never patched on afterwards);
+//   - derivation of costs for TP degrees, GPUs or models without data from
+//     the nearest fitted group, said in each pool's Derivation.
 package calibrate

@@ -180,7 +180,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		prior := priorParams(gf.layout, c.llm, pts, settings)
 		lin, err := fitLinear(e, gf.layout, prior, pts)
 		if err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 		score := lin.rmsRel*lin.rmsRel + penalty(gf.layout, lin.x)
 		if len(cands) > 1 && !opts.SkipRefine {
@@ -212,7 +212,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals(), Loss: loss})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 		gf.params = p
 		if note != "" {
@@ -251,7 +251,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	if key.gpu != "" {
 		g, err := model.LookupGPU(key.gpu)
 		if err != nil {
-			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+			return nil, "", fmt.Errorf("calibrate: group %s: %w", key, err)
 		}
 		gpus = []model.GPU{g}
 	}
@@ -259,7 +259,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	if key.model != "" {
 		m, err := model.LookupLLM(key.model)
 		if err != nil {
-			return nil, "", fmt.Errorf("calibrate: group %s: %v", key, err)
+			return nil, "", fmt.Errorf("calibrate: group %s: %w", key, err)
 		}
 		llms = []model.LLM{m}
 	}
@@ -470,46 +470,34 @@ func BenchmarkOutput(osl int) sim.LengthDist {
 	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
 }
 
-// workload is the benchmark run a point measured; the fit simulates it with seed 1.
+// FitSeed is the seed the fit simulates every record with; re-simulating
+// a record with it (plot, validate --results) repeats the fit exactly.
+const FitSeed = 1
+
+// workload is the benchmark run a point measured, simulated with FitSeed.
 func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, NumPrompts: p.prompt, Seed: 1}
+	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, NumPrompts: p.prompt, Seed: FitSeed}
 }
 
-// simConfig prices one point's deployment with the given parameters.
-func simConfig(e env, prm params, p *point, maxPrompts int) (sim.Config, error) {
-	s := e.settings
-	mem := model.MemoryOptions{Utilization: s.GPUMemoryUtilization}
-	pool := func(role string, pl model.Pool) (sim.PoolConfig, error) {
-		m, err := model.WorkerMemory(e.gpu, e.llm, pl, mem)
-		if err != nil {
-			return sim.PoolConfig{}, err
-		}
-		return sim.PoolConfig{
-			Workers:          pl.Count,
-			Cost:             model.NewStepCost(e.gpu, e.llm, pl, prm.coeffs[role], e.graphs(role)),
-			KVCapacity:       m.KVTokens,
-			BlockSize:        s.BlockSize,
-			MaxNumSeqs:       s.MaxNumSeqs,
-			MaxBatchedTokens: s.MaxNumBatchedTokens,
-		}, nil
+// deployment prices one point's deployment with trial parameters.
+func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
+	pr := pricing{gpu: e.gpu, llm: e.llm, settings: e.settings, frontend: prm.frontend,
+		transfer: sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS},
+		coeffs:   func(role string, _ model.Pool) (model.Coeffs, error) { return prm.coeffs[role], nil }}
+	cfg, err := pr.build(topo)
+	if err != nil {
+		return Deployment{}, err
 	}
-	cfg := Deployment{Config: sim.Config{
-		Router: sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin))),
-	}}.WithWorkload(p.workload()).Config
-	var err error
-	if p.topo.Disaggregated() {
-		if cfg.Prefill, err = pool(RolePrefill, p.topo.Prefill); err != nil {
-			return cfg, err
-		}
-		if cfg.Decode, err = pool(RoleDecode, p.topo.Decode); err != nil {
-			return cfg, err
-		}
-		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
-		cfg.Transfer = sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS}
-	} else if cfg.Replicas, err = pool(RoleAggregated, p.topo.Replicas); err != nil {
-		return cfg, err
+	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm}, nil
+}
+
+// simConfig is the simulator configuration of one point with trial parameters.
+func simConfig(e env, prm params, p *point) (sim.Config, error) {
+	d, err := e.deployment(prm, p.topo)
+	if err != nil {
+		return sim.Config{}, err
 	}
-	return cfg, nil
+	return d.WithWorkload(p.workload()).Config, nil
 }
 
 // simulateAll simulates every point, opts.workers() at a time, and
@@ -519,15 +507,14 @@ func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Opti
 	errs := make([]error, len(pts))
 	run := opts.simulate()
 	err := parallel.ForEach(ctx, len(pts), opts.workers(), func(i int) {
-		cfg, err := simConfig(e, prm, pts[i], opts.MaxPrompts)
+		d, err := e.deployment(prm, pts[i].topo)
 		if err != nil {
-			errs[i] = fmt.Errorf("record %s: %v", pts[i].rec.ID, err)
+			errs[i] = fmt.Errorf("record %s: %w", pts[i].rec.ID, err)
 			return
 		}
-		d := Deployment{Config: cfg, FrontendLatency: prm.frontend}
 		res, err := d.SimulateWith(ctx, pts[i].workload(), run)
 		if err != nil {
-			errs[i] = fmt.Errorf("record %s: simulate: %v", pts[i].rec.ID, err)
+			errs[i] = fmt.Errorf("record %s: simulate: %w", pts[i].rec.ID, err)
 			return
 		}
 		out[i] = res.Metrics
@@ -552,7 +539,7 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	} else {
 		var err error
 		if sims, err = simulateAll(ctx, e, prm, pts, opts); err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %v", name, err)
+			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
 	}
 	progress(Progress{Stage: "residuals", Group: name, Done: len(pts), Total: len(pts)})

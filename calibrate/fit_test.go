@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -27,7 +28,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := defaultSettings("dynamo-0.3.0")
+	s := defaultSettings("dynamo-0.3.0", model.GPU{}, 0)
 	e := env{gpu: g, llm: m, settings: s}
 	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: truthPrefill, RoleDecode: truthDecode},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
@@ -35,7 +36,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	for _, sh := range shapes {
 		for _, c := range concs {
 			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
-			cfg, err := simConfig(e, prm, p, 0)
+			cfg, err := simConfig(e, prm, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,5 +227,21 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 	}
 	if !held["3P(TP4) 1D(TP4)"] || !held["12P(TP1) 1D(TP4)"] {
 		t.Errorf("held-out configurations %v, want both", held)
+	}
+}
+
+// An interrupted fit returns an error that errors.Is recognises as the
+// cancellation, so the CLI can tell Ctrl-C from a failed fit.
+func TestFitCanceledWrapsContextError(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 4}, [][2]int{{1000, 200}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, _ sim.Config) (*sim.Result, error) {
+		cancel()
+		return nil, ctx.Err()
+	}
+	_, _, err := Fit(ctx, recs, Options{MaxEvals: 4, Simulate: stop}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Fit after cancel: %v, want an error wrapping context.Canceled", err)
 	}
 }

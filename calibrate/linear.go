@@ -124,16 +124,7 @@ type env struct {
 	settings Settings
 }
 
-func (e env) graphs(role string) []int {
-	eager := e.settings.DecodeEager
-	if role == RolePrefill {
-		eager = e.settings.PrefillEager
-	}
-	if eager {
-		return nil
-	}
-	return model.VLLMGraphSizes(orDefault(e.settings.GraphMax, 512))
-}
+func (e env) graphs(role string) []int { return e.settings.graphSizes(role) }
 
 // stepTerms are the coefficient terms of one step on a worker of shape pool.
 func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
@@ -436,7 +427,7 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 		}
 		var sol mat.VecDense
 		if err := sol.SolveVec(lhs, mat.NewVecDense(k, rhs)); err != nil {
-			return linearFit{}, fmt.Errorf("calibrate: least squares: %v", err)
+			return linearFit{}, fmt.Errorf("calibrate: least squares: %w", err)
 		}
 		x = sol.RawVector().Data
 		clamped := false

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/series"
 )
 
 // fitMetrics are the metrics the fit compares, with their weight in the loss.
@@ -29,7 +31,7 @@ var ReportMetrics = []string{model.RequestThroughput, model.MeanTTFT, model.Mean
 // point is one measured record prepared for fitting.
 type point struct {
 	rec    *results.Record
-	series string // SeriesInfo.Key
+	series string // series.Key of the record
 	config string // configuration key (topology and settings) for leave-one-out
 	shape  string // workload shape key
 	topo   model.Topology
@@ -49,60 +51,51 @@ func (k groupKey) String() string {
 	return fmt.Sprintf("%s / %s / %s", orDefaultS(k.gpu, "unknown GPU"), model.ShortName(orDefaultS(k.model, "unknown model")), k.engine)
 }
 
-func canonicalGPU(s string) string {
-	if g, err := model.LookupGPU(s); err == nil {
-		return g.Name
+// defaultTopology is the deployment assumed for a source that does not say: one GPU.
+func defaultTopology(t model.Topology) (model.Topology, string) {
+	if t.GPUs() == 0 && t.Validate() != nil {
+		return model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1}), "topology not stated: one GPU (1xTP1) assumed"
 	}
-	return s
-}
-
-func canonicalModel(s string) string {
-	if m, err := model.LookupLLM(s); err == nil {
-		return m.Name
-	}
-	return s
+	return t, ""
 }
 
 // preparePoints turns records into fit points and collects warnings about
 // records that cannot be used or look non-physical. Records are never
-// dropped silently: every skipped one gets a warning naming it.
+// dropped silently: every skipped one gets a warning naming it. The
+// workload of each point is series.Workloads', as every other simulation
+// of a record uses it.
 func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point, []groupKey, []string) {
 	groups := map[groupKey][]*point{}
 	var order []groupKey
 	var warn []string
+	works, werrs := series.Workloads(recs, maxPrompts)
 	for i := range recs {
 		r := &recs[i]
 		if r.Partial {
 			warn = append(warn, fmt.Sprintf("record %s: skipped: an interrupted load point (capsim_partial); its metrics cover only the requests that finished", r.ID))
 			continue
 		}
-		topo := r.System.Topology
+		topo, note := defaultTopology(r.System.Topology)
 		var notes []string
-		if topo.GPUs() == 0 && topo.Validate() != nil {
-			// The source does not say how it was deployed: assume one GPU.
-			topo = model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})
-			notes = append(notes, "topology not stated: one GPU (1xTP1) assumed")
+		if note != "" {
+			notes = append(notes, note)
 		}
 		if err := topo.Validate(); err != nil {
 			warn = append(warn, fmt.Sprintf("record %s: skipped: %v", r.ID, err))
 			continue
 		}
-		osl := r.Workload.OSL
-		if osl <= 0 && r.Workload.OSLMax > 0 {
-			osl = oslEstimate(recs, r)
-			notes = append(notes, fmt.Sprintf("output length not stated: %.0f tokens assumed (from rows of the same source with max_tokens %d)", osl, r.Workload.OSLMax))
-		}
-		if r.Workload.ISL <= 0 || osl <= 0 {
-			warn = append(warn, fmt.Sprintf("record %s: skipped: prompt and output lengths unknown (isl %g, osl %g)", r.ID, r.Workload.ISL, r.Workload.OSL))
+		var unusable *series.UnusableError
+		if errors.As(werrs[i], &unusable) {
+			warn = append(warn, fmt.Sprintf("record %s: skipped: %s", r.ID, unusable.Reason))
+			continue
+		} else if werrs[i] != nil {
+			warn = append(warn, fmt.Sprintf("record %s: skipped: %v", r.ID, werrs[i]))
 			continue
 		}
-		if err := r.Workload.Load.Validate(); err != nil {
-			warn = append(warn, fmt.Sprintf("record %s: skipped: %v", r.ID, err))
-			continue
-		}
-		p := &point{rec: r, topo: topo, load: r.Workload.Load, meas: map[string]float64{}, weight: 1, notes: notes}
-		p.isl = max(1, int(math.Round(r.Workload.ISL)))
-		p.osl = max(2, int(math.Round(osl)))
+		w := works[i]
+		notes = append(notes, w.Notes...)
+		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
+			isl: w.ISL, osl: w.OSL, prompt: w.NumPrompts}
 		bad := false
 		for _, m := range fitMetrics {
 			v, ok := r.Metric(m.name)
@@ -136,124 +129,19 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			p.weight *= math.Max(0.1, frac)
 			p.notes = append(p.notes, fmt.Sprintf("%d errors: weight %.2f", r.Errors, p.weight))
 		}
-		p.prompt = promptsFor(r, maxPrompts)
-		key := groupKey{canonicalGPU(r.System.GPU), canonicalModel(r.System.Model), r.System.Engine}
-		dep := r.DeploymentLabel()
+		key := groupKey{model.CanonicalGPU(r.System.GPU), model.CanonicalModel(r.System.Model), r.System.Engine}
 		p.config = p.topo.Notation()
-		if dep != "" {
+		if dep := r.DeploymentLabel(); dep != "" {
 			p.config += " " + dep
 		}
-		p.shape = shapeKey(r, osl)
-		p.series = seriesKey(r, p)
+		p.shape = series.ShapeKey(r)
+		p.series = series.Key(r)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
 		groups[key] = append(groups[key], p)
 	}
-	for _, key := range order {
-		effectiveOSL(groups[key])
-	}
 	return groups, order, warn
-}
-
-// effectiveOSL corrects the output length of series whose requests stopped
-// before the requested length. vLLM's identity E2E = TTFT + (OSL−1)·TPOT
-// gives each point's mean output; when a series' median is clearly below
-// the stated length, every point of the series uses that median.
-func effectiveOSL(pts []*point) {
-	est := map[string][]float64{}
-	for _, p := range pts {
-		e2e, ok1 := p.meas[model.MeanE2EL]
-		ttft, ok2 := p.meas[model.MeanTTFT]
-		tpot, ok3 := p.meas[model.MeanTPOT]
-		if ok1 && ok2 && ok3 && e2e > ttft {
-			est[p.series] = append(est[p.series], 1+(e2e-ttft)/tpot)
-		}
-	}
-	for _, p := range pts {
-		e := est[p.series]
-		if len(e) < 2 {
-			continue
-		}
-		m := math.Round(median(e))
-		if m < 0.95*float64(p.osl) && m >= 2 {
-			p.notes = append(p.notes, fmt.Sprintf("outputs stop early: mean output %.0f tokens (from E2E, TTFT and TPOT) instead of the stated %d", m, p.osl))
-			p.osl = int(m)
-		}
-	}
-}
-
-// oslEstimate is the mean output length of a record that does not give it:
-// the median ratio of output length to max_tokens over the rows of the same
-// source, GPU and model that do, times the record's max_tokens (the
-// max_tokens itself when no row says).
-func oslEstimate(recs []results.Record, r *results.Record) float64 {
-	var ratios []float64
-	for i := range recs {
-		q := &recs[i]
-		if q.Source.File == r.Source.File && q.System.Model == r.System.Model && q.Workload.OSL > 0 && q.Workload.OSLMax > 0 {
-			ratios = append(ratios, q.Workload.OSL/float64(q.Workload.OSLMax))
-		}
-	}
-	if len(ratios) == 0 {
-		return float64(r.Workload.OSLMax)
-	}
-	return math.Round(median(ratios) * float64(r.Workload.OSLMax))
-}
-
-// shapeKey names a workload shape by its requested lengths when the source
-// states them (measured means vary from point to point), else by its means.
-func shapeKey(r *results.Record, osl float64) string {
-	isl := fmt.Sprintf("%g", math.Round(r.Workload.ISL))
-	if r.Workload.ISLMax > 0 {
-		isl = fmt.Sprint(r.Workload.ISLMax)
-	}
-	if r.Workload.OSLMax > 0 {
-		return isl + ":" + fmt.Sprint(r.Workload.OSLMax)
-	}
-	// Without a stated maximum, mean outputs differ from point to point:
-	// the shape is the prompt length alone.
-	return isl + ":?"
-}
-
-// shapeLengths are the lengths shapeKey names.
-func shapeLengths(r *results.Record) (isl, osl float64) {
-	isl, osl = r.Workload.ISL, r.Workload.OSL
-	if r.Workload.ISLMax > 0 {
-		isl = float64(r.Workload.ISLMax)
-	}
-	if r.Workload.OSLMax > 0 {
-		osl = float64(r.Workload.OSLMax)
-	}
-	return isl, osl
-}
-
-func seriesKey(r *results.Record, p *point) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%s", r.Source.File, r.System.Engine, p.config, p.shape, r.Workload.Load.Kind, r.Source.Section)
-}
-
-// promptsFor is the number of prompts to simulate for a record: the
-// record's own count when it says, else about ten per concurrent client
-// (what vLLM's benchmark scripts typically used), at least 200.
-func promptsFor(r *results.Record, maxPrompts int) int {
-	if maxPrompts <= 0 {
-		maxPrompts = 1280
-	}
-	l := r.Workload.Load
-	if l.Kind == model.Burst {
-		if r.Workload.NumPrompts > 0 {
-			return r.Workload.NumPrompts // a burst's size is part of the workload
-		}
-		return 200
-	}
-	n := r.Workload.NumPrompts
-	if n == 0 {
-		n = 200
-		if l.Concurrency > 0 {
-			n = max(200, 10*l.Concurrency)
-		}
-	}
-	return min(n, maxPrompts)
 }
 
 // physicalCheck warns about a record whose throughput exceeds what its GPUs
@@ -285,7 +173,10 @@ func physicalCheck(r *results.Record) string {
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
 func settingsFrom(engine string, pts []*point) Settings {
-	s := defaultSettings(engine)
+	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
+	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
+	s := defaultSettings(engine, gpu, llm.MaxContext)
+	budgetStated := false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -320,7 +211,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 				}
 			case "max-num-batched-tokens":
 				if n := atoi(v); n > 0 {
-					s.MaxNumBatchedTokens = n
+					s.MaxNumBatchedTokens, budgetStated = n, true
 				}
 			case "max-num-seqs":
 				if n := atoi(v); n > 0 {
@@ -352,6 +243,10 @@ func settingsFrom(engine string, pts []*point) Settings {
 				s.Router = v
 			}
 		}
+	}
+	if !budgetStated && s.MaxModelLen > 0 {
+		// Some engines' default budget follows the max-model-len the records state.
+		s.MaxNumBatchedTokens = defaultSettings(engine, gpu, s.MaxModelLen).MaxNumBatchedTokens
 	}
 	return s
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/internal/jsondup"
@@ -33,7 +33,7 @@ const (
 // coefficients of each role and TP degree, their uncertainty, the engine
 // settings, provenance and per-point residuals, plus the list of calibrated
 // workload series. Its JSON form (schema "capsim.profile/v1") is documented
-// field by field in docs/readme-fit.md.
+// field by field in docs/fit.md.
 type Profile struct {
 	Schema     string       `json:"schema"`
 	Groups     []Group      `json:"groups"`
@@ -55,7 +55,7 @@ type Group struct {
 	// Transfer is the KV-transfer price between prefill and decode workers (disaggregated engines).
 	Transfer TransferFit `json:"transfer,omitzero"`
 	// Frontend is the per-request latency outside the engine (API server,
-	// tokenisation) of aggregated deployments; see Deployment.Adjust.
+	// tokenisation) of aggregated deployments, simulated as sim.Config.FrontendLatency.
 	Frontend *FrontendFit `json:"frontend,omitempty"`
 	Entries  []Entry      `json:"entries"`
 	// Records lists the ids of every record the group was fitted on.
@@ -198,7 +198,26 @@ func ParseProfile(data []byte) (*Profile, error) {
 			return nil, err
 		}
 	}
+	p.canonicalise()
 	return &p, nil
+}
+
+// LoadProfile reads the profile at path, or parses embedded (a default
+// profile's bytes) when path is "".
+func LoadProfile(path string, embedded []byte) (*Profile, error) {
+	data, name := embedded, "embedded default profile"
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: %w", err)
+		}
+		data, name = b, path
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
 }
 
 // Marshal encodes the profile as indented JSON ending in a newline.
@@ -210,21 +229,43 @@ func (p *Profile) Marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func sameGPU(a, b string) bool {
-	if a == b {
-		return true
+// Flags maps record IDs to the reason the fit flagged them (points it
+// cannot explain).
+func (p *Profile) Flags() map[string]string {
+	flags := map[string]string{}
+	for _, g := range p.Groups {
+		for _, r := range g.Residuals {
+			if r.Flag != "" {
+				flags[r.Record] = r.Flag
+			}
+		}
 	}
-	ga, ea := model.LookupGPU(a)
-	gb, eb := model.LookupGPU(b)
-	return ea == nil && eb == nil && ga.Name == gb.Name
+	return flags
+}
+
+// canonicalise resolves every GPU and model name of a profile to the
+// catalog's, once, so lookups compare names with ==.
+func (p *Profile) canonicalise() {
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		g.GPU, g.Model = model.CanonicalGPU(g.GPU), model.CanonicalModel(g.Model)
+		if a := g.Assumed; a != nil {
+			a.GPU, a.Model = model.CanonicalGPU(a.GPU), model.CanonicalModel(a.Model)
+		}
+	}
+	for i := range p.Calibrated {
+		s := &p.Calibrated[i]
+		s.GPU, s.Model = model.CanonicalGPU(s.GPU), model.CanonicalModel(s.Model)
+	}
 }
 
 // Models lists the models calibrated on a GPU ("" lists every model).
 func (p *Profile) Models(gpu string) []string {
+	gpu = model.CanonicalGPU(gpu)
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range p.Groups {
-		if g.Model != "" && (gpu == "" || sameGPU(g.GPU, gpu)) && !seen[g.Model] {
+		if g.Model != "" && (gpu == "" || g.GPU == gpu) && !seen[g.Model] {
 			seen[g.Model] = true
 			out = append(out, g.Model)
 		}
@@ -235,10 +276,11 @@ func (p *Profile) Models(gpu string) []string {
 
 // Engines lists the engines calibrated for a GPU and model, sorted.
 func (p *Profile) Engines(gpu, llm string) []string {
+	gpu, llm = model.CanonicalGPU(gpu), model.CanonicalModel(llm)
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range p.Groups {
-		if sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && !seen[g.Engine] {
+		if g.GPU == gpu && g.Model == llm && !seen[g.Engine] {
 			seen[g.Engine] = true
 			out = append(out, g.Engine)
 		}
@@ -250,9 +292,10 @@ func (p *Profile) Engines(gpu, llm string) []string {
 // Series lists the calibrated series of a GPU, model and engine; empty
 // strings match everything.
 func (p *Profile) Series(gpu, llm, engine string) []SeriesInfo {
+	gpu, llm = model.CanonicalGPU(gpu), model.CanonicalModel(llm)
 	var out []SeriesInfo
 	for _, s := range p.Calibrated {
-		if (gpu == "" || sameGPU(s.GPU, gpu)) && (llm == "" || model.SameModel(s.Model, llm)) &&
+		if (gpu == "" || s.GPU == gpu) && (llm == "" || s.Model == llm) &&
 			(engine == "" || strings.EqualFold(s.Engine, engine)) {
 			out = append(out, s)
 		}
@@ -260,46 +303,18 @@ func (p *Profile) Series(gpu, llm, engine string) []SeriesInfo {
 	return out
 }
 
-// engineFamily is the engine name without its version: "vllm-0.9.0.1" → "vllm".
-func engineFamily(e string) string {
-	e = strings.ToLower(e)
-	if i := strings.IndexAny(e, "-_ "); i >= 0 {
-		return e[:i]
-	}
-	return e
-}
-
-// engineVersion splits "vllm-0.9.0.1" into comparable numbers.
-func engineVersion(e string) []int {
-	i := strings.IndexAny(e, "-_ ")
-	if i < 0 {
-		return nil
-	}
-	var v []int
-	for _, f := range strings.Split(strings.TrimPrefix(e[i+1:], "v"), ".") {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			break
-		}
-		v = append(v, n)
-	}
-	return v
-}
-
-func versionLess(a, b []int) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
-}
-
 // ResolveEngine picks an engine by case-insensitive prefix among those
 // calibrated for the GPU and model (or, when none are, among all the
-// profile's engines). An empty prefix means Dynamo for a disaggregated
-// deployment and the newest vLLM for an aggregated one.
+// profile's engines); an exact label wins over newer versions it prefixes.
+// An empty prefix means DefaultEngine: one engine version for every GPU
+// and model, so that a comparison across GPUs compares hardware, not
+// engine releases.
 func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
+	if strings.TrimSpace(prefix) == "" {
+		if e := p.DefaultEngine(disaggregated); e != "" {
+			return e, nil
+		}
+	}
 	have := p.Engines(gpu, llm)
 	where := fmt.Sprintf("%s / %s", gpu, model.ShortName(llm))
 	if len(have) == 0 {
@@ -342,18 +357,47 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	best := match[0]
 	for _, e := range match[1:] {
-		if versionLess(engineVersion(best), engineVersion(e)) {
+		if model.ParseEngine(best).Older(model.ParseEngine(e)) {
 			best = e
 		}
 	}
 	return best, nil
 }
 
+// DefaultEngine is the engine a deployment gets when none is named,
+// whatever its GPU and model: the newest version in the profile of Dynamo
+// for a disaggregated deployment and of vLLM for an aggregated one (a
+// label with a version is newer than one without), else the newest of any
+// family; "" for an empty profile.
+func (p *Profile) DefaultEngine(disaggregated bool) string {
+	family := "vllm"
+	if disaggregated {
+		family = "dynamo"
+	}
+	best, bestAny := "", ""
+	newer := func(cur, e string) bool {
+		return cur == "" || model.ParseEngine(cur).Older(model.ParseEngine(e))
+	}
+	for _, g := range p.Groups {
+		if model.EngineFamily(g.Engine) == family && newer(best, g.Engine) {
+			best = g.Engine
+		}
+		if newer(bestAny, g.Engine) {
+			bestAny = g.Engine
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return bestAny
+}
+
 // group finds the group of a GPU, model and engine, or nil.
+// gpu and llm are catalog names.
 func (p *Profile) group(gpu, llm, engine string) *Group {
 	for i := range p.Groups {
 		g := &p.Groups[i]
-		if sameGPU(g.GPU, gpu) && model.SameModel(g.Model, llm) && strings.EqualFold(g.Engine, engine) {
+		if g.GPU == gpu && g.Model == llm && strings.EqualFold(g.Engine, engine) {
 			return g
 		}
 	}

@@ -26,12 +26,12 @@ func testProfile() *Profile {
 		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"prefill_compute"}, Records: []string{"x"}}
 	}
 	return &Profile{Schema: SchemaV1, Groups: []Group{
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo"),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo", model.GPU{}, 0),
 			Transfer: TransferFit{LatencyS: 0.01, PerTokenS: 1e-5, Source: SourceFitted, RelSigma: 0.2},
 			Entries:  []Entry{entry(RolePrefill, 1, pre), entry(RolePrefill, 4, pre), entry(RoleDecode, 4, dec)}, Records: []string{"a", "b"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm"),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm", model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"c"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm"),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm", model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"d"}},
 	}, Calibrated: []SeriesInfo{{Key: "k", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", ISL: 1000, OSL: 1000, LoadKind: model.ClosedLoop, Loads: []float64{1, 8}}}}
 }
@@ -278,33 +278,27 @@ func ExampleProfile_Configure() {
 	// decode 1xTP4: fitted from dynamo-0.3.0 on H20 / Qwen3-32B decode TP4
 }
 
-func TestAdjustAddsFrontendLatency(t *testing.T) {
+func TestConfigureCarriesFrontendLatency(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
 	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.FrontendLatency != 0.05 {
-		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.FrontendLatency)
+	if d.Config.FrontendLatency != 0.05 {
+		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.Config.FrontendLatency)
 	}
-	d.Config.Load = model.Closed(8)
-	// A closed loop of 8 clients, each request 2 s end to end: 4 req/s.
-	res := &sim.Result{Duration: 100, Metrics: map[string]float64{
-		model.MeanTTFT: 150, model.P99TTFT: 300, model.MeanE2EL: 2000, model.MeanTPOT: 20,
-		model.RequestThroughput: 4, model.OutputThroughput: 400}}
-	d.Adjust(res)
-	want := map[string]float64{model.MeanTTFT: 200, model.P99TTFT: 350, model.MeanE2EL: 2050, model.MeanTPOT: 20,
-		model.RequestThroughput: 4 * 2 / 2.05, model.OutputThroughput: 400 * 2 / 2.05}
-	for k, w := range want {
-		if math.Abs(res.Metrics[k]-w) > 1e-9 {
-			t.Errorf("%s = %v, want %v", k, res.Metrics[k], w)
-		}
+	hi, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4"), Band: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.05 * math.Exp(0.2); math.Abs(hi.Config.FrontendLatency-want) > 1e-12 {
+		t.Errorf("pessimistic band: FrontendLatency %v, want %v", hi.Config.FrontendLatency, want)
 	}
 	// Disaggregated deployments carry their per-request latency in the KV transfer instead.
 	dd, _ := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
-	if dd.FrontendLatency != 0 {
-		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.FrontendLatency)
+	if dd.Config.FrontendLatency != 0 {
+		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.Config.FrontendLatency)
 	}
 }
 
@@ -315,7 +309,7 @@ func TestAssumedGroup(t *testing.T) {
 	p := testProfile()
 	c := model.PriorCoeffs(false)
 	c.Overhead = 0.05 // far from the prior, to tell which group priced the step
-	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm"),
+	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm", model.GPU{}, 0),
 		Assumed: &Assumption{GPU: "H20", Model: "meta-llama/Llama-3.1-8B-Instruct"},
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: []string{"e"}}}, Records: []string{"e"}})
 	eng, err := p.ResolveEngine("H20", "Llama-3.1-8B-Instruct", "vllm", false)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/series"
 )
 
 // seriesInfos lists the series of a fitted group, in first-seen order.
@@ -43,7 +44,7 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 		if !ok {
 			j = len(out)
 			idx[p.series] = j
-			isl, osl := shapeLengths(p.rec)
+			isl, osl := series.Requested(p.rec)
 			if p.rec.Workload.OSLMax == 0 {
 				osl = meanOSL(pts, p.series)
 			}
@@ -172,7 +173,7 @@ func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options
 // failedFold reports held-out points that could not be predicted at all.
 func failedFold(key groupKey, test []*point, kind string, err error) SeriesReport {
 	p := test[0]
-	isl, osl := shapeLengths(p.rec)
+	isl, osl := series.Requested(p.rec)
 	r := SeriesReport{Source: p.rec.Source.File, GPU: key.gpu, Model: key.model, Engine: key.engine, Topology: p.config,
 		ISL: isl, OSL: osl, Points: len(test), APE: map[string]APE{}, Holdout: kind}
 	for _, q := range test {

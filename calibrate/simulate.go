@@ -32,7 +32,8 @@ func (d Deployment) WithWorkload(w Workload) Deployment {
 }
 
 // Simulate runs w on d and returns what a benchmark client would measure:
-// the simulation of d.WithWorkload(w).Config, adjusted by Adjust.
+// the simulation of d.WithWorkload(w).Config (the frontend latency is part
+// of the configuration and simulated).
 func (d Deployment) Simulate(ctx context.Context, w Workload) (*sim.Result, error) {
 	return d.SimulateWith(ctx, w, sim.Run)
 }
@@ -43,13 +44,7 @@ func (d Deployment) SimulateWith(ctx context.Context, w Workload, run func(conte
 	if run == nil {
 		run = sim.Run
 	}
-	d = d.WithWorkload(w)
-	res, err := run(ctx, d.Config)
-	if err != nil {
-		return nil, err
-	}
-	d.Adjust(res)
-	return res, nil
+	return run(ctx, d.WithWorkload(w).Config)
 }
 
 // SteadyStatePrompts is the prompt count of a run at load l when the user

@@ -175,12 +175,3 @@ func (c Coeffs) Validate() error {
 	}
 	return nil
 }
-
-// VLLMGraphSizes are vLLM's default CUDA-graph capture sizes (1, 2, 4, then steps of 8 to 512).
-func VLLMGraphSizes(max int) []int {
-	sizes := []int{1, 2, 4}
-	for b := 8; b <= max; b += 8 {
-		sizes = append(sizes, b)
-	}
-	return sizes
-}

@@ -1,9 +1,11 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // LoadKind says how a benchmark offers requests.
@@ -20,11 +22,63 @@ const (
 
 // Load is the offered load of one benchmark point, in vLLM bench serve's terms.
 // An open-loop run may also carry a concurrency cap (max_concurrency).
+// Its JSON form is {"kind", "max_concurrency", "request_rate", "burstiness"}
+// with the rate written as vLLM writes request_rate: a number, or "inf"
+// for a burst.
 type Load struct {
-	Kind        LoadKind `json:"kind"`
-	Concurrency int      `json:"max_concurrency,omitempty"`
-	Rate        float64  `json:"-"`                    // requests per second; +Inf for Burst
-	Burstiness  float64  `json:"burstiness,omitempty"` // gamma shape; 1 is Poisson
+	Kind        LoadKind
+	Concurrency int     // max_concurrency; 0 means uncapped (open loop)
+	Rate        float64 // requests per second; +Inf for Burst
+	Burstiness  float64 // gamma shape; 1 is Poisson
+}
+
+// loadJSON is Load's JSON form.
+type loadJSON struct {
+	Kind        LoadKind        `json:"kind"`
+	Concurrency int             `json:"max_concurrency,omitempty"`
+	Rate        json.RawMessage `json:"request_rate,omitempty"`
+	Burstiness  float64         `json:"burstiness,omitempty"`
+}
+
+// MarshalJSON writes the load with its rate as vLLM's request_rate: a
+// number, "inf" for a burst, absent for a closed loop.
+func (l Load) MarshalJSON() ([]byte, error) {
+	j := loadJSON{Kind: l.Kind, Concurrency: l.Concurrency, Burstiness: l.Burstiness}
+	if l.Kind != ClosedLoop && (l.Rate != 0 || l.Kind == Burst) {
+		if s := l.RateString(); s == "inf" {
+			j.Rate = json.RawMessage(`"inf"`)
+		} else {
+			j.Rate = json.RawMessage(s)
+		}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; request_rate may be a
+// number or a string holding one, or "inf".
+func (l *Load) UnmarshalJSON(b []byte) error {
+	var j loadJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("model: load: %w", err)
+	}
+	*l = Load{Kind: j.Kind, Concurrency: j.Concurrency, Burstiness: j.Burstiness}
+	if len(j.Rate) == 0 || string(j.Rate) == "null" {
+		if l.Kind == Burst {
+			l.Rate = math.Inf(1)
+		}
+		return nil
+	}
+	txt := strings.Trim(string(j.Rate), `"`)
+	if strings.EqualFold(txt, "inf") {
+		l.Rate = math.Inf(1)
+		return nil
+	}
+	r, err := strconv.ParseFloat(txt, 64)
+	if err != nil {
+		return fmt.Errorf("model: load: request_rate %s is neither a number nor \"inf\"", j.Rate)
+	}
+	l.Rate = r
+	return nil
 }
 
 // Closed returns a closed-loop load of n concurrent clients.
@@ -82,6 +136,22 @@ func (l Load) X() float64 {
 	return l.Rate
 }
 
+// Label is the load's short form for tables and markers: "c=16",
+// "2.5 req/s" ("2.5 req/s c<=8" with a concurrency cap) or "burst".
+func (l Load) Label() string {
+	switch l.Kind {
+	case ClosedLoop:
+		return "c=" + strconv.Itoa(l.Concurrency)
+	case OpenLoop:
+		s := l.RateString() + " req/s"
+		if l.Concurrency > 0 {
+			s += " c<=" + strconv.Itoa(l.Concurrency)
+		}
+		return s
+	}
+	return "burst"
+}
+
 // String is "concurrency 16", "rate 2.5 req/s" or "burst".
 func (l Load) String() string {
 	switch l.Kind {
@@ -92,4 +162,39 @@ func (l Load) String() string {
 	default:
 		return "burst"
 	}
+}
+
+// ParseConcurrencies reads a comma list of concurrencies ("1,4,16") as
+// closed-loop loads.
+func ParseConcurrencies(list string) ([]Load, error) {
+	var loads []Load
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("model: %q is not a positive integer", strings.TrimSpace(f))
+		}
+		loads = append(loads, Closed(n))
+	}
+	return loads, nil
+}
+
+// ParseRates reads a comma list of request rates in req/s ("2,4.5,inf")
+// as open-loop loads of the given burstiness; "inf" is a burst.
+func ParseRates(list string, burstiness float64) ([]Load, error) {
+	if !(burstiness > 0) {
+		return nil, fmt.Errorf("model: burstiness must be positive, got %v", burstiness)
+	}
+	var loads []Load
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		r, err := strconv.ParseFloat(f, 64)
+		if strings.EqualFold(f, "inf") {
+			r, err = math.Inf(1), nil
+		}
+		if err != nil || !(r > 0) || math.IsNaN(r) {
+			return nil, fmt.Errorf("model: %q is not a positive number of requests per second", f)
+		}
+		loads = append(loads, Open(r, burstiness))
+	}
+	return loads, nil
 }

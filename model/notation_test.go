@@ -8,6 +8,8 @@ func TestTopologyNotation(t *testing.T) {
 		{"2xTP4PP2", "2xTP4PP2"},
 		{"prefill 6xTP2 + decode 1xTP4", "6P(TP2) 1D(TP4)"},
 		{"12P(TP1) 1D(TP4)", "12P(TP1) 1D(TP4)"},
+		{"prefill 2xTP4PP2 + decode 1xTP8", "2P(TP4PP2) 1D(TP8)"}, // pipeline parallelism kept
+		{"3P(TP2) 1D(TP4PP2)", "3P(TP2) 1D(TP4PP2)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

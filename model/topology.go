@@ -117,7 +117,7 @@ func (t Topology) Validate() error {
 }
 
 var disaggRE = regexp.MustCompile(`^(?i)prefill\s+(\S+)\s*\+\s*decode\s+(\S+)$`)
-var dynamoRE = regexp.MustCompile(`^(?i)(\d+)P\(TP(\d+)\)\s*\+?\s*(\d+)D\(TP(\d+)\)$`)
+var dynamoRE = regexp.MustCompile(`^(?i)(\d+)P\((TP\d+(?:PP\d+)?)\)\s*\+?\s*(\d+)D\((TP\d+(?:PP\d+)?)\)$`)
 
 // ParseTopology parses "4xTP4", "prefill 6xTP2 + decode 1xTP4" or the
 // Dynamo write-up form "3P(TP4) 1D(TP4)".
@@ -135,7 +135,7 @@ func ParseTopology(s string) (Topology, error) {
 		return Disaggregated(p, d), nil
 	}
 	if m := dynamoRE.FindStringSubmatch(s); m != nil {
-		return ParseTopology(fmt.Sprintf("prefill %sxTP%s + decode %sxTP%s", m[1], m[2], m[3], m[4]))
+		return ParseTopology(fmt.Sprintf("prefill %sx%s + decode %sx%s", m[1], m[2], m[3], m[4]))
 	}
 	p, err := ParsePool(s)
 	if err != nil {

@@ -7,25 +7,11 @@ import (
 	"github.com/capsim/capsim/sim"
 )
 
-// The bounds must price the same batches the simulator will form: its defaults.
-const (
-	simDefaultMaxNumSeqs       = sim.DefaultMaxNumSeqs
-	simDefaultMaxBatchedTokens = sim.DefaultMaxBatchedTokens
-)
+// budgetOf and maxSeqsOf are the step token budget and sequence cap the
+// simulator will use for a pool, so the bounds price the same batches.
+func budgetOf(p sim.PoolConfig) int { return p.Limits().MaxBatchedTokens }
 
-func budgetOf(p sim.PoolConfig) int {
-	if p.MaxBatchedTokens > 0 {
-		return p.MaxBatchedTokens
-	}
-	return simDefaultMaxBatchedTokens
-}
-
-func maxSeqsOf(p sim.PoolConfig) int {
-	if p.MaxNumSeqs > 0 {
-		return p.MaxNumSeqs
-	}
-	return simDefaultMaxNumSeqs
-}
+func maxSeqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
 
 // poolBounds are per-worker limits of one pool shape, computed from its
 // step costs alone: optimistic capacities (no queueing, perfect batching)

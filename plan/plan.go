@@ -406,12 +406,12 @@ func (s *search) buildTemplates() error {
 	}
 	switch {
 	case minGPUs != math.MaxInt && minGPUs > o.MaxGPUs:
-		return fmt.Errorf("plan: --max-gpus %d is too small for %s: the smallest deployment that fits is %s (%d GPUs)",
+		return fmt.Errorf("plan: a limit of %d GPUs is too small for %s: the smallest deployment that fits is %s (%d GPUs)",
 			o.MaxGPUs, model.ShortName(s.llm.Name), minGPUsOn, minGPUs)
 	case len(configureErrs) > 0:
 		return fmt.Errorf("plan: no deployment of %s can be configured: %s", model.ShortName(s.llm.Name), configureErrs[0])
 	case !explicit:
-		return fmt.Errorf("plan: the profile has no fitted or derived costs for %s on any GPU: give --gpu to use the roofline prior", model.ShortName(s.llm.Name))
+		return fmt.Errorf("plan: the profile has no fitted or derived costs for %s on any GPU: name the GPUs to price with the roofline prior", model.ShortName(s.llm.Name))
 	default:
 		return fmt.Errorf("plan: %s fits on none of %s", model.ShortName(s.llm.Name), gpuNames(gpus))
 	}
@@ -617,13 +617,7 @@ func (s *search) converge(ctx context.Context, d calibrate.Deployment, l model.L
 	if strict {
 		so.MeanTol, so.P99Tol = math.SmallestNonzeroFloat64, math.SmallestNonzeroFloat64
 	}
-	so.Decided = func(r *sim.Result) bool {
-		// Converge's result lacks the frontend latency Adjust adds: a
-		// constant shift that leaves the decision to the relative margins.
-		rr := *r
-		d.Adjust(&rr)
-		return s.decided(&rr)
-	}
+	so.Decided = s.decided
 	r, err := d.SimulateWith(ctx, o.workload(l, o.numPrompts(l)), func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
 		return sim.Converge(ctx, cfg, so, count)
 	})

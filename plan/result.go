@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
-
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -14,7 +12,7 @@ type Result struct {
 	Model string     `json:"model"`
 	ISL   int        `json:"isl"`
 	OSL   int        `json:"osl"`
-	Load  model.Load `json:"-"`
+	Load  model.Load `json:"load"`
 	SLOs  []SLO      `json:"slos"`
 	// GPUTypes are the GPU types searched.
 	GPUTypes []string `json:"gpu_types"`
@@ -47,23 +45,6 @@ type Result struct {
 	Best []Achieved `json:"best,omitempty"`
 	// Notes are things the caller should tell the user (GPUs left out, extrapolation).
 	Notes []string `json:"notes,omitempty"`
-}
-
-// MarshalJSON adds the load in vLLM's terms.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	out := struct {
-		plain
-		RequestRate    string  `json:"request_rate,omitempty"`
-		MaxConcurrency int     `json:"max_concurrency,omitempty"`
-		Burstiness     float64 `json:"burstiness,omitempty"`
-	}{plain: plain(r)}
-	if r.Load.Kind == model.ClosedLoop {
-		out.MaxConcurrency = r.Load.Concurrency
-	} else {
-		out.RequestRate, out.Burstiness = r.Load.RateString(), r.Load.Burstiness
-	}
-	return json.Marshal(out)
 }
 
 // Search counts what happened to the candidates. Every candidate is in

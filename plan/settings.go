@@ -42,12 +42,7 @@ func (v *variant) apply(a, b *sim.PoolConfig) {
 	set(b, v.b)
 }
 
-func seqsOf(p sim.PoolConfig) int {
-	if p.MaxNumSeqs > 0 {
-		return p.MaxNumSeqs
-	}
-	return simDefaultMaxNumSeqs
-}
+func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
 
 // variants are the engine settings tried on a near miss, in a fixed order,
 // one setting changed at a time. Aggregated: a smaller token budget

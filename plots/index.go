@@ -65,7 +65,7 @@ func WriteIndex(w io.Writer, title string, entries []IndexEntry) error {
 			case !ok || math.IsNaN(v):
 				rows[i].Errors[j] = "–"
 			default:
-				rows[i].Errors[j] = fmt.Sprintf("%.1f%%", 100*v)
+				rows[i].Errors[j] = fmt.Sprintf("%.1f%%", v)
 			}
 		}
 	}

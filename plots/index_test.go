@@ -14,7 +14,7 @@ import (
 func ExampleWriteIndex() {
 	entries := []IndexEntry{
 		{File: "h20-dynamo-3000-150.png", Title: "H20 Dynamo 12P1D 3000:150",
-			Errors: map[string]float64{model.RequestThroughput: 0.042, model.MeanTTFT: 0.118}},
+			Errors: map[string]float64{model.RequestThroughput: 4.2, model.MeanTTFT: 11.8}},
 		{File: "summary.png", Title: "Predicted against measured"},
 	}
 	var page bytes.Buffer
@@ -37,7 +37,7 @@ func ExampleWriteIndex() {
 func TestWriteIndex(t *testing.T) {
 	var page bytes.Buffer
 	err := WriteIndex(&page, `a <b> & "c"`, []IndexEntry{
-		{File: "x y.svg", Title: "<script>", Errors: map[string]float64{model.P99TPOT: 0.5, model.MeanTPOT: math.NaN(), model.MeanTTFT: 0.1}},
+		{File: "x y.svg", Title: "<script>", Errors: map[string]float64{model.P99TPOT: 50, model.MeanTPOT: math.NaN(), model.MeanTTFT: 10}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -102,8 +102,8 @@ type IndexEntry struct {
 	// File is the figure's path relative to the index file.
 	File  string
 	Title string
-	// Errors are median absolute percentage errors by metric name, as
-	// fractions (0.081 is shown as 8.1%).
+	// Errors are median absolute percentage errors by metric name, in
+	// percent (model.AbsPctError's unit: 8.1 is shown as 8.1%).
 	Errors map[string]float64
 }
 
@@ -111,13 +111,10 @@ type IndexEntry struct {
 // a closed loop or the rate of an open loop. Burst loads (infinite rate)
 // have no place on a log axis and return false.
 func LoadX(l model.Load) (float64, bool) {
-	switch l.Kind {
-	case model.ClosedLoop:
-		return float64(l.Concurrency), l.Concurrency > 0
-	case model.OpenLoop:
-		return l.Rate, validX(l.Rate)
+	if l.Kind != model.ClosedLoop && l.Kind != model.OpenLoop {
+		return 0, false
 	}
-	return 0, false
+	return l.X(), validX(l.X())
 }
 
 // XLabelFor returns the x-axis label for a kind of load.

@@ -36,18 +36,9 @@ type EngineSettings struct {
 // simulator's defaults filled in where the profile states none.
 func SettingsOf(d calibrate.Deployment) []EngineSettings {
 	one := func(role string, p sim.PoolConfig, eager bool, pool model.Pool) EngineSettings {
-		e := EngineSettings{Role: role, Workers: p.Workers, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs,
+		p = p.Limits()
+		return EngineSettings{Role: role, Workers: p.Workers, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs,
 			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager}
-		if e.MaxNumSeqs == 0 {
-			e.MaxNumSeqs = sim.DefaultMaxNumSeqs
-		}
-		if e.MaxNumBatchedTokens == 0 {
-			e.MaxNumBatchedTokens = sim.DefaultMaxBatchedTokens
-		}
-		if e.BlockSize == 0 {
-			e.BlockSize = sim.DefaultBlockSize
-		}
-		return e
 	}
 	c, st := d.Config, d.Settings
 	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {

@@ -628,8 +628,8 @@ func TestBeyondMeasuredConcurrency(t *testing.T) {
 			p := predictAt(t, prof, target(t, "H20", tt.engine, tt.topology), tt.shape, 0, false, loads...)
 			for i, pt := range p.Points {
 				x, e2e := pt.Metrics[model.RequestThroughput], pt.Metrics[model.MeanE2EL]
-				if inFlight := x * e2e / 1000; inFlight < 0.85*float64(pt.MaxConcurrency) || inFlight > 1.05*float64(pt.MaxConcurrency) {
-					t.Errorf("c=%d: throughput × mean E2E = %.1f requests in flight", pt.MaxConcurrency, inFlight)
+				if inFlight := x * e2e / 1000; inFlight < 0.85*float64(pt.Load.Concurrency) || inFlight > 1.05*float64(pt.Load.Concurrency) {
+					t.Errorf("c=%d: throughput × mean E2E = %.1f requests in flight", pt.Load.Concurrency, inFlight)
 				}
 				if i == 0 {
 					continue
@@ -637,7 +637,7 @@ func TestBeyondMeasuredConcurrency(t *testing.T) {
 				prev := p.Points[i-1]
 				for _, m := range []string{model.MeanTTFT, model.MeanTPOT, model.MeanE2EL} {
 					if pt.Metrics[m] < 0.97*prev.Metrics[m] {
-						t.Errorf("%s fell from %.4g at c=%d to %.4g at c=%d", m, prev.Metrics[m], prev.MaxConcurrency, pt.Metrics[m], pt.MaxConcurrency)
+						t.Errorf("%s fell from %.4g at c=%d to %.4g at c=%d", m, prev.Metrics[m], prev.Load.Concurrency, pt.Metrics[m], pt.Load.Concurrency)
 					}
 				}
 				// Throughput holds once saturated, unless a full KV cache makes
@@ -647,7 +647,7 @@ func TestBeyondMeasuredConcurrency(t *testing.T) {
 					floor = 0.7
 				}
 				if x, px := pt.Metrics[model.RequestThroughput], prev.Metrics[model.RequestThroughput]; x < floor*px {
-					t.Errorf("throughput fell from %.3f at c=%d to %.3f at c=%d (KV full: %v)", px, prev.MaxConcurrency, x, pt.MaxConcurrency, kvFull(pt))
+					t.Errorf("throughput fell from %.3f at c=%d to %.3f at c=%d (KV full: %v)", px, prev.Load.Concurrency, x, pt.Load.Concurrency, kvFull(pt))
 				}
 			}
 			last := p.Points[len(p.Points)-1]

@@ -61,9 +61,7 @@ func DefaultConcurrencies() []model.Load {
 
 // Point is one predicted load point.
 type Point struct {
-	MaxConcurrency int        `json:"max_concurrency,omitempty"`
-	RequestRate    string     `json:"request_rate,omitempty"`
-	Load           model.Load `json:"-"`
+	Load model.Load `json:"load"`
 	// Mode is how the point was simulated: "steady-state" or "benchmark-replay".
 	Mode sim.Mode `json:"mode"`
 	// NumPrompts is the requests measured (steady state) or sent (replay).
@@ -84,22 +82,18 @@ type Point struct {
 
 // Knee is the smallest load reaching 90% of the maximum throughput.
 type Knee struct {
-	MaxConcurrency       int     `json:"max_concurrency,omitempty"`
-	RequestRate          string  `json:"request_rate,omitempty"`
-	X                    float64 `json:"-"`
-	RequestThroughput    float64 `json:"request_throughput"`
-	MaxRequestThroughput float64 `json:"max_request_throughput"`
-	MaxOutputThroughput  float64 `json:"max_output_throughput"`
+	Load                 model.Load `json:"load"`
+	RequestThroughput    float64    `json:"request_throughput"`
+	MaxRequestThroughput float64    `json:"max_request_throughput"`
+	MaxOutputThroughput  float64    `json:"max_output_throughput"`
 }
 
 // Blowup is the first load whose mean TTFT is at least 3× the lowest load's.
 type Blowup struct {
-	Found          bool    `json:"found"`
-	MaxConcurrency int     `json:"max_concurrency,omitempty"`
-	RequestRate    string  `json:"request_rate,omitempty"`
-	X              float64 `json:"-"`
-	MeanTTFTms     float64 `json:"mean_ttft_ms,omitempty"`
-	BaseTTFTms     float64 `json:"base_ttft_ms"`
+	Found      bool       `json:"found"`
+	Load       model.Load `json:"load,omitzero"`
+	MeanTTFTms float64    `json:"mean_ttft_ms,omitempty"`
+	BaseTTFTms float64    `json:"base_ttft_ms"`
 }
 
 // Bottleneck names what limits throughput at the highest load.
@@ -150,7 +144,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			}
 		}
 		if len(shapes) == 0 {
-			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: give --isl and --osl",
+			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: name a prompt and output length",
 				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
 		}
 	}
@@ -253,12 +247,6 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			base := (si*len(loads) + li) * stride
 			r := out[base]
 			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
-			if l.Kind == model.ClosedLoop {
-				pt.MaxConcurrency = l.Concurrency
-			} else {
-				pt.RequestRate = l.RateString()
-				pt.MaxConcurrency = l.Concurrency
-			}
 			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
 			if stride == 3 {
 				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
@@ -378,7 +366,7 @@ func findKnee(pts []Point) Knee {
 	}
 	for _, p := range pts {
 		if v := p.Metrics[model.RequestThroughput]; v >= 0.9*k.MaxRequestThroughput {
-			k.MaxConcurrency, k.RequestRate, k.X, k.RequestThroughput = p.MaxConcurrency, p.RequestRate, p.Load.X(), v
+			k.Load, k.RequestThroughput = p.Load, v
 			break
 		}
 	}
@@ -392,7 +380,7 @@ func findBlowup(pts []Point) Blowup {
 	b := Blowup{BaseTTFTms: pts[0].Metrics[model.MeanTTFT]}
 	for _, p := range pts[1:] {
 		if v := p.Metrics[model.MeanTTFT]; v >= 3*b.BaseTTFTms {
-			b.Found, b.MaxConcurrency, b.RequestRate, b.X, b.MeanTTFTms = true, p.MaxConcurrency, p.RequestRate, p.Load.X(), v
+			b.Found, b.Load, b.MeanTTFTms = true, p.Load, v
 			break
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func pts(xs []int, tput, ttft []float64) []Point {
 	var out []Point
 	for i, x := range xs {
-		out = append(out, Point{Load: model.Closed(x), MaxConcurrency: x, Metrics: map[string]float64{
+		out = append(out, Point{Load: model.Closed(x), Metrics: map[string]float64{
 			model.RequestThroughput: tput[i], model.MeanTTFT: ttft[i]}})
 	}
 	return out
@@ -40,11 +40,11 @@ func TestKneeAndBlowup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := pts(xs, tt.tput, tt.ttft)
 			k := findKnee(p)
-			if k.MaxConcurrency != tt.kneeX {
-				t.Errorf("knee at %d, want %d", k.MaxConcurrency, tt.kneeX)
+			if k.Load.Concurrency != tt.kneeX {
+				t.Errorf("knee at %d, want %d", k.Load.Concurrency, tt.kneeX)
 			}
 			b := findBlowup(p)
-			if b.Found != tt.blowFound || b.MaxConcurrency != tt.blowX {
+			if b.Found != tt.blowFound || b.Load.Concurrency != tt.blowX {
 				t.Errorf("blow-up %+v, want found=%v at %d", b, tt.blowFound, tt.blowX)
 			}
 		})
@@ -88,18 +88,18 @@ func TestRunH20(t *testing.T) {
 	for i := 1; i < len(p.Points); i++ {
 		a, b := p.Points[i-1].Metrics[model.RequestThroughput], p.Points[i].Metrics[model.RequestThroughput]
 		if b < 0.9*a {
-			t.Errorf("throughput fell from %.3f to %.3f between %d and %d", a, b, p.Points[i-1].MaxConcurrency, p.Points[i].MaxConcurrency)
+			t.Errorf("throughput fell from %.3f to %.3f between %d and %d", a, b, p.Points[i-1].Load.Concurrency, p.Points[i].Load.Concurrency)
 		}
 	}
 	// Little's law for the closed loop: concurrency ≈ throughput × mean E2E.
 	for _, pt := range p.Points {
 		l := pt.Metrics[model.RequestThroughput] * pt.Metrics[model.MeanE2EL] / 1000
-		if c := float64(pt.MaxConcurrency); l < 0.85*c || l > 1.05*c {
-			t.Errorf("c=%d: throughput × E2E = %.2f in flight", pt.MaxConcurrency, l)
+		if c := float64(pt.Load.Concurrency); l < 0.85*c || l > 1.05*c {
+			t.Errorf("c=%d: throughput × E2E = %.2f in flight", pt.Load.Concurrency, l)
 		}
 		lo, hi := pt.Lo[model.RequestThroughput], pt.Hi[model.RequestThroughput]
 		if !(lo <= pt.Metrics[model.RequestThroughput]*1.02 && pt.Metrics[model.RequestThroughput] <= hi*1.02) {
-			t.Errorf("c=%d: throughput %.3f outside band [%.3f, %.3f]", pt.MaxConcurrency, pt.Metrics[model.RequestThroughput], lo, hi)
+			t.Errorf("c=%d: throughput %.3f outside band [%.3f, %.3f]", pt.Load.Concurrency, pt.Metrics[model.RequestThroughput], lo, hi)
 		}
 	}
 	if p.Knee.MaxRequestThroughput <= 0 || p.GPUs != 16 {

@@ -256,9 +256,6 @@ func (m *Meta) Apply(recs []Record) error {
 			}
 			if w.Load.Kind == "" && p.Load != nil {
 				w.Load, _ = p.Load.load() // checked by ParseMeta
-				if w.Load.Kind != model.ClosedLoop && w.RequestRate == "" {
-					w.RequestRate = w.Load.RateString()
-				}
 			}
 		}
 		apply(&m.Defaults)

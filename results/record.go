@@ -28,13 +28,12 @@ type System struct {
 
 // Workload is what was offered to the deployment.
 type Workload struct {
-	ISL         float64    `json:"isl"`               // mean prompt tokens per request
-	OSL         float64    `json:"osl"`               // mean generated tokens per completed request
-	ISLMax      int        `json:"isl_max,omitempty"` // requested prompt length, when the source states it
-	OSLMax      int        `json:"osl_max,omitempty"` // requested maximum output (max_tokens)
-	NumPrompts  int        `json:"num_prompts,omitempty"`
-	Load        model.Load `json:"load"`
-	RequestRate string     `json:"request_rate,omitempty"` // as vLLM writes it: a number or "inf"
+	ISL        float64    `json:"isl"`               // mean prompt tokens per request
+	OSL        float64    `json:"osl"`               // mean generated tokens per completed request
+	ISLMax     int        `json:"isl_max,omitempty"` // requested prompt length, when the source states it
+	OSLMax     int        `json:"osl_max,omitempty"` // requested maximum output (max_tokens)
+	NumPrompts int        `json:"num_prompts,omitempty"`
+	Load       model.Load `json:"load"` // its request_rate as vLLM writes it: a number or "inf"
 }
 
 // Record is one measured load point, normalized. A metric the source does

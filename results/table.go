@@ -248,7 +248,6 @@ func (t *table) records(name, doc string) ([]Record, error) {
 			if c.kind == colRate && strings.EqualFold(cell, "inf") {
 				// Every prompt sent at once, as bench serve's request_rate "inf".
 				base.Workload.Load = model.Open(math.Inf(1), 0)
-				base.Workload.RequestRate = base.Workload.Load.RateString()
 				continue
 			}
 			v, err := parseNumber(cell)
@@ -276,7 +275,6 @@ func (t *table) records(name, doc string) ([]Record, error) {
 					return nil, errorf(name, row.line, field, "want a positive rate, got %q", cell)
 				}
 				base.Workload.Load = model.Open(v, 0)
-				base.Workload.RequestRate = base.Workload.Load.RateString()
 			case colNumPrompts:
 				if base.Workload.NumPrompts, err = integer(); err != nil {
 					return nil, err

@@ -352,9 +352,6 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		r.Workload.Load = model.Open(rate, burst)
 		r.Workload.Load.Concurrency = maxConc
 	}
-	if hasRate {
-		r.Workload.RequestRate = model.Load{Kind: model.OpenLoop, Rate: rate}.RateString()
-	}
 
 	// Per-request arrays (--save-detailed): type-check them and use what they tell.
 	inputLens, err := numArray(name, f, "input_lens")

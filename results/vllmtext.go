@@ -306,9 +306,6 @@ func (b *textBlock) record(name, doc, section string) (Record, error) {
 		r.Workload.Load = model.Open(t.rate, t.burstiness)
 		r.Workload.Load.Concurrency = t.maxCon
 	}
-	if t.hasRate {
-		r.Workload.RequestRate = model.Load{Kind: model.OpenLoop, Rate: t.rate}.RateString()
-	}
 	return r, nil
 }
 

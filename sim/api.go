@@ -30,6 +30,21 @@ type PoolConfig struct {
 	MaxBatchedTokens int
 }
 
+// Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,
+// MaxBatchedTokens) set to the defaults the simulator runs with.
+func (p PoolConfig) Limits() PoolConfig {
+	if p.BlockSize == 0 {
+		p.BlockSize = defaultBlockSize
+	}
+	if p.MaxNumSeqs == 0 {
+		p.MaxNumSeqs = defaultMaxNumSeqs
+	}
+	if p.MaxBatchedTokens == 0 {
+		p.MaxBatchedTokens = defaultMaxBatchedTokens
+	}
+	return p
+}
+
 // Routing chooses the worker a request goes to.
 type Routing string
 
@@ -76,6 +91,12 @@ type Config struct {
 	Router Routing
 	// PrefillRouter picks the prefill worker; "" means SharedQueue.
 	PrefillRouter Routing
+
+	// FrontendLatency is each request's time outside the engine in
+	// seconds (API server, tokenisation): a request reaches the engine
+	// this long after the client sends it, so it counts in TTFT and E2E,
+	// and a closed-loop client waits for it before sending its next request.
+	FrontendLatency float64
 
 	Load   model.Load
 	Input  LengthDist // prompt tokens

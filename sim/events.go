@@ -1,8 +1,9 @@
 package sim
 
 const (
-	evArrival uint8 = iota // an open-loop request arrives
-	evPrefill              // a prefill worker's step ends
+	evArrival  uint8 = iota // an open-loop request arrives
+	evPrefill               // a prefill worker's step ends
+	evFrontend              // the oldest request in the API server reaches the engine
 )
 
 type event struct {

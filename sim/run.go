@@ -11,11 +11,14 @@ import (
 	"github.com/capsim/capsim/model"
 )
 
-// Defaults of PoolConfig's optional fields (vLLM's).
+// Defaults of PoolConfig's optional fields: the simulator's own fallback
+// for a zero field (vLLM V0's values). Callers that know the engine fill
+// the fields from model.DefaultsFor; read the effective values with
+// PoolConfig.Limits.
 const (
-	DefaultBlockSize        = 16
-	DefaultMaxNumSeqs       = 256
-	DefaultMaxBatchedTokens = 8192
+	defaultBlockSize        = 16
+	defaultMaxNumSeqs       = 256
+	defaultMaxBatchedTokens = 8192
 )
 
 // MaxNumPrompts bounds the requests of one run: 10 M requests simulate in
@@ -87,6 +90,10 @@ type simulator struct {
 	interArrivalSc float64
 
 	free []*request
+	// frontend holds requests sent but not yet past the API server, in
+	// send order (every request spends the same FrontendLatency there).
+	frontend  []*request
+	frontHead int
 
 	engines    []*engine
 	enginePool *poolMon
@@ -152,15 +159,7 @@ func validatePool(name string, p *PoolConfig) error {
 	if p.MaxBatchedTokens < 0 {
 		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
 	}
-	if p.BlockSize == 0 {
-		p.BlockSize = DefaultBlockSize
-	}
-	if p.MaxNumSeqs == 0 {
-		p.MaxNumSeqs = DefaultMaxNumSeqs
-	}
-	if p.MaxBatchedTokens == 0 {
-		p.MaxBatchedTokens = DefaultMaxBatchedTokens
-	}
+	*p = p.Limits()
 	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {
 		return f("KVCapacity (%d) must hold at least one block of %d tokens", p.KVCapacity, p.BlockSize)
 	}
@@ -209,6 +208,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	}
 	if err := c.Output.validate("Output"); err != nil {
 		return nil, err
+	}
+	if !finiteNonNeg(c.FrontendLatency) {
+		return nil, fmt.Errorf("sim: Config.FrontendLatency must be a finite non-negative number, got %v", c.FrontendLatency)
 	}
 	if !finiteNonNeg(c.Transfer.Latency) {
 		return nil, fmt.Errorf("sim: Config.Transfer.Latency must be a finite non-negative number, got %v", c.Transfer.Latency)
@@ -392,6 +394,8 @@ func (s *simulator) run() error {
 		switch ev.kind {
 		case evArrival:
 			s.arrive(ev.t)
+		case evFrontend:
+			s.passFrontend(ev.t)
 		case evPrefill:
 			s.prefill.workers[ev.idx].onStepEnd(ev.t)
 		}
@@ -471,10 +475,34 @@ func (s *simulator) send(t float64) {
 		r = &request{}
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
+	if s.cfg.FrontendLatency > 0 {
+		s.frontend = append(s.frontend, r)
+		s.push(t+s.cfg.FrontendLatency, evFrontend, 0)
+		return
+	}
+	s.admit(t, r)
+}
+
+// admit hands a request to the engine the router picks.
+func (s *simulator) admit(t float64, r *request) {
 	e := s.route()
 	r.eng = e
 	e.outstanding++
 	e.enqueue(t, r)
+}
+
+// passFrontend admits the oldest request waiting in the API server.
+func (s *simulator) passFrontend(t float64) {
+	r := s.frontend[s.frontHead]
+	s.frontend[s.frontHead] = nil
+	s.frontHead++
+	if s.frontHead == len(s.frontend) {
+		s.frontend, s.frontHead = s.frontend[:0], 0
+	} else if s.frontHead >= 256 && 2*s.frontHead >= len(s.frontend) {
+		n := copy(s.frontend, s.frontend[s.frontHead:])
+		s.frontend, s.frontHead = s.frontend[:n], 0
+	}
+	s.admit(t, r)
 }
 
 // route picks the engine (replica or decode worker) for a new request.

@@ -611,3 +611,45 @@ func TestZeroCostFinishes(t *testing.T) {
 		}
 	}
 }
+
+// Frontend latency is simulated: a request reaches the engine
+// FrontendLatency after it is sent, so TTFT and E2E grow by it, and a
+// closed-loop client's cycle grows by it too (throughput falls to
+// N / (E2E + L)); an open loop keeps its rate and ends L later.
+func TestFrontendLatency(t *testing.T) {
+	const tau, N, P, O, rounds, L = 0.02, 1, 100, 50, 20, 0.05
+	base := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+		Load: model.Closed(N), Input: Fixed(P), Output: Fixed(O), NumPrompts: N * rounds}
+	with := base
+	with.FrontendLatency = L
+	a, b := run(t, base).Metrics, run(t, with).Metrics
+	e2e := O * tau
+	want := map[string]float64{
+		model.MeanTTFT:          a[model.MeanTTFT] + 1000*L,
+		model.P99TTFT:           a[model.P99TTFT] + 1000*L,
+		model.MeanE2EL:          a[model.MeanE2EL] + 1000*L,
+		model.MeanTPOT:          a[model.MeanTPOT],
+		model.RequestThroughput: N / (e2e + L),
+		model.Duration:          rounds * (e2e + L),
+	}
+	for k, v := range want {
+		if !near(b[k], v, 1e-9) {
+			t.Errorf("closed loop with %v s frontend: %s = %v, want %v", L, k, b[k], v)
+		}
+	}
+
+	open := base
+	open.Load, open.NumPrompts = model.Open(2, 1), 200
+	openL := open
+	openL.FrontendLatency = L
+	c, d := run(t, open), run(t, openL)
+	if !near(d.Metrics[model.MeanTTFT], c.Metrics[model.MeanTTFT]+1000*L, 1e-9) || !near(d.Duration, c.Duration+L, 1e-9) {
+		t.Errorf("open loop: TTFT %v -> %v ms, duration %v -> %v s; want +%v ms and +%v s",
+			c.Metrics[model.MeanTTFT], d.Metrics[model.MeanTTFT], c.Duration, d.Duration, 1000*L, L)
+	}
+	bad := base
+	bad.FrontendLatency = math.NaN()
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "FrontendLatency") {
+		t.Errorf("NaN frontend latency: %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +33,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newFlagSet("bench", stderr)
-	addServerFlags(fs, &o.serverFlags, "prompts and arrival times")
+	addServerFlags(fs, &o.serverFlags, "prompts and arrival times", 0)
 	fs.StringVar(&o.modelName, "model", "", "model name to request (required)")
 	fs.IntSliceVar(&o.concurrency, "concurrency", nil, "closed-loop load points: concurrent clients, e.g. 1,4,16,64")
 	fs.StringSliceVar(&o.rates, "rate", nil, "open-loop load points: requests per second, e.g. 2,4 (inf sends every prompt at once)")
@@ -67,38 +66,25 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if base.Endpoint == loadgen.Chat {
 		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
 	}
-	var done []*loadgen.Result
 	var allFailed []string // load points where no request completed
-	for i, load := range loads {
-		opts := base
-		opts.Load = load
-		fmt.Fprintf(stderr, "bench: load point %d/%d: %s, %d prompts\n", i+1, len(loads), load, opts.NumPrompts)
-		r, runErr := loadgen.Run(ctx, opts, benchProgressPrinter(stderr, load))
-		if r != nil {
-			r.Label = o.label
-			r.Metadata = metadata
-			done = append(done, r)
-			fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", load, r.Completed, r.Failed, benchFailureNote(r), r.Duration)
-			if r.Completed == 0 && r.Failed > 0 {
-				allFailed = append(allFailed, load.String()+benchFailureNote(r))
-			}
-			if o.out != "" {
-				if err := loadgen.WriteResults(o.out, done); err != nil {
-					return fmt.Errorf("bench: %w", err)
-				}
-			}
+	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(stderr, "bench", base.NumPrompts, len(loads)), func(done []*loadgen.Result) error {
+		r := done[len(done)-1]
+		r.Label, r.Metadata = o.label, metadata
+		fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
+		if r.Completed == 0 && r.Failed > 0 {
+			allFailed = append(allFailed, r.Load.String()+r.FailureNote())
 		}
-		if runErr != nil {
-			if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
-				where := ""
-				if o.out != "" {
-					where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
-				}
-				writeBenchSummary(stdout, o.format, done)
-				return fmt.Errorf("bench: interrupted during %s%s", load, where)
-			}
-			return fmt.Errorf("bench: %w", runErr)
+		return writeResultsTo(o.out, done)
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		where := ""
+		if o.out != "" {
+			where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
 		}
+		writeBenchSummary(stdout, o.format, done)
+		return fmt.Errorf("bench: interrupted %s%s", strings.TrimPrefix(err.Error(), "loadgen: "), where)
+	} else if err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	if err := writeBenchSummary(stdout, o.format, done); err != nil {
 		return err
@@ -109,6 +95,14 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
+// writeResultsTo rewrites path with every result so far; "" writes nothing.
+func writeResultsTo(path string, done []*loadgen.Result) error {
+	if path == "" {
+		return nil
+	}
+	return loadgen.WriteResults(path, done)
+}
+
 // resolve checks the flags and turns them into load-point options.
 func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]string, error) {
 	var base loadgen.Options
@@ -117,20 +111,11 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 		return base, nil, nil, errors.New("bench: --url is required")
 	case o.modelName == "":
 		return base, nil, nil, errors.New("bench: --model is required")
-	case o.isl <= 0:
-		return base, nil, nil, errors.New("bench: --isl must be a positive number of tokens")
-	case o.osl <= 0:
-		return base, nil, nil, errors.New("bench: --osl must be a positive number of tokens")
-	case o.numPrompts <= 0:
-		return base, nil, nil, errors.New("bench: --num-prompts must be positive")
-	case len(o.concurrency) == 0 && len(o.rates) == 0:
-		return base, nil, nil, errors.New("bench: give load points with --concurrency and/or --rate")
-	case o.maxConcurrency < 0:
-		return base, nil, nil, errors.New("bench: --max-concurrency must not be negative")
 	case !(o.burstiness > 0):
 		return base, nil, nil, fmt.Errorf("bench: --burstiness must be positive, got %v", o.burstiness)
-	case o.timeout <= 0:
-		return base, nil, nil, errors.New("bench: --timeout must be positive")
+	}
+	if err := o.check("bench", len(o.concurrency) == 0 && len(o.rates) == 0); err != nil {
+		return base, nil, nil, err
 	}
 	endpoint, err := o.endpointKind()
 	if err != nil {
@@ -166,39 +151,21 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 	return base, loads, metadata, nil
 }
 
-// progressPrinter reports progress on stderr at most once a second, and at the end.
-func benchProgressPrinter(w io.Writer, load model.Load) func(loadgen.Progress) {
-	var last time.Time
-	return func(p loadgen.Progress) {
-		if p.Done < p.Total && time.Since(last) < time.Second {
-			return
+// benchProgress announces each load point and prints its progress on
+// stderr at most once a second, and at the end.
+func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model.Load) func(loadgen.Progress) {
+	return func(i int, load model.Load) func(loadgen.Progress) {
+		fmt.Fprintf(w, "%s: load point %d/%d: %s, %d prompts\n", cmd, i+1, points, load, prompts)
+		var last time.Time
+		return func(p loadgen.Progress) {
+			if p.Done < p.Total && time.Since(last) < time.Second {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
+				cmd, load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
 		}
-		last = time.Now()
-		fmt.Fprintf(w, "bench: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
-			load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
 	}
-}
-
-func benchFailureNote(r *loadgen.Result) string {
-	var parts []string
-	reasons := make([]string, 0, len(r.Failures))
-	for k := range r.Failures {
-		reasons = append(reasons, k)
-	}
-	sort.Strings(reasons)
-	for _, k := range reasons {
-		parts = append(parts, fmt.Sprintf("%s %d", k, r.Failures[k]))
-	}
-	if r.Canceled > 0 {
-		parts = append(parts, fmt.Sprintf("%d cut off", r.Canceled))
-	}
-	if r.PromptTokenMismatches > 0 {
-		parts = append(parts, fmt.Sprintf("%d prompt-length mismatches", r.PromptTokenMismatches))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // writeBenchSummary prints one row per load point (table) or the results

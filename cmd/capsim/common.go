@@ -1,33 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 )
-
-// loadProfile reads a user's profile, or the embedded default when path is "".
-func loadProfile(path string) (*calibrate.Profile, error) {
-	data, name := fixtures.DefaultProfile(), "embedded default profile"
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		data, name = b, path
-	}
-	p, err := calibrate.ParseProfile(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
-}
 
 // parseTopology builds a topology from --prefill/--decode or --replicas.
 func parseTopology(prefill, decode, replicas string) (model.Topology, error) {
@@ -59,84 +41,38 @@ func parseTopology(prefill, decode, replicas string) (model.Topology, error) {
 
 // parseLoads turns --concurrency or --rate lists into loads (nil when neither is given).
 func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, error) {
-	if concurrency != "" && rate != "" {
+	switch {
+	case concurrency != "" && rate != "":
 		return nil, fmt.Errorf("give either --concurrency or --rate, not both")
-	}
-	var loads []model.Load
-	if concurrency != "" {
-		for _, f := range strings.Split(concurrency, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("--concurrency: %q is not a positive integer", strings.TrimSpace(f))
-			}
-			loads = append(loads, model.Closed(n))
-		}
-	}
-	if rate != "" {
+	case concurrency != "":
+		loads, err := model.ParseConcurrencies(concurrency)
+		return loads, flagError("--concurrency", err)
+	case rate != "":
 		if !(burstiness > 0) {
 			return nil, fmt.Errorf("--burstiness must be positive, got %v", burstiness)
 		}
-		for _, f := range strings.Split(rate, ",") {
-			f = strings.TrimSpace(f)
-			r, err := strconv.ParseFloat(f, 64)
-			if strings.EqualFold(f, "inf") {
-				r, err = math.Inf(1), nil
-			}
-			if err != nil || !(r > 0) || math.IsNaN(r) {
-				return nil, fmt.Errorf("--rate: %q is not a positive number of requests per second", f)
-			}
-			loads = append(loads, model.Open(r, burstiness))
-		}
+		loads, err := model.ParseRates(rate, burstiness)
+		return loads, flagError("--rate", err)
 	}
-	return loads, nil
+	return nil, nil
 }
 
-// resolveTarget turns user names into a profile target: canonical GPU, the
-// model (defaulting to the only calibrated one) and the engine label.
+// flagError names the flag a library error is about.
+func flagError(flag string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", flag, strings.TrimPrefix(err.Error(), "model: "))
+}
+
+// resolveTarget turns the deployment flags into a profile target, naming
+// the flag to fix when a name is missing.
 func resolveTarget(p *calibrate.Profile, gpuName, modelName, engine string, topo model.Topology) (calibrate.Target, error) {
-	if gpuName == "" {
-		return calibrate.Target{}, fmt.Errorf("--gpu is required (known: %s)", gpuList())
+	t, err := p.Resolve(gpuName, modelName, engine, topo)
+	if errors.Is(err, calibrate.ErrNoGPU) {
+		return t, fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
 	}
-	g, err := model.LookupGPU(gpuName)
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	if modelName == "" {
-		models := p.Models(g.Name)
-		switch len(models) {
-		case 1:
-			modelName = models[0]
-		case 0:
-			return calibrate.Target{}, fmt.Errorf("no model is calibrated for %s: give --model (known: %s)", g.Name, llmList())
-		default:
-			return calibrate.Target{}, fmt.Errorf("several models are calibrated for %s: give --model (one of: %s)", g.Name, strings.Join(models, ", "))
-		}
-	}
-	m, err := model.LookupLLM(modelName)
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	eng, err := p.ResolveEngine(g.Name, m.Name, engine, topo.Disaggregated())
-	if err != nil {
-		return calibrate.Target{}, err
-	}
-	return calibrate.Target{GPU: g.Name, Model: m.Name, Engine: eng, Topology: topo}, nil
-}
-
-func gpuList() string {
-	var names []string
-	for _, g := range model.GPUs() {
-		names = append(names, g.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-func llmList() string {
-	var names []string
-	for _, m := range model.LLMs() {
-		names = append(names, model.ShortName(m.Name))
-	}
-	return strings.Join(names, ", ")
+	return t, err
 }
 
 // orDash is s, or "-" for an empty table cell.

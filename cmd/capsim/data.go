@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,61 +67,10 @@ func runData(args []string, stdout, stderr io.Writer) error {
 }
 
 // load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) {
-	if len(o.files) == 0 {
-		return fixtures.Records()
-	}
-	var all []results.Record
-	seen := map[string]string{}
-	for _, p := range o.files {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		recs, err := results.ParseFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if doc := results.DocID(p); seen[doc] != "" && seen[doc] != p {
-			return nil, fmt.Errorf("data: %s and %s would give records the same IDs (%s:LINE); rename one", seen[doc], p, doc)
-		} else {
-			seen[doc] = p
-		}
-		mp := results.MetaPath(p)
-		if data, err := os.ReadFile(mp); err == nil {
-			meta, err := results.ParseMeta(mp, data)
-			if err != nil {
-				return nil, err
-			}
-			if err := meta.Apply(recs); err != nil {
-				return nil, err
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("data: %w", err)
-		}
-		all = append(all, recs...)
-	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("data: --file names no files")
-	}
-	return all, nil
-}
+func (o dataOptions) load() ([]results.Record, error) { return fixtures.Load(o.files) }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
-	contains := func(s, sub string) bool { return strings.Contains(strings.ToLower(s), strings.ToLower(sub)) }
-	hasPrefix := func(s, p string) bool { return strings.HasPrefix(strings.ToLower(s), strings.ToLower(p)) }
-	out := []results.Record{}
-	for _, r := range recs {
-		switch {
-		case o.gpu != "" && (r.System.GPU == "" || !contains(r.System.GPU, o.gpu)):
-		case o.model != "" && !contains(r.System.Model, o.model):
-		case o.engine != "" && !contains(r.System.Engine, o.engine):
-		case o.source != "" && !hasPrefix(r.ID, o.source) && !hasPrefix(filepath.Base(r.Source.File), o.source):
-		default:
-			out = append(out, r)
-		}
-	}
-	return out
+	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)
 }
 
 func writeDataTable(w io.Writer, out dataOutput) error {
@@ -189,23 +134,13 @@ func dataLengths(w results.Workload) string {
 }
 
 func dataLoad(w results.Workload) string {
-	l := w.Load
-	switch l.Kind {
-	case model.ClosedLoop:
-		return "c=" + strconv.Itoa(l.Concurrency)
-	case model.OpenLoop:
-		s := l.RateString() + " req/s"
-		if l.Concurrency > 0 {
-			s += " c<=" + strconv.Itoa(l.Concurrency)
-		}
-		return s
-	case model.Burst:
-		if w.NumPrompts > 0 {
-			return "burst " + strconv.Itoa(w.NumPrompts)
-		}
-		return "burst"
+	switch {
+	case w.Load.Kind == model.Burst && w.NumPrompts > 0:
+		return "burst " + strconv.Itoa(w.NumPrompts)
+	case w.Load.Kind == "":
+		return "-"
 	}
-	return "-"
+	return w.Load.Label()
 }
 
 // dataFlags shows the anomaly codes ("throughput-dip", …); JSON has the full text.

@@ -151,7 +151,7 @@ func TestDataErrors(t *testing.T) {
 		{[]string{"--file", "testdata/data/nope.json"}, "results: open testdata/data/nope.json: no such file or directory"},
 		{[]string{"--format", "yaml"}, `--format must be table or json, got "yaml"`},
 		{[]string{"--gpus", "H20"}, "unknown flag: --gpus"},
-		{[]string{"--file", ","}, "data: --file names no files"},
+		{[]string{"--file", ","}, "results: no result files named"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -11,7 +12,6 @@ import (
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -25,6 +25,12 @@ type fitOptions struct {
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
+	return runInterruptible(fitContext, args, stdout, stderr)
+}
+
+// fitContext fits under a context Ctrl-C cancels: the fit stops between
+// simulations and writes nothing.
+func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
 	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
@@ -37,13 +43,15 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.format = *f
-	recs, err := fitRecords(o.from)
+	recs, err := fixtures.Load(o.from)
 	if err != nil {
 		return err
 	}
 	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
-	prof, rep, err := calibrate.Fit(context.Background(), recs, opts, fitProgress(stderr))
-	if err != nil {
+	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
+	if errors.Is(err, context.Canceled) {
+		return errors.New("fit: interrupted; no profile written")
+	} else if err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -63,26 +71,6 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeFitTable(stdout, rep)
-}
-
-// fitRecords reads the user's files with their sidecar metadata (as capsim
-// data --file does), or the embedded fixtures when none are named.
-func fitRecords(files []string) ([]results.Record, error) {
-	if len(files) == 0 {
-		return fixtures.Records()
-	}
-	var names []string
-	for _, f := range files {
-		for _, name := range strings.Split(f, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				names = append(names, name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("fit: --from names no files")
-	}
-	return dataOptions{files: names}.load()
 }
 
 // fitProgress prints one line per stage of each group (and every tenth refinement step).

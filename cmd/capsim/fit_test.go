@@ -81,7 +81,7 @@ func TestFitErrors(t *testing.T) {
 	}{
 		{[]string{"fit", "--format", "xml"}, `--format must be table or json, got "xml"`},
 		{[]string{"fit", "--from", "testdata/fit/missing.md"}, "missing.md"},
-		{[]string{"fit", "--from", " , "}, "fit: --from names no files"},
+		{[]string{"fit", "--from", " , "}, "results: no result files named"},
 		{[]string{"fit", fitFile}, `fit: unexpected argument "testdata/fit/h20-dynamo.md" (files go after --from)`},
 		{[]string{"fit", "--from", fitFile, "--max-evals", "many"}, "invalid argument"},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -20,10 +21,16 @@ import (
 // Flag groups that several subcommands share, so that the same flag means
 // the same thing, with the same default and help, everywhere.
 
-// runInterruptible runs a command that talks to a server under a context
-// that Ctrl-C or SIGTERM cancels, so it stops after writing what it measured.
+// interruptContext is the one interrupt idiom of every long command: a
+// context that Ctrl-C or SIGTERM cancels, so the command stops between
+// steps and says what it kept.
+func interruptContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runInterruptible runs a command under interruptContext.
 func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) error, args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	return run(ctx, args, stdout, stderr)
 }
@@ -108,19 +115,41 @@ type serverFlags struct {
 	skipCheck            bool
 }
 
-// addServerFlags adds the flags of serverFlags; seedUse says what the seed drives.
-func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string) {
+// addServerFlags adds the flags of serverFlags; seedUse says what the seed
+// drives and seed is its default.
+func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint64) {
 	fs.StringVar(&s.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000")
 	fs.StringVar(&s.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
 	fs.IntVar(&s.isl, "isl", 0, "input (prompt) length in tokens")
 	fs.IntVar(&s.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos")
 	fs.IntVar(&s.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
 	fs.IntVar(&s.numPrompts, "num-prompts", 200, "requests per load point")
-	fs.Uint64Var(&s.seed, "seed", 0, "seed for "+seedUse)
+	fs.Uint64Var(&s.seed, "seed", seed, "seed for "+seedUse)
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "per-request limit from send to end of stream")
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
 	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
 	fs.BoolVar(&s.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+}
+
+// check rejects server flags no benchmark can run with; noLoads says no
+// load point was given.
+func (s *serverFlags) check(cmd string, noLoads bool) error {
+	msg := ""
+	switch {
+	case s.isl <= 0 || s.osl <= 0:
+		msg = "--isl and --osl must be positive numbers of tokens"
+	case s.numPrompts <= 0:
+		msg = "--num-prompts must be positive"
+	case noLoads:
+		msg = "give load points with --concurrency and/or --rate"
+	case s.maxConcurrency < 0:
+		msg = "--max-concurrency must not be negative"
+	case s.timeout <= 0:
+		msg = "--timeout must be positive"
+	default:
+		return nil
+	}
+	return errors.New(cmd + ": " + msg)
 }
 
 // endpointKind parses --endpoint.

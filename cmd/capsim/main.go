@@ -1,4 +1,3 @@
-// Command capsim predicts LLM-serving capacity from benchmark-calibrated simulation.
 package main
 
 import (

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -65,12 +64,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return err
 	}
 	opts.Progress = planProgress(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
 	if err != nil {
@@ -102,7 +101,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 func (o planOptions) options() (plan.Options, error) {
 	var opts plan.Options
 	if o.modelName == "" {
-		return opts, fmt.Errorf("plan: --model is required (known: %s)", llmList())
+		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
 	}
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")

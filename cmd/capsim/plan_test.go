@@ -36,8 +36,10 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
 	}
 	var res struct {
-		Model           string `json:"model"`
-		RequestRate     string `json:"request_rate"`
+		Model string `json:"model"`
+		Load  struct {
+			RequestRate json.Number `json:"request_rate"`
+		} `json:"load"`
 		Recommendations []struct {
 			Rank      int                `json:"rank"`
 			GPU       string             `json:"gpu"`
@@ -70,8 +72,8 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out.String())
 	}
-	if res.Model != "Qwen/Qwen3-32B" || res.RequestRate != "4" || res.Search.Candidates == 0 {
-		t.Errorf("header: model %q rate %q candidates %d", res.Model, res.RequestRate, res.Search.Candidates)
+	if res.Model != "Qwen/Qwen3-32B" || res.Load.RequestRate != "4" || res.Search.Candidates == 0 {
+		t.Errorf("header: model %q rate %q candidates %d", res.Model, res.Load.RequestRate, res.Search.Candidates)
 	}
 	if len(res.Recommendations) == 0 || len(res.Pareto) == 0 {
 		t.Fatalf("%d recommendations, %d frontier points", len(res.Recommendations), len(res.Pareto))
@@ -122,7 +124,7 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown SLO statistic", map[string]string{"--slo": "ttft_p42=2s"}, `unknown statistic "p42"`},
 		{"SLO without value", map[string]string{"--slo": "ttft_p99"}, "want METRIC_STAT=VALUE"},
 		{"unknown GPU", map[string]string{"--gpu": "H20,Z9000"}, `unknown GPU "Z9000"`},
-		{"max GPUs too small", map[string]string{"--gpu": "L40S", "--max-gpus": "1"}, "--max-gpus 1 is too small for Qwen3-32B: the smallest deployment that fits is 1xTP2 on L40S"},
+		{"max GPUs too small", map[string]string{"--gpu": "L40S", "--max-gpus": "1"}, "a limit of 1 GPUs is too small for Qwen3-32B: the smallest deployment that fits is 1xTP2 on L40S"},
 		{"unknown model", map[string]string{"--model": "GPT-9"}, `unknown model "GPT-9"`},
 		{"bad cost", map[string]string{"--gpu-cost": "H20=cheap"}, `--gpu-cost "H20=cheap"`},
 		{"cost of unknown GPU", map[string]string{"--gpu-cost": "Z9000=1"}, `unknown GPU "Z9000"`},

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -15,8 +13,8 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
-	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/series"
 )
 
 // plotTestProfilePath fits a quick (stage-1 only) profile from the fixtures
@@ -82,13 +80,13 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := plotGroupSeries(recs)
+	groups := series.Group(recs)
 	dir := t.TempDir()
 	stdout, stderr := runPlotCmd(t, "--out", dir, "--format", "svg", "--num-prompts", "40", "--profile", plotTestProfile(t))
 
 	files := plotFigureFiles(t, dir, "svg")
-	if len(files) != len(series) {
-		t.Fatalf("%d figures for %d series", len(files), len(series))
+	if len(files) != len(groups) {
+		t.Fatalf("%d figures for %d series", len(files), len(groups))
 	}
 	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
 	if err != nil {
@@ -113,14 +111,14 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	// that names neither is simulated as the calibration's assumed pair or
 	// else drawn without a line and reported on stderr.
 	names := map[string]int{}
-	for _, s := range series {
-		f := plotUniqueName(names, s.slug()) + ".svg"
+	for _, s := range groups {
+		f := plotUniqueName(names, s.Slug()) + ".svg"
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		simulated := bytes.Contains(b, []byte("calibrated simulation"))
-		stated := s.first().System.GPU != "" && s.first().System.Model != ""
+		stated := s.First().System.GPU != "" && s.First().System.Model != ""
 		if stated && !simulated || !simulated && !strings.Contains(stderr, f+": not simulated") {
 			t.Errorf("%s: simulated %v (GPU and model stated: %v)\nstderr:\n%s", f, simulated, stated, stderr)
 		}
@@ -135,7 +133,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	if !bytes.Contains(index, []byte(`href="summary.svg"`)) {
 		t.Error("index.html does not link the summary")
 	}
-	if last := fmt.Sprintf("plot: [%d/%d]", len(series), len(series)); !strings.Contains(stderr, last) {
+	if last := fmt.Sprintf("plot: [%d/%d]", len(groups), len(groups)); !strings.Contains(stderr, last) {
 		t.Errorf("no progress for the last series on stderr:\n%s", stderr)
 	}
 }
@@ -225,7 +223,7 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 	}
 	out := filepath.Join(dir, "figures")
 	stdout, stderr := runPlotCmd(t, "--out", out, "--format", "svg", "--from", filepath.Join(dir, "anon.md"))
-	if !strings.Contains(stderr, "not simulated: the source states no GPU or model") {
+	if !strings.Contains(stderr, "not simulated: calibrate: record anon:5: no GPU or no model stated") {
 		t.Errorf("stderr does not say why:\n%s", stderr)
 	}
 	files := plotFigureFiles(t, out, "svg")
@@ -264,74 +262,6 @@ func TestPlotErrors(t *testing.T) {
 			err := run(append([]string{"plot"}, c.args...), &out, &errb)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
-			}
-		})
-	}
-}
-
-func TestGroupSeriesSeed004(t *testing.T) {
-	recs, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := dataOptions{source: "004"}
-	series := plotGroupSeries(o.filter(recs))
-	// Dynamo 3P1D and 12P1D and vLLM 0.8.4 with four shapes each, vLLM 0.9.0.1 with three.
-	if len(series) != 15 {
-		t.Fatalf("%d series in seed 004, want 15", len(series))
-	}
-	for _, s := range series {
-		if s.kind != model.ClosedLoop || len(s.recs) < 6 {
-			t.Errorf("%s: %d points of %s", s.slug(), len(s.recs), s.kind)
-		}
-	}
-	if got := series[4].slug(); got != "004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency" {
-		t.Errorf("slug %q", got)
-	}
-}
-
-func TestGroupSeriesBurstsUsePromptCount(t *testing.T) {
-	recs, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	series := plotGroupSeries(dataOptions{source: "002"}.filter(recs))
-	if len(series) == 0 {
-		t.Fatal("no series in seed 002")
-	}
-	s := series[0]
-	if s.kind != model.Burst || s.xLabel() != "burst size (prompts sent at once)" {
-		t.Fatalf("kind %s, label %q", s.kind, s.xLabel())
-	}
-	var xs []float64
-	for _, r := range s.recs {
-		xs = append(xs, s.x(r))
-	}
-	want := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}
-	if !reflect.DeepEqual(xs, want) {
-		t.Errorf("burst sizes %v, want %v", xs, want)
-	}
-}
-
-func TestLoadGrid(t *testing.T) {
-	cases := []struct {
-		name  string
-		xs    []float64
-		whole bool
-		want  []float64
-	}{
-		{"concurrencies get midpoints", []float64{1, 4, 16}, true, []float64{1, 2, 4, 8, 16}},
-		{"rates get geometric midpoints", []float64{10, 40}, false, []float64{10, 20, 40}},
-		{"single point gets half and double", []float64{10}, true, []float64{5, 10, 20}},
-		{"single concurrency 1 keeps 1", []float64{1}, true, []float64{1, 2}},
-		{"neighbours stay whole and distinct", []float64{1, 2}, true, []float64{1, 2}},
-		{"duplicates and bad values dropped", []float64{8, 8, 0, math.Inf(1), math.NaN(), -2}, true, []float64{4, 8, 16}},
-		{"nothing", nil, true, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := plotLoadGrid(c.xs, c.whole); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("plotLoadGrid(%v) = %v, want %v", c.xs, got, c.want)
 			}
 		})
 	}
@@ -386,38 +316,5 @@ func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
 	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}})
 	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestMeasuresPrediction(t *testing.T) {
-	recs, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := predict.Prediction{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0",
-		Topology: model.Disaggregated(model.Pool{Count: 12, TP: 1, PP: 1}, model.Pool{Count: 1, TP: 4, PP: 1}).String(), ISL: 1000, OSL: 1000}
-	count := func(p predict.Prediction, kind model.LoadKind) int {
-		n := 0
-		for i := range recs {
-			if plotMeasuresPrediction(&recs[i], p, kind) {
-				n++
-			}
-		}
-		return n
-	}
-	if n := count(p, model.ClosedLoop); n != 8 {
-		t.Errorf("ISL 1000 / OSL 1000 (max_tokens): %d records, want 8", n)
-	}
-	p.OSL = 860 // the measured mean output lengths (799–935) match too
-	if n := count(p, model.ClosedLoop); n != 8 {
-		t.Errorf("ISL 1000 / OSL 860: %d records, want 8", n)
-	}
-	if n := count(p, model.OpenLoop); n != 0 {
-		t.Errorf("open-loop prediction matched %d closed-loop records", n)
-	}
-	p.Topology = "prefill 3xTP4 + decode 1xTP4"
-	p.ISL = 2000
-	if n := count(p, model.ClosedLoop); n != 0 {
-		t.Errorf("ISL 2000 matched %d records", n)
 	}
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/capsim/capsim/fixtures"
@@ -61,25 +61,21 @@ func plotPredictionInput(p predict.Prediction, recs []results.Record) plots.Pred
 		}
 		out.Points = append(out.Points, plots.PredPoint{X: x, Metrics: pt.Metrics, Lo: pt.Lo, Hi: pt.Hi})
 	}
-	if plotValidX(p.Knee.X) {
-		out.Knee = &plots.Marker{X: p.Knee.X, Label: fmt.Sprintf("knee: %s (%.2f req/s)", plotXText(kind, p.Knee.X), p.Knee.RequestThroughput)}
+	if x, ok := plots.LoadX(p.Knee.Load); ok {
+		out.Knee = &plots.Marker{X: x, Label: fmt.Sprintf("knee: %s (%.2f req/s)", p.Knee.Load.Label(), p.Knee.RequestThroughput)}
 	}
-	if p.Blowup.Found && plotValidX(p.Blowup.X) {
-		out.TTFTBlowup = &plots.Marker{X: p.Blowup.X, Label: fmt.Sprintf("TTFT blow-up: %s (%.0f ms)", plotXText(kind, p.Blowup.X), p.Blowup.MeanTTFTms)}
+	if x, ok := plots.LoadX(p.Blowup.Load); ok && p.Blowup.Found {
+		out.TTFTBlowup = &plots.Marker{X: x, Label: fmt.Sprintf("TTFT blow-up: %s (%.0f ms)", p.Blowup.Load.Label(), p.Blowup.MeanTTFTms)}
 	}
 	sub := []string{"bottleneck: " + p.Bottleneck.Resource}
 	if len(p.Points) > 0 && p.Points[0].Lo != nil {
 		sub = append(sub, "band: costs ±1σ")
 	}
 	var sources []string
-	for i := range recs {
-		r := &recs[i]
-		if !plotMeasuresPrediction(r, p, kind) {
-			continue
-		}
+	for _, r := range predict.Matching(p, recs) {
 		if pt, ok := plots.PointFromRecord(r); ok {
 			out.Measured = append(out.Measured, pt)
-			if name := filepath.Base(r.Source.File); !plotContains(sources, name) {
+			if name := filepath.Base(r.Source.File); !slices.Contains(sources, name) {
 				sources = append(sources, name)
 			}
 		}
@@ -91,40 +87,4 @@ func plotPredictionInput(p predict.Prediction, recs []results.Record) plots.Pred
 	}
 	out.Subtitle = strings.Join(sub, " · ")
 	return out
-}
-
-func plotValidX(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
-
-// plotXText is a load for a marker label: "c=48" or "9.5 req/s".
-func plotXText(kind model.LoadKind, x float64) string {
-	if kind == model.OpenLoop {
-		return fmt.Sprintf("%g req/s", x)
-	}
-	return fmt.Sprintf("c=%g", x)
-}
-
-// plotMeasuresPrediction reports whether a record measured the predicted
-// deployment and shape under the same kind of load: the same GPU, model,
-// engine and topology, the prompt length within 5% and the output length
-// equal to its max_tokens or its mean output within 10%.
-func plotMeasuresPrediction(r *results.Record, p predict.Prediction, kind model.LoadKind) bool {
-	if r.Workload.Load.Kind != kind || plotCanonicalGPU(r.System.GPU) != p.GPU || !model.SameModel(r.System.Model, p.Model) ||
-		!strings.EqualFold(r.System.Engine, p.Engine) || r.System.Topology.String() != p.Topology {
-		return false
-	}
-	near := func(a float64, b int, tol float64) bool { return b > 0 && math.Abs(a-float64(b)) <= tol*float64(b) }
-	isl := r.Workload.ISL
-	if r.Workload.ISLMax > 0 {
-		isl = float64(r.Workload.ISLMax)
-	}
-	return near(isl, p.ISL, 0.05) && (r.Workload.OSLMax == p.OSL || near(r.Workload.OSL, p.OSL, 0.10))
-}
-
-func plotContains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/deploy"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
@@ -95,7 +94,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	default:
 		return nil, fmt.Errorf("--mode must be %s or %s, got %q", sim.SteadyState, sim.BenchmarkReplay, o.mode)
 	}
-	prof, err := loadProfile(o.profile)
+	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +106,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if o.isl > 0 {
 		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	preds, err := predict.Run(ctx, prof, opts)
 	if err != nil {
@@ -145,7 +144,7 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
 		for _, pt := range p.Points {
 			m := pt.Metrics
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", loadLabel(pt.Load),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pt.Load.Label(),
 				fmtMetric(m, model.RequestThroughput), fmtMetric(m, model.OutputThroughput), pt.OutputPerGPU,
 				fmtMetric(m, model.MeanTTFT), fmtMetric(m, model.P99TTFT), fmtMetric(m, model.MeanTPOT), fmtMetric(m, model.P99TPOT),
 				fmtMetric(m, model.MeanITL), fmtMetric(m, model.MeanE2EL), fmtMetric(m, model.P99E2EL))
@@ -157,19 +156,19 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		for _, pt := range p.Points {
 			if pt.Steady != nil && pt.Steady.Saturated {
 				fmt.Fprintf(w, "saturated:   at %s requests complete at %.3g req/s of the %.3g offered: the queue grows, latencies depend on how long one looks\n",
-					loadLabel(pt.Load), pt.Steady.AchievedRate, pt.Steady.OfferedRate)
+					pt.Load.Label(), pt.Steady.AchievedRate, pt.Steady.OfferedRate)
 			}
 		}
 		fmt.Fprintf(w, "knee:        %.2f req/s (90%% of max %.2f req/s, %.0f output tok/s) at %s\n",
-			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, kneeLoad(p.Knee.X, p.Points))
+			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, p.Knee.Load)
 		if p.Blowup.Found {
-			fmt.Fprintf(w, "TTFT blow-up: mean TTFT %.0f ms (≥ 3× the %.0f ms at the lowest load) from %s\n", p.Blowup.MeanTTFTms, p.Blowup.BaseTTFTms, kneeLoad(p.Blowup.X, p.Points))
+			fmt.Fprintf(w, "TTFT blow-up: mean TTFT %.0f ms (≥ 3× the %.0f ms at the lowest load) from %s\n", p.Blowup.MeanTTFTms, p.Blowup.BaseTTFTms, p.Blowup.Load)
 		} else {
 			fmt.Fprintf(w, "TTFT blow-up: none in range (mean TTFT stays below 3× the %.0f ms at the lowest load)\n", p.Blowup.BaseTTFTms)
 		}
 		fmt.Fprintf(w, "bottleneck:  %s — %s\n", p.Bottleneck.Resource, p.Bottleneck.Why)
 		for _, d := range p.Derived {
-			fmt.Fprintf(w, "costs:       %s %s: %s%s (±%.0f%%)\n", d.Role, d.Pool, d.Source, fromText(d.From), 100*d.RelSigma)
+			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
@@ -178,31 +177,4 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 	}
 	return nil
-}
-
-func fromText(from string) string {
-	if from == "" {
-		return ""
-	}
-	return " from " + from
-}
-
-func loadLabel(l model.Load) string {
-	switch l.Kind {
-	case model.ClosedLoop:
-		return fmt.Sprintf("c=%d", l.Concurrency)
-	case model.OpenLoop:
-		return fmt.Sprintf("%s req/s", l.RateString())
-	default:
-		return "burst"
-	}
-}
-
-func kneeLoad(x float64, pts []predict.Point) string {
-	for _, p := range pts {
-		if p.Load.X() == x {
-			return p.Load.String()
-		}
-	}
-	return "-"
 }

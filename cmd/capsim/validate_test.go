@@ -29,13 +29,13 @@ const (
 	validateProfile = "testdata/validate/inference-sim.profile.json"
 )
 
-func runValidateJSON(t *testing.T, args ...string) Validation {
+func runValidateJSON(t *testing.T, args ...string) predict.Validation {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if err := run(append([]string{"validate", "--format", "json"}, args...), &stdout, &stderr); err != nil {
 		t.Fatalf("validate: %v\n%s", err, stderr.String())
 	}
-	var v Validation
+	var v predict.Validation
 	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 		t.Fatalf("decoding validate's JSON: %v\n%s", err, stdout.String())
 	}
@@ -75,21 +75,21 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 	wantLoads := []int{1, 4, 16}
 	for i, p := range v.Points {
 		r := recs[i]
-		if p.MaxConcurrency != wantLoads[i] || p.ISL != 256 || p.OSL != 64 || p.NumPrompts != 48 || p.Completed != 48 || p.Failed != 0 {
+		if p.Load.Concurrency != wantLoads[i] || p.ISL != 256 || p.OSL != 64 || p.NumPrompts != 48 || p.Completed != 48 || p.Failed != 0 {
 			t.Fatalf("point %d: %+v, want concurrency %d, ISL 256, OSL 64, 48 prompts all completed", i, p, wantLoads[i])
 		}
 		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target,
-			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, NoBand: true, Mode: sim.BenchmarkReplay})
+			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := preds[0].Points[0].Metrics
-		if len(p.Metrics) != len(validateMetrics) || len(p.Missing) != 0 {
-			t.Fatalf("point %d compares %d metrics (missing %v), want all %d", i, len(p.Metrics), p.Missing, len(validateMetrics))
+		if len(p.Metrics) != len(predict.ValidationMetrics) || len(p.Missing) != 0 {
+			t.Fatalf("point %d compares %d metrics (missing %v), want all %d", i, len(p.Metrics), p.Missing, len(predict.ValidationMetrics))
 		}
 		for j, c := range p.Metrics {
-			if c.Metric != validateMetrics[j] {
-				t.Fatalf("point %d metric %d is %s, want %s", i, j, c.Metric, validateMetrics[j])
+			if c.Metric != predict.ValidationMetrics[j] {
+				t.Fatalf("point %d metric %d is %s, want %s", i, j, c.Metric, predict.ValidationMetrics[j])
 			}
 			if m := r.Metrics[c.Metric]; c.Measured != m {
 				t.Errorf("point %d %s: measured %v, file says %v", i, c.Metric, c.Measured, m)
@@ -118,47 +118,21 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 			t.Errorf("summary %s: median %v max %v over %d, want %v and %v over 3", s.Metric, s.Median, s.Max, s.Points, mid, hi)
 		}
 	}
-	if len(v.Summary) != len(validateMetrics) {
-		t.Errorf("summary has %d metrics, want %d", len(v.Summary), len(validateMetrics))
-	}
-}
-
-func TestAbsPctErrorAndSummary(t *testing.T) {
-	for _, tt := range []struct{ measured, predicted, want float64 }{
-		{50, 40, 20},
-		{10, 15, 50},
-		{2, 2, 0},
-		{0.5, 1.5, 200},
-	} {
-		if got := absPctError(tt.measured, tt.predicted); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("absPctError(%v, %v) = %v, want %v", tt.measured, tt.predicted, got, tt.want)
-		}
-	}
-	pts := []ValidatePoint{
-		{Metrics: []Comparison{{Metric: model.MeanTTFT, AbsPctError: 30}, {Metric: model.MeanTPOT, AbsPctError: 1}}},
-		{Metrics: []Comparison{{Metric: model.MeanTTFT, AbsPctError: 10}}},
-		{Metrics: []Comparison{{Metric: model.MeanTTFT, AbsPctError: 20}, {Metric: model.MeanTPOT, AbsPctError: 3}}},
-	}
-	got := summarise(pts)
-	want := []ValidateSummary{
-		{Metric: model.MeanTTFT, Median: 20, Max: 30, Points: 3},
-		{Metric: model.MeanTPOT, Median: 2, Max: 3, Points: 2}, // even count: mean of the middle two
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("summarise = %v, want %v", got, want)
+	if len(v.Summary) != len(predict.ValidationMetrics) {
+		t.Errorf("summary has %d metrics, want %d", len(v.Summary), len(predict.ValidationMetrics))
 	}
 }
 
 // A metric the measurement lacks, or measured as zero, is listed as missing, never compared.
 func TestValidateCompareSkipsAbsentMetrics(t *testing.T) {
-	pred := predict.Point{Metrics: map[string]float64{model.RequestThroughput: 2, model.MeanTTFT: 50, model.MeanTPOT: 10}}
+	pred := map[string]float64{model.RequestThroughput: 2, model.MeanTTFT: 50, model.MeanTPOT: 10}
 	measured := map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 0}
-	p := compare(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
+	p := predict.ComparePoint(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
 	if len(p.Metrics) != 1 || p.Metrics[0].Metric != model.RequestThroughput || p.Metrics[0].AbsPctError != 100 {
 		t.Fatalf("compared %+v, want only request_throughput at 100%%", p.Metrics)
 	}
-	if len(p.Missing) != len(validateMetrics)-1 {
-		t.Errorf("missing %v, want the other %d metrics", p.Missing, len(validateMetrics)-1)
+	if len(p.Missing) != len(predict.ValidationMetrics)-1 {
+		t.Errorf("missing %v, want the other %d metrics", p.Missing, len(predict.ValidationMetrics)-1)
 	}
 }
 
@@ -179,7 +153,7 @@ func TestValidateTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	for _, m := range validateMetrics {
+	for _, m := range predict.ValidationMetrics {
 		if n := strings.Count(out, " "+m+" "); n != 4 { // three points and the summary
 			t.Errorf("%s appears %d times, want 4:\n%s", m, n, out)
 		}
@@ -196,7 +170,7 @@ func TestValidateWarnsWhenTheProfileLacksTheEngine(t *testing.T) {
 	if err := run([]string{"validate", "--results", validateResults, "--format", "json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), `the profile has no engine "llm-d-inference-sim-0.10.2"`) {
+	if !strings.Contains(stderr.String(), `engine llm-d-inference-sim-0.10.2 not calibrated for H100-SXM / Qwen3-8B: simulated with vllm-0.9.0.1`) {
 		t.Errorf("stderr %q lacks the engine warning", stderr.String())
 	}
 	if strings.Count(stderr.String(), "warning:") != 1 {
@@ -292,7 +266,7 @@ func TestValidateLiveAgainstMock(t *testing.T) {
 		t.Fatalf("%d points and %d results written, want 2 of each", len(v.Points), len(rs))
 	}
 	for i, p := range v.Points {
-		if p.MaxConcurrency != i+1 || p.Completed != 4 || p.NumPrompts != 4 || p.ISL != 16 || p.OSL != 4 {
+		if p.Load.Concurrency != i+1 || p.Completed != 4 || p.NumPrompts != 4 || p.ISL != 16 || p.OSL != 4 {
 			t.Errorf("point %d: %+v", i, p)
 		}
 		for _, c := range p.Metrics {
@@ -355,7 +329,7 @@ func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 		}
 		var problems []string
 		for _, p := range v.Points {
-			if p.Completed != 16 || p.Failed != 0 || len(p.Metrics) != len(validateMetrics) {
+			if p.Completed != 16 || p.Failed != 0 || len(p.Metrics) != len(predict.ValidationMetrics) {
 				t.Fatalf("%s: %d completed, %d failed, %d metrics compared", p.Load, p.Completed, p.Failed, len(p.Metrics))
 			}
 			for _, c := range p.Metrics {

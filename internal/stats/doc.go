@@ -1,6 +1,8 @@
-// Package stats holds the few summary statistics capsim reports, computed
-// the way numpy (and so vLLM's bench serve) computes them: percentiles by
-// linear interpolation (Hyndman–Fan type 7, numpy's default) and the
-// population standard deviation (ddof=0). montanaflynn/stats' Percentile is
-// a nearest-rank rule and gives other numbers, so it is not used for these.
+// Package stats holds the summary statistics capsim reports, computed the
+// way numpy (and so vLLM's bench serve) computes them. Means, medians and
+// population standard deviations (ddof=0) come from
+// github.com/montanaflynn/stats, whose semantics are numpy's for these.
+// Percentiles stay here: numpy (and vLLM) interpolate linearly between
+// order statistics (Hyndman–Fan type 7), while montanaflynn/stats'
+// Percentile is a nearest-rank rule that gives other numbers.
 package stats

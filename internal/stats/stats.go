@@ -1,6 +1,8 @@
 package stats
 
 import (
+	mstats "github.com/montanaflynn/stats"
+
 	"math"
 	"sort"
 )
@@ -40,43 +42,31 @@ func Sorted(values []float64) []float64 {
 }
 
 // Median returns the middle value of values, or the mean of the two middle
-// ones for an even count; 0 for no values. values is not modified.
-// It equals Percentile(values, 50) up to rounding in the last bit.
+// ones for an even count (numpy's np.median); 0 for no values. values is
+// not modified.
 func Median(values []float64) float64 {
-	if len(values) == 0 {
+	m, err := mstats.Median(values)
+	if err != nil {
 		return 0
 	}
-	s := Sorted(values)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return m
 }
 
-// Mean returns the arithmetic mean of values, summed in the order given;
-// 0 for no values.
+// Mean returns the arithmetic mean of values (numpy's np.mean); 0 for no values.
 func Mean(values []float64) float64 {
-	if len(values) == 0 {
+	m, err := mstats.Mean(values)
+	if err != nil {
 		return 0
 	}
-	var sum float64
-	for _, v := range values {
-		sum += v
-	}
-	return sum / float64(len(values))
+	return m
 }
 
 // Std returns the population standard deviation of values (numpy's np.std
-// default, ddof=0), computed in two passes about the mean; 0 for no values.
+// default, ddof=0, as vLLM's std_*_ms fields); 0 for no values.
 func Std(values []float64) float64 {
-	if len(values) == 0 {
+	s, err := mstats.StandardDeviationPopulation(values)
+	if err != nil {
 		return 0
 	}
-	mean := Mean(values)
-	var sq float64
-	for _, v := range values {
-		sq += (v - mean) * (v - mean)
-	}
-	return math.Sqrt(sq / float64(len(values)))
+	return s
 }

@@ -1,0 +1,81 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// pricing is what turns a topology into simulator pools: the hardware,
+// the engine's settings, each pool's step-cost coefficients, the KV
+// transfer and the frontend latency. Both the fit (with trial parameters)
+// and Configure (with a profile's) price deployments through build.
+type pricing struct {
+	gpu      model.GPU
+	llm      model.LLM
+	settings Settings
+	// coeffs gives a role's coefficients for a pool shape.
+	coeffs   func(role string, pool model.Pool) (model.Coeffs, error)
+	transfer sim.Transfer
+	frontend float64 // seconds per request outside the engine; aggregated deployments only
+}
+
+// graphSizes are the CUDA-graph capture sizes a role's workers run with;
+// nil when the role runs eager.
+func (s Settings) graphSizes(role string) []int {
+	eager := s.DecodeEager
+	if role == RolePrefill {
+		eager = s.PrefillEager
+	}
+	if eager {
+		return nil
+	}
+	return model.VLLMGraphSizes(orDefault(s.GraphMax, model.VLLMGraphMax))
+}
+
+// pool is the simulator pool of one role and shape.
+func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
+	c, err := pr.coeffs(role, pl)
+	if err != nil {
+		return sim.PoolConfig{}, err
+	}
+	s := pr.settings
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, model.MemoryOptions{Utilization: s.GPUMemoryUtilization})
+	if err != nil {
+		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
+	}
+	return sim.PoolConfig{
+		Workers:          pl.Count,
+		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
+		KVCapacity:       m.KVTokens,
+		BlockSize:        s.BlockSize,
+		MaxNumSeqs:       s.MaxNumSeqs,
+		MaxBatchedTokens: s.MaxNumBatchedTokens,
+	}, nil
+}
+
+// build is the one place a deployment becomes a simulator configuration:
+// pools, routers, KV transfer and frontend latency. The workload is added
+// by Deployment.WithWorkload.
+func (pr pricing) build(topo model.Topology) (sim.Config, error) {
+	s := pr.settings
+	cfg := sim.Config{Router: sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin)))}
+	var err error
+	if topo.Disaggregated() {
+		if cfg.Prefill, err = pr.pool(RolePrefill, topo.Prefill); err != nil {
+			return sim.Config{}, err
+		}
+		if cfg.Decode, err = pr.pool(RoleDecode, topo.Decode); err != nil {
+			return sim.Config{}, err
+		}
+		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
+		cfg.Transfer = pr.transfer
+		return cfg, nil
+	}
+	if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
+		return sim.Config{}, err
+	}
+	cfg.FrontendLatency = pr.frontend
+	return cfg, nil
+}

@@ -1,0 +1,218 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Engine is a serving engine label split into family and version:
+// "vllm-0.9.0.1" is family "vllm", version [0 9 0 1]. A label without a
+// version ("vllm") has a nil Version: the source did not say which release ran.
+type Engine struct {
+	Family  string // lower case: "vllm", "dynamo", "sglang", …
+	Version []int  // release numbers, most significant first; nil when unknown
+	Label   string // the label as written
+}
+
+// ParseEngine splits an engine label into family and version: the
+// version is the dot-separated numbers after the first '-', '_' or space
+// that a digit (or "v" and a digit) follows ("vllm-v0.8.4",
+// "llm-d-inference-sim-0.10.2"), the family the lower-cased text before it.
+func ParseEngine(label string) Engine {
+	label = strings.TrimSpace(label)
+	e := Engine{Label: label, Family: strings.ToLower(label)}
+	low := strings.ToLower(label)
+	for i := 0; i < len(low); i++ {
+		if !strings.ContainsRune("-_ ", rune(low[i])) {
+			continue
+		}
+		rest := strings.TrimPrefix(low[i+1:], "v")
+		if rest == "" || rest[0] < '0' || rest[0] > '9' {
+			continue
+		}
+		e.Family = low[:i]
+		for _, f := range strings.Split(rest, ".") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				break
+			}
+			e.Version = append(e.Version, n)
+		}
+		break
+	}
+	return e
+}
+
+// String formats the engine as a label: "vllm-0.9.0.1", or the family alone.
+func (e Engine) String() string {
+	if len(e.Version) == 0 {
+		return e.Family
+	}
+	parts := make([]string, len(e.Version))
+	for i, n := range e.Version {
+		parts[i] = strconv.Itoa(n)
+	}
+	return e.Family + "-" + strings.Join(parts, ".")
+}
+
+// EngineFamily is the family of a label: "vllm-0.9.0.1" → "vllm".
+func EngineFamily(label string) string { return ParseEngine(label).Family }
+
+// Older reports whether e's version is older than o's; a missing version
+// is older than any, and a prefix older than its extensions (0.9 < 0.9.0.1).
+func (e Engine) Older(o Engine) bool { return versionLess(e.Version, o.Version) }
+
+// AtLeast reports whether e's version is v or newer; an unknown version is not.
+func (e Engine) AtLeast(v ...int) bool { return len(e.Version) > 0 && !versionLess(e.Version, v) }
+
+func versionLess(a, b []int) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// VLLMGraphMax is vLLM's default largest CUDA-graph capture batch
+// (max_seq_len_to_capture's batch list stops at 512 in the V0 and early V1 releases).
+const VLLMGraphMax = 512
+
+// VLLMGraphSizes are vLLM's default CUDA-graph capture sizes up to max:
+// 1, 2, 4, then steps of 8.
+func VLLMGraphSizes(max int) []int {
+	sizes := []int{1, 2, 4}
+	for b := 8; b <= max; b += 8 {
+		sizes = append(sizes, b)
+	}
+	return sizes
+}
+
+// EngineDefaults are the engine settings a deployment runs with when its
+// command line does not set them, as the engine itself computes them.
+type EngineDefaults struct {
+	BlockSize           int  // KV block size in tokens (--block-size)
+	MaxNumSeqs          int  // --max-num-seqs
+	MaxNumBatchedTokens int  // --max-num-batched-tokens: the per-step token budget
+	GraphMax            int  // largest CUDA-graph capture batch; 0 when the engine runs eager
+	PrefillEager        bool // prefill workers run without CUDA graphs (disaggregated recipes)
+	MaxModelLen         int  // --max-model-len; 0 means the model's own context length
+	// Rule names the engine's rule the values come from, for provenance.
+	Rule string
+}
+
+// defaultsRule is one row of the engine-defaults table: from version since
+// of a family on (until the next row of that family), the defaults for a
+// GPU and max-model-len are apply's.
+type defaultsRule struct {
+	family string
+	since  []int // nil: labels with no version
+	apply  func(g GPU, maxModelLen int) EngineDefaults
+}
+
+// vLLM's OpenAI API server picks max-num-batched-tokens and max-num-seqs
+// from the GPU, by a rule that changed over releases
+// (vllm/engine/arg_utils.py; PRs in vllm-project/vllm):
+//
+//   - V0 engine (the default before v0.8.0): 256 sequences. The API server
+//     turns chunked prefill on for a max-model-len above 32K tokens, with a
+//     2048-token budget (#10544, November 2024; 512 before); otherwise the
+//     budget is max(max-model-len, 2048), so a prompt never needs chunking.
+//     A label without a version keeps 8192 tokens / 256 sequences, the
+//     budget capsim assumed before this table existed.
+//   - V1 engine, the default from v0.8.0: #12369 (January 2025) gives 8192
+//     tokens and 1024 sequences when the device name contains "h100" or
+//     "h200", else 2048 and 256.
+//   - #17073 (April 2025): 8192 / 1024 for any device with at least 70 GiB
+//     of memory; taken as first released in v0.8.5.
+//   - #17885 (May 2025): the same, except A100s, whose larger budget had
+//     cost throughput; taken as first released in v0.9.0.
+//
+// Each rule's code was read in vllm/engine/arg_utils.py and the PRs' diffs
+// (vllm-project/vllm); the release a PR first shipped in is inferred from
+// the PR's date against the release dates, not read at the release tag. The device name is
+// the catalog name lower-cased ("h100-sxm", "h20": H20 does not match
+// "h200"), the memory the catalog's nominal GB, which sits on the same side
+// of 70 GiB as the driver's figure for every catalog GPU.
+var defaultsTable = []defaultsRule{
+	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
+	{"vllm", []int{0}, vllmV0}, // V0 engine
+	{"vllm", []int{0, 8, 0}, func(g GPU, _ int) EngineDefaults { // V1 by device name (#12369)
+		n := strings.ToLower(g.Name)
+		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")
+	}},
+	{"vllm", []int{0, 8, 5}, func(g GPU, _ int) EngineDefaults { // V1 by memory (#17073)
+		return vllmV1(g.MemoryGB >= 70, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
+	}},
+	{"vllm", []int{0, 9, 0}, func(g GPU, _ int) EngineDefaults { // V1 by memory, not A100 (#17885)
+		return vllmV1(g.MemoryGB >= 70 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
+	}},
+	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM
+	// workers (the seed 004 document's YAML): block size 128, a 4096-token
+	// budget, eager prefill workers, decode graphs up to 128.
+	{"dynamo", nil, dynamoRecipe},
+}
+
+func vllmUnknown(GPU, int) EngineDefaults {
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax,
+		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
+}
+
+func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax,
+		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill"}
+	if maxModelLen > 32768 {
+		d.MaxNumBatchedTokens, d.Rule = 2048, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
+	}
+	return d
+}
+
+func vllmV1(large bool, rule string) EngineDefaults {
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, GraphMax: VLLMGraphMax, Rule: rule}
+	if large {
+		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
+	}
+	return d
+}
+
+func dynamoRecipe(GPU, int) EngineDefaults {
+	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
+		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
+}
+
+// DefaultsFor are an engine's defaults on a GPU serving a model at
+// maxModelLen tokens (the deployment's max-model-len; some rules depend on
+// it): the newest row of the table for the engine's family whose version the
+// engine has reached (a label with no version takes the family's
+// unversioned row). An unknown family gets vLLM's unversioned defaults, and
+// an error saying so.
+func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
+	var best *defaultsRule
+	for i := range defaultsTable {
+		r := &defaultsTable[i]
+		if r.family != e.Family {
+			continue
+		}
+		switch {
+		case r.since == nil && len(e.Version) == 0:
+			best = r
+		case r.since != nil && e.AtLeast(r.since...):
+			if best == nil || best.since == nil || versionLess(best.since, r.since) {
+				best = r
+			}
+		}
+	}
+	if best == nil {
+		for i := range defaultsTable {
+			if r := &defaultsTable[i]; r.family == e.Family && r.since == nil {
+				best = r // a versioned label of a family known only unversioned
+			}
+		}
+	}
+	if best == nil {
+		return vllmUnknown(g, maxModelLen), fmt.Errorf("model: no defaults known for engine %q: vLLM's assumed", e.Label)
+	}
+	return best.apply(g, maxModelLen), nil
+}

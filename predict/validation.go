@@ -1,0 +1,124 @@
+package predict
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+)
+
+// ValidationMetrics are the metrics a validation compares, in print order.
+var ValidationMetrics = []string{
+	model.RequestThroughput, model.OutputThroughput,
+	model.MeanTTFT, model.MedianTTFT, model.P99TTFT,
+	model.MeanTPOT, model.MedianTPOT, model.P99TPOT,
+	model.MeanITL, model.MedianITL, model.P99ITL,
+	model.MeanE2EL, model.MedianE2EL, model.P99E2EL,
+}
+
+// ValidationPoint is one load point measured against its prediction.
+type ValidationPoint struct {
+	Load       model.Load   `json:"load"`
+	ISL        int          `json:"isl"`
+	OSL        int          `json:"osl"`
+	NumPrompts int          `json:"num_prompts"`
+	Completed  int          `json:"completed"`
+	Failed     int          `json:"failed"`
+	Record     string       `json:"record,omitempty"` // the record compared, when validating records
+	Metrics    []Comparison `json:"metrics"`
+	// Missing lists metrics the measurement or the prediction lacks.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Validation is measurements of one deployment against its predictions.
+type Validation struct {
+	Source   string            `json:"source"` // the server URL or the result file
+	GPU      string            `json:"gpu"`
+	Model    string            `json:"model"`
+	Engine   string            `json:"engine"`
+	Topology string            `json:"topology"`
+	Profile  string            `json:"profile"`
+	Points   []ValidationPoint `json:"points"`
+	Summary  []ErrorSummary    `json:"summary"`
+	Derived  []string          `json:"derived"` // where the predicted costs came from
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// NewValidation starts a validation of a prediction's deployment.
+func NewValidation(source string, p Prediction) *Validation {
+	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology,
+		Warnings: p.Warnings, Derived: derivedText(p.Derived)}
+}
+
+func derivedText(ds []calibrate.Derivation) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	return out
+}
+
+// ComparePoint pairs the measured and predicted metrics of one load point.
+func ComparePoint(load model.Load, shape Shape, predicted, measured map[string]float64) ValidationPoint {
+	pt := ValidationPoint{Load: load, ISL: shape.ISL, OSL: shape.OSL}
+	pt.Metrics, pt.Missing = Compare(measured, predicted, ValidationMetrics)
+	return pt
+}
+
+// Summarise fills Summary from the points' comparisons.
+func (v *Validation) Summarise() {
+	var all []Comparison
+	for _, p := range v.Points {
+		all = append(all, p.Metrics...)
+	}
+	v.Summary = Summarise(all, ValidationMetrics)
+}
+
+// ValidateRecords re-simulates each measured record as it ran (Records)
+// and compares; source names the records' file in the output and in the
+// "FILE line N" of each error and warning. Records whose deployment
+// differs from the first record's are compared too, with a warning.
+func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string, recs []results.Record, opts RecordOptions) (*Validation, error) {
+	rps, err := Records(ctx, prof, recs, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	var v *Validation
+	var notes []string
+	for i := range rps {
+		rp, r := &rps[i], &recs[i]
+		where := fmt.Sprintf("%s line %d", source, r.Source.Line)
+		if rp.Err != nil {
+			return nil, fmt.Errorf("predict: %s: %w", where, rp.Err)
+		}
+		for _, n := range rp.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+		t := rp.Target
+		if v == nil {
+			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Derived: derivedText(rp.Derived)}
+		} else if t.GPU != v.GPU || t.Model != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
+				where, t.GPU, model.ShortName(t.Model), t.Engine, t.Topology))
+		}
+		if r.Errors > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s (%s): %d requests failed; latencies are over the completed ones", where, r.Workload.Load, r.Errors))
+		}
+		w := rp.Workload
+		pt := ComparePoint(r.Workload.Load, Shape{ISL: w.ISL, OSL: w.OSL}, rp.Metrics, r.Metrics)
+		pt.Record = r.ID
+		pt.NumPrompts, pt.Completed, pt.Failed = w.NumPrompts, r.Completed, r.Errors
+		v.Points = append(v.Points, pt)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("predict: %s holds no results", source)
+	}
+	v.Warnings = append(v.Warnings, notes...)
+	v.Summarise()
+	return v, nil
+}

@@ -1,0 +1,54 @@
+package series_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/series"
+)
+
+func TestGroupSeed004(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := series.Group(results.Filter{Source: "004"}.Select(recs))
+	// Dynamo 3P1D and 12P1D and vLLM 0.8.4 with four shapes each, vLLM 0.9.0.1 with three.
+	if len(groups) != 15 {
+		t.Fatalf("%d series in seed 004, want 15", len(groups))
+	}
+	for _, s := range groups {
+		if s.Kind != model.ClosedLoop || len(s.Records) < 6 {
+			t.Errorf("%s: %d points of %s", s.Slug(), len(s.Records), s.Kind)
+		}
+	}
+	if got := groups[4].Slug(); got != "004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency" {
+		t.Errorf("slug %q", got)
+	}
+}
+
+func TestGroupBurstsUsePromptCount(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := series.Group(results.Filter{Source: "002"}.Select(recs))
+	if len(groups) == 0 {
+		t.Fatal("no series in seed 002")
+	}
+	s := groups[0]
+	if s.Kind != model.Burst {
+		t.Fatalf("kind %s", s.Kind)
+	}
+	var xs []float64
+	for _, r := range s.Records {
+		xs = append(xs, series.X(r))
+	}
+	want := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}
+	if !reflect.DeepEqual(xs, want) {
+		t.Errorf("burst sizes %v, want %v", xs, want)
+	}
+}

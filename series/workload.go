@@ -1,0 +1,161 @@
+package series
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/capsim/capsim/internal/stats"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+)
+
+// DefaultMaxPrompts caps the prompts simulated per load point when the
+// caller gives no cap: enough for a benchmark's steady state, cheap enough
+// to simulate hundreds of points in a fit.
+const DefaultMaxPrompts = 1280
+
+// Workload is the benchmark run a record measured, as a simulator repeats
+// it: the load, the mean prompt length, the realised mean output length
+// and the prompts to send. Notes say what was estimated.
+type Workload struct {
+	Load       model.Load
+	ISL        int // mean prompt tokens
+	OSL        int // realised mean output tokens
+	NumPrompts int
+	Notes      []string
+}
+
+// Workloads returns the workload of every record, in record order, as fit,
+// plot, predict and validate all simulate it; err[i] says why record i has
+// none (lengths unknown, a load that cannot run). all are every record of
+// the sources (a record that does not state its output length borrows the
+// ratio of its siblings), maxPrompts caps the prompts per point (0 means
+// DefaultMaxPrompts).
+//
+// The realised output length is the record's measured mean output, else
+// the median ratio of mean output to max_tokens over the rows of the same
+// source and model that state both, times the record's max_tokens (the
+// max_tokens itself when no row says). When a series' outputs clearly
+// stop before that length (vLLM's identity E2E = TTFT + (OSL−1)·TPOT gives
+// each point's mean output, and the series' median is under 95% of the
+// stated length), every point of the series uses that median.
+func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
+	out := make([]Workload, len(all))
+	errs := make([]error, len(all))
+	osl := make([]float64, len(all))
+	for i := range all {
+		r := &all[i]
+		w := &out[i]
+		o := r.Workload.OSL
+		if o <= 0 && r.Workload.OSLMax > 0 {
+			o = oslEstimate(all, r)
+			w.Notes = append(w.Notes, fmt.Sprintf("output length not stated: %.0f tokens assumed (from rows of the same source with max_tokens %d)", o, r.Workload.OSLMax))
+		}
+		if r.Workload.ISL <= 0 || o <= 0 {
+			errs[i] = &UnusableError{Record: r.ID, Reason: fmt.Sprintf("prompt and output lengths unknown (isl %g, osl %g)", r.Workload.ISL, r.Workload.OSL)}
+			continue
+		}
+		if err := r.Workload.Load.Validate(); err != nil {
+			errs[i] = &UnusableError{Record: r.ID, Reason: err.Error(), Err: err}
+			continue
+		}
+		osl[i] = o
+		w.Load = r.Workload.Load
+		w.ISL = max(1, int(math.Round(r.Workload.ISL)))
+		w.OSL = max(2, int(math.Round(o)))
+		w.NumPrompts = Prompts(r, maxPrompts)
+	}
+	// Outputs that stop early, per series.
+	est := map[string][]float64{}
+	keys := make([]string, len(all))
+	for i := range all {
+		if errs[i] != nil {
+			continue
+		}
+		keys[i] = Key(&all[i])
+		if n, ok := impliedOutput(&all[i]); ok {
+			est[keys[i]] = append(est[keys[i]], n)
+		}
+	}
+	for i := range all {
+		e := est[keys[i]]
+		if errs[i] != nil || len(e) < 2 {
+			continue
+		}
+		m := math.Round(stats.Median(e))
+		if w := &out[i]; m < 0.95*float64(w.OSL) && m >= 2 {
+			w.Notes = append(w.Notes, fmt.Sprintf("outputs stop early: mean output %.0f tokens (from E2E, TTFT and TPOT) instead of the stated %d", m, w.OSL))
+			w.OSL = int(m)
+		}
+	}
+	return out, errs
+}
+
+// UnusableError says why a record's workload cannot be simulated.
+type UnusableError struct {
+	Record string
+	Reason string
+	Err    error // the underlying error, if any
+}
+
+func (e *UnusableError) Error() string { return "series: record " + e.Record + ": " + e.Reason }
+func (e *UnusableError) Unwrap() error { return e.Err }
+
+// impliedOutput is the mean output length vLLM's identity
+// E2E = TTFT + (OSL−1)·TPOT gives for a record, when it states all three.
+func impliedOutput(r *results.Record) (float64, bool) {
+	pos := func(m string) (float64, bool) {
+		v, ok := r.Metrics[m]
+		return v, ok && v > 0 && !math.IsInf(v, 0)
+	}
+	e2e, ok1 := pos(model.MeanE2EL)
+	ttft, ok2 := pos(model.MeanTTFT)
+	tpot, ok3 := pos(model.MeanTPOT)
+	if !ok1 || !ok2 || !ok3 || e2e <= ttft {
+		return 0, false
+	}
+	return 1 + (e2e-ttft)/tpot, true
+}
+
+// oslEstimate is the mean output length of a record that does not state
+// it: the median ratio of mean output to max_tokens over the rows of the
+// same source and model that state both, times the record's max_tokens.
+func oslEstimate(all []results.Record, r *results.Record) float64 {
+	var ratios []float64
+	for i := range all {
+		q := &all[i]
+		if q.Source.File == r.Source.File && q.System.Model == r.System.Model && q.Workload.OSL > 0 && q.Workload.OSLMax > 0 {
+			ratios = append(ratios, q.Workload.OSL/float64(q.Workload.OSLMax))
+		}
+	}
+	if len(ratios) == 0 {
+		return float64(r.Workload.OSLMax)
+	}
+	return math.Round(stats.Median(ratios) * float64(r.Workload.OSLMax))
+}
+
+// Prompts is the number of prompts to simulate for a record: its own
+// count when it states one (always, for a burst, whose size is part of the
+// workload), else about ten per concurrent client as vLLM's benchmark
+// scripts typically sent, at least 200; capped at maxPrompts (0 means
+// DefaultMaxPrompts) except for a burst.
+func Prompts(r *results.Record, maxPrompts int) int {
+	if maxPrompts <= 0 {
+		maxPrompts = DefaultMaxPrompts
+	}
+	l := r.Workload.Load
+	if l.Kind == model.Burst {
+		if r.Workload.NumPrompts > 0 {
+			return r.Workload.NumPrompts
+		}
+		return 200
+	}
+	n := r.Workload.NumPrompts
+	if n == 0 {
+		n = 200
+		if l.Concurrency > 0 {
+			n = max(200, 10*l.Concurrency)
+		}
+	}
+	return min(n, maxPrompts)
+}
