@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/capsim/capsim/model"
 )
 
 // vllmFlags are the `vllm serve` flags an export may emit, per vLLM minor
@@ -34,12 +36,15 @@ type Engine struct {
 // dynamoVLLM is the vLLM each Dynamo release this package knows runs.
 var dynamoVLLM = map[string]string{"0.3": "0.8.4"}
 
-// ParseEngine resolves an engine label such as "vllm-0.9.0.1" or "dynamo-0.3.0".
+// ParseEngine resolves an engine label such as "vllm-0.9.0.1" or
+// "dynamo-0.3.0" (split by model.ParseEngine); a label without a version
+// cannot be exported, since flags and images depend on the release.
 func ParseEngine(label string) (Engine, error) {
-	fam, ver, ok := strings.Cut(strings.ToLower(label), "-")
-	if !ok || ver == "" {
-		return Engine{}, fmt.Errorf("deploy: engine %q: want FAMILY-VERSION, e.g. vllm-0.9.0.1 or dynamo-0.3.0", label)
+	me := model.ParseEngine(label)
+	if len(me.Version) == 0 {
+		return Engine{}, fmt.Errorf("deploy: engine %q names no version: flags and images depend on the release (want e.g. vllm-0.9.0.1 or dynamo-0.3.0)", label)
 	}
+	fam, ver := me.Family, strings.TrimPrefix(me.String(), me.Family+"-")
 	e := Engine{Label: label}
 	switch fam {
 	case "vllm":
