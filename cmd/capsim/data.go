@@ -83,7 +83,7 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(shortModel(r.System.Model)), orDash(r.System.Engine),
+			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
 			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
 			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
@@ -110,8 +110,6 @@ func dataCount(n int) string {
 	}
 	return strconv.Itoa(n)
 }
-
-func shortModel(m string) string { return m[strings.LastIndexByte(m, '/')+1:] }
 
 func dataTopology(t model.Topology) string {
 	switch {

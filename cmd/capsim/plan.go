@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -153,18 +153,12 @@ func (o planOptions) options() (plan.Options, error) {
 		opts.GPUs = append(opts.GPUs, g)
 	}
 	if o.gpuCost != "" {
-		opts.GPUCost = map[string]float64{}
-		for _, f := range planList(o.gpuCost) {
-			name, price, ok := strings.Cut(f, "=")
-			p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
-			if !ok || err != nil || !(p > 0) || math.IsInf(p, 0) {
-				return opts, fmt.Errorf("plan: --gpu-cost %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", f)
+		var err error
+		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
+			if msg, ok := strings.CutPrefix(err.Error(), "plan: GPU cost "); ok {
+				return opts, errors.New("plan: --gpu-cost " + msg)
 			}
-			g, err := model.LookupGPU(name)
-			if err != nil {
-				return opts, err
-			}
-			opts.GPUCost[g.Name] = p
+			return opts, err
 		}
 	}
 	for _, f := range planList(o.tps) {
