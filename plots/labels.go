@@ -16,16 +16,16 @@ func (a rect) overlaps(b rect) bool {
 }
 
 // placeLabels puts label i (width and height sizes[i]) near anchors[i]
-// without overlapping a label already placed, any anchor's marker (a
-// square of half-side markR) or the box [lo, hi], trying positions right
+// without overlapping a label already placed, any anchor's or obstacle's
+// marker (a square of half-side markR) or the box [lo, hi], trying positions right
 // and left of the point at growing vertical offsets, in a fixed order.
 // Labels are placed in order, so earlier ones win; a label with no free
 // position is left out (ok false). The result depends on the inputs alone.
-func placeLabels(anchors []vg.Point, sizes [][2]vg.Length, lo, hi vg.Point, markR vg.Length) (pos []vg.Point, ok []bool) {
+func placeLabels(anchors []vg.Point, sizes [][2]vg.Length, lo, hi vg.Point, markR vg.Length, obstacles ...vg.Point) (pos []vg.Point, ok []bool) {
 	pos, ok = make([]vg.Point, len(anchors)), make([]bool, len(anchors))
 	var placed []rect
 	var marks []rect
-	for _, a := range anchors {
+	for _, a := range append(append([]vg.Point(nil), anchors...), obstacles...) {
 		marks = append(marks, rect{vg.Point{X: a.X - markR, Y: a.Y - markR}, vg.Point{X: a.X + markR, Y: a.Y + markR}})
 	}
 	gap := markR + vg.Points(1.5)
@@ -48,6 +48,7 @@ func placeLabels(anchors []vg.Point, sizes [][2]vg.Length, lo, hi vg.Point, mark
 				for j, m := range marks {
 					free = free && (j == i || !r.overlaps(m))
 				}
+
 				if free {
 					pos[i], ok[i] = c, true
 					placed = append(placed, r)
@@ -59,11 +60,13 @@ func placeLabels(anchors []vg.Point, sizes [][2]vg.Length, lo, hi vg.Point, mark
 	return pos, ok
 }
 
-// labelSet draws labels next to their points where placeLabels finds room.
+// labelSet draws labels next to their points where placeLabels finds
+// room, clear of every other point drawn (others).
 type labelSet struct {
 	xys    plotter.XYs
 	labels []string
 	styles []text.Style
+	others plotter.XYs
 }
 
 func (l labelSet) Plot(c draw.Canvas, p *plot.Plot) {
@@ -74,7 +77,11 @@ func (l labelSet) Plot(c draw.Canvas, p *plot.Plot) {
 		anchors[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
 		sizes[i] = [2]vg.Length{l.styles[i].Width(l.labels[i]), l.styles[i].Height(l.labels[i])}
 	}
-	pos, ok := placeLabels(anchors, sizes, c.Min, c.Max, vg.Points(7)) // clear of the recommended rings
+	var obstacles []vg.Point
+	for _, xy := range l.others {
+		obstacles = append(obstacles, vg.Point{X: trX(xy.X), Y: trY(xy.Y)})
+	}
+	pos, ok := placeLabels(anchors, sizes, c.Min, c.Max, vg.Points(5), obstacles...)
 	for i := range l.labels {
 		if ok[i] {
 			c.FillText(l.styles[i], pos[i], l.labels[i])

@@ -157,6 +157,9 @@ func ParetoFigure(pa Pareto) *Figure {
 		f.legend = append(f.legend, legendEntry{"recommended (#rank)", []plot.Thumbnailer{glyphThumb(recommendedGlyph)}})
 	}
 	if len(ls.xys) > 0 {
+		for _, g := range byGroup {
+			ls.others = append(append(ls.others, g[0]...), g[1]...)
+		}
 		p.Add(ls)
 	}
 	// Both axes from zero, with room on the right and top for the labels.

@@ -74,7 +74,11 @@ func TestPlaceLabelsNeverOverlap(t *testing.T) {
 		sizes = append(sizes, [2]vg.Length{vg.Length(40 + i%5*10), 9})
 	}
 	lo, hi := vg.Point{X: 0, Y: 0}, vg.Point{X: 500, Y: 400}
-	pos, ok := placeLabels(anchors, sizes, lo, hi, 4)
+	var obstacles []vg.Point // unlabelled points scattered over the band
+	for i := 0; i < 30; i++ {
+		obstacles = append(obstacles, vg.Point{X: vg.Length(90 + 11*i), Y: vg.Length(320 - 9*i)})
+	}
+	pos, ok := placeLabels(anchors, sizes, lo, hi, 4, obstacles...)
 	n := 0
 	var rs []rect
 	for i := range anchors {
@@ -91,12 +95,17 @@ func TestPlaceLabelsNeverOverlap(t *testing.T) {
 				t.Errorf("labels overlap: %+v and placed #%d %+v", r, j, q)
 			}
 		}
+		for _, o := range obstacles {
+			if r.overlaps(rect{vg.Point{X: o.X - 4, Y: o.Y - 4}, vg.Point{X: o.X + 4, Y: o.Y + 4}}) {
+				t.Errorf("label %d covers the point at %v", i, o)
+			}
+		}
 		rs = append(rs, r)
 	}
 	if !ok[0] || n < 20 {
 		t.Errorf("placed %d of %d labels (first placed: %v): too few for the space", n, len(anchors), ok[0])
 	}
-	again, _ := placeLabels(anchors, sizes, lo, hi, 4)
+	again, _ := placeLabels(anchors, sizes, lo, hi, 4, obstacles...)
 	for i := range pos {
 		if pos[i] != again[i] {
 			t.Fatal("placement is not deterministic")
