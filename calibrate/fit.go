@@ -32,6 +32,30 @@ type Options struct {
 	CV bool
 	// Simulate runs one simulation; nil means sim.Run.
 	Simulate func(context.Context, sim.Config) (*sim.Result, error)
+	// RequireStated makes a group whose records name no GPU or no model an
+	// error (*UnstatedError) instead of searching the catalog for the pair
+	// that explains the data best. Fits of users' own data set it, so a GPU
+	// is never assumed silently; the embedded default profile does not.
+	RequireStated bool
+}
+
+// UnstatedError is a group whose records do not say which GPU or model
+// they measured, under Options.RequireStated.
+type UnstatedError struct {
+	Group      string // "unknown GPU / Qwen3-8B / vllm-0.10.1"
+	GPU, Model bool   // which is missing
+	Sources    []string
+}
+
+func (e *UnstatedError) Error() string {
+	var what []string
+	if e.GPU {
+		what = append(what, "GPU")
+	}
+	if e.Model {
+		what = append(what, "model")
+	}
+	return fmt.Sprintf("calibrate: group %s: the records do not name the %s (sources: %s)", e.Group, strings.Join(what, " or the "), strings.Join(e.Sources, ", "))
 }
 
 // Progress reports how far a fit has come.
@@ -171,6 +195,17 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	cands, note, err := candidates(key, all)
 	if err != nil {
 		return nil, err
+	}
+	if opts.RequireStated && (key.gpu == "" || key.model == "") {
+		seen := map[string]bool{}
+		var sources []string
+		for _, p := range all {
+			if f := p.rec.Source.File; !seen[f] {
+				seen[f] = true
+				sources = append(sources, f)
+			}
+		}
+		return nil, &UnstatedError{Group: name, GPU: key.gpu == "", Model: key.model == "", Sources: sources}
 	}
 	// With the GPU or model unknown, pick the catalog pair whose roofline
 	// needs efficiencies closest to the prior to explain the data.

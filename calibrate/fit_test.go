@@ -230,6 +230,23 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 	}
 }
 
+// TestRequireStated: with Options.RequireStated, a group that names no GPU
+// is an *UnstatedError instead of an assumed catalog pair.
+func TestRequireStated(t *testing.T) {
+	rec := results.Record{ID: "x:1", Source: results.Source{File: "sweep.json", Line: 1},
+		System:   results.System{Model: "Qwen/Qwen3-8B", Engine: "vllm-0.10.1", Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})},
+		Workload: results.Workload{ISL: 1024, OSL: 128, ISLMax: 1024, OSLMax: 128, Load: model.Closed(4)},
+		Metrics:  map[string]float64{model.RequestThroughput: 3, model.MeanTTFT: 40, model.MeanTPOT: 9, model.MeanE2EL: 1200}}
+	_, _, err := Fit(context.Background(), []results.Record{rec}, Options{RequireStated: true, SkipRefine: true}, nil)
+	var ue *UnstatedError
+	if !errors.As(err, &ue) || !ue.GPU || ue.Model || len(ue.Sources) != 1 || ue.Sources[0] != "sweep.json" {
+		t.Fatalf("err = %v, want an UnstatedError for the GPU of sweep.json", err)
+	}
+	if want := "calibrate: group unknown GPU / Qwen3-8B / vllm-0.10.1: the records do not name the GPU (sources: sweep.json)"; err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+}
+
 // An interrupted fit returns an error that errors.Is recognises as the
 // cancellation, so the CLI can tell Ctrl-C from a failed fit.
 func TestFitCanceledWrapsContextError(t *testing.T) {

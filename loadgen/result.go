@@ -37,6 +37,14 @@ type Result struct {
 
 	MaxOutputTokensPerS   float64 // most text chunks received in one wall-clock second
 	MaxConcurrentRequests int     // most completed requests in flight at once
+	RTFX                  float64 // vLLM's inverse real-time factor of audio requests; 0 for text
+
+	// ClientQueue summarises, over completed requests, how long each waited
+	// on the client side (from its arrival to its send) when a concurrency
+	// cap was set: vLLM's client_queue_time statistics, in ms. E2ELInclQueue
+	// is E2E latency plus that wait, for open loops with a cap (vLLM's
+	// e2el_including_client_queue). Nil when vLLM would not write them.
+	ClientQueue, E2ELInclQueue *Summary
 
 	// Per request, in the order they were issued (sent requests only).
 	InputLens  []int
@@ -45,6 +53,7 @@ type Result struct {
 	ITLs       [][]float64
 	Latencies  []float64
 	StartTimes []float64 // send offsets from the start of the load point, seconds
+	QueueTimes []float64 // client-side wait from arrival to send, seconds (vLLM's queue_times)
 	Errors     []string  // "" for a completed request
 
 	// capsim's additions.
@@ -85,7 +94,7 @@ func (r *Result) Metrics() map[string]float64 {
 		"output_throughput":      r.OutputThroughput,
 		"total_token_throughput": r.TotalTokenThroughput,
 	}
-	for _, s := range r.summaries() {
+	for _, s := range append(r.summaries(), r.queueSummaries()...) {
 		m["mean_"+s.name+"_ms"] = s.Mean
 		m["median_"+s.name+"_ms"] = s.Median
 		m["std_"+s.name+"_ms"] = s.Std
@@ -94,6 +103,19 @@ func (r *Result) Metrics() map[string]float64 {
 		m["p99_"+s.name+"_ms"] = s.P99
 	}
 	return m
+}
+
+// queueSummaries are the client-queue statistics vLLM writes when a
+// concurrency cap was set.
+func (r *Result) queueSummaries() []namedSummary {
+	var out []namedSummary
+	if r.ClientQueue != nil {
+		out = append(out, namedSummary{"client_queue_time", *r.ClientQueue})
+	}
+	if r.E2ELInclQueue != nil {
+		out = append(out, namedSummary{"e2el_including_client_queue", *r.E2ELInclQueue})
+	}
+	return out
 }
 
 type namedSummary struct {
@@ -105,10 +127,12 @@ func (r *Result) summaries() []namedSummary {
 	return []namedSummary{{"ttft", r.TTFT}, {"tpot", r.TPOT}, {"itl", r.ITL}, {"e2el", r.E2EL}}
 }
 
-// WithoutDetails returns a copy without the per-request lists.
+// WithoutDetails returns a copy without the per-request lists vLLM drops
+// without --save-detailed (input/output lengths, TTFTs, ITLs, start times,
+// errors); latencies and queue_times stay, as in vLLM.
 func (r *Result) WithoutDetails() *Result {
 	c := *r
-	c.InputLens, c.OutputLens, c.TTFTs, c.ITLs, c.Latencies, c.StartTimes, c.Errors = nil, nil, nil, nil, nil, nil, nil
+	c.InputLens, c.OutputLens, c.TTFTs, c.ITLs, c.StartTimes, c.Errors = nil, nil, nil, nil, nil, nil
 	return &c
 }
 
@@ -155,13 +179,23 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		o.add("output_lens", r.OutputLens)
 		o.add("ttfts", r.TTFTs)
 		o.add("itls", r.ITLs)
+	}
+	if r.Latencies != nil {
 		o.add("latencies", r.Latencies)
+	}
+	if r.StartTimes != nil {
 		o.add("start_times", r.StartTimes)
+	}
+	if r.QueueTimes != nil {
+		o.add("queue_times", r.QueueTimes)
+	}
+	if r.InputLens != nil { // generated_texts is not written: capsim does not keep the texts
 		o.add("errors", r.Errors)
 	}
 	o.add("max_output_tokens_per_s", r.MaxOutputTokensPerS)
 	o.add("max_concurrent_requests", r.MaxConcurrentRequests)
-	for _, s := range r.summaries() {
+	o.add("rtfx", r.RTFX)
+	for _, s := range append(r.summaries(), r.queueSummaries()...) {
 		stats := []struct {
 			key string
 			v   float64

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/capsim/capsim/model"
 )
@@ -26,8 +27,9 @@ func sampleResult() *Result {
 		MaxOutputTokensPerS: 10, MaxConcurrentRequests: 1,
 		InputLens: []int{100, 100}, OutputLens: []int{10, 0},
 		TTFTs: []float64{0.05, 0}, ITLs: [][]float64{{0.01}, {}}, Latencies: []float64{0.14, 0},
-		StartTimes: []float64{0, 0}, Errors: []string{"", "HTTP 500"},
-		Load: model.Closed(2), Endpoint: Completions, ISL: 100, OSL: 10, Seed: 3,
+		StartTimes: []float64{0, 0}, QueueTimes: []float64{0, 0.002}, Errors: []string{"", "HTTP 500"},
+		ClientQueue: &Summary{0, 0, 0, 0, 0, 0},
+		Load:        model.Closed(2), Endpoint: Completions, ISL: 100, OSL: 10, Seed: 3,
 		InputLengthsExact: true, Failures: map[string]int{"http_500": 1},
 		Metadata: map[string]string{"gpu": "H20", "tensor_parallel_size": "2"},
 	}
@@ -81,7 +83,9 @@ func TestResultJSONUsesVLLMFields(t *testing.T) {
 			"completed", "total_input_tokens", "total_output_tokens", "request_throughput", "output_throughput",
 			"total_token_throughput", "mean_ttft_ms", "median_tpot_ms", "std_itl_ms", "p90_ttft_ms",
 			"p95_tpot_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms", "input_lens",
-			"output_lens", "ttfts", "itls", "errors", "capsim_partial", "capsim_failures", "gpu"} {
+			"output_lens", "ttfts", "itls", "errors", "capsim_partial", "capsim_failures", "gpu",
+			"latencies", "start_times", "queue_times", "rtfx", "max_output_tokens_per_s", "max_concurrent_requests",
+			"mean_client_queue_time_ms", "p99_client_queue_time_ms"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("%s: field %q missing", name, k)
 			}
@@ -94,8 +98,11 @@ func TestResultJSONUsesVLLMFields(t *testing.T) {
 	if m["p99_itl_ms"] != 11.9 || m["request_throughput"] != 1/1.5 || m["mean_e2el_ms"] != 140 {
 		t.Errorf("Metrics() = %v", m)
 	}
-	if r := sampleResult().WithoutDetails(); r.TTFTs != nil || sampleResult().TTFTs == nil {
-		t.Error("WithoutDetails kept per-request lists")
+	if r := sampleResult().WithoutDetails(); r.TTFTs != nil || r.StartTimes != nil || sampleResult().TTFTs == nil {
+		t.Error("WithoutDetails kept per-request lists vLLM drops without --save-detailed")
+	}
+	if r := sampleResult().WithoutDetails(); r.Latencies == nil || r.QueueTimes == nil {
+		t.Error("WithoutDetails dropped latencies or queue_times, which vLLM keeps")
 	}
 }
 
@@ -142,5 +149,34 @@ func TestResultMarshalsTheSameByValue(t *testing.T) {
 	byValue, err2 := json.Marshal(*r)
 	if err1 != nil || err2 != nil || !bytes.Equal(byPointer, byValue) {
 		t.Errorf("value and pointer encodings differ (%v, %v)", err1, err2)
+	}
+}
+
+// TestSummarizeClientQueue: vLLM's queue_times and client_queue_time
+// statistics. A capped open loop queues from each request's due time; a
+// closed loop from the start of the load point (vLLM creates every request
+// at once and makes it wait for the semaphore).
+func TestSummarizeClientQueue(t *testing.T) {
+	outs := []outcome{
+		{sent: true, start: 0.5, ttft: 0.1, latency: 1, outputTokens: 2, itl: []float64{0.9}},
+		{sent: true, start: 1.5, ttft: 0.1, latency: 1, outputTokens: 2, itl: []float64{0.9}},
+	}
+	due := []time.Duration{0, time.Second}
+	open := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Load{Kind: model.OpenLoop, Rate: 1, Burstiness: 1, Concurrency: 1}}
+	r := summarize(open, outs, due, 3)
+	if len(r.QueueTimes) != 2 || r.QueueTimes[0] != 0.5 || r.QueueTimes[1] != 0.5 || r.ClientQueue == nil || r.ClientQueue.Mean != 500 {
+		t.Errorf("open loop: queue_times %v client queue %+v", r.QueueTimes, r.ClientQueue)
+	}
+	if r.E2ELInclQueue == nil || r.E2ELInclQueue.Mean != 1500 {
+		t.Errorf("open loop: e2el including queue %+v, want mean 1500 ms", r.E2ELInclQueue)
+	}
+	closed := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Closed(1)}
+	r = summarize(closed, outs, due, 3)
+	if r.QueueTimes[1] != 1.5 || r.ClientQueue == nil || r.ClientQueue.Mean != 1000 || r.E2ELInclQueue != nil {
+		t.Errorf("closed loop: queue_times %v client queue %+v incl %+v", r.QueueTimes, r.ClientQueue, r.E2ELInclQueue)
+	}
+	uncapped := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Open(1, 1)}
+	if r = summarize(uncapped, outs, due, 3); r.ClientQueue != nil {
+		t.Error("no concurrency cap: vLLM writes no client queue statistics")
 	}
 }

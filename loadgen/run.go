@@ -197,6 +197,7 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 		ITLs:              [][]float64{},
 		Latencies:         []float64{},
 		StartTimes:        []float64{},
+		QueueTimes:        []float64{},
 		Errors:            []string{},
 	}
 	if o.endpoint() == Chat {
@@ -208,7 +209,7 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 	if r.Burstiness == 0 {
 		r.Burstiness = 1
 	}
-	var ttfts, tpots, itls, e2els, delays []float64
+	var ttfts, tpots, itls, e2els, delays, queues, e2elsQueued []float64
 	var done []*outcome
 	for i := range outcomes {
 		out := &outcomes[i]
@@ -226,7 +227,16 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 		if itl == nil {
 			itl = []float64{}
 		}
+		// vLLM's client queue time: from the request's arrival (its due time
+		// in an open loop; the start of the load point in a closed loop or a
+		// burst, where vLLM creates every request at once) to its send.
+		arrival := 0.0
+		if o.Load.Kind == model.OpenLoop {
+			arrival = due[i].Seconds()
+		}
+		queue := max(out.start-arrival, 0)
 		r.StartTimes = append(r.StartTimes, out.start)
+		r.QueueTimes = append(r.QueueTimes, queue)
 		r.TTFTs = append(r.TTFTs, out.ttft)
 		r.ITLs = append(r.ITLs, itl)
 		r.Latencies = append(r.Latencies, out.latency)
@@ -258,6 +268,8 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 		ttfts = append(ttfts, out.ttft)
 		itls = append(itls, out.itl...)
 		e2els = append(e2els, out.latency)
+		queues = append(queues, queue)
+		e2elsQueued = append(e2elsQueued, out.latency+queue)
 		done = append(done, out)
 	}
 	if duration > 0 {
@@ -267,6 +279,14 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 	}
 	r.TTFT, r.TPOT, r.ITL, r.E2EL = Summarize(ttfts), Summarize(tpots), Summarize(itls), Summarize(e2els)
 	r.MaxOutputTokensPerS, r.MaxConcurrentRequests = peaks(done)
+	if o.Load.Concurrency > 0 { // vLLM writes these only with --max-concurrency
+		q := Summarize(queues)
+		r.ClientQueue = &q
+		if o.Load.Kind == model.OpenLoop {
+			e := Summarize(e2elsQueued)
+			r.E2ELInclQueue = &e
+		}
+	}
 	if o.Load.Kind != model.ClosedLoop && len(delays) > 0 {
 		s := Summarize(delays)
 		maxDelay := delays[0]

@@ -147,13 +147,41 @@ func drawPanel(c draw.Canvas, p panel) {
 	c.FillText(y, vg.Point{X: c.Min.X, Y: data.Center().Y}, p.yLabel)
 }
 
-// drawCentredLine draws txt centred with its top at y and returns the y under it.
+// drawCentredLine draws txt centred with its top at y, wrapped onto as many
+// lines as it needs (a long title is never cut off), and returns the y
+// under it.
 func drawCentredLine(c draw.Canvas, y vg.Length, sty text.Style, txt string) vg.Length {
 	sty.XAlign = draw.XCenter
 	sty.YAlign = draw.YTop
-	txt = fitText(sty, txt, c.Max.X-c.Min.X)
-	c.FillText(sty, vg.Point{X: c.Center().X, Y: y}, txt)
-	return y - sty.Height(txt)
+	for _, line := range wrapText(sty, txt, c.Max.X-c.Min.X) {
+		c.FillText(sty, vg.Point{X: c.Center().X, Y: y}, line)
+		y -= sty.Height(line)
+	}
+	return y
+}
+
+// wrapText breaks txt at spaces into lines that fit width; a single word
+// wider than width is shortened with an ellipsis.
+func wrapText(sty text.Style, txt string, width vg.Length) []string {
+	words := strings.Fields(txt)
+	var lines []string
+	cur := ""
+	for _, w := range words {
+		next := w
+		if cur != "" {
+			next = cur + " " + w
+		}
+		if sty.Width(next) <= width || cur == "" {
+			cur = next
+			continue
+		}
+		lines = append(lines, fitText(sty, cur, width))
+		cur = w
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, fitText(sty, cur, width))
+	}
+	return lines
 }
 
 // fitText shortens txt with an ellipsis until it fits width, so a long

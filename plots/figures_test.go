@@ -123,12 +123,12 @@ func TestSummaryFigure(t *testing.T) {
 	svg := renderSVG(t, SummaryFigure(Summary{Title: "all series", Pairs: pairs}))
 	for _, want := range []string{
 		"all series",
-		"request throughput (req/s): n=2, median error 25.0%",
-		"mean TTFT (ms): n=3, median error 10.0%",
-		"p99 TTFT (ms): n=1, median error 3.3%",
-		"y = x", "±10%",
+		"request throughput (req/s): n=2, median error 25.0%, 1 within ±10%",
+		"mean TTFT (ms): n=3, median error 10.0%, 2 within ±10%",
+		"p99 TTFT (ms): n=1, median error 3.3%, 1 within ±10%",
+		"predicted = measured", "±10%", "2× and ½×",
 		"4 of 6 points within ±10%; 4 pair(s) with a missing, zero or negative value not shown",
-		"measured (ms, req/s or tok/s)",
+		"measured (req/s)",
 	} {
 		if countText(svg, want) != 1 {
 			t.Errorf("text %q not drawn once", want)
@@ -137,9 +137,16 @@ func TestSummaryFigure(t *testing.T) {
 	if strings.Contains(svg, "mean TPOT") {
 		t.Error("TPOT has no plottable pair but appears")
 	}
-	// Circles: 2 throughput + 3 TTFT in the plot, plus one legend icon each.
-	if got := strings.Count(svg, "A3.2,3.2 0 1 1") / 2; got != 2+3+2 {
-		t.Errorf("%d circles, want 7", got)
+	// Circles: 2 throughput + 3 TTFT, one per pair, on the ratio panels.
+	if got := strings.Count(svg, "A3.2,3.2 0 1 1") / 2; got != 2+3 {
+		t.Errorf("%d circles, want 5", got)
+	}
+	// One panel per metric, each on a ratio axis labelled in factors.
+	if got := countText(svg, "predicted / measured"); got != 3 {
+		t.Errorf("%d ratio axes, want one per metric (3)", got)
+	}
+	if countText(svg, "1.5×") != 1 { // only the throughput panel reaches a 1.5× miss
+		t.Errorf("ratio tick 1.5× drawn %d times, want 1", countText(svg, "1.5×"))
 	}
 
 	empty := renderSVG(t, SummaryFigure(Summary{Title: "none", Pairs: []Pair{{model.MeanTTFT, 0, 0}}}))
@@ -302,5 +309,25 @@ func TestPredictionFigureP99(t *testing.T) {
 	// One dashed curve per panel and the legend icon.
 	if a, b := strings.Count(plain, "stroke-dasharray"), strings.Count(svg, "stroke-dasharray"); b-a != 3 {
 		t.Errorf("%d dashed strokes with P99, %d without: want 3 more (two panels, one legend icon)", b, a)
+	}
+}
+
+// TestLongTitlesWrap: a title with per-metric errors wraps onto several
+// lines instead of being cut off with an ellipsis.
+func TestLongTitlesWrap(t *testing.T) {
+	errs := map[string]float64{model.RequestThroughput: 4.2, model.MeanTTFT: 11.8, model.MeanTPOT: 3.1, model.MeanE2EL: 2, model.P99TTFT: math.NaN()}
+	line := ErrorLine(errs)
+	if line != "errors: request throughput 4.2% · mean TTFT 11.8% · mean TPOT 3.1% · mean E2E latency 2.0%" {
+		t.Fatalf("ErrorLine = %q", line)
+	}
+	title := "H20 · Qwen/Qwen3-32B · vllm-0.9.0.1 · prefill 12xTP1 + decode 1xTP4 · ISL 3000 OSL 150 · " + line
+	svg := renderSVG(t, SummaryFigure(Summary{Title: title, Pairs: []Pair{{model.MeanTTFT, 100, 110}}}))
+	if strings.Contains(svg, "…") {
+		t.Error("long title cut off with an ellipsis")
+	}
+	for _, w := range []string{"H20", "11.8%", "latency", "2.0%"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("title word %q not drawn", w)
+		}
 	}
 }

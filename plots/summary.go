@@ -2,8 +2,10 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -14,75 +16,120 @@ import (
 	"github.com/capsim/capsim/internal/stats"
 )
 
-// SummaryFigure draws every predicted value against its measurement on
-// log–log axes, with the y = x line and ±10% lines, one colour per metric
-// family and one marker shape per statistic. Pairs where either value is
-// not a positive finite number cannot sit on a log axis; they are left
-// out and counted in the footer.
+// SummaryFigure draws, for every metric, one panel of predicted/measured
+// against the measured value: a log ratio axis centred on 1 (a 2× miss and
+// a ½× miss sit equally far from it, and a 2× miss looks like one whatever
+// the metric's scale), with the ±10% lines and, where the data reach them,
+// the 2× and ½× lines. Each panel's title gives its number of points,
+// median error and how many are within ±10%. Pairs where either value is
+// not a positive finite number cannot sit on a log axis; they are left out
+// and counted in the footer.
 func SummaryFigure(s Summary) *Figure {
-	f := &Figure{Width: 8 * vg.Inch, Height: 8.5 * vg.Inch, title: s.Title, subtitle: s.Subtitle, cols: 1}
+	f := &Figure{Width: 10 * vg.Inch, Height: 8.5 * vg.Inch, title: s.Title, subtitle: s.Subtitle, cols: 2}
 	byMetric := map[string]plotter.XYs{}
+	errsBy := map[string][]float64{}
 	skipped := 0
-	var all extent
 	for _, pr := range s.Pairs {
 		if !(pr.Measured > 0 && finite(pr.Measured) && pr.Predicted > 0 && finite(pr.Predicted)) {
 			skipped++
 			continue
 		}
-		byMetric[pr.Metric] = append(byMetric[pr.Metric], plotter.XY{X: pr.Measured, Y: pr.Predicted})
-		all.add(pr.Measured)
-		all.add(pr.Predicted)
+		byMetric[pr.Metric] = append(byMetric[pr.Metric], plotter.XY{X: pr.Measured, Y: pr.Predicted / pr.Measured})
+		errsBy[pr.Metric] = append(errsBy[pr.Metric], math.Abs(pr.Predicted-pr.Measured)/pr.Measured)
 	}
 	var notes []string
 	if skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d pair(s) with a missing, zero or negative value not shown", skipped))
 	}
-	if !all.ok {
-		f.panels = []panel{{name: "predicted against measured"}}
+	if len(byMetric) == 0 {
+		f.panels = []panel{{name: "predicted / measured"}}
 		f.footer = strings.Join(notes, "; ")
 		return f
 	}
-
-	p := newPlot("")
-	p.Add(newGrid())
-	lo, hi := all.min/1.6, all.max*1.6
-	diag := func(k float64) plotter.XYs { return plotter.XYs{{X: lo, Y: k * lo}, {X: hi, Y: k * hi}} }
+	metrics := orderMetrics(keys(byMetric))
+	if len(metrics) > 6 {
+		f.cols = 3
+	}
+	if len(metrics) == 1 {
+		f.cols = 1
+	}
 	identity := draw.LineStyle{Color: ink, Width: vg.Points(1)}
 	band := draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
-	p.Add(&plotter.Line{XYs: diag(1), LineStyle: identity})
-	p.Add(&plotter.Line{XYs: diag(1.1), LineStyle: band}, &plotter.Line{XYs: diag(0.9), LineStyle: band})
-
+	twice := draw.LineStyle{Color: color.RGBA{R: 0xc0, G: 0x30, B: 0x30, A: 0xff}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
 	within, total := 0, 0
-	for _, m := range orderMetrics(keys(byMetric)) {
+	for _, m := range metrics {
 		xys := byMetric[m]
-		sty := draw.GlyphStyle{Shape: statGlyph(m), Radius: vg.Points(3.2), Color: withAlpha(MetricColor(m), 0xd0)}
-		p.Add(scatter(xys, sty))
-		errs := make([]float64, len(xys))
+		var xs extent
+		worst := 1.25 // the ratio axis shows at least 0.8…1.25
+		errs := errsBy[m]
+		in := 0
 		for i, xy := range xys {
-			errs[i] = math.Abs(xy.Y-xy.X) / xy.X
+			xs.add(xy.X)
+			worst = max(worst, xy.Y, 1/xy.Y)
 			if errs[i] <= 0.1 {
-				within++
+				in++
 			}
 		}
+		within += in
 		total += len(xys)
-		label := fmt.Sprintf("%s: n=%d, median error %.1f%%", MetricLabel(m), len(xys), 100*median(errs))
-		f.legend = append(f.legend, legendEntry{label, []plot.Thumbnailer{glyphThumb(sty)}})
+		title := fmt.Sprintf("%s: n=%d, median error %.1f%%, %d within ±10%%", MetricLabel(m), len(xys), 100*median(errs), in)
+		p := newPlot(title)
+		p.Add(newGrid())
+		lo, hi := xs.min/1.3, xs.max*1.3
+		flat := func(k float64) plotter.XYs { return plotter.XYs{{X: lo, Y: k}, {X: hi, Y: k}} }
+		p.Add(&plotter.Line{XYs: flat(1), LineStyle: identity})
+		p.Add(&plotter.Line{XYs: flat(1.1), LineStyle: band}, &plotter.Line{XYs: flat(1 / 1.1), LineStyle: band})
+		top := worst * 1.15
+		if top >= 2 {
+			p.Add(&plotter.Line{XYs: flat(2), LineStyle: twice}, &plotter.Line{XYs: flat(0.5), LineStyle: twice})
+		}
+		sty := draw.GlyphStyle{Shape: statGlyph(m), Radius: vg.Points(3.2), Color: withAlpha(MetricColor(m), 0xd0)}
+		p.Add(scatter(xys, sty))
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, log10Ticks{}
+		p.X.Min, p.X.Max = lo, hi
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
+		p.Y.Min, p.Y.Max = 1/top, top // symmetric in log: over and under look alike
+		f.panels = append(f.panels, panel{name: title, plot: p, xLabel: "measured " + metricUnitLabel(m), yLabel: "predicted / measured"})
 	}
-	f.legend = append(f.legend,
-		legendEntry{"y = x", []plot.Thumbnailer{lineThumb(identity)}},
-		legendEntry{"±10%", []plot.Thumbnailer{lineThumb(band)}})
+	f.legend = []legendEntry{
+		{"predicted = measured", []plot.Thumbnailer{lineThumb(identity)}},
+		{"±10%", []plot.Thumbnailer{lineThumb(band)}},
+		{"2× and ½×", []plot.Thumbnailer{lineThumb(twice)}},
+	}
 	notes = append([]string{fmt.Sprintf("%d of %d points within ±10%%", within, total)}, notes...)
-
-	// A square range on both axes keeps y = x on the diagonal.
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Scale = plot.LogScale{}
-		ax.Tick.Marker = log10Ticks{}
-		ax.Min, ax.Max = lo, hi
-	}
-	f.panels = []panel{{name: "predicted against measured", plot: p,
-		xLabel: "measured (ms, req/s or tok/s)", yLabel: "predicted (same unit)"}}
 	f.footer = strings.Join(notes, "; ")
 	return f
+}
+
+// metricUnitLabel is the unit part of a metric's label: "(ms)".
+func metricUnitLabel(m string) string {
+	l := MetricLabel(m)
+	if i := strings.LastIndex(l, " ("); i >= 0 {
+		return l[i+1:]
+	}
+	return ""
+}
+
+// ratioTicks labels a ratio axis with round factors: 0.5×, 0.8×, 1×, 1.25×, 2×, ….
+type ratioTicks struct{}
+
+func (ratioTicks) Ticks(min, max float64) []plot.Tick {
+	// Fewer, coarser factors as the range widens, so labels never crowd.
+	candidates := []float64{0.8, 0.9, 1, 1.1, 1.25}
+	switch span := max / min; {
+	case span > 6:
+		candidates = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100}
+	case span > 2.2:
+		candidates = []float64{0.5, 0.67, 1, 1.5, 2}
+	}
+	var ticks []plot.Tick
+	for _, v := range candidates {
+		if v < min*(1-1e-9) || v > max*(1+1e-9) {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64) + "×"})
+	}
+	return ticks
 }
 
 // statGlyph tells statistics of one family apart, since they share a colour.
@@ -138,4 +185,24 @@ func orderMetrics(names []string) []string {
 		return ki < kj
 	})
 	return out
+}
+
+// ErrorLine names each metric's median error (in percent, as
+// model.AbsPctError gives it) in reading order, for a figure title:
+// "errors: request throughput 4.2% · mean TTFT 11.8%". NaN errors are left
+// out; "" when none is left.
+func ErrorLine(errors map[string]float64) string {
+	var parts []string
+	for _, m := range orderMetrics(keys(errors)) {
+		v := errors[m]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		label, _, _ := strings.Cut(MetricLabel(m), " (")
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", label, v))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "errors: " + strings.Join(parts, " · ")
 }

@@ -102,6 +102,9 @@ type IndexEntry struct {
 	// File is the figure's path relative to the index file.
 	File  string
 	Title string
+	// GPU, Model and Engine group the entries on the page; empty ones are
+	// listed under "all series".
+	GPU, Model, Engine string
 	// Errors are median absolute percentage errors by metric name, in
 	// percent (model.AbsPctError's unit: 8.1 is shown as 8.1%).
 	Errors map[string]float64

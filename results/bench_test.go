@@ -59,3 +59,29 @@ func BenchmarkParseLargeMarkdown(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseHTMLSize parses HTML pages of growing size: the time per
+// row must stay flat (one tokenizer pass, headings found in one pass).
+func BenchmarkParseHTMLSize(b *testing.B) {
+	for _, tables := range []int{10, 100, 1000} {
+		var sb strings.Builder
+		for t := 0; t < tables; t++ {
+			fmt.Fprintf(&sb, "## Table %d\n\n<table><thead><tr><th>Concurrency</th><th>Gen TPS</th><th>Avg Latency (s)</th></tr></thead>\n<tbody>\n", t)
+			for r := 1; r <= 10; r++ {
+				fmt.Fprintf(&sb, "<tr><td>%d</td><td>%d.5 &nbsp;</td><td><b>%d.25</b></td></tr>\n", r, 100*r, r)
+			}
+			sb.WriteString("</tbody></table>\n\n")
+		}
+		data := []byte(sb.String())
+		b.Run(fmt.Sprintf("rows=%d", tables*10), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				recs, err := ParseHTML("page.md", data)
+				if err != nil || len(recs) != tables*10 {
+					b.Fatalf("%d records, %v", len(recs), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tables*10), "ns/row")
+		})
+	}
+}

@@ -119,6 +119,54 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+func FuzzParseGuideLLM(f *testing.F) {
+	seedCorpus(f, ".json", ".yaml")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseGuideLLM("fuzz.json", data)
+		checkParse(t, "fuzz.json", data, recs, err, FormatGuideLLM)
+	})
+}
+
+func FuzzParseAIPerfJSON(f *testing.F) {
+	seedCorpus(f, ".json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseAIPerfJSON("fuzz.json", data)
+		checkParse(t, "fuzz.json", data, recs, err, FormatAIPerf)
+	})
+}
+
+func FuzzParseGenAIPerfJSON(f *testing.F) {
+	seedCorpus(f, ".json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseGenAIPerfJSON("fuzz.json", data)
+		checkParse(t, "fuzz.json", data, recs, err, FormatGenAIPerf)
+	})
+}
+
+func FuzzParseProfileCSV(f *testing.F) {
+	seedCorpus(f, ".csv")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseProfileCSV("fuzz.csv", data)
+		checkParse(t, "fuzz.csv", data, recs, err, FormatAIPerfCSV)
+	})
+}
+
+func FuzzParseLLMDReport(f *testing.F) {
+	seedCorpus(f, ".yaml", ".json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseLLMDReport("fuzz.yaml", data)
+		checkParse(t, "fuzz.yaml", data, recs, err, FormatLLMD)
+	})
+}
+
+func FuzzParseCSV(f *testing.F) {
+	seedCorpus(f, ".csv")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseCSV("fuzz.csv", data)
+		checkParse(t, "fuzz.csv", data, recs, err, FormatCSV)
+	})
+}
+
 // FuzzParseMeta: a metadata sidecar is refused with a one-line
 // "results: NAME" error or read into metadata that applies to records
 // without panicking and encodes as JSON.

@@ -70,8 +70,18 @@ func ParseFile(p string) ([]Record, error) {
 func Parse(name string, data []byte) ([]Record, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark
 	var recs []Record
-	if isJSONDocument(data) {
-		r, err := ParseVLLMJSON(name, data)
+	ext := strings.ToLower(path.Ext(filepath.ToSlash(name)))
+	var direct func(string, []byte) ([]Record, error)
+	switch {
+	case ext == ".csv":
+		direct = parseCSVDocument
+	case ext == ".yaml" || ext == ".yml":
+		direct = parseYAMLDocument
+	case isJSONDocument(data):
+		direct = parseJSONDocument
+	}
+	if direct != nil {
+		r, err := direct(name, data)
 		if err != nil {
 			return nil, err
 		}
@@ -101,9 +111,25 @@ func Parse(name string, data []byte) ([]Record, error) {
 			}
 		}
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Source.Line < recs[j].Source.Line })
+		if len(recs) == 0 {
+			var sniffed func(string, []byte) ([]Record, error)
+			switch {
+			case looksLikeYAMLReport(data):
+				sniffed = parseYAMLDocument
+			case looksLikeCSV(data):
+				sniffed = parseCSVDocument
+			}
+			if sniffed != nil {
+				r, err := sniffed(name, data)
+				if err != nil {
+					return nil, err
+				}
+				recs = r
+			}
+		}
 	}
 	if len(recs) == 0 {
-		return nil, errorf(name, 0, "", "no benchmark results found (want vLLM bench serve JSON, \"Serving Benchmark Result\" text blocks, or markdown/HTML result tables)")
+		return nil, errorf(name, 0, "", "no benchmark results found (want vLLM bench serve JSON or text, GuideLLM, AIPerf, genai-perf or llm-d-benchmark reports, CSV, or markdown/HTML result tables)")
 	}
 	Annotate(recs)
 	return recs, nil

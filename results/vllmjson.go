@@ -362,10 +362,14 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	if err != nil {
 		return r, err
 	}
-	for _, k := range []string{"ttfts", "latencies", "start_times", "queue_times"} {
+	for _, k := range []string{"ttfts", "start_times", "queue_times"} {
 		if _, err := numArray(name, f, k); err != nil {
 			return r, err
 		}
+	}
+	latencies, err := numArray(name, f, "latencies")
+	if err != nil {
+		return r, err
 	}
 	if fv, ok := f["itls"]; ok && !isNull(fv.raw) {
 		var v [][]*float64
@@ -374,13 +378,13 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		}
 	}
 	errCount, hasErrList := 0, false
+	var errList []*string
 	if fv, ok := f["errors"]; ok && !isNull(fv.raw) {
-		var v []*string
-		if json.Unmarshal(fv.raw, &v) != nil {
+		if json.Unmarshal(fv.raw, &errList) != nil {
 			return r, bad("errors", "want an array of strings, got %s", jsonKind(fv.raw))
 		}
 		hasErrList = true
-		for _, e := range v {
+		for _, e := range errList {
 			if e != nil && *e != "" {
 				errCount++
 			}
@@ -458,10 +462,48 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	case len(outputLens) > 0:
 		r.Workload.OSL = stats.Mean(outputLens)
 	}
+	if _, ok := r.Metrics[model.MeanE2EL]; !ok {
+		e2elFromLatencies(r.Metrics, latencies, errList)
+	}
+	if kv := systemSettings(r.System.Settings); kv != nil {
+		if err := applySystem(name, line, &r, kv); err != nil {
+			return r, err
+		}
+		if len(r.System.Settings) == 0 {
+			r.System.Settings = nil
+		}
+	}
 	if len(r.Metrics) == 0 {
 		return r, errorf(name, line, "", "object has no metrics: not a vLLM bench serve result")
 	}
 	return r, nil
+}
+
+// e2elFromLatencies fills vLLM's E2E statistics (mean, median, std, p99:
+// the statistics vLLM writes by default) from the per-request latencies
+// (seconds) that vLLM's result carries even without --save-detailed, as
+// vLLM computes them: over successful requests only. With the errors list,
+// a request failed when its error is non-empty; without it (the list is
+// dropped without --save-detailed), a failed request is one whose latency
+// is 0, which vLLM leaves unset on failure.
+func e2elFromLatencies(m map[string]float64, latencies []float64, errs []*string) {
+	var ok []float64
+	for i, l := range latencies {
+		failed := l <= 0
+		if len(errs) == len(latencies) {
+			failed = errs[i] != nil && *errs[i] != ""
+		}
+		if !failed && !math.IsNaN(l) && !math.IsInf(l, 0) {
+			ok = append(ok, l*1000)
+		}
+	}
+	if len(ok) == 0 {
+		return
+	}
+	m[model.MeanE2EL] = stats.Mean(ok)
+	m[model.MedianE2EL] = stats.Median(ok)
+	m[model.StdE2EL] = stats.Std(ok)
+	m[model.P99E2EL] = stats.Percentile(ok, 99)
 }
 
 func numArray(name string, f map[string]jsonField, key string) ([]float64, error) {

@@ -23,15 +23,37 @@ type Series struct {
 // First is the series' first record, which names its configuration.
 func (s *Series) First() *results.Record { return s.Records[0] }
 
-// Key identifies the series of a record: source file and section, GPU,
-// model, engine, configuration (Config), stated engine settings, nominal
-// shape (ShapeKey) and kind of load. Measured means vary from point to
-// point and do not split a series. GPU and model are compared as the
-// catalog names them when the catalog knows them.
+// Key identifies the series of a record: source (Source), GPU, model,
+// engine, configuration (Config), stated engine settings, nominal shape
+// (ShapeKey) and kind of load. Measured means vary from point to point and
+// do not split a series. GPU and model are compared as the catalog names
+// them when the catalog knows them.
 func Key(r *results.Record) string {
-	return strings.Join([]string{r.Source.File, r.Source.Section, model.CanonicalGPU(r.System.GPU),
+	return strings.Join([]string{Source(r), model.CanonicalGPU(r.System.GPU),
 		model.CanonicalModel(r.System.Model), r.System.Engine, Config(r), settingsKey(r.System.Settings),
 		ShapeKey(r), string(r.Workload.Load.Kind)}, "|")
+}
+
+// runFormats write one benchmark run per file (or per object), so the file
+// itself says nothing about which points belong together: vLLM's
+// --save-result writes one file per load point, AIPerf and genai-perf one
+// export per run, llm-d one report per run.
+var runFormats = map[string]bool{
+	results.FormatVLLMJSON: true, results.FormatAIPerf: true, results.FormatAIPerfCSV: true,
+	results.FormatGenAIPerf: true, results.FormatGenAIPerfCSV: true, results.FormatLLMD: true,
+}
+
+// Source is the part of the series key that comes from where a record was
+// read: its file and section, except for run-per-file formats whose
+// records name their GPU and model — there, files of one system and
+// workload form one series whatever their number (a six-file vLLM sweep
+// with --metadata gpu=… is one series), and the section (vLLM's --label)
+// still tells runs apart.
+func Source(r *results.Record) string {
+	if runFormats[r.Source.Format] && r.System.GPU != "" && r.System.Model != "" {
+		return "|" + r.Source.Section
+	}
+	return r.Source.File + "|" + r.Source.Section
 }
 
 // Group groups records into series in first-seen order.

@@ -67,7 +67,7 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
 	}
 	var allFailed []string // load points where no request completed
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(stderr, "bench", base.NumPrompts, len(loads)), func(done []*loadgen.Result) error {
+	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "bench", base.NumPrompts, len(loads)), func(done []*loadgen.Result) error {
 		r := done[len(done)-1]
 		r.Label, r.Metadata = o.label, metadata
 		fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
@@ -162,8 +162,13 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 				return
 			}
 			last = time.Now()
-			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s\n",
-				cmd, load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds())
+			eta := ""
+			if p.Done > 0 && p.Done < p.Total {
+				left := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Done) / float64(p.Done))
+				eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
+			}
+			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s%s\n",
+				cmd, load, p.Done, p.Total, p.Failed, p.RequestThroughput(), p.OutputThroughput(), p.Elapsed.Seconds(), eta)
 		}
 	}
 }
@@ -178,7 +183,7 @@ func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) er
 		}
 		return writeJSON(w, brief)
 	}
-	t := newTable(w)
+	t := newTable(tableOutput(w, format))
 	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
 	for _, r := range results {
 		name := r.Load.String()

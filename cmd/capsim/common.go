@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // parseTopology builds a topology from --prefill/--decode or --replicas.
@@ -97,4 +99,32 @@ func fmtMetric(m map[string]float64, name string) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
+}
+
+// loadFiles reads result files with their sidecar metadata: names may be
+// comma lists and shell patterns ("vllm-*.json", quoted or not), each
+// pattern matching at least one file.
+func loadFiles(names []string) ([]results.Record, error) {
+	var paths []string
+	for _, n := range names {
+		for _, name := range strings.Split(n, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !strings.ContainsAny(name, "*?[") {
+				paths = append(paths, name)
+				continue
+			}
+			m, err := filepath.Glob(name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("%s matches no file", name)
+			}
+			paths = append(paths, m...)
+		}
+	}
+	return results.LoadFiles(paths)
 }

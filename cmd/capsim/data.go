@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
@@ -21,6 +20,9 @@ type dataOptions struct {
 	model  string   // case-insensitive substring of the model id
 	engine string   // case-insensitive substring of the engine label
 	source string   // prefix of the record ID or of the file's base name
+	// With --file, --gpu, --model, --engine and --topology state the
+	// files' system instead of filtering.
+	topology string
 }
 
 // dataOutput is the JSON form of capsim data.
@@ -35,16 +37,13 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	var o dataOptions
 	format := formatFlag(fs)
 	fs.StringSliceVar(&o.files, "file", nil, "read these result files (repeat or comma-separate) instead of the embedded seed documents;\nNAME.meta.json next to NAME.ext adds what a file does not say (GPU, topology, ...)")
-	fs.StringVar(&o.gpu, "gpu", "", "only records whose GPU contains this, e.g. H20 (case-insensitive)")
-	fs.StringVar(&o.model, "model", "", "only records whose model contains this, e.g. qwen3")
-	fs.StringVar(&o.engine, "engine", "", "only records whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.gpu, "gpu", "", "with --file: the GPU the files measured, e.g. H100 (states or overrides theirs);\nwithout: only seed records whose GPU contains this, e.g. H20")
+	fs.StringVar(&o.model, "model", "", "with --file: the model the files measured; without: only seed records whose model contains this, e.g. qwen3")
+	fs.StringVar(&o.engine, "engine", "", "with --file: the engine and version the files measured, e.g. vllm-0.10.1;\nwithout: only seed records whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.topology, "topology", "", "with --file: the deployment the files measured: NxTPk or \"prefill NxTPk + decode MxTPk\"")
 	fs.StringVar(&o.source, "source", "", "only records whose ID or file name starts with this, e.g. 004")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: capsim data [--file PATH,...] [--gpu G] [--model M] [--engine E] [--source S] [--format table|json]\n\nList benchmark records: the embedded seed documents, or your own result files\n(vLLM bench serve JSON or text output, markdown or HTML result tables).\n\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return withFlagHint(err, fs)
 	}
 	o.format = *format
 	o.files = append(o.files, fs.Args()...)
@@ -55,6 +54,15 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(o.files) > 0 {
+		sys := systemFlags{gpu: o.gpu, model: o.model, engine: o.engine, topology: o.topology}
+		if err := sys.apply(recs); err != nil {
+			return fmt.Errorf("data: %w", err)
+		}
+		o.gpu, o.model, o.engine = "", "", ""
+	} else if o.topology != "" {
+		return fmt.Errorf("data: --topology states the system of --file results")
+	}
 	recs = o.filter(recs)
 	out := dataOutput{Count: len(recs), Counts: map[string]int{}, Records: recs}
 	for _, r := range recs {
@@ -63,11 +71,16 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, out)
 	}
-	return writeDataTable(stdout, out)
+	return writeDataTable(tableOutput(stdout, o.format), out)
 }
 
 // load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) { return fixtures.Load(o.files) }
+func (o dataOptions) load() ([]results.Record, error) {
+	if len(o.files) == 0 {
+		return fixtures.Records()
+	}
+	return loadFiles(o.files)
+}
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
 	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)
@@ -79,7 +92,7 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 		return err
 	}
 	// Left-aligned: most columns are names, not numbers.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTableLeft(w)
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",

@@ -6,5 +6,8 @@
 // (calibrate.Fit), predict (predict.Run), plan (plan.Run), plot
 // (predict.Series and package plots), validate (predict.Records, or
 // loadgen.RunPoints then predict.Run) and bench (loadgen.RunPoints). Domain
-// rules live in those packages; errors naming a flag are made here.
+// rules live in those packages; errors naming a flag are made here, as are
+// the command-line conventions: capsim help and version, did-you-mean
+// hints (internal/suggest), progress lines with the time left and --quiet
+// (internal/progress), and --format csv (the table's rows as CSV).
 package main

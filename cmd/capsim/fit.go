@@ -11,7 +11,9 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -22,6 +24,9 @@ type fitOptions struct {
 	cv       bool
 	maxEvals int
 	quick    bool
+	system   systemFlags
+	assume   bool // search the catalog for an unstated GPU or model
+	quiet    bool
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
@@ -33,22 +38,44 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "vLLM result files to fit (comma list or repeated); default: the embedded fixtures")
+	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded fixtures")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
+	addSystemFlags(fs, &o.system, "--from files")
+	addQuietFlag(fs, &o.quiet)
+	fs.BoolVar(&o.assume, "assume-gpu", false, "when the --from files name no GPU (or model), fit the catalog pair that explains them best instead of asking for --gpu")
 	if err := parseFlags(fs, args, f, " (files go after --from)"); err != nil {
 		return err
 	}
 	o.format = *f
-	recs, err := fixtures.Load(o.from)
+	if len(o.from) == 0 && (o.system.given() || o.assume) {
+		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
+	}
+	recs, err := fitRecords(o.from)
 	if err != nil {
 		return err
 	}
-	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick}
-	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(stderr))
+	if err := o.system.apply(recs); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	// The user's own data never get a GPU silently: ask, unless --assume-gpu.
+	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume}
+	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(progressTo(stderr, o.quiet)))
+	var unstated *calibrate.UnstatedError
+	if errors.As(err, &unstated) {
+		var missing []string
+		if unstated.GPU {
+			missing = append(missing, "GPU (--gpu, e.g. --gpu H100)")
+		}
+		if unstated.Model {
+			missing = append(missing, "model (--model, e.g. --model Qwen/Qwen3-8B)")
+		}
+		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
+			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
+	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("fit: interrupted; no profile written")
 	} else if err != nil {
@@ -70,23 +97,25 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.format == "json" {
 		return writeJSON(stdout, rep)
 	}
-	return writeFitTable(stdout, rep)
+	return writeFitTable(tableOutput(stdout, o.format), rep)
 }
 
-// fitProgress prints one line per stage of each group (and every tenth refinement step).
+// fitRecords reads the user's files with their sidecar metadata (as capsim
+// data --file does), or the embedded fixtures when none are named.
+func fitRecords(files []string) ([]results.Record, error) {
+	if len(files) == 0 {
+		return fixtures.Records()
+	}
+	return loadFiles(files)
+}
+
+// fitProgress prints each stage of each group as it goes, with the time
+// left in the stage (refinement's step count is an upper bound, so its
+// estimate is too).
 func fitProgress(w io.Writer) func(calibrate.Progress) {
+	m := progress.New(w, false)
 	return func(p calibrate.Progress) {
-		switch {
-		case p.Stage == "refine" && p.Done%10 != 0:
-			return
-		case p.Stage == "linear" && p.Done != p.Total:
-			return
-		}
-		fmt.Fprintf(w, "fit: %s: %s %d/%d", p.Group, p.Stage, p.Done, p.Total)
-		if p.Loss != 0 {
-			fmt.Fprintf(w, " loss %.4g", p.Loss)
-		}
-		fmt.Fprintln(w)
+		m.Update(fmt.Sprintf("fit: %s: %s", p.Group, p.Stage), p.Done, p.Total)
 	}
 }
 

@@ -79,7 +79,7 @@ func TestFitErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fit", "--format", "xml"}, `--format must be table or json, got "xml"`},
+		{[]string{"fit", "--format", "xml"}, `--format must be table, json or csv, got "xml"`},
 		{[]string{"fit", "--from", "testdata/fit/missing.md"}, "missing.md"},
 		{[]string{"fit", "--from", " , "}, "results: no result files named"},
 		{[]string{"fit", fitFile}, `fit: unexpected argument "testdata/fit/h20-dynamo.md" (files go after --from)`},

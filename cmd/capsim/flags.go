@@ -16,6 +16,7 @@ import (
 
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // Flag groups that several subcommands share, so that the same flag means
@@ -39,7 +40,7 @@ func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) 
 // nil) and rejects positional arguments; hint, if any, follows that error.
 func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		return withFlagHint(err, fs)
 	}
 	if format != nil {
 		if err := checkFormat(*format); err != nil {
@@ -57,6 +58,7 @@ func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) e
 type deploymentFlags struct {
 	gpu, engine               string
 	prefill, decode, replicas string
+	topo                      string // --topology, the same in one flag
 	profile                   string
 }
 
@@ -68,6 +70,7 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 	fs.StringVar(&d.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
 	fs.StringVar(&d.decode, "decode", "", "decode pool NxTPk (disaggregated)")
 	fs.StringVar(&d.replicas, "replicas", "", "aggregated replicas NxTPk")
+	fs.StringVar(&d.topo, "topology", "", "the deployment in one flag: NxTPk or \"prefill NxTPk + decode MxTPk\" (instead of --replicas or --prefill/--decode)")
 	addProfileFlag(fs, &d.profile)
 }
 
@@ -77,11 +80,18 @@ func addProfileFlag(fs *pflag.FlagSet, path *string) {
 
 // topologyGiven tells whether any pool flag was set.
 func (d *deploymentFlags) topologyGiven() bool {
-	return d.prefill != "" || d.decode != "" || d.replicas != ""
+	return d.prefill != "" || d.decode != "" || d.replicas != "" || d.topo != ""
 }
 
-// topology parses --prefill/--decode or --replicas.
+// topology parses --topology, or --prefill/--decode or --replicas.
 func (d *deploymentFlags) topology() (model.Topology, error) {
+	if d.topo != "" {
+		if d.prefill != "" || d.decode != "" || d.replicas != "" {
+			return model.Topology{}, fmt.Errorf("give --topology or --replicas/--prefill/--decode, not both")
+		}
+		t, err := model.ParseTopology(d.topo)
+		return t, flagError("--topology", err)
+	}
 	return parseTopology(d.prefill, d.decode, d.replicas)
 }
 
@@ -103,6 +113,19 @@ func addBurstinessFlag(fs *pflag.FlagSet, b *float64) {
 	fs.Float64Var(b, "burstiness", 1, "gamma shape of open-loop arrival gaps (1 = Poisson; <1 burstier; >1 more even)")
 }
 
+// addQuietFlag adds --quiet; progressTo is where progress lines go then.
+func addQuietFlag(fs *pflag.FlagSet, quiet *bool) {
+	fs.BoolVar(quiet, "quiet", false, "no progress lines on stderr (warnings and errors still print)")
+}
+
+// progressTo is stderr, or nowhere under --quiet.
+func progressTo(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return stderr
+}
+
 // serverFlags are a benchmark of a live OpenAI-compatible server: where it
 // is and how each load point's requests look.
 type serverFlags struct {
@@ -113,6 +136,7 @@ type serverFlags struct {
 	timeout              time.Duration
 	apiKeyEnv, out       string
 	skipCheck            bool
+	quiet                bool
 }
 
 // addServerFlags adds the flags of serverFlags; seedUse says what the seed
@@ -129,6 +153,7 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", "", "name of an environment variable holding an API key (sent as a Bearer token)")
 	fs.StringVar(&s.out, "out", "", "write the measured results here, replacing the file, after every load point (vLLM result JSON objects, one per line)")
 	fs.BoolVar(&s.skipCheck, "skip-check", false, "skip the single test request sent before the first load point")
+	addQuietFlag(fs, &s.quiet)
 }
 
 // check rejects server flags no benchmark can run with; noLoads says no
@@ -188,4 +213,52 @@ func (s *serverFlags) openLoad(l model.Load) model.Load {
 func (s *serverFlags) loadgenOptions(modelName string, endpoint loadgen.Endpoint, apiKey string) loadgen.Options {
 	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
 		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}
+}
+
+// systemFlags state (or override) the system user result files measured:
+// what a file and its NAME.meta.json do not say, or say wrongly.
+type systemFlags struct {
+	gpu, model, engine, topology string
+}
+
+// addSystemFlags adds --gpu, --model, --engine and --topology for files.
+func addSystemFlags(fs *pflag.FlagSet, s *systemFlags, files string) {
+	fs.StringVar(&s.gpu, "gpu", "", "GPU the "+files+" measured, e.g. H100 (states or overrides what they say)")
+	fs.StringVar(&s.model, "model", "", "model the "+files+" measured, e.g. Qwen/Qwen3-8B")
+	fs.StringVar(&s.engine, "engine", "", "engine and version the "+files+" measured, e.g. vllm-0.10.1")
+	fs.StringVar(&s.topology, "topology", "", "deployment the "+files+" measured: NxTPk (e.g. 1xTP2) or \"prefill NxTPk + decode MxTPk\"")
+}
+
+// given tells whether any system flag was set.
+func (s systemFlags) given() bool {
+	return s.gpu != "" || s.model != "" || s.engine != "" || s.topology != ""
+}
+
+// apply writes the flags onto every record: they replace what the files
+// and their metadata said (a topology also replaces the GPU count).
+func (s systemFlags) apply(recs []results.Record) error {
+	if !s.given() {
+		return nil
+	}
+	if s.gpu != "" {
+		if _, err := model.LookupGPU(s.gpu); err != nil {
+			return flagError("--gpu", err)
+		}
+	}
+	patch := results.Patch{GPU: s.gpu, Model: s.model, Engine: s.engine}
+	if g, err := model.LookupGPU(s.gpu); err == nil {
+		patch.GPU = g.Name
+	}
+	if s.topology != "" {
+		t, err := model.ParseTopology(s.topology)
+		if err != nil {
+			return flagError("--topology", err)
+		}
+		patch.Topology = t.String()
+		for i := range recs {
+			recs[i].System.GPUCount = 0
+		}
+	}
+	m := &results.Meta{Document: "the command line", Defaults: patch}
+	return m.Apply(recs)
 }

@@ -5,27 +5,78 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/capsim/capsim/internal/suggest"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
 type command struct {
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) error
+	summary  string   // one line, for the command list
+	synopsis string   // the usage line's arguments
+	about    string   // what the command does, a paragraph
+	examples []string // command lines, each with a comment line before it ("# …")
+	run      func(args []string, stdout, stderr io.Writer) error
 }
 
 func commands() map[string]command {
 	return map[string]command{
-		"data":     {"list benchmark records (fixtures or --file PATH…)", runData},
-		"fit":      {"fit prefill/decode costs to benchmark records", runFit},
-		"predict":  {"predict throughput, latency, knee and TTFT blow-up", runPredict},
-		"plot":     {"plot fitted versus measured curves", runPlot},
-		"bench":    {"benchmark a live OpenAI-compatible endpoint", runBench},
-		"validate": {"compare a benchmark with a prediction", runValidate},
-		"plan":     {"size deployments against SLOs", runPlan},
+		"data": {"list benchmark records (the embedded seeds or --file PATH…)",
+			"[--file PATH,...] [--gpu G] [--model M] [--engine E] [--topology T] [--source S] [--format table|json|csv]",
+			"List benchmark records: the embedded seed documents, or your own result files — vLLM bench serve\n" +
+				"JSON or text, GuideLLM reports (JSON or YAML), AIPerf and genai-perf exports (JSON or CSV),\n" +
+				"llm-d-benchmark reports, CSV tables, markdown or HTML result tables. With --file, --gpu, --model,\n" +
+				"--engine and --topology state what the files measured; without, they filter the seeds.",
+			[]string{"# the seeds measured on H20", "capsim data --gpu H20",
+				"# a GuideLLM report, stating the GPU it ran on", "capsim data --file benchmarks.json --gpu H100 --engine vllm-0.10.1"},
+			runData},
+		"fit": {"fit prefill/decode costs to benchmark records",
+			"[--from FILES] [--gpu G] [--model M] [--engine E] [--topology T] [--out PROFILE] [--cv] [--format table|json|csv]",
+			"Calibrate the simulator's costs to measured records: a least-squares fit per GPU, model and\n" +
+				"engine, then simulation in the loop. Files that name no GPU are not fitted on a guessed one:\n" +
+				"say which with --gpu, or --assume-gpu to fit the catalog pair that explains them best.",
+			[]string{"# your vLLM sweep (six --save-result files with --metadata gpu=H100 ...)", "capsim fit --from 'vllm-*.json' --out my-profile.json",
+				"# a GuideLLM report that does not say its GPU", "capsim fit --from benchmarks.json --gpu H100 --engine vllm-0.10.1 --out my-profile.json"},
+			runFit},
+		"predict": {"predict throughput, latency, knee and TTFT blow-up",
+			"--gpu G --model M (--replicas NxTPk | --prefill NxTPk --decode MxTPk | --topology T) --isl N --osl N [--concurrency LIST | --rate LIST]",
+			"Simulate a deployment at a list of loads with the calibrated costs and print throughput, latency\n" +
+				"percentiles, the knee and where TTFT blows up, with an uncertainty band.",
+			[]string{"# four TP2 replicas of Qwen3-8B on H100 at 1 to 64 clients", "capsim predict --gpu H100 --model Qwen/Qwen3-8B --replicas 4xTP2 --isl 1000 --osl 200 --concurrency 1,4,16,64 --profile my-profile.json"},
+			runPredict},
+		"plot": {"plot fitted versus measured curves",
+			"--out DIR [--from FILES] [--gpu G] [--model M] [--engine E] [--source S] [--format png|svg] [--profile FILE]",
+			"Draw every measured series (one configuration × workload shape) against the calibrated\n" +
+				"simulation, a summary of predicted against measured, and DIR/index.html to browse them.",
+			[]string{"# every seed series", "capsim plot --out figures",
+				"# your files against your profile", "capsim plot --out figures --from benchmarks.json --profile my-profile.json"},
+			runPlot},
+		"bench": {"benchmark a live OpenAI-compatible endpoint",
+			"--url URL --model M --isl N --osl N (--concurrency LIST | --rate LIST) [--out FILE] [--format table|json|csv]",
+			"Drive an OpenAI-compatible server the way vllm bench serve does and write vLLM's result JSON.",
+			[]string{"# four closed-loop points against a local server", "capsim bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B --isl 1000 --osl 200 --concurrency 1,4,16,64 --out results.json"},
+			runBench},
+		"validate": {"compare a benchmark with a prediction",
+			"(--results FILE | --url URL --isl N --osl N --concurrency LIST) [--gpu G] [--model M] [--engine E] [--topology T] [--format table|json|csv]",
+			"Predict the loads of a result file (or benchmark a live server) and compare each metric with\n" +
+				"the measurement. --gpu, --model, --engine and --topology state or override what the file says.",
+			[]string{"# a result file, naming the deployment it measured", "capsim validate --results results.json --gpu H100 --topology 1xTP1 --profile my-profile.json"},
+			runValidate},
+		"plan": {"size deployments against SLOs",
+			"--model M --isl N --osl N (--concurrency C | --rate R) --slo ttft_p99=500ms [--gpu G,...] [--format table|json|csv]",
+			"Search deployments (GPU, topology, engine settings) for the cheapest that meets the SLOs at the load.",
+			[]string{"# the fewest GPUs serving 20 req/s of Qwen3-32B with p99 TTFT under a second", "capsim plan --model Qwen/Qwen3-32B --isl 3000 --osl 150 --rate 20 --slo ttft_p99=1000ms"},
+			runPlan},
+		"help": {"show help for capsim or a command", "[COMMAND]",
+			"Without a command, list the commands; with one, show its description, examples and flags.",
+			[]string{"capsim help fit"}, nil},
+		"version": {"print capsim's version", "",
+			"Print the version, the source revision it was built from when known, and the Go version.",
+			[]string{"capsim version"}, nil},
 	}
 }
 
@@ -51,18 +102,69 @@ func firstLine(s string) string {
 	return s
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: capsim COMMAND [flags]\n\ncommands:")
+func commandNames() []string {
 	cmds := commands()
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
+	return names
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: capsim COMMAND [flags]\n\ncapsim predicts LLM-serving capacity from benchmark-calibrated simulation.\n\ncommands:")
+	cmds := commands()
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'capsim COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'capsim help COMMAND' (or 'capsim COMMAND --help') for a command's description, examples and flags.")
+}
+
+// commandHelp prints one command's help in the one style every command
+// shares: usage line, description, examples, flags.
+func commandHelp(w io.Writer, name string, fs *pflag.FlagSet) {
+	c := commands()[name]
+	fmt.Fprintf(w, "usage: capsim %s %s\n\n%s\n", name, c.synopsis, c.about)
+	if len(c.examples) > 0 {
+		fmt.Fprintln(w, "\nexamples:")
+		for _, e := range c.examples {
+			fmt.Fprintln(w, "  "+e)
+		}
+	}
+	if fs != nil && fs.HasFlags() {
+		fmt.Fprintf(w, "\nflags:\n%s", fs.FlagUsages())
+	}
+}
+
+// version is capsim's version as the build recorded it.
+func version() string {
+	v, rev, at, goVer := "(devel)", "", "", "unknown Go"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		goVer = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = s.Value
+			}
+		}
+	}
+	out := "capsim " + v
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		out += ", revision " + rev
+		if at != "" {
+			out += " (" + at + ")"
+		}
+	}
+	return out + ", " + goVer
 }
 
 // run is capsim without the process: tests call it directly.
@@ -70,8 +172,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	global := pflag.NewFlagSet("capsim", pflag.ContinueOnError)
 	global.SetInterspersed(false)
 	global.SetOutput(stderr)
-	global.Usage = func() { usage(stderr) }
+	showVersion := global.Bool("version", false, "print the version and exit")
+	global.Usage = func() { usage(stdout) }
 	if err := global.Parse(args); err != nil {
+		return withFlagHint(err, global)
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(stdout, version())
 		return err
 	}
 	rest := global.Args()
@@ -79,9 +186,60 @@ func run(args []string, stdout, stderr io.Writer) error {
 		usage(stderr)
 		return fmt.Errorf("no command given")
 	}
-	cmd, ok := commands()[rest[0]]
-	if !ok {
-		return fmt.Errorf("unknown command %q (try: capsim --help)", rest[0])
+	name, cmdArgs := rest[0], rest[1:]
+	switch name {
+	case "version":
+		_, err := fmt.Fprintln(stdout, version())
+		return err
+	case "help":
+		if len(cmdArgs) == 0 {
+			usage(stdout)
+			return nil
+		}
+		if _, ok := commands()[cmdArgs[0]]; !ok || cmdArgs[0] == "help" || cmdArgs[0] == "version" {
+			if ok {
+				commandHelp(stdout, cmdArgs[0], nil)
+				return nil
+			}
+			return unknownCommand(cmdArgs[0])
+		}
+		// The command prints its help (to the writer it is given for errors) and stops.
+		err := commands()[cmdArgs[0]].run([]string{"--help"}, stdout, stdout)
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
 	}
-	return cmd.run(rest[1:], stdout, stderr)
+	cmd, ok := commands()[name]
+	if !ok || cmd.run == nil {
+		return unknownCommand(name)
+	}
+	return cmd.run(cmdArgs, stdout, stderr)
+}
+
+func unknownCommand(name string) error {
+	if s, ok := suggest.Closest(name, commandNames()); ok {
+		return fmt.Errorf("unknown command %q; did you mean %q? (capsim help lists the commands)", name, s)
+	}
+	return fmt.Errorf("unknown command %q (capsim help lists the commands)", name)
+}
+
+// withFlagHint adds "did you mean --X?" to an unknown-flag error.
+func withFlagHint(err error, fs *pflag.FlagSet) error {
+	msg := err.Error()
+	const prefix = "unknown flag: --"
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return err
+	}
+	bad := msg[i+len(prefix):]
+	if j := strings.IndexAny(bad, "= "); j >= 0 {
+		bad = bad[:j]
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s, ok := suggest.Closest(bad, names); ok {
+		return fmt.Errorf("%s; did you mean --%s?", msg, s)
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
@@ -28,6 +29,7 @@ type planOptions struct {
 	confidence                       float64
 	export                           string
 	noSettings, noMargin             bool
+	quiet                            bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -56,6 +58,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	addProfileFlag(fs, &o.profile)
 	fs.StringVar(&o.plot, "plot", "", "also draw the Pareto frontier to this .png or .svg file")
 	format := formatFlag(fs)
+	addQuietFlag(fs, &o.quiet)
 	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
 	}
@@ -68,7 +71,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts.Progress = planProgress(stderr)
+	opts.Progress = planProgress(progressTo(stderr, o.quiet))
 	ctx, stop := interruptContext()
 	defer stop()
 	res, err := plan.Run(ctx, prof, opts)
@@ -94,7 +97,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if o.format == "json" {
 		return writeJSON(stdout, res)
 	}
-	return printPlan(stdout, res)
+	return printPlan(tableOutput(stdout, o.format), res)
 }
 
 // options turns the flags into plan.Options, rejecting bad input.
@@ -190,24 +193,20 @@ func planList(s string) []string {
 	return out
 }
 
-// progressPrinter reports the search on stderr at most twice a second, and
-// at the end of each phase.
+// planProgress reports each phase of the search with the time it has left.
 func planProgress(w io.Writer) func(plan.Progress) {
-	var last time.Time
+	m := progress.New(w, false)
+	m.Interval = 500 * time.Millisecond
 	return func(p plan.Progress) {
-		if p.Done < p.Total && time.Since(last) < 500*time.Millisecond {
-			return
-		}
-		last = time.Now()
 		switch p.Phase {
 		case "headroom":
-			fmt.Fprintf(w, "plan: headroom of the leaders %d/%d\n", p.Done, p.Total)
+			m.Update("plan: headroom of the leaders", p.Done, p.Total)
 		case "frontier":
-			fmt.Fprintf(w, "plan: widening the Pareto frontier %d/%d\n", p.Done, p.Total)
+			m.Update("plan: widening the Pareto frontier", p.Done, p.Total)
 		case "margin":
-			fmt.Fprintf(w, "plan: central-cost search %d/%d\n", p.Done, p.Total)
+			m.Update("plan: central-cost search", p.Done, p.Total)
 		default:
-			fmt.Fprintf(w, "plan: %d/%d candidates, %d feasible\n", p.Done, p.Total, p.Feasible)
+			m.Update("plan: candidates", p.Done, p.Total)
 		}
 	}
 }

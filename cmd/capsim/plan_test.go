@@ -134,7 +134,7 @@ func TestPlanErrors(t *testing.T) {
 		{"burst", map[string]string{"--rate": "inf"}, "not a load to size for"},
 		{"no SLO", map[string]string{"--slo": ""}, "--slo is required"},
 		{"bad mode", map[string]string{"--mode": "split"}, "--mode must be"},
-		{"bad format", map[string]string{"--format": "xml"}, "--format must be table or json"},
+		{"bad format", map[string]string{"--format": "xml"}, "--format must be table, json or csv"},
 		{"impossible TTFT", map[string]string{"--slo": "ttft_p99=50ms"}, "no deployment can meet ttft_p99<=50ms: even a lone request takes at least"},
 	}
 	for _, tc := range tests {

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
+	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
@@ -32,6 +32,7 @@ type plotOptions struct {
 	profile    string
 	numPrompts int
 	seed       uint64
+	quiet      bool
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
@@ -47,12 +48,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&o.sel.files, "from", nil, "benchmark result files to plot (comma list or repeated; NAME.meta.json next to a file adds\nwhat it does not say); default: the embedded fixtures")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulated load point (default: enough for steady state;\na burst always sends its measured number of prompts)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulations")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: capsim plot --out DIR [--gpu G] [--model M] [--engine E] [--source S] [--format png|svg] [--profile FILE] [--from FILES]\n\n"+
-			"Draw every measured series (one configuration × workload shape) against the calibrated\n"+
-			"simulation, a summary of predicted against measured, and DIR/index.html to browse them.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	addQuietFlag(fs, &o.quiet)
 	if err := parseFlags(fs, args, nil, " (files go after --from)"); err != nil {
 		return err
 	}
@@ -73,6 +69,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 // plotted is one figure written, for the index and the listing.
 type plotted struct {
 	file, title string
+	gpu, model  string // as the series states them, for the index's groups
+	engine      string
 	points      int
 	simulated   bool
 	median      float64            // median absolute % error; NaN when the series was not simulated
@@ -97,6 +95,8 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	groups := series.Group(recs)
+	prog := progressTo(stderr, o.quiet)
+	meter := progress.New(prog, false)
 	flags := prof.Flags()
 	names := map[string]int{}
 	var done []plotted
@@ -120,7 +120,8 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if !math.IsNaN(p.median) {
 			errText = fmt.Sprintf("median error %.1f%%", p.median)
 		}
-		fmt.Fprintf(stderr, "plot: [%d/%d] %s (%d points, %s)\n", i+1, len(groups), p.file, p.points, errText)
+		fmt.Fprintf(prog, "plot: [%d/%d] %s (%d points, %s)\n", i+1, len(groups), p.file, p.points, errText)
+		meter.Update("plot: series", i+1, len(groups))
 		done = append(done, p)
 		pairs = append(pairs, sp...)
 	}
@@ -138,7 +139,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	entries := []plots.IndexEntry{{File: summaryFile, Title: fmt.Sprintf("Summary: predicted against measured, %d points of %d series", len(pairs), len(groups)), Errors: sumErrs}}
 	for _, p := range done {
-		entries = append(entries, plots.IndexEntry{File: p.file, Title: p.title, Errors: p.errors})
+		entries = append(entries, plots.IndexEntry{File: p.file, Title: p.title, GPU: p.gpu, Model: p.model, Engine: p.engine, Errors: p.errors})
 	}
 	var index bytes.Buffer
 	if err := plots.WriteIndex(&index, "capsim: calibrated simulation against measurements", entries); err != nil {
@@ -153,7 +154,7 @@ func (o plotOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // writePlotListing prints one line per figure: file, points, median error, title.
 func writePlotListing(w io.Writer, dir, summaryFile string, done []plotted) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTableLeft(w)
 	fmt.Fprintln(tw, "figure\tpoints\tmedian error\tseries")
 	for _, p := range done {
 		e := "-"
@@ -245,6 +246,9 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 		errText = "no measured metric to compare"
 		if !math.IsNaN(p.median) {
 			errText = fmt.Sprintf("median error %.1f%%", p.median)
+			if line := plots.ErrorLine(p.errors); line != "" {
+				errText = line // per metric: a miss on one is not averaged away
+			}
 		}
 		if sp.Target.Assumed {
 			assumedGPU, assumedModel = sp.Target.GPU, sp.Target.Model
@@ -255,6 +259,8 @@ func (o plotOptions) seriesFigure(ctx context.Context, prof *calibrate.Profile, 
 		sub = append(sub, sp.Notes...)
 	}
 	p.title = fmt.Sprintf("%s — %s — %s", s.Label(assumedGPU, assumedModel), shape, errText)
+	first := s.First()
+	p.gpu, p.model, p.engine = first.System.GPU, first.System.Model, first.System.Engine
 	if err != nil {
 		sub = append(sub, "not simulated: "+firstLine(err.Error()))
 	}

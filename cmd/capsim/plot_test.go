@@ -127,8 +127,8 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(sum, []byte("y = x")) || !bytes.Contains(sum, []byte("within ±10%")) {
-		t.Error("summary lacks the y = x line or the ±10% count")
+	if !bytes.Contains(sum, []byte("predicted = measured")) || !bytes.Contains(sum, []byte("within ±10%")) {
+		t.Error("summary lacks the predicted = measured line or the ±10% count")
 	}
 	if !bytes.Contains(index, []byte(`href="summary.svg"`)) {
 		t.Error("index.html does not link the summary")

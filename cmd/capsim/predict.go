@@ -68,7 +68,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		}
 		return writeJSON(stdout, map[string]any{"predictions": preds})
 	}
-	return printPredictions(stdout, preds)
+	return printPredictions(tableOutput(stdout, o.format), preds)
 }
 
 func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {

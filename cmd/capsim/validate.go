@@ -71,7 +71,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if o.format == "json" {
 		return writeJSON(stdout, v)
 	}
-	return writeValidation(stdout, v)
+	return writeValidation(tableOutput(stdout, o.format), v)
 }
 
 // live predicts, then benchmarks the server at the same loads.
@@ -137,7 +137,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if endpoint == loadgen.Chat {
 		v.Warnings = append(v.Warnings, "chat prompts are text: measured input lengths are approximate")
 	}
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(stderr, "validate", base.NumPrompts, len(loads)),
+	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "validate", base.NumPrompts, len(loads)),
 		func(done []*loadgen.Result) error {
 			if err := writeResultsTo(o.out, done); err != nil {
 				return err
@@ -179,7 +179,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: --%s applies to a live server (--url), not to --results", f)
 		}
 	}
-	recs, err := results.LoadFiles([]string{o.results})
+	recs, err := loadFiles([]string{o.results})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}

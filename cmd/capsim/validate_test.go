@@ -225,7 +225,7 @@ func TestValidateRejectsBadInput(t *testing.T) {
 		{"load flag with results", []string{"validate", "--results", validateResults, "--concurrency", "5"}, "--concurrency does not apply"},
 		{"live flag with results", []string{"validate", "--results", validateResults, "--out", filepath.Join(dir, "x.json")}, "--out applies to a live server"},
 		{"unknown GPU", []string{"validate", "--results", validateResults, "--gpu", "Z80"}, `unknown GPU "Z80"`},
-		{"bad format", []string{"validate", "--results", validateResults, "--format", "xml"}, "--format must be table or json"},
+		{"bad format", []string{"validate", "--results", validateResults, "--format", "xml"}, "--format must be table, json or csv"},
 		{"bad profile", []string{"validate", "--results", validateResults, "--profile", notResults}, "empty.json"},
 		{"stray argument", []string{"validate", "--results", validateResults, "extra"}, `unexpected argument "extra"`},
 		{"live without model", []string{"validate", "--url", "http://127.0.0.1:1", "--gpu", "H100", "--replicas", "1xTP1", "--isl", "1", "--osl", "1", "--concurrency", "1"}, "--model is required"},

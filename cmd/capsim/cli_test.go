@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+// TestHelpEveryCommand: one help style — usage line, description,
+// examples, flags — for every command, from `capsim help CMD` and --help.
+func TestHelpEveryCommand(t *testing.T) {
+	for _, name := range commandNames() {
+		var out, errb bytes.Buffer
+		if err := run([]string{"help", name}, &out, &errb); err != nil {
+			t.Fatalf("help %s: %v", name, err)
+		}
+		h := out.String()
+		if !strings.HasPrefix(h, "usage: capsim "+name) || !strings.Contains(h, "\nexamples:\n  ") {
+			t.Errorf("help %s lacks the usage line or examples:\n%s", name, h)
+		}
+		c := commands()[name]
+		if c.run != nil && !strings.Contains(h, "\nflags:\n") {
+			t.Errorf("help %s lists no flags", name)
+		}
+		if c.run == nil {
+			continue
+		}
+		var out2, errb2 bytes.Buffer
+		_ = run([]string{name, "--help"}, &out2, &errb2)
+		if errb2.String() != h {
+			t.Errorf("%s --help differs from capsim help %s", name, name)
+		}
+	}
+	var out, errb bytes.Buffer
+	if err := run([]string{"help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "commands:") {
+		t.Errorf("capsim help: %v\n%s", err, out.String())
+	}
+}
+
+func TestVersionAndSuggestions(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out, errb bytes.Buffer
+		if err := run(args, &out, &errb); err != nil || !strings.HasPrefix(out.String(), "capsim ") {
+			t.Errorf("%v: %v %q", args, err, out.String())
+		}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predcit"}, `unknown command "predcit"; did you mean "predict"?`},
+		{[]string{"deploy"}, `unknown command "deploy" (capsim help lists the commands)`},
+		{[]string{"fit", "--frm", "x.json"}, "unknown flag: --frm; did you mean --from?"},
+		{[]string{"data", "--fiel", "x.json"}, "unknown flag: --fiel; did you mean --file?"},
+		{[]string{"help", "pln"}, `unknown command "pln"; did you mean "plan"?`},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		err := run(tt.args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: err %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestFormatCSV: --format csv writes the table's rows as CSV records.
+func TestFormatCSV(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"data", "--source", "004", "--format", "csv"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatalf("not CSV: %v", err)
+	}
+	if len(rows) < 2 || rows[0][0] != "ID" || rows[1][1] != "H20" || len(rows[1]) != len(rows[0]) {
+		t.Errorf("rows %v", rows[:min(3, len(rows))])
+	}
+	out.Reset()
+	if err := run([]string{"predict", "--gpu", "H20", "--model", "Qwen/Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "200",
+		"--concurrency", "1,8", "--format", "csv"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 3 || rows[1][0] != "c=1" {
+		t.Errorf("predict csv: %v %v", err, rows)
+	}
+}
+
+// TestQuiet silences progress and keeps the result.
+func TestQuiet(t *testing.T) {
+	files := writeVLLMSweep(t, "H100")
+	var out, errb bytes.Buffer
+	if err := run([]string{"fit", "--quick", "--from", strings.Join(files, ",")}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "fit: H100-SXM / Qwen3-8B / vllm-0.10.1: linear: 1/1 (100%)") {
+		t.Errorf("no progress line:\n%s", errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if err := run([]string{"fit", "--quick", "--quiet", "--from", strings.Join(files, ",")}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if errb.Len() != 0 || !strings.Contains(out.String(), "In-sample") {
+		t.Errorf("--quiet: stderr %q, stdout %q", errb.String(), out.String())
+	}
+}
+
+// TestDataStatesTheSystem: with --file, --gpu, --model, --engine and
+// --topology state (or override) what the files measured.
+func TestDataStatesTheSystem(t *testing.T) {
+	files := writeVLLMSweep(t, "L40S")
+	var out, errb bytes.Buffer
+	if err := run([]string{"data", "--format", "csv", "--file", files[0], "--gpu", "H100", "--engine", "vllm-0.11.0", "--topology", "2xTP2"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%v %v", err, rows)
+	}
+	// ID GPU GPUS MODEL ENGINE TOPOLOGY …
+	if got := strings.Join(rows[1][1:6], " "); got != "H100-SXM 4 Qwen3-8B vllm-0.11.0 2xTP2" {
+		t.Errorf("system %q, want H100-SXM 4 Qwen3-8B vllm-0.11.0 2xTP2", got)
+	}
+	err = run([]string{"data", "--file", files[0], "--topology", "2xTP"}, &out, &errb)
+	if err == nil || !strings.HasPrefix(err.Error(), "data: --topology: ") {
+		t.Errorf("bad --topology: %v", err)
+	}
+}

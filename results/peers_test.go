@@ -1,0 +1,245 @@
+package results
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/internal/stats"
+	"github.com/capsim/capsim/model"
+)
+
+// TestPeerNumbers checks that each reader reports the numbers its file
+// states, converted to vLLM's names and units (values copied from the
+// testdata files by hand).
+func TestPeerNumbers(t *testing.T) {
+	tests := []struct {
+		file   string
+		rec    int
+		metric string
+		want   float64
+	}{
+		// GuideLLM: request_latency is in seconds; ITL is vLLM's ITL.
+		{"guidellm-sweep.good.json", 0, model.MeanE2EL, 923.7},
+		{"guidellm-sweep.good.json", 0, model.MeanTTFT, 22.0},
+		{"guidellm-sweep.good.json", 0, model.MeanITL, 7.1},
+		{"guidellm-sweep.good.json", 1, model.RequestThroughput, 30.0},
+		{"guidellm-sweep.good.json", 1, "p99.9_ttft_ms", 2421.65},
+		{"guidellm-concurrent.good.yaml", 2, model.MeanTTFT, 58.0},
+		{"guidellm-v03.good.json", 1, model.OutputThroughput, 640.0},
+		// AIPerf and genai-perf: inter_token_latency is vLLM's TPOT.
+		{"aiperf-concurrency1.good.json", 0, model.MeanTTFT, 30.8},
+		{"aiperf-concurrency1.good.json", 0, model.MeanTPOT, 18.2},
+		{"aiperf-records-rate10.good.json", 0, model.MeanTPOT, 24.5},
+		{"aiperf-export.good.csv", 0, model.P99E2EL, 3909.33},
+		{"aiperf-export.good.csv", 0, model.Duration, 255.6},
+		{"genai-perf-concurrency100.good.json", 0, model.MeanE2EL, 5767.434807386666},
+		{"genai-perf-concurrency100.good.json", 0, model.MeanTPOT, 2.1767344516666665},
+		{"genai-perf-export.good.csv", 0, model.MeanE2EL, 5767.43},
+		// llm-d: seconds and s/token in one report, ms and ms/token in another.
+		{"llmd-disagg.good.yaml", 0, model.MeanTTFT, 180},
+		{"llmd-disagg.good.yaml", 0, model.MeanTPOT, 21},
+		{"llmd-aggregated.good.yaml", 0, model.MeanTTFT, 95},
+		{"llmd-aggregated-json.good.json", 0, model.MeanE2EL, 8000},
+		{"sweep.good.csv", 2, model.MeanTTFT, 152.3},
+		{"headers.good.csv", 2, model.MeanE2EL, 5110},
+	}
+	for _, tt := range tests {
+		recs, err := ParseFile(filepath.Join("testdata", tt.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		got, ok := recs[tt.rec].Metric(tt.metric)
+		if !ok || math.Abs(got-tt.want) > 1e-6*math.Max(1, tt.want) {
+			t.Errorf("%s record %d %s = %v (present %v), want %v", tt.file, tt.rec, tt.metric, got, ok, tt.want)
+		}
+	}
+	// What a peer does not define stays absent.
+	for _, c := range []struct{ file, metric string }{
+		{"guidellm-sweep.good.json", model.MeanTPOT},     // GuideLLM's TPOT counts the first token
+		{"aiperf-concurrency1.good.json", model.MeanITL}, // AIPerf has no pooled ITL
+		{"genai-perf-export.good.csv", model.StdE2EL},    // the CSV has no std column
+	} {
+		recs, _ := ParseFile(filepath.Join("testdata", c.file))
+		if v, ok := recs[0].Metric(c.metric); ok {
+			t.Errorf("%s: %s = %v, want absent", c.file, c.metric, v)
+		}
+	}
+}
+
+func TestPeerFormatsAndSystems(t *testing.T) {
+	tests := []struct {
+		file, format, gpu, engine, topo string
+		load                            model.Load
+	}{
+		{"guidellm-sweep.good.json", FormatGuideLLM, "", "", "", model.Closed(1)},
+		{"guidellm-concurrent.good.yaml", FormatGuideLLM, "", "", "", model.Closed(1)},
+		{"aiperf-concurrency8.good.json", FormatAIPerf, "H100-SXM", "", "", model.Closed(8)},
+		{"genai-perf-concurrency100.good.json", FormatGenAIPerf, "", "", "", model.Closed(100)},
+		{"llmd-disagg.good.yaml", FormatLLMD, "H100-SXM", "vllm-0.10.1", "prefill 2xTP4 + decode 1xTP4", model.Open(10, 0)},
+		{"llmd-aggregated.good.yaml", FormatLLMD, "L40S", "llm-d-0.3.1", "2xTP2", model.Closed(32)},
+		{"sweep.good.csv", FormatCSV, "H100-SXM", "vllm-0.10.1", "1xTP1", model.Closed(1)},
+	}
+	for _, tt := range tests {
+		recs, err := ParseFile(filepath.Join("testdata", tt.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		r := recs[0]
+		topo := ""
+		if !r.System.Topology.Replicas.IsZero() || r.System.Topology.Disaggregated() {
+			topo = r.System.Topology.String()
+		}
+		if r.Source.Format != tt.format || r.System.GPU != tt.gpu || r.System.Engine != tt.engine || topo != tt.topo {
+			t.Errorf("%s: format %q gpu %q engine %q topology %q; want %q %q %q %q", tt.file, r.Source.Format, r.System.GPU, r.System.Engine, topo, tt.format, tt.gpu, tt.engine, tt.topo)
+		}
+		if r.Workload.Load.Kind != tt.load.Kind || r.Workload.Load.Concurrency != tt.load.Concurrency || r.Workload.Load.Rate != tt.load.Rate && tt.load.Kind != model.ClosedLoop {
+			t.Errorf("%s: load %+v, want %+v", tt.file, r.Workload.Load, tt.load)
+		}
+	}
+}
+
+// TestGuideLLMStrategies maps every GuideLLM strategy to a load.
+func TestGuideLLMStrategies(t *testing.T) {
+	recs, err := ParseFile("testdata/guidellm-sweep.good.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []model.Load{model.Closed(1), model.Open(math.Inf(1), 1), model.Open(8.5, constantArrivalShape), model.Open(17, constantArrivalShape)}
+	for i, w := range want {
+		got := recs[i].Workload.Load
+		if got.Kind != w.Kind || got.Concurrency != w.Concurrency || got.Rate != w.Rate || got.Kind == model.OpenLoop && got.Burstiness != w.Burstiness {
+			t.Errorf("benchmark %d: load %+v, want %+v", i, got, w)
+		}
+	}
+	y, err := ParseFile("testdata/guidellm-concurrent.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := y[3].Workload.Load; l.Kind != model.OpenLoop || l.Rate != 6 || l.Burstiness != 1 {
+		t.Errorf("poisson strategy: load %+v, want rate 6 with Poisson arrivals", l)
+	}
+}
+
+// TestProfileCSVLoadFromDirectory takes the load from AIPerf's artifact
+// directory name, since the CSV itself does not state it.
+func TestProfileCSVLoadFromDirectory(t *testing.T) {
+	data, err := os.ReadFile("testdata/aiperf-export.good.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]model.Load{
+		"Qwen_Qwen3-0.6B-openai-chat-concurrency8":    model.Closed(8),
+		"Qwen_Qwen3-0.6B-openai-chat-request_rate2.5": model.Open(2.5, 0),
+		"plain": {},
+	} {
+		p := filepath.Join(t.TempDir(), dir, "profile_export_aiperf.csv")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := ParseFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := recs[0].Workload.Load
+		if got.Kind != want.Kind || got.Concurrency != want.Concurrency || got.Rate != want.Rate {
+			t.Errorf("%s: load %+v, want %+v", dir, got, want)
+		}
+	}
+}
+
+// TestE2ELFromLatencies fills E2E from vLLM's latencies array when the
+// summary lacks it, over successful requests only.
+func TestE2ELFromLatencies(t *testing.T) {
+	base := `{"completed": 3, "failed": 1, "request_throughput": 1.5, "mean_ttft_ms": 10, "latencies": [1.0, 2.5, 0.0, 4.0]`
+	ok := []float64{1000, 2500, 4000}
+	for _, tt := range []struct{ name, extra string }{
+		{"failed latency is 0", ``},
+		{"errors list", `, "errors": ["", "", "timeout", ""]`},
+	} {
+		recs, err := ParseVLLMJSON("x.json", []byte(base+tt.extra+"}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := recs[0].Metrics
+		if m[model.MeanE2EL] != stats.Mean(ok) || m[model.MedianE2EL] != 2500 || m[model.P99E2EL] != stats.Percentile(ok, 99) || m[model.StdE2EL] != stats.Std(ok) {
+			t.Errorf("%s: e2el mean %v median %v p99 %v std %v", tt.name, m[model.MeanE2EL], m[model.MedianE2EL], m[model.P99E2EL], m[model.StdE2EL])
+		}
+	}
+	recs, err := ParseVLLMJSON("x.json", []byte(`{"completed": 1, "mean_e2el_ms": 7, "latencies": [9.0]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Metrics[model.MeanE2EL] != 7 {
+		t.Errorf("the summary's mean_e2el_ms must win over the latencies")
+	}
+}
+
+// TestVLLMMetadataSystem: `vllm bench serve --metadata` keys fill the system.
+func TestVLLMMetadataSystem(t *testing.T) {
+	recs, err := ParseVLLMJSON("x.json", []byte(`{"backend": "vllm", "model_id": "qwen3", "completed": 1, "request_throughput": 1,
+		"gpu": "NVIDIA H100 80GB HBM3", "tensor_parallel_size": "2", "data_parallel_size": "3", "model": "Qwen/Qwen3-8B",
+		"engine_version": "0.10.1", "max-num-batched-tokens": "8192"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := recs[0].System
+	if s.GPU != "H100-SXM" || s.Model != "Qwen/Qwen3-8B" || s.Engine != "vllm-0.10.1" || s.Topology.String() != "3xTP2" || s.GPUCount != 6 {
+		t.Errorf("system %+v", s)
+	}
+	if len(s.Settings) != 1 || s.Settings["max-num-batched-tokens"] != "8192" {
+		t.Errorf("settings %v: want only the engine setting", s.Settings)
+	}
+	for _, bad := range []struct{ kv, want string }{
+		{`"tensor_parallel_size": "two"`, `results: x.json:1: field "tensor_parallel_size": want a positive integer, got "two"`},
+		{`"topology": "3 boxes"`, `results: x.json:1: field "topology": model: topology "3 boxes"`},
+		{`"topology": "2xTP2", "gpu_count": "3"`, `results: x.json:1: gpu_count 3 but the topology 2xTP2 uses 4 GPUs`},
+	} {
+		_, err := ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, `+bad.kv+`}`))
+		if err == nil || !strings.HasPrefix(err.Error(), bad.want) {
+			t.Errorf("%s: error %v, want prefix %q", bad.kv, err, bad.want)
+		}
+	}
+}
+
+// TestVLLMSweepSystemWithoutSidecars: six --save-result files of one sweep,
+// named as vLLM names them, with --metadata, read into records that share
+// one system and one workload shape (what groups them into one series).
+func TestVLLMSweepSystemWithoutSidecars(t *testing.T) {
+	dir := t.TempDir()
+	var first *Record
+	for _, c := range []int{1, 2, 4, 8, 16, 32} {
+		name := filepath.Join(dir, "vllm-infqps-concurrency"+strconv.Itoa(c)+"-Qwen3-8B-20260101-120000.json")
+		body := `{"date": "20260101-120000", "endpoint_type": "vllm", "backend": "vllm", "label": null, "model_id": "Qwen/Qwen3-8B",
+			"tokenizer_id": "Qwen/Qwen3-8B", "num_prompts": 200, "gpu": "H100", "tensor_parallel_size": "1", "vllm_version": "0.10.1",
+			"input_len": "1024", "output_len": "128",
+			"request_rate": "inf", "burstiness": 1.0, "max_concurrency": ` + strconv.Itoa(c) + `, "duration": 10, "completed": 200, "failed": 0,
+			"total_input_tokens": 204800, "total_output_tokens": 25600, "request_throughput": 20, "output_throughput": 2560,
+			"total_token_throughput": 23040, "mean_ttft_ms": 30, "mean_tpot_ms": 8, "latencies": [1.0, 1.1]}`
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := ParseFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := recs[0]
+		if r.System.GPU != "H100-SXM" || r.System.Engine != "vllm-0.10.1" || r.System.Topology.String() != "1xTP1" || r.Workload.Load.Concurrency != c {
+			t.Fatalf("concurrency %d: system %+v load %+v", c, r.System, r.Workload.Load)
+		}
+		if first == nil {
+			first = &r
+			continue
+		}
+		if r.System.GPU != first.System.GPU || r.System.Model != first.System.Model || r.System.Engine != first.System.Engine ||
+			r.System.Topology != first.System.Topology || r.Workload.ISLMax != first.Workload.ISLMax || r.Workload.OSLMax != first.Workload.OSLMax {
+			t.Errorf("concurrency %d: system or workload differs from the first file's", c)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package results
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+)
+
+// systemKeys are the keys that state the measured system, in `vllm bench
+// serve --metadata KEY=VALUE` and in CSV column headers, mapped to the
+// System field they fill.
+var systemKeys = map[string]string{
+	"gpu": "gpu", "gpu_type": "gpu", "gpu_name": "gpu", "accelerator": "gpu", "hardware": "gpu",
+	"gpu_count": "gpu_count", "num_gpus": "gpu_count", "gpus": "gpu_count",
+	"model": "model", "model_name": "model",
+	"engine": "engine", "engine_version": "engine_version", "vllm_version": "vllm_version", "version": "engine_version",
+	"topology":             "topology",
+	"tensor_parallel_size": "tp", "tp": "tp", "tp_size": "tp",
+	"pipeline_parallel_size": "pp", "pp": "pp", "pp_size": "pp",
+	"data_parallel_size": "replicas", "dp": "replicas", "replicas": "replicas", "num_replicas": "replicas",
+}
+
+var gpuCountRE = regexp.MustCompile(`^(\d+)\s*[x×]\s*(\D.*)$`)
+
+// normKey lower-cases a key and turns spaces and dashes into underscores:
+// "Tensor Parallel Size" and "tensor-parallel-size" → "tensor_parallel_size".
+func normKey(k string) string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(k)))
+}
+
+// isSystemKey reports whether a --metadata key or CSV header states the system.
+func isSystemKey(k string) bool { _, ok := systemKeys[normKey(k)]; return ok }
+
+// applySystem fills r.System from key/value pairs that state it (GPU, GPU
+// count, model, engine and its version, topology or its parallel sizes).
+// Values override what the file's own fields said. A value that cannot be
+// read is an error naming the key; line is where the pair was found.
+func applySystem(name string, line int, r *Record, kv map[string]string) error {
+	var tp, pp, replicas int
+	engineVersion := ""
+	for k, v := range kv {
+		v = strings.TrimSpace(v)
+		what, ok := systemKeys[normKey(k)]
+		if !ok || v == "" {
+			continue
+		}
+		positive := func() (int, error) {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return 0, errorf(name, line, k, "want a positive integer, got %q", v)
+			}
+			return n, nil
+		}
+		var err error
+		switch what {
+		case "gpu":
+			// "4xNVIDIA_L40S": a count and a GPU.
+			if m := gpuCountRE.FindStringSubmatch(v); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				if n > 0 && r.System.GPUCount == 0 {
+					r.System.GPUCount = n
+				}
+				v = m[2]
+			}
+			r.System.GPU = catalogGPU(v)
+		case "gpu_count":
+			r.System.GPUCount, err = positive()
+		case "model":
+			r.System.Model = v
+		case "engine":
+			r.System.Engine = strings.ToLower(v)
+		case "engine_version", "vllm_version":
+			engineVersion = strings.TrimPrefix(strings.ToLower(v), "v")
+			if what == "vllm_version" {
+				r.System.Engine = "vllm"
+			}
+		case "topology":
+			t, perr := model.ParseTopology(v)
+			if perr != nil {
+				return errorf(name, line, k, "%v", perr)
+			}
+			r.System.Topology = t
+		case "tp":
+			tp, err = positive()
+		case "pp":
+			pp, err = positive()
+		case "replicas":
+			replicas, err = positive()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if engineVersion != "" {
+		fam := r.System.Engine
+		if i := strings.IndexByte(fam, '-'); i > 0 && strings.ContainsAny(fam[i:], "0123456789") {
+			fam = fam[:i]
+		}
+		if fam == "" {
+			fam = "vllm"
+		}
+		r.System.Engine = fam + "-" + engineVersion
+	}
+	t := &r.System.Topology
+	if (tp > 0 || pp > 0 || replicas > 0) && t.Replicas.IsZero() && !t.Disaggregated() {
+		pool := model.Pool{Count: max(replicas, 1), TP: max(tp, 1), PP: max(pp, 1)}
+		*t = model.Aggregated(pool)
+	}
+	if g := t.GPUs(); g > 0 {
+		if r.System.GPUCount == 0 {
+			r.System.GPUCount = g
+		} else if r.System.GPUCount != g {
+			return errorf(name, line, "", "gpu_count %d but the topology %s uses %d GPUs", r.System.GPUCount, t, g)
+		}
+	}
+	return nil
+}
+
+// systemSettings splits the system-stating pairs out of settings (in place)
+// and returns them.
+func systemSettings(settings map[string]string) map[string]string {
+	var kv map[string]string
+	for k, v := range settings {
+		if isSystemKey(k) {
+			if kv == nil {
+				kv = map[string]string{}
+			}
+			kv[k] = v
+			delete(settings, k)
+		}
+	}
+	return kv
+}
