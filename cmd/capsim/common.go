@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -101,30 +101,12 @@ func fmtMetric(m map[string]float64, name string) string {
 	}
 }
 
-// loadFiles reads result files with their sidecar metadata: names may be
-// comma lists and shell patterns ("vllm-*.json", quoted or not), each
-// pattern matching at least one file.
-func loadFiles(names []string) ([]results.Record, error) {
-	var paths []string
-	for _, n := range names {
-		for _, name := range strings.Split(n, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !strings.ContainsAny(name, "*?[") {
-				paths = append(paths, name)
-				continue
-			}
-			m, err := filepath.Glob(name)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("%s matches no file", name)
-			}
-			paths = append(paths, m...)
-		}
+// loadRecords reads the user's result files with their sidecar metadata
+// (comma lists and shell patterns allowed), or the embedded fixtures when
+// none are named.
+func loadRecords(files []string) ([]results.Record, error) {
+	if len(files) == 0 {
+		return fixtures.Records()
 	}
-	return results.LoadFiles(paths)
+	return results.LoadPatterns(files)
 }

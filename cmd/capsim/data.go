@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -50,7 +49,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
-	recs, err := o.load()
+	recs, err := loadRecords(o.files)
 	if err != nil {
 		return err
 	}
@@ -72,14 +71,6 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, out)
 	}
 	return writeDataTable(tableOutput(stdout, o.format), out)
-}
-
-// load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) {
-	if len(o.files) == 0 {
-		return fixtures.Records()
-	}
-	return loadFiles(o.files)
 }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {

@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -54,7 +52,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
 	}
-	recs, err := fitRecords(o.from)
+	recs, err := loadRecords(o.from)
 	if err != nil {
 		return err
 	}
@@ -98,15 +96,6 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSON(stdout, rep)
 	}
 	return writeFitTable(tableOutput(stdout, o.format), rep)
-}
-
-// fitRecords reads the user's files with their sidecar metadata (as capsim
-// data --file does), or the embedded fixtures when none are named.
-func fitRecords(files []string) ([]results.Record, error) {
-	if len(files) == 0 {
-		return fixtures.Records()
-	}
-	return loadFiles(files)
 }
 
 // fitProgress prints each stage of each group as it goes, with the time

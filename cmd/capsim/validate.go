@@ -178,7 +178,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: --%s applies to a live server (--url), not to --results", f)
 		}
 	}
-	recs, err := loadFiles([]string{o.results})
+	recs, err := results.LoadPatterns([]string{o.results})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}

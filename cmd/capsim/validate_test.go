@@ -54,7 +54,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 		t.Fatalf("deployment %s / %s / %s / %s, want the metadata's H100-SXM / Qwen/Qwen3-8B / llm-d-inference-sim-0.10.2 / 1xTP1",
 			v.GPU, v.Model, v.Engine, v.Topology)
 	}
-	recs, err := dataOptions{files: []string{validateResults}}.load()
+	recs, err := loadRecords([]string{validateResults})
 	if err != nil {
 		t.Fatal(err)
 	}
