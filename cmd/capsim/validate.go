@@ -211,7 +211,15 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
 	for _, p := range v.Points {
-		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %d completed, %d failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, p.Completed, p.Failed)
+		// A record that states no counts gets "-", never a made-up zero.
+		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)
+		if p.Record != "" && p.Completed == 0 {
+			completed = "-"
+			if p.Failed == 0 {
+				failed = "-"
+			}
+		}
+		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %s completed, %s failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, completed, failed)
 		t := newTable(w)
 		fmt.Fprintln(t, "metric\tmeasured\tpredicted\tabs % error\t")
 		for _, c := range p.Metrics {

@@ -350,3 +350,16 @@ func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 		return problems
 	})
 }
+
+// A record that states no request counts (a markdown table) shows "-" for
+// them, not "0 completed"; a vLLM result file shows its counts (above).
+func TestValidateTableAbsentCounts(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"validate", "--results", filepath.Join("testdata", "data", "h100-sweep.md")}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "concurrency 1, ISL 1024, OSL 256: 200 prompts, - completed, - failed") || strings.Contains(out, " 0 completed") {
+		t.Errorf("absent counts not shown as -:\n%s", out)
+	}
+}
