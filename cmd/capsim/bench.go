@@ -176,14 +176,15 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 // writeBenchSummary prints one row per load point (table) or the results
 // without their per-request lists (json).
 func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) error {
-	if format == "json" {
-		brief := make([]*loadgen.Result, len(results))
-		for i, r := range results {
-			brief[i] = r.WithoutDetails()
-		}
-		return writeJSON(w, brief)
+	brief := make([]*loadgen.Result, len(results))
+	for i, r := range results {
+		brief[i] = r.WithoutDetails()
 	}
-	t := newTable(tableOutput(w, format))
+	return writeOutput(w, format, brief, func(w io.Writer) error { return writeBenchTable(w, results) })
+}
+
+func writeBenchTable(w io.Writer, results []*loadgen.Result) error {
+	t := newTable(w)
 	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
 	for _, r := range results {
 		name := r.Load.String()

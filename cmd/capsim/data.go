@@ -67,10 +67,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	for _, r := range recs {
 		out.Counts[r.Source.File]++
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, out)
-	}
-	return writeDataTable(tableOutput(stdout, o.format), out)
+	return writeOutput(stdout, o.format, out, func(w io.Writer) error { return writeDataTable(w, out) })
 }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {

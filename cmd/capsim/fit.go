@@ -92,10 +92,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(stderr, "fit: warning: "+w)
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, rep)
-	}
-	return writeFitTable(tableOutput(stdout, o.format), rep)
+	return writeOutput(stdout, o.format, rep, func(w io.Writer) error { return writeFitTable(w, rep) })
 }
 
 // fitProgress prints each stage of each group as it goes, with the time

@@ -67,10 +67,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	for _, w := range v.Warnings {
 		fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, v)
-	}
-	return writeValidation(tableOutput(stdout, o.format), v)
+	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return writeValidation(w, v) })
 }
 
 // live predicts, then benchmarks the server at the same loads.
