@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,26 +113,16 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 	case !(o.burstiness > 0):
 		return base, nil, nil, fmt.Errorf("bench: --burstiness must be positive, got %v", o.burstiness)
 	}
-	if err := o.check("bench", len(o.concurrency) == 0 && len(o.rates) == 0); err != nil {
-		return base, nil, nil, err
-	}
-	endpoint, err := o.endpointKind()
-	if err != nil {
-		return base, nil, nil, fmt.Errorf("bench: %w", err)
-	}
-	var loads []model.Load
+	var closed []model.Load
 	for _, c := range o.concurrency {
 		if c <= 0 {
 			return base, nil, nil, fmt.Errorf("bench: --concurrency values must be positive, got %d", c)
 		}
-		loads = append(loads, model.Closed(c))
+		closed = append(closed, model.Closed(c))
 	}
-	for _, s := range o.rates {
-		rate, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(rate > 0) {
-			return base, nil, nil, fmt.Errorf("bench: --rate values must be positive numbers or inf, got %q", s)
-		}
-		loads = append(loads, o.openLoad(model.Open(rate, o.burstiness)))
+	base, loads, err := o.options("bench", o.modelName, closed, strings.Join(o.rates, ","), o.burstiness)
+	if err != nil {
+		return base, nil, nil, err
 	}
 	metadata := map[string]string{}
 	for _, kv := range o.metadata {
@@ -143,11 +132,6 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 		}
 		metadata[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	apiKey, err := o.apiKey()
-	if err != nil {
-		return base, nil, nil, fmt.Errorf("bench: %w", err)
-	}
-	base = o.loadgenOptions(o.modelName, endpoint, apiKey)
 	return base, loads, metadata, nil
 }
 

@@ -59,13 +59,29 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 	return nil, nil
 }
 
-// flagError names the flag a library error is about.
+// flagError names the flag a library error is about, in place of the
+// library's package prefix; it still wraps err.
 func flagError(flag string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %s", flag, strings.TrimPrefix(err.Error(), "model: "))
+	return &flagErr{flag, err}
 }
+
+type flagErr struct {
+	flag string
+	err  error
+}
+
+func (e *flagErr) Error() string {
+	msg := e.err.Error()
+	for _, pkg := range []string{"model: ", "loadgen: ", "results: "} {
+		msg = strings.TrimPrefix(msg, pkg)
+	}
+	return e.flag + ": " + msg
+}
+
+func (e *flagErr) Unwrap() error { return e.err }
 
 // resolveTarget turns the deployment flags into a profile target, naming
 // the flag to fix when a name is missing.
@@ -88,10 +104,17 @@ func orDash(s string) string {
 // fmtMetric prints a metric with sensible precision, "-" when absent.
 func fmtMetric(m map[string]float64, name string) string {
 	v, ok := m[name]
-	if !ok || math.IsNaN(v) {
+	if !ok {
 		return "-"
 	}
+	return fmtValue(v)
+}
+
+// fmtValue prints a metric value with sensible precision, "-" for NaN.
+func fmtValue(v float64) string {
 	switch {
+	case math.IsNaN(v):
+		return "-"
 	case v >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case v >= 10:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -156,63 +155,48 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint
 	addQuietFlag(fs, &s.quiet)
 }
 
-// check rejects server flags no benchmark can run with; noLoads says no
-// load point was given.
-func (s *serverFlags) check(cmd string, noLoads bool) error {
+// options checks the server flags and returns the options every load point
+// shares, and the load points: closed, then open ones capped by
+// --max-concurrency (as bench serve does); cmd prefixes the errors.
+func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates string, burstiness float64) (loadgen.Options, []model.Load, error) {
 	msg := ""
 	switch {
 	case s.isl <= 0 || s.osl <= 0:
 		msg = "--isl and --osl must be positive numbers of tokens"
 	case s.numPrompts <= 0:
 		msg = "--num-prompts must be positive"
-	case noLoads:
+	case len(closed) == 0 && rates == "":
 		msg = "give load points with --concurrency and/or --rate"
 	case s.maxConcurrency < 0:
 		msg = "--max-concurrency must not be negative"
 	case s.timeout <= 0:
 		msg = "--timeout must be positive"
-	default:
-		return nil
 	}
-	return errors.New(cmd + ": " + msg)
-}
-
-// endpointKind parses --endpoint.
-func (s *serverFlags) endpointKind() (loadgen.Endpoint, error) {
-	switch s.endpoint {
-	case "completions":
-		return loadgen.Completions, nil
-	case "chat":
-		return loadgen.Chat, nil
+	fail := func(err error) (loadgen.Options, []model.Load, error) {
+		return loadgen.Options{}, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	return "", fmt.Errorf("--endpoint must be completions or chat, got %q", s.endpoint)
-}
-
-// apiKey reads the variable --api-key-env names; "" when the flag is not given.
-func (s *serverFlags) apiKey() (string, error) {
-	if s.apiKeyEnv == "" {
-		return "", nil
+	if msg != "" {
+		return fail(errors.New(msg))
 	}
-	key := os.Getenv(s.apiKeyEnv)
-	if key == "" {
-		return "", fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv)
+	open, err := parseLoads("", rates, burstiness)
+	if err != nil {
+		return fail(err)
 	}
-	return key, nil
-}
-
-// openLoad caps an open-loop load point by --max-concurrency, as bench serve does.
-func (s *serverFlags) openLoad(l model.Load) model.Load {
-	l.Concurrency = s.maxConcurrency
-	if math.IsInf(l.Rate, 1) {
-		l.Burstiness = 1 // vLLM ignores burstiness for an infinite rate
+	for i := range open {
+		open[i] = loadgen.CapOpen(open[i], s.maxConcurrency)
 	}
-	return l
-}
-
-// loadgenOptions are the options every load point shares.
-func (s *serverFlags) loadgenOptions(modelName string, endpoint loadgen.Endpoint, apiKey string) loadgen.Options {
+	endpoint, err := loadgen.ParseEndpoint(s.endpoint)
+	if err != nil {
+		return fail(fmt.Errorf("--endpoint must be completions or chat, got %q", s.endpoint))
+	}
+	apiKey := ""
+	if s.apiKeyEnv != "" {
+		if apiKey = os.Getenv(s.apiKeyEnv); apiKey == "" {
+			return fail(fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv))
+		}
+	}
 	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
-		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}
+		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}, append(closed, open...), nil
 }
 
 // systemFlags state (or override) the system user result files measured:

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/capsim/capsim/internal/buildinfo"
 	"github.com/capsim/capsim/internal/suggest"
 )
 
@@ -137,36 +137,6 @@ func commandHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 	}
 }
 
-// version is capsim's version as the build recorded it.
-func version() string {
-	v, rev, at, goVer := "(devel)", "", "", "unknown Go"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		goVer = bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				at = s.Value
-			}
-		}
-	}
-	out := "capsim " + v
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		out += ", revision " + rev
-		if at != "" {
-			out += " (" + at + ")"
-		}
-	}
-	return out + ", " + goVer
-}
-
 // run is capsim without the process: tests call it directly.
 func run(args []string, stdout, stderr io.Writer) error {
 	global := pflag.NewFlagSet("capsim", pflag.ContinueOnError)
@@ -178,7 +148,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return withFlagHint(err, global)
 	}
 	if *showVersion {
-		_, err := fmt.Fprintln(stdout, version())
+		_, err := fmt.Fprintln(stdout, buildinfo.Version())
 		return err
 	}
 	rest := global.Args()
@@ -189,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	name, cmdArgs := rest[0], rest[1:]
 	switch name {
 	case "version":
-		_, err := fmt.Fprintln(stdout, version())
+		_, err := fmt.Fprintln(stdout, buildinfo.Version())
 		return err
 	case "help":
 		if len(cmdArgs) == 0 {

@@ -75,9 +75,6 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	if err := o.check("validate", o.concurrency == "" && o.rate == ""); err != nil {
-		return nil, err
-	}
 	served := o.servedModel
 	if served == "" {
 		served = o.modelName
@@ -85,22 +82,14 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
 	}
-	endpoint, err := o.endpointKind()
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
 	closed, err := parseLoads(o.concurrency, "", o.burstiness)
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	open, err := parseLoads("", o.rate, o.burstiness)
+	base, loads, err := o.options("validate", served, closed, o.rate, o.burstiness)
 	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
+		return nil, err
 	}
-	for i := range open {
-		open[i] = o.openLoad(open[i])
-	}
-	loads := append(closed, open...)
 	topo, err := o.topology()
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
@@ -109,11 +98,6 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	apiKey, err := o.apiKey()
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
-
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
@@ -124,13 +108,12 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	pred := preds[0]
 	v := predict.NewValidation(loadgen.RedactURL(o.url), pred)
 
-	base := o.loadgenOptions(served, endpoint, apiKey)
 	if !o.skipCheck {
 		if err := loadgen.Check(ctx, base); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)
 		}
 	}
-	if endpoint == loadgen.Chat {
+	if base.Endpoint == loadgen.Chat {
 		v.Warnings = append(v.Warnings, "chat prompts are text: measured input lengths are approximate")
 	}
 	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "validate", base.NumPrompts, len(loads)),
@@ -239,9 +222,4 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 		return t.Flush()
 	}
 	return nil
-}
-
-// fmtValue prints a metric value as fmtMetric does.
-func fmtValue(x float64) string {
-	return fmtMetric(map[string]float64{"v": x}, "v")
 }
