@@ -13,34 +13,6 @@ import (
 	"github.com/capsim/capsim/results"
 )
 
-// parseTopology builds a topology from --prefill/--decode or --replicas.
-func parseTopology(prefill, decode, replicas string) (model.Topology, error) {
-	switch {
-	case replicas != "" && (prefill != "" || decode != ""):
-		return model.Topology{}, fmt.Errorf("give either --replicas or --prefill with --decode, not both")
-	case replicas != "":
-		p, err := model.ParsePool(replicas)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--replicas: %w", err)
-		}
-		return model.Aggregated(p), nil
-	case prefill != "" && decode != "":
-		p, err := model.ParsePool(prefill)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--prefill: %w", err)
-		}
-		d, err := model.ParsePool(decode)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--decode: %w", err)
-		}
-		return model.Disaggregated(p, d), nil
-	case prefill != "" || decode != "":
-		return model.Topology{}, fmt.Errorf("a disaggregated deployment needs both --prefill and --decode")
-	default:
-		return model.Topology{}, fmt.Errorf("give a topology: --prefill NxTPk --decode MxTPk, or --replicas NxTPk")
-	}
-}
-
 // parseLoads turns --concurrency or --rate lists into loads (nil when neither is given).
 func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, error) {
 	switch {

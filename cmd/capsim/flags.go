@@ -82,16 +82,31 @@ func (d *deploymentFlags) topologyGiven() bool {
 	return d.prefill != "" || d.decode != "" || d.replicas != "" || d.topo != ""
 }
 
-// topology parses --topology, or --prefill/--decode or --replicas.
+// topology parses --topology, or --prefill with --decode, or --replicas.
 func (d *deploymentFlags) topology() (model.Topology, error) {
-	if d.topo != "" {
-		if d.prefill != "" || d.decode != "" || d.replicas != "" {
-			return model.Topology{}, fmt.Errorf("give --topology or --replicas/--prefill/--decode, not both")
-		}
+	pools := d.prefill != "" || d.decode != ""
+	switch {
+	case d.topo != "" && (pools || d.replicas != ""):
+		return model.Topology{}, errors.New("give --topology or --replicas/--prefill/--decode, not both")
+	case d.topo != "":
 		t, err := model.ParseTopology(d.topo)
 		return t, flagError("--topology", err)
+	case d.replicas != "" && pools:
+		return model.Topology{}, errors.New("give either --replicas or --prefill with --decode, not both")
+	case d.replicas != "":
+		p, err := model.ParsePool(d.replicas)
+		return model.Aggregated(p), flagError("--replicas", err)
+	case d.prefill != "" && d.decode != "":
+		p, err := model.ParsePool(d.prefill)
+		if err != nil {
+			return model.Topology{}, flagError("--prefill", err)
+		}
+		dp, err := model.ParsePool(d.decode)
+		return model.Disaggregated(p, dp), flagError("--decode", err)
+	case pools:
+		return model.Topology{}, errors.New("a disaggregated deployment needs both --prefill and --decode")
 	}
-	return parseTopology(d.prefill, d.decode, d.replicas)
+	return model.Topology{}, errors.New("give a topology: --prefill NxTPk --decode MxTPk, or --replicas NxTPk")
 }
 
 // loadListFlags are load points as comma lists, for parseLoads.
