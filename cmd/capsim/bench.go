@@ -49,11 +49,6 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	if !o.skipCheck {
-		if err := loadgen.Check(ctx, base); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-	}
 	if o.out != "" {
 		// A run killed while writing leaves its temporary next to --out.
 		if n, err := atomicfile.RemoveStale(o.out); err != nil {
@@ -66,14 +61,13 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
 	}
 	var allFailed []string // load points where no request completed
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "bench", base.NumPrompts, len(loads)), func(done []*loadgen.Result) error {
-		r := done[len(done)-1]
+	done, err := o.measure(ctx, "bench", base, loads, stderr, func(r *loadgen.Result) error {
 		r.Label, r.Metadata = o.label, metadata
 		fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
 		if r.Completed == 0 && r.Failed > 0 {
 			allFailed = append(allFailed, r.Load.String()+r.FailureNote())
 		}
-		return writeResultsTo(o.out, done)
+		return nil
 	})
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		where := ""
@@ -92,14 +86,6 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("bench: every request failed at %d of %d load point(s): %s", len(allFailed), len(loads), strings.Join(allFailed, "; "))
 	}
 	return nil
-}
-
-// writeResultsTo rewrites path with every result so far; "" writes nothing.
-func writeResultsTo(path string, done []*loadgen.Result) error {
-	if path == "" {
-		return nil
-	}
-	return loadgen.WriteResults(path, done)
 }
 
 // resolve checks the flags and turns them into load-point options.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -212,6 +213,28 @@ func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates 
 	}
 	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
 		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}, append(closed, open...), nil
+}
+
+// measure runs the load points against the server: the test request first
+// (unless --skip-check), progress lines, and --out rewritten after every
+// point. each sees every result before it is written; its error stops the
+// run once the result is written. cmd names the progress lines; the caller
+// prefixes errors.
+func (s *serverFlags) measure(ctx context.Context, cmd string, base loadgen.Options, loads []model.Load, stderr io.Writer,
+	each func(*loadgen.Result) error) ([]*loadgen.Result, error) {
+	if !s.skipCheck {
+		if err := loadgen.Check(ctx, base); err != nil {
+			return nil, err
+		}
+	}
+	return loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, s.quiet), cmd, base.NumPrompts, len(loads)),
+		func(done []*loadgen.Result) error {
+			err := each(done[len(done)-1])
+			if s.out == "" {
+				return err
+			}
+			return cmp.Or(loadgen.WriteResults(s.out, done), err)
+		})
 }
 
 // systemFlags state (or override) the system user result files measured:

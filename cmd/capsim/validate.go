@@ -108,24 +108,15 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	pred := preds[0]
 	v := predict.NewValidation(loadgen.RedactURL(o.url), pred)
 
-	if !o.skipCheck {
-		if err := loadgen.Check(ctx, base); err != nil {
-			return nil, fmt.Errorf("validate: %w", err)
-		}
-	}
 	if base.Endpoint == loadgen.Chat {
 		v.Warnings = append(v.Warnings, "chat prompts are text: measured input lengths are approximate")
 	}
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "validate", base.NumPrompts, len(loads)),
-		func(done []*loadgen.Result) error {
-			if err := writeResultsTo(o.out, done); err != nil {
-				return err
-			}
-			if r := done[len(done)-1]; r.Completed == 0 && !r.Partial {
-				return fmt.Errorf("%s: every request failed%s", r.Load, r.FailureNote())
-			}
-			return nil
-		})
+	done, err := o.measure(ctx, "validate", base, loads, stderr, func(r *loadgen.Result) error {
+		if r.Completed == 0 && !r.Partial {
+			return fmt.Errorf("%s: every request failed%s", r.Load, r.FailureNote())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
