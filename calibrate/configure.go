@@ -52,6 +52,11 @@ type Deployment struct {
 	Engine      string
 	Derived     []Derivation
 	MaxModelLen int
+	// Settings are the engine settings the deployment was configured with
+	// (the calibrated group's, or the engine's defaults).
+	Settings Settings
+	// Topology is the target's topology (worker counts as configured).
+	Topology model.Topology
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -113,7 +118,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma

@@ -47,6 +47,7 @@ func predictionInput(p predict.Prediction, recs []results.Record) plots.Predicti
 	out := plots.Prediction{
 		Title:  fmt.Sprintf("%s on %d× %s · %s · %s — ISL %d / OSL %d", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL),
 		XLabel: plots.XLabelFor(kind),
+		P99:    true,
 	}
 	for _, pt := range p.Points {
 		x, ok := plots.LoadX(pt.Load)

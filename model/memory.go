@@ -57,6 +57,9 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	if p.TP <= 0 {
 		return Memory{}, fmt.Errorf("model: TP must be positive, got %d", p.TP)
 	}
+	if err := m.CheckTP(p.TP); err != nil {
+		return Memory{}, err
+	}
 	n := p.GPUsPerWorker()
 	mem := Memory{
 		GPUs:       n,
@@ -76,6 +79,9 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 
 func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 	for tp := p.TP * 2; tp <= 64; tp *= 2 {
+		if m.CheckTP(tp) != nil {
+			continue
+		}
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
 		if g.MemoryGB*o.Utilization*n-m.WeightBytes(o.BytesPerParam)/gb-o.ReserveGB*n > 0 {
@@ -85,7 +91,8 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 	return "; it does not fit at any TP up to 64"
 }
 
-// SmallestTP returns the smallest power-of-two TP (1…64) at which the model fits on the GPU.
+// SmallestTP returns the smallest power-of-two TP (1…64) the model can use
+// (CheckTP) at which it fits on the GPU.
 func SmallestTP(g GPU, m LLM, o MemoryOptions) (int, error) {
 	for tp := 1; tp <= 64; tp *= 2 {
 		if _, err := WorkerMemory(g, m, Pool{Count: 1, TP: tp}, o); err == nil {

@@ -143,3 +143,56 @@ func ParseTopology(s string) (Topology, error) {
 	}
 	return Aggregated(p), nil
 }
+
+// CheckTP reports whether the model can be split across tp GPUs by tensor
+// parallelism, as vLLM checks it: the attention heads must divide evenly
+// (ModelConfig.verify_with_parallel_config), and the KV heads must either
+// divide evenly or, when fewer than tp, be replicated an integer number of
+// times (QKVParallelLinear). Qwen3-32B's 64 heads refuse TP3 and TP6.
+func (m LLM) CheckTP(tp int) error {
+	switch {
+	case tp <= 0:
+		return fmt.Errorf("model: TP must be positive, got %d", tp)
+	case m.Heads > 0 && m.Heads%tp != 0:
+		return fmt.Errorf("model: %s cannot run at TP%d: its %d attention heads do not divide by %d%s", ShortName(m.Name), tp, m.Heads, tp, m.validTPHint())
+	case m.KVHeads > 0 && m.KVHeads%tp != 0 && tp%m.KVHeads != 0:
+		return fmt.Errorf("model: %s cannot run at TP%d: its %d KV heads neither divide by %d nor replicate evenly across it%s", ShortName(m.Name), tp, m.KVHeads, tp, m.validTPHint())
+	}
+	return nil
+}
+
+func (m LLM) tpOK(tp int) bool {
+	return tp > 0 && (m.Heads <= 0 || m.Heads%tp == 0) && (m.KVHeads <= 0 || m.KVHeads%tp == 0 || tp%m.KVHeads == 0)
+}
+
+// ValidTPs lists the TP degrees up to max the model can use (CheckTP).
+func (m LLM) ValidTPs(max int) []int {
+	var out []int
+	for tp := 1; tp <= max; tp++ {
+		if m.tpOK(tp) {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+func (m LLM) validTPHint() string {
+	var s []string
+	for _, tp := range m.ValidTPs(16) {
+		s = append(s, strconv.Itoa(tp))
+	}
+	return " (valid up to 16: " + strings.Join(s, ", ") + ")"
+}
+
+// CheckModel checks every pool's TP degree against the model (CheckTP).
+func (t Topology) CheckModel(m LLM) error {
+	for _, p := range []Pool{t.Replicas, t.Prefill, t.Decode} {
+		if p.IsZero() {
+			continue
+		}
+		if err := m.CheckTP(p.TP); err != nil {
+			return err
+		}
+	}
+	return nil
+}

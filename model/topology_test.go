@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +85,40 @@ func ExampleParseTopology() {
 	t, _ := ParseTopology("3P(TP4) 1D(TP4)")
 	fmt.Println(t, "on", t.GPUs(), "GPUs")
 	// Output: prefill 3xTP4 + decode 1xTP4 on 16 GPUs
+}
+
+func TestCheckTP(t *testing.T) {
+	qwen, err := LookupLLM("Qwen3-32B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	llama3b, err := LookupLLM("Llama-3.2-3B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		m    LLM
+		tp   int
+		want bool
+	}{
+		{qwen, 1, true}, {qwen, 2, true}, {qwen, 4, true}, {qwen, 8, true},
+		{qwen, 16, true}, // 8 KV heads replicated twice
+		{qwen, 3, false}, {qwen, 6, false}, {qwen, 0, false},
+		{llama3b, 3, false}, // 24 heads divide by 3, 8 KV heads neither divide nor replicate
+		{llama3b, 8, true}, {llama3b, 16, false},
+	}
+	for _, tc := range tests {
+		err := tc.m.CheckTP(tc.tp)
+		if (err == nil) != tc.want {
+			t.Errorf("%s TP%d: err %v, want ok=%v", tc.m.Name, tc.tp, err, tc.want)
+		}
+	}
+	topo, _ := ParseTopology("prefill 6xTP3 + decode 1xTP4")
+	if err := topo.CheckModel(qwen); err == nil || !strings.Contains(err.Error(), "TP3") {
+		t.Errorf("6xTP3 prefill for Qwen3-32B: err %v, want a TP3 refusal", err)
+	}
+	h20, _ := LookupGPU("H20")
+	if _, err := WorkerMemory(h20, qwen, Pool{Count: 1, TP: 6}, MemoryOptions{}); err == nil {
+		t.Error("WorkerMemory accepted TP6 for 64-head Qwen3-32B")
+	}
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -69,7 +70,11 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 			graphs = model.VLLMGraphSizes(graphMax)
 		}
 		d.Derived = append(d.Derived, calibrate.Derivation{Role: role, Pool: p.String(), Source: source, From: "fake", RelSigma: 0.1})
-		return sim.PoolConfig{Workers: p.Count, Cost: model.NewStepCost(g, m, p, model.PriorCoeffs(eager), graphs),
+		var cost sim.CostModel = model.NewStepCost(g, m, p, model.PriorCoeffs(eager), graphs)
+		if t.Band != 0 {
+			cost = scaledCost{cost, math.Exp(0.1 * t.Band)}
+		}
+		return sim.PoolConfig{Workers: p.Count, Cost: cost,
 			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget}, nil
 	}
 	if t.Topology.Disaggregated() {
@@ -86,4 +91,18 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 	}
 	d.Config.Router = sim.RoundRobin
 	return d, nil
+}
+
+// scaledCost is a cost model with every step f times slower, as a cost
+// band moves a profile's costs.
+type scaledCost struct {
+	c sim.CostModel
+	f float64
+}
+
+func (s scaledCost) StepTime(st model.Step) float64 { return s.f * s.c.StepTime(st) }
+
+func (s scaledCost) DecodeAffine(n int) (float64, float64) {
+	b, k := s.c.DecodeAffine(n)
+	return s.f * b, s.f * k
 }

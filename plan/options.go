@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 
 	"github.com/capsim/capsim/calibrate"
@@ -51,9 +52,25 @@ type Options struct {
 	// Aggregated and Disaggregated restrict the search to one mode; both
 	// false means both modes.
 	Aggregated, Disaggregated bool
-	// NumPrompts per full simulation; 0 means 20 s of arrivals (at least 400)
-	// for open loop, 20 × concurrency (at least 400) for closed loop.
+	// NumPrompts is the measured requests of a verdict's first steady-state
+	// run (sim.Converge doubles them until the statistics are stable); 0
+	// means predict.DefaultNumPrompts (at least 10,000).
 	NumPrompts int
+	// Confidence is how sure a verdict is that the deployment meets every
+	// SLO given the uncertainty of its costs: every verdict and headroom run
+	// prices each pool at the pessimistic z = Φ⁻¹(Confidence) edge of its
+	// cost band (calibrate.Target.Band). 0 means Φ(1) ≈ 0.841, the +1σ edge
+	// of the band predict prints; 0.5 is the central costs.
+	Confidence float64
+	// Steady bounds the steady-state runs behind every verdict; zero values
+	// are sim's defaults.
+	Steady sim.SteadyOptions
+	// NoSettingsSearch keeps every engine at its default max-num-seqs and
+	// max-num-batched-tokens instead of trying others on near misses.
+	NoSettingsSearch bool
+	// NoMargin skips the second, central-cost search that says what the
+	// confidence margin costs.
+	NoMargin bool
 	// NoSweep skips the extra simulations that widen the Pareto frontier
 	// beyond the cheapest deployments (the frontier then covers only what
 	// the search itself simulated).
@@ -70,9 +87,22 @@ type Options struct {
 	noShortRuns bool // tests: check that short runs change no verdict
 }
 
+// DefaultConfidence is Φ(1): verdicts at the +1σ edge of the cost band.
+var DefaultConfidence = 0.5 * (1 + math.Erf(1/math.Sqrt2))
+
+// Band is the cost-band position, in standard deviations, that Confidence
+// asks for: Φ⁻¹(Confidence).
+func (o Options) Band() float64 {
+	c := o.Confidence
+	if c == 0 {
+		c = DefaultConfidence
+	}
+	return math.Sqrt2 * math.Erfinv(2*c-1)
+}
+
 // Progress reports how far the search is.
 type Progress struct {
-	Phase    string // "search", "headroom" or "frontier"
+	Phase    string // "search", "headroom", "frontier" or "margin"
 	Done     int    // candidates (or recommendations) finished in this phase
 	Total    int
 	Feasible int // candidates found to meet every SLO so far

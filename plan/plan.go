@@ -1,28 +1,32 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
 )
 
-// shortFraction is the share of a full run's prompts a first, short run
-// sends; a candidate whose short run misses an SLO by more than shortMargin
-// gets no full run. The short run's requests are the full run's first ones
-// on a system that starts empty, so under open loop its latencies are
-// rarely worse than the full run's: the margin covers the noise of a small sample.
+// A screening run replays a short benchmark (20 s of arrivals, at least
+// 400 requests) on an empty system; a candidate that misses an SLO there by
+// more than shortMargin gets no steady-state verdict. Under open loop a
+// system that starts empty and drains at the end rarely shows worse
+// latencies than its steady state: the margin covers the noise of a small
+// sample. A candidate whose verdict misses by at most settingsReach tries
+// other engine settings.
 const (
-	shortFraction = 4
-	shortMin      = 100
 	shortMargin   = 1.25
+	settingsReach = 1.15
 )
 
 // template is one deployment shape (GPU, engine, mode, TP degrees) with one
@@ -58,6 +62,12 @@ type candidate struct {
 	// sweep marks a candidate beyond the cost cutoff simulated only to
 	// widen the Pareto frontier.
 	sweep bool
+	// settings overrides the engines' defaults (nil: the defaults);
+	// saturated marks a steady-state run that could not keep up.
+	settings      *variant
+	saturated     bool
+	steady        *sim.Steady
+	triedSettings bool
 }
 
 type candState int
@@ -69,14 +79,21 @@ const (
 	stateSimulated
 )
 
-// deployment is the template's deployment scaled to the candidate's worker counts.
+// deployment is the template's deployment scaled to the candidate's worker
+// counts, with its engine settings.
 func (c *candidate) deployment() calibrate.Deployment {
-	d := c.t.dep
+	return c.withSettings(c.t.dep, c.settings)
+}
+
+// withSettings scales d to the candidate's worker counts and applies v (nil: none).
+func (c *candidate) withSettings(d calibrate.Deployment, v *variant) calibrate.Deployment {
 	if c.t.disagg {
 		d.Config.Prefill.Workers = c.topo.Prefill.Count
 		d.Config.Decode.Workers = c.topo.Decode.Count
+		v.apply(&d.Config.Prefill, &d.Config.Decode)
 	} else {
 		d.Config.Replicas.Workers = c.topo.Replicas.Count
+		v.apply(&d.Config.Replicas, nil)
 	}
 	return d
 }
@@ -93,16 +110,22 @@ func (c *candidate) name() string {
 	return fmt.Sprintf("%s on %d× %s", Notation(c.topo), c.gpus, c.t.gpu.Name)
 }
 
-// workload is the benchmark run of n prompts at load l.
+// workload is the run of n prompts at load l.
 func (o Options) workload(l model.Load, n int) calibrate.Workload {
 	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed}
 }
 
-// numPrompts is the full run's length at a load (see
-// calibrate.SteadyStatePrompts); newSearch checked the target load, and
-// the higher loads of a headroom search are held to sim.MaxNumPrompts.
+// numPrompts is the measured requests of a verdict's first steady-state
+// run at a load (predict.DefaultNumPrompts), held to what one run may
+// simulate with its warm-up at the higher loads of a headroom search.
 func (o Options) numPrompts(l model.Load) int {
-	n, err := calibrate.SteadyStatePrompts(l, o.NumPrompts)
+	return min(predict.DefaultNumPrompts(o.NumPrompts, sim.SteadyState, l), sim.MaxNumPrompts/2)
+}
+
+// screenPrompts is the length of a screening run (benchmark replay, open
+// loop only): 20 s of arrivals, at least 400 (calibrate.SteadyStatePrompts).
+func (o Options) screenPrompts(l model.Load) int {
+	n, err := calibrate.SteadyStatePrompts(l, 0)
 	if err != nil {
 		return sim.MaxNumPrompts
 	}
@@ -132,16 +155,22 @@ func Run(ctx context.Context, prof Profile, opts Options) (*Result, error) {
 		return nil, err
 	}
 	s.frontier()
+	if err := s.margin(ctx); err != nil {
+		return nil, err
+	}
 	return s.res, nil
 }
 
 type search struct {
-	prof  Profile
-	opts  Options
-	llm   model.LLM
-	tmpls []*template
-	cands []*candidate // survivors of the bounds, in evaluation order
-	res   *Result
+	prof Profile
+	opts Options
+	band float64 // cost-band position of every verdict (Options.Band)
+	// tracked are the steady-state statistics whose stability verdicts need
+	tracked []string
+	llm     model.LLM
+	tmpls   []*template
+	cands   []*candidate // survivors of the bounds, in evaluation order
+	res     *Result
 
 	mu       sync.Mutex
 	feasible []float64 // costs of feasible candidates so far, sorted
@@ -153,6 +182,8 @@ type search struct {
 	bestFloorOn []string
 	bestBound   float64 // highest capacity bound over all candidates
 	boundBy     string
+	boundTopo   model.Topology
+	boundGPU    string
 	noShort     bool // tests: full runs only
 }
 
@@ -175,6 +206,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs take about 2 s and 600 MB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
 	case o.TopK < 0:
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
+	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
+		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
 	}
 	if o.Load.Kind == model.Burst {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
@@ -190,11 +223,16 @@ func newSearch(prof Profile, o Options) (*search, error) {
 			return nil, fmt.Errorf("plan: TP degrees must be positive, got %d", tp)
 		}
 	}
-	s := &search{prof: prof, opts: o, llm: llm, bestFloor: make([]float64, len(o.SLOs)), bestFloorOn: make([]string, len(o.SLOs)), noShort: o.noShortRuns}
+	s := &search{prof: prof, opts: o, band: o.Band(), tracked: trackedMetrics(o.SLOs), llm: llm, bestFloor: make([]float64, len(o.SLOs)), bestFloorOn: make([]string, len(o.SLOs)), noShort: o.noShortRuns}
 	for i := range s.bestFloor {
 		s.bestFloor[i] = math.Inf(1)
 	}
-	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: "GPUs"}
+	conf := o.Confidence
+	if conf == 0 {
+		conf = DefaultConfidence
+	}
+	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: "GPUs",
+		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = "$/h"
 	}
@@ -398,7 +436,7 @@ func joinInts(xs []int) string {
 
 // newTemplate configures one worker per pool and prices its bounds.
 func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64) (*template, error) {
-	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo})
+	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band})
 	if err != nil {
 		return nil, err
 	}
@@ -438,6 +476,7 @@ func (s *search) enumerate() {
 	if o.Load.Kind == model.OpenLoop {
 		rate = o.Load.Rate
 	}
+	var slab []candidate // survivors are allocated in blocks, not one by one
 	for _, t := range s.tmpls {
 		tooSlow := false
 		for i, slo := range o.SLOs {
@@ -449,12 +488,12 @@ func (s *search) enumerate() {
 				tooSlow = true
 			}
 		}
+		// Prune before allocating: most candidates of a large search fall
+		// below the rate or are too slow, and need no candidate at all.
 		add := func(topo model.Topology, bound float64) {
 			s.res.Search.Candidates++
-			c := &candidate{t: t, topo: topo, gpus: topo.GPUs(), bound: bound}
-			c.cost = float64(c.gpus) * t.price
 			if bound > s.bestBound {
-				s.bestBound, s.boundBy = bound, c.name()
+				s.bestBound, s.boundTopo, s.boundGPU = bound, topo, t.gpu.Name
 			}
 			switch {
 			case tooSlow:
@@ -462,6 +501,12 @@ func (s *search) enumerate() {
 			case bound < rate:
 				s.res.Search.Overloaded++
 			default:
+				if len(slab) == cap(slab) {
+					slab = make([]candidate, 0, 1024)
+				}
+				slab = append(slab, candidate{t: t, topo: topo, gpus: topo.GPUs(), bound: bound})
+				c := &slab[len(slab)-1]
+				c.cost = float64(c.gpus) * t.price
 				s.cands = append(s.cands, c)
 			}
 		}
@@ -472,24 +517,50 @@ func (s *search) enumerate() {
 			continue
 		}
 		for x := 1; x*t.tpA+t.tpB <= o.MaxGPUs; x++ {
+			pre := float64(x) * t.prefill.prefillRate
+			if pre < rate && !tooSlow {
+				// Every decode count is capped by this prefill pool: count them at once.
+				n := (o.MaxGPUs - x*t.tpA) / t.tpB
+				s.res.Search.Candidates += n
+				s.res.Search.Overloaded += n
+				if b := math.Min(pre, float64(n)*t.decode.decodeRate); b > s.bestBound {
+					s.bestBound, s.boundGPU = b, t.gpu.Name
+					s.boundTopo = model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: n, TP: t.tpB})
+				}
+				continue
+			}
 			for y := 1; x*t.tpA+y*t.tpB <= o.MaxGPUs; y++ {
-				bound := math.Min(float64(x)*t.prefill.prefillRate, float64(y)*t.decode.decodeRate)
+				bound := math.Min(pre, float64(y)*t.decode.decodeRate)
 				add(model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: y, TP: t.tpB}), bound)
 			}
 		}
 	}
-	sort.SliceStable(s.cands, func(i, j int) bool {
-		a, b := s.cands[i], s.cands[j]
-		if a.cost != b.cost {
-			return a.cost < b.cost
+	if s.boundGPU != "" {
+		s.boundBy = fmt.Sprintf("%s on %d× %s", Notation(s.boundTopo), s.boundTopo.GPUs(), s.boundGPU)
+	}
+	// A total order (no two candidates share GPU and topology), so an
+	// unstable sort is deterministic.
+	slices.SortFunc(s.cands, func(a, b *candidate) int {
+		if c := cmp.Compare(a.cost, b.cost); c != 0 {
+			return c
 		}
-		if a.bound != b.bound {
-			return a.bound > b.bound
+		if c := cmp.Compare(b.bound, a.bound); c != 0 {
+			return c
 		}
-		if a.t.gpu.Name != b.t.gpu.Name {
-			return a.t.gpu.Name < b.t.gpu.Name
+		if c := strings.Compare(a.t.gpu.Name, b.t.gpu.Name); c != 0 {
+			return c
 		}
-		return Notation(a.topo) < Notation(b.topo)
+		x, y := a.topo, b.topo
+		for _, c := range [...]int{
+			cmp.Compare(x.Replicas.Count, y.Replicas.Count), cmp.Compare(x.Replicas.TP, y.Replicas.TP),
+			cmp.Compare(x.Prefill.Count, y.Prefill.Count), cmp.Compare(x.Prefill.TP, y.Prefill.TP),
+			cmp.Compare(x.Decode.Count, y.Decode.Count), cmp.Compare(x.Decode.TP, y.Decode.TP),
+		} {
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 }
 
@@ -509,8 +580,9 @@ func (s *search) progress(phase string, total int) {
 	}
 }
 
-// run is one simulation of candidate c, counted, turned into what a
-// benchmark client would measure (the deployment's latency outside the engine).
+// run is one benchmark-replay simulation of candidate c (a screening run),
+// counted, turned into what a benchmark client would measure (the
+// deployment's latency outside the engine).
 func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
@@ -518,13 +590,123 @@ func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*
 	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
 }
 
+// steady is a verdict: deployment d simulated in steady state at load l
+// (sim.Converge), doubling the run until every SLO is met or missed by more
+// than its statistical uncertainty (decided) or the longest run is reached;
+// every run counted.
+func (s *search) steady(ctx context.Context, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
+	return s.converge(ctx, d, l, true)
+}
+
+// probe is a headroom probe: as steady, but it also stops once the SLOs'
+// statistics are stable within Options.Steady's tolerances, since the
+// headroom search brackets the boundary anyway.
+func (s *search) probe(ctx context.Context, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
+	return s.converge(ctx, d, l, false)
+}
+
+func (s *search) converge(ctx context.Context, d calibrate.Deployment, l model.Load, strict bool) (*sim.Result, error) {
+	o := s.opts
+	runs := 0
+	count := func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		runs++
+		return o.Simulate(ctx, cfg)
+	}
+	so := o.Steady
+	so.Metrics = s.tracked
+	if strict {
+		so.MeanTol, so.P99Tol = math.SmallestNonzeroFloat64, math.SmallestNonzeroFloat64
+	}
+	so.Decided = s.decided
+	r, err := d.SimulateWith(ctx, o.workload(l, o.numPrompts(l)), func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		return sim.Converge(ctx, cfg, so, count)
+	})
+	s.mu.Lock()
+	s.sims += runs
+	s.mu.Unlock()
+	return r, err
+}
+
+// sweepPrompts are the measured requests of a frontier run.
+const sweepPrompts = 2500
+
+// steadyOnce is one steady-state run of sweepPrompts measured requests,
+// not converged further: enough to place a deployment on the Pareto figure.
+func (s *search) steadyOnce(ctx context.Context, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
+	o := s.opts
+	s.mu.Lock()
+	s.sims++
+	s.mu.Unlock()
+	so := o.Steady
+	so.MaxPrompts = sweepPrompts
+	return d.SimulateWith(ctx, o.workload(l, so.MaxPrompts), func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		return sim.Converge(ctx, cfg, so, o.Simulate)
+	})
+}
+
+// decisive is how many relative errors (sim.Steady.RelError) an SLO's
+// value must lie from its limit for a steady-state run to settle it
+// before the statistics are fully stable.
+const decisive = 2
+
+// decided reports whether a steady-state result settles the verdict: it is
+// saturated, misses an SLO by more than decisive errors, or meets every
+// one by more. An SLO on a statistic the run does not track (median, p90,
+// p95) borrows its family's p99 error.
+func (s *search) decided(r *sim.Result) bool {
+	st := r.Steady
+	if st == nil || st.Saturated {
+		return true
+	}
+	all := true
+	for _, slo := range s.opts.SLOs {
+		v, ok := r.Metrics[slo.Metric()]
+		if !ok {
+			return true // never passes: check counts it as +Inf
+		}
+		e, ok := st.RelError[slo.Metric()]
+		if !ok {
+			e = st.RelError[model.MetricName("p99", slo.Family)]
+		}
+		switch {
+		case v*(1-decisive*e) > slo.LimitMs:
+			return true
+		case v*(1+decisive*e) > slo.LimitMs:
+			all = false
+		}
+	}
+	return all
+}
+
+// trackedMetrics are the steady-state statistics behind the SLOs (see decided).
+func trackedMetrics(slos []SLO) []string {
+	var out []string
+	for _, slo := range slos {
+		m := slo.Metric()
+		if slo.Stat != "mean" && slo.Stat != "p99" {
+			m = model.MetricName("p99", slo.Family)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// verdict checks a steady-state result against the SLOs: a saturated run
+// (an open loop that could not keep up) fails whatever its latencies.
+func (s *search) verdict(r *sim.Result) (misses []Miss, ok, saturated bool) {
+	misses, ok = check(s.opts.SLOs, r.Metrics)
+	saturated = r.Steady != nil && r.Steady.Saturated
+	return misses, ok && !saturated, saturated
+}
+
 // simulate evaluates the candidates cheapest first on all workers.
 func (s *search) simulate(ctx context.Context) error {
 	o := s.opts
-	full := o.numPrompts(o.Load)
 	short := 0
-	if o.Load.Kind == model.OpenLoop && full/shortFraction >= shortMin && !s.noShort {
-		short = full / shortFraction
+	if o.Load.Kind == model.OpenLoop && !s.noShort {
+		short = o.screenPrompts(o.Load)
 	}
 	total := s.res.Search.Candidates
 	s.done = total - len(s.cands) // pruned by bounds: already decided
@@ -542,7 +724,7 @@ func (s *search) simulate(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				s.evaluate(ctx, c, short, full)
+				s.evaluate(ctx, c, short)
 				if c.err != nil {
 					cancel()
 				}
@@ -599,12 +781,21 @@ func (s *search) simulate(ctx context.Context) error {
 			if c.ok {
 				s.res.Search.Feasible++
 			}
+			if c.triedSettings {
+				s.res.Search.SettingsTried++
+				if c.settings != nil {
+					s.res.Search.SettingsFound++
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
+// evaluate screens c with a benchmark-replay run (open loop), then gives it
+// a steady-state verdict at the pessimistic cost band; a near miss tries
+// other engine settings before it is rejected.
+func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 	o := s.opts
 	s.mu.Lock()
 	skip := c.cost > s.cutoff()
@@ -625,13 +816,28 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short, full int) {
 			return
 		}
 	}
-	r, err := s.run(ctx, c, o.workload(o.Load, full))
+	r, err := s.steady(ctx, c.deployment(), o.Load)
 	if err != nil {
 		c.err = err
 		return
 	}
-	c.state, c.metrics, c.pools = stateSimulated, r.Metrics, r.Pools
-	c.misses, c.ok = check(o.SLOs, r.Metrics)
+	c.state, c.metrics, c.pools, c.steady = stateSimulated, r.Metrics, r.Pools, r.Steady
+	c.misses, c.ok, c.saturated = s.verdict(r)
+	if !c.ok && !o.NoSettingsSearch && !c.saturated && worst(c.misses).Ratio() <= settingsReach {
+		for _, v := range variants(c.t, o.ISL) {
+			r, err := s.steady(ctx, c.withSettings(c.t.dep, &v), o.Load)
+			if err != nil {
+				c.err = err
+				return
+			}
+			if misses, ok, _ := s.verdict(r); ok {
+				v := v
+				c.settings, c.metrics, c.pools, c.steady, c.misses, c.ok = &v, r.Metrics, r.Pools, r.Steady, misses, true
+				break
+			}
+		}
+		c.triedSettings = true
+	}
 	if c.ok {
 		s.mu.Lock()
 		i := sort.SearchFloat64s(s.feasible, c.cost)

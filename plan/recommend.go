@@ -106,7 +106,11 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo})
+	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band})
+	var central calibrate.Deployment
+	if err == nil && s.band != 0 {
+		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo})
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return Recommendation{}, err
@@ -116,9 +120,22 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
 		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 		PerUser:      round(perUser(c.metrics), 3),
+		Settings:     settingsOf(c.withSettings(dep, c.settings), c.t.disagg, c.settings),
+		Steady:       c.steady,
+		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
 	}
 	for _, m := range c.misses {
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))
+	}
+	if s.band != 0 {
+		cr, err := s.steady(ctx, c.withSettings(central, c.settings), o.Load)
+		if err != nil {
+			return Recommendation{}, fmt.Errorf("plan: %s with central costs: %w", c.name(), err)
+		}
+		misses, _ := check(o.SLOs, cr.Metrics)
+		for _, m := range misses {
+			r.Central = append(r.Central, achieved(m, ""))
+		}
 	}
 	r.Costs = calibrate.SourceFitted
 	for _, d := range dep.Derived {
@@ -151,11 +168,11 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
 	o := s.opts
 	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
-		r, err := s.run(ctx, c, o.workload(l, o.numPrompts(l)))
+		r, err := s.probe(ctx, c.deployment(), l)
 		if err != nil {
 			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
 		}
-		m, ok := check(o.SLOs, r.Metrics)
+		m, ok, _ := s.verdict(r)
 		return ok, m, r.Pools, nil
 	}
 	bestPools := c.pools
@@ -221,6 +238,9 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 	}
 	if failMiss != nil {
 		h.Binding = worstMissed(failMiss).SLO.Label()
+		if worstMissed(failMiss).Ratio() <= 1 {
+			h.Binding = "saturated" // every latency within its limit, but the queue grows
+		}
 	}
 	return bestPools, nil
 }
@@ -273,14 +293,13 @@ func (s *search) confirmMisses(ctx context.Context) error {
 			}
 		}
 	}
-	full := o.numPrompts(o.Load)
 	for _, c := range runs {
-		r, err := s.run(ctx, c, o.workload(o.Load, full))
+		r, err := s.steady(ctx, c.deployment(), o.Load)
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}
-		c.state, c.metrics, c.pools = stateSimulated, r.Metrics, r.Pools
-		c.misses, c.ok = check(o.SLOs, r.Metrics)
+		c.state, c.metrics, c.pools, c.steady = stateSimulated, r.Metrics, r.Pools, r.Steady
+		c.misses, c.ok, c.saturated = s.verdict(r)
 		s.res.Search.ShortMissed--
 		s.res.Search.Simulated++
 		if c.ok {
@@ -346,8 +365,48 @@ func (s *search) explain() {
 		}
 	}
 	w := worst(closest.misses)
+	if w.Ratio() <= 1 {
+		res.Why = fmt.Sprintf("no deployment within %d GPUs keeps up with %s in steady state: the closest, %s, meets every SLO but is saturated",
+			o.MaxGPUs, o.Load, closest.name())
+		return
+	}
 	res.Why = fmt.Sprintf("no deployment within %d GPUs meets every SLO at once at %s: the closest, %s, misses %s with %s ms",
 		o.MaxGPUs, o.Load, closest.name(), w.SLO, fmtMs(w.Value))
+}
+
+// margin runs the search again with central costs (band 0) to find the
+// cheapest deployment that would be recommended without the confidence
+// margin, and says what the margin cost.
+func (s *search) margin(ctx context.Context) error {
+	o := s.opts
+	if o.NoMargin || s.band == 0 || len(s.res.Recommendations) == 0 {
+		return nil
+	}
+	co := o
+	co.Confidence, co.NoMargin, co.NoSweep, co.TopK, co.Progress = 0.5, true, true, 1, nil
+	cs, err := newSearch(s.prof, co)
+	if err != nil {
+		return err
+	}
+	cs.enumerate()
+	if err := cs.simulate(ctx); err != nil {
+		return err
+	}
+	top := s.res.Recommendations[0]
+	m := &Margin{Cost: top.Cost}
+	var best *candidate
+	for _, c := range cs.cands {
+		if c.state == stateSimulated && c.ok && (best == nil || c.cost < best.cost || (c.cost == best.cost && c.slack() > best.slack())) {
+			best = c
+		}
+	}
+	if best != nil {
+		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = Notation(best.topo), best.t.gpu.Name, best.gpus, best.cost
+		m.Extra = round(top.Cost-best.cost, 6)
+	}
+	s.res.Margin = m
+	s.res.Search.MarginSimulations = cs.sims
+	return nil
 }
 
 func floorWhat(family string, isl, osl int) string {

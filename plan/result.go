@@ -4,6 +4,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/sim"
 )
 
 // Result is the outcome of a search.
@@ -18,7 +19,16 @@ type Result struct {
 	MaxGPUs  int      `json:"max_gpus"`
 	// CostUnit is "$/h" when GPUs have prices, else "GPUs".
 	CostUnit string `json:"cost_unit"`
-	Search   Search `json:"search"`
+	// Mode is how verdicts were simulated: "steady-state".
+	Mode sim.Mode `json:"mode"`
+	// Confidence is Options.Confidence; BandSigmas the cost-band position
+	// (standard deviations, pessimistic) every verdict was simulated at.
+	Confidence float64 `json:"confidence"`
+	BandSigmas float64 `json:"band_sigmas"`
+	// Margin says what the confidence margin cost: the cheapest deployment
+	// meeting the SLOs with central costs against the recommendation.
+	Margin *Margin `json:"margin,omitempty"`
+	Search Search  `json:"search"`
 	// Recommendations meet every SLO, cheapest first, then most headroom.
 	Recommendations []Recommendation `json:"recommendations"`
 	// Frontier is the Pareto frontier of output throughput per GPU against
@@ -55,6 +65,13 @@ type Search struct {
 	Feasible  int `json:"feasible"`
 	// FrontierRuns are candidates beyond the cutoff simulated to widen the Pareto frontier.
 	FrontierRuns int `json:"frontier_runs"`
+	// SettingsTried counts near misses (within 1.15× of an SLO) that tried
+	// other engine settings; SettingsFound those that then met every SLO.
+	SettingsTried int `json:"settings_tried"`
+	SettingsFound int `json:"settings_found"`
+	// MarginSimulations are the runs of the central-cost search behind Margin
+	// (not in JSON: how many candidates beyond the final cutoff it ran depends on timing).
+	MarginSimulations int `json:"-"`
 	// Simulations is the number of simulator runs in all, headroom included.
 	Simulations int `json:"simulations"`
 }
@@ -89,6 +106,30 @@ type Recommendation struct {
 	Derived     []calibrate.Derivation `json:"derived"`
 	// Bound is the capacity bound from costs alone, in requests per second.
 	Bound float64 `json:"capacity_bound"`
+	// Settings are the engine settings of each pool (chosen by the search
+	// where Searched); Steady how the verdict's steady-state run measured.
+	Settings []predict.EngineSettings `json:"engine_settings"`
+	// MaxModelLen and GPUMemoryUtilization are the engine's --max-model-len
+	// and --gpu-memory-utilization as configured (0: vLLM's default).
+	MaxModelLen          int         `json:"max_model_len"`
+	GPUMemoryUtilization float64     `json:"gpu_memory_utilization,omitempty"`
+	Steady               *sim.Steady `json:"steady,omitempty"`
+	// Central are the SLO values with central costs (band 0) at the target
+	// load, for comparison with SLOValues at the pessimistic edge.
+	Central []Achieved `json:"slo_values_central,omitempty"`
+}
+
+// Margin is what the confidence margin cost.
+type Margin struct {
+	// CentralBest is the cheapest deployment meeting every SLO with central
+	// costs, and CentralCost its cost ("" and 0 when none does).
+	CentralBest string  `json:"central_best,omitempty"`
+	CentralGPU  string  `json:"central_gpu,omitempty"`
+	CentralGPUs int     `json:"central_gpus,omitempty"`
+	CentralCost float64 `json:"central_cost"`
+	// Cost is the recommendation's cost; Extra = Cost − CentralCost.
+	Cost  float64 `json:"cost"`
+	Extra float64 `json:"extra"`
 }
 
 // Headroom is the highest load at which a deployment still meets every SLO.

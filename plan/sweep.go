@@ -66,18 +66,17 @@ func (s *search) sweep(ctx context.Context) error {
 			}
 		}
 	}
-	full := o.numPrompts(o.Load)
 	errs := make([]error, len(picks))
 	s.done = 0
 	err := parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
 		c := picks[i]
-		r, err := s.run(ctx, c, o.workload(o.Load, full))
+		r, err := s.steadyOnce(ctx, c.deployment(), o.Load)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		c.sweep, c.metrics, c.pools = true, r.Metrics, r.Pools
-		c.misses, c.ok = check(o.SLOs, r.Metrics)
+		c.sweep, c.metrics, c.pools, c.steady = true, r.Metrics, r.Pools, r.Steady
+		c.misses, c.ok, c.saturated = s.verdict(r)
 		s.mu.Lock()
 		s.progress("frontier", len(picks))
 		s.mu.Unlock()

@@ -288,6 +288,30 @@ func TestPointFromRecord(t *testing.T) {
 	}
 }
 
+// P99 adds the p99 of every mean latency panel as a dashed curve, with a
+// legend entry; without it, or without p99 values, nothing changes.
+func TestPredictionFigureP99(t *testing.T) {
+	pts := []PredPoint{
+		{X: 1, Metrics: map[string]float64{model.MeanTTFT: 200, model.P99TTFT: 260, model.MeanTPOT: 20, model.P99TPOT: 24}},
+		{X: 2, Metrics: map[string]float64{model.MeanTTFT: 220, model.P99TTFT: 400, model.MeanTPOT: 21, model.P99TPOT: 27}},
+	}
+	base := Prediction{Title: "t", Metrics: []string{model.MeanTTFT, model.MeanTPOT}, Points: pts}
+	with := base
+	with.P99 = true
+	plain := renderSVG(t, PredictionFigure(base))
+	if n := countText(plain, "predicted p99"); n != 0 {
+		t.Errorf("p99 legend drawn %d times without P99", n)
+	}
+	svg := renderSVG(t, PredictionFigure(with))
+	if n := countText(svg, "predicted p99"); n != 1 {
+		t.Errorf("p99 legend drawn %d times, want once", n)
+	}
+	// One dashed curve per panel and the legend icon.
+	if a, b := strings.Count(plain, "stroke-dasharray"), strings.Count(svg, "stroke-dasharray"); b-a != 3 {
+		t.Errorf("%d dashed strokes with P99, %d without: want 3 more (two panels, one legend icon)", b, a)
+	}
+}
+
 // TestLongTitlesWrap: a title with per-metric errors wraps onto several
 // lines instead of being cut off with an ellipsis.
 func TestLongTitlesWrap(t *testing.T) {

@@ -27,6 +27,9 @@ type ParetoPoint struct {
 	MeetsSLOs bool
 	// OnFrontier joins the point to the Pareto frontier line.
 	OnFrontier bool
+	// Rank, when positive, marks a recommended deployment: a large ring
+	// round its point and "#rank" before its label, labelled first.
+	Rank int
 }
 
 // Pareto is what ParetoFigure draws.
@@ -40,6 +43,9 @@ var groupPalette = []color.RGBA{blue, orange, green, purple, brown, cyan, olive,
 
 var frontierStyle = draw.LineStyle{Color: ink, Width: curveWidth}
 
+// recommendedGlyph rings a recommended deployment.
+var recommendedGlyph = draw.GlyphStyle{Shape: draw.RingGlyph{}, Radius: vg.Points(7), Color: ink}
+
 // ParetoFigure draws every deployment as a point, filled when it meets the
 // SLOs and hollow when not, one colour per group, and the Pareto frontier
 // as a line through its labelled points: no deployment lies above and to
@@ -51,6 +57,7 @@ func ParetoFigure(pa Pareto) *Figure {
 	byGroup := map[string][2]plotter.XYs{} // [meets, misses]
 	var frontier plotter.XYs
 	var frontierLabels []string
+	var recs []ParetoPoint
 	var xs, ys extent
 	skipped := 0
 	for _, pt := range pa.Points {
@@ -72,6 +79,9 @@ func ParetoFigure(pa Pareto) *Figure {
 		if pt.OnFrontier {
 			frontier = append(frontier, xy)
 			frontierLabels = append(frontierLabels, pt.Label)
+		}
+		if pt.Rank > 0 {
+			recs = append(recs, pt)
 		}
 		xs.add(xy.X)
 		ys.add(xy.Y)
@@ -116,14 +126,41 @@ func ParetoFigure(pa Pareto) *Figure {
 			line[i], labels[i] = frontier[k], frontierLabels[k]
 		}
 		p.Add(curve(line, frontierStyle))
-		if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: line, Labels: labels}); err == nil {
-			for i := range lb.TextStyle {
-				lb.TextStyle[i] = textStyle(7.5, ink)
-			}
-			lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(3)}
-			p.Add(lb)
-		}
 		f.legend = append(f.legend, legendEntry{"Pareto frontier", []plot.Thumbnailer{lineThumb(frontierStyle)}})
+		frontier, frontierLabels = line, labels
+	}
+	// Labels: the recommended deployments first (bold, "#rank"), then the
+	// frontier's, placed so that none overlaps another or a labelled point.
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].Rank < recs[b].Rank })
+	var ls labelSet
+	labelled := map[plotter.XY]bool{}
+	for _, r := range recs {
+		xy := plotter.XY{X: r.PerUser, Y: r.PerGPU}
+		ls.xys = append(ls.xys, xy)
+		ls.labels = append(ls.labels, fmt.Sprintf("#%d %s", r.Rank, r.Label))
+		ls.styles = append(ls.styles, textStyle(8, ink))
+		labelled[xy] = true
+	}
+	for i, xy := range frontier {
+		if !labelled[xy] {
+			ls.xys = append(ls.xys, xy)
+			ls.labels = append(ls.labels, frontierLabels[i])
+			ls.styles = append(ls.styles, textStyle(7.5, grey))
+		}
+	}
+	if len(recs) > 0 {
+		var xys plotter.XYs
+		for _, r := range recs {
+			xys = append(xys, plotter.XY{X: r.PerUser, Y: r.PerGPU})
+		}
+		p.Add(scatter(xys, recommendedGlyph))
+		f.legend = append(f.legend, legendEntry{"recommended (#rank)", []plot.Thumbnailer{glyphThumb(recommendedGlyph)}})
+	}
+	if len(ls.xys) > 0 {
+		for _, g := range byGroup {
+			ls.others = append(append(ls.others, g[0]...), g[1]...)
+		}
+		p.Add(ls)
 	}
 	// Both axes from zero, with room on the right and top for the labels.
 	p.X.Tick.Marker = linearTicks{}

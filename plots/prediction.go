@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -15,6 +16,7 @@ var (
 	kneeStyle   = draw.LineStyle{Color: ink, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	blowupStyle = markerStyle
 	bandAlpha   = uint8(0x48)
+	p99Dashes   = []vg.Length{vg.Points(5), vg.Points(2.5)}
 )
 
 // PredictionFigure draws predicted curves against load on a log₂ x axis,
@@ -32,18 +34,37 @@ func PredictionFigure(pr Prediction) *Figure {
 		markers = append(markers, vMarker{x: pr.TTFTBlowup.X, label: labelOr(pr.TTFTBlowup.Label, "TTFT blow-up"), row: len(markers), style: blowupStyle})
 	}
 
-	var anyPred, anyBand, anyMeasured, anyFlagged bool
+	var anyPred, anyBand, anyMeasured, anyFlagged, anyTail bool
 	for _, m := range metrics {
 		pred, lo, hi := predictionXYs(pr.Points, m)
+		var tail plotter.XYs
+		if rest, ok := strings.CutPrefix(m, "mean_"); ok && pr.P99 {
+			tail, _, _ = predictionXYs(pr.Points, "p99_"+rest)
+			anyTail = anyTail || len(tail) > 0
+		}
 		measured, flagged, _ := seriesXYs(pr.Measured, m)
 		anyPred = anyPred || len(pred) > 0
 		anyBand = anyBand || len(lo) >= 2
 		anyMeasured = anyMeasured || len(measured) > 0
 		anyFlagged = anyFlagged || len(flagged) > 0
-		f.panels = append(f.panels, panel{name: metricName(m), plot: predictionPanel(m, pred, lo, hi, measured, flagged, markers), xLabel: xLabel, yLabel: MetricLabel(m)})
+		pl := predictionPanel(m, pred, lo, hi, measured, flagged, markers)
+		if pl != nil && len(tail) > 0 {
+			pl.Add(curve(tail, draw.LineStyle{Color: MetricColor(m), Width: curveWidth, Dashes: p99Dashes}))
+			var ys extent
+			ys.addXYs(tail, false)
+			ys.addXYs(pred, false)
+			ys.addXYs(measured, false)
+			ys.addXYs(lo, false)
+			ys.addXYs(hi, false)
+			setLinearY(pl, ys, 0.05+0.07*float64(len(markers)))
+		}
+		f.panels = append(f.panels, panel{name: metricName(m), plot: pl, xLabel: xLabel, yLabel: MetricLabel(m)})
 	}
 	if anyPred {
 		f.legend = append(f.legend, legendEntry{"predicted", []plot.Thumbnailer{lineThumb(draw.LineStyle{Color: ink, Width: curveWidth})}})
+	}
+	if anyTail {
+		f.legend = append(f.legend, legendEntry{"predicted p99", []plot.Thumbnailer{lineThumb(draw.LineStyle{Color: ink, Width: curveWidth, Dashes: p99Dashes})}})
 	}
 	if anyBand {
 		f.legend = append(f.legend, legendEntry{"uncertainty band", []plot.Thumbnailer{bandThumb{draw.LineStyle{Color: withAlpha(ink, bandAlpha)}}}})

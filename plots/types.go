@@ -79,6 +79,9 @@ type Prediction struct {
 	Knee, TTFTBlowup *Marker
 	// Measured, when not empty, is overlaid as markers (Fitted is ignored).
 	Measured []Point
+	// P99 also draws, in each panel of a mean ("mean_ttft_ms"), the
+	// predicted p99 of the same latency as a dashed curve: SLOs are p99s.
+	P99 bool
 }
 
 // Pair is one measured value and the prediction for it.

@@ -10,4 +10,11 @@
 //     capsim plot draws it; Matching: the records that measured a prediction.
 //   - Compare, Summarise, MedianError(s): measured against predicted with
 //     model.AbsPctError, the one accuracy measure.
+//
+// Run simulates each point in steady state by default (sim.SteadyState
+// through sim.Converge: warm-up left out, the load sustained past the
+// measured requests, doubled until means and p99s are stable), or as a
+// benchmark replay (Options.Mode: the finite run a benchmark makes, ramp
+// and drain included), which Records, Series and validation use. Each
+// point says which (Point.Mode, Point.Steady).
 package predict

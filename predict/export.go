@@ -1,10 +1,48 @@
 package predict
 
-import "github.com/capsim/capsim/sim"
+import (
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
 
 // BottleneckOf names what limits a deployment from the pool statistics of
 // one simulated run (normally its most loaded one), by the same rules as a
 // Prediction's Bottleneck.
 func BottleneckOf(pools []sim.PoolStats) Bottleneck {
 	return findBottleneck([]Point{{Pools: pools}})
+}
+
+// EngineSettings are the engine settings of one pool's workers, as a
+// deployment needs them (vLLM's flag names in the comments).
+type EngineSettings struct {
+	Role    string `json:"role"` // "replicas", "prefill" or "decode"
+	Workers int    `json:"workers"`
+	TP      int    `json:"tp"` // --tensor-parallel-size
+	PP      int    `json:"pp"` // --pipeline-parallel-size
+	// MaxNumSeqs, MaxNumBatchedTokens and BlockSize are --max-num-seqs,
+	// --max-num-batched-tokens and --block-size.
+	MaxNumSeqs          int `json:"max_num_seqs"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
+	BlockSize           int `json:"block_size"`
+	// Eager is --enforce-eager (no CUDA graphs), as the calibrated workers ran.
+	Eager bool `json:"enforce_eager,omitempty"`
+	// Searched is true when the planner chose a value other than the
+	// engine's default for this deployment.
+	Searched bool `json:"searched,omitempty"`
+}
+
+// SettingsOf reports the engine settings of every pool of d, with the
+// simulator's defaults filled in where the profile states none.
+func SettingsOf(d calibrate.Deployment) []EngineSettings {
+	one := func(role string, p sim.PoolConfig, eager bool, pool model.Pool) EngineSettings {
+		p = p.Limits()
+		return EngineSettings{Role: role, Workers: p.Workers, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs,
+			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager}
+	}
+	c, st := d.Config, d.Settings
+	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {
+		return []EngineSettings{one("prefill", c.Prefill, st.PrefillEager, d.Topology.Prefill), one("decode", c.Decode, st.DecodeEager, d.Topology.Decode)}
+	}
+	return []EngineSettings{one("replicas", c.Replicas, st.DecodeEager, d.Topology.Replicas)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
 )
 
 // These tests check predictions on deployments, loads and shapes the
@@ -37,11 +38,24 @@ func target(t testing.TB, gpu, engine, topology string) calibrate.Target {
 	return calibrate.Target{GPU: gpu, Model: qwen32, Engine: engine, Topology: topo(t, topology)}
 }
 
-// predictAt predicts one shape at the given loads with prompts requests per point.
+// predictAt predicts one shape at the given loads with prompts requests per
+// point (steady state: measured requests of the first run).
 func predictAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh Shape, prompts int, band bool, loads ...model.Load) Prediction {
 	t.Helper()
+	return predictIn(t, prof, sim.SteadyState, tgt, sh, prompts, band, loads...)
+}
+
+// replayAt predicts as a benchmark of prompts requests per point measured:
+// the mode to compare with measurements.
+func replayAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh Shape, prompts int, loads ...model.Load) Prediction {
+	t.Helper()
+	return predictIn(t, prof, sim.BenchmarkReplay, tgt, sh, prompts, false, loads...)
+}
+
+func predictIn(t testing.TB, prof *calibrate.Profile, mode sim.Mode, tgt calibrate.Target, sh Shape, prompts int, band bool, loads ...model.Load) Prediction {
+	t.Helper()
 	preds, err := Run(context.Background(), prof, Options{Target: tgt, Shapes: []Shape{sh}, Loads: loads,
-		NumPrompts: prompts, NoBand: !band, Seed: 3})
+		NumPrompts: prompts, NoBand: !band, Seed: 3, Mode: mode})
 	if err != nil {
 		t.Fatalf("%s %s: %v", tgt.GPU, tgt.Topology, err)
 	}
@@ -200,7 +214,7 @@ func TestDerivedTPReproducesMeasuredLowLoadTTFT(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.topology, func(t *testing.T) {
 			prof, _ := heldOutProfile(t, tt.heldTP)
-			p := predictAt(t, prof, target(t, "H20", "dynamo", tt.topology), Shape{2500, 100}, 16, false, model.Closed(1))
+			p := replayAt(t, prof, target(t, "H20", "dynamo", tt.topology), Shape{2500, 100}, 16, model.Closed(1))
 			if p.Derived[0].Source != calibrate.SourceDerived {
 				t.Fatalf("prefill TP%d costs are %q (%s), want derived from the other TP", tt.heldTP, p.Derived[0].Source, p.Derived[0].From)
 			}
@@ -516,7 +530,7 @@ func TestHeldOutDynamoAccuracy(t *testing.T) {
 		ape := map[string][]float64{}
 		for _, r := range test {
 			sh := Shape{int(math.Round(r.Workload.ISL)), int(math.Round(r.Workload.OSL))}
-			p := predictAt(t, prof, calibrate.Target{GPU: "H20", Model: qwen32, Engine: "dynamo", Topology: r.System.Topology}, sh, 0, false, r.Workload.Load)
+			p := replayAt(t, prof, calibrate.Target{GPU: "H20", Model: qwen32, Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
 			for _, m := range metrics {
 				want, ok := r.Metric(m)
 				if !ok || want <= 0 {

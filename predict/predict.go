@@ -28,9 +28,20 @@ type Options struct {
 	Shapes []Shape
 	// Loads to simulate; empty means concurrency 1, 2, 4, …, 256.
 	Loads []model.Load
-	// NumPrompts per load point; 0 means enough for steady state: max(400, 20 × concurrency),
-	// or 20 s of arrivals (at least 400) for open loop.
+	// Mode is sim.SteadyState (the default, "" too) or sim.BenchmarkReplay.
+	// A burst (rate inf) has no steady state and is always replayed.
+	Mode sim.Mode
+	// NumPrompts per load point: in steady state the measured requests of
+	// the first run (sim.Converge doubles them until the statistics are
+	// stable); in replay the requests sent. 0 means DefaultNumPrompts.
 	NumPrompts int
+	// Settings override engine settings per pool role ("replicas",
+	// "prefill", "decode"): a non-zero MaxNumSeqs or MaxNumBatchedTokens
+	// replaces the profile's (as a planner's chosen settings).
+	Settings []EngineSettings
+	// Steady bounds the steady-state runs; zero values are sim's defaults
+	// (means within ±2% at 95%, p99s within ±5%, at most 64,000 measured requests).
+	Steady sim.SteadyOptions
 	// Seed for every random draw; the same seed gives the same bytes.
 	Seed uint64
 	// NoBand skips the uncertainty band (two extra simulations per point).
@@ -50,10 +61,16 @@ func DefaultConcurrencies() []model.Load {
 
 // Point is one predicted load point.
 type Point struct {
-	Load       model.Load         `json:"load"`
-	NumPrompts int                `json:"num_prompts"`
-	GPUs       int                `json:"gpus"`
-	Metrics    map[string]float64 `json:"metrics"`
+	Load model.Load `json:"load"`
+	// Mode is how the point was simulated: "steady-state" or "benchmark-replay".
+	Mode sim.Mode `json:"mode"`
+	// NumPrompts is the requests measured (steady state) or sent (replay).
+	NumPrompts int `json:"num_prompts"`
+	// Steady describes a steady-state point's measurement: warm-up, window,
+	// offered and achieved rates, saturation, relative errors.
+	Steady  *sim.Steady        `json:"steady,omitempty"`
+	GPUs    int                `json:"gpus"`
+	Metrics map[string]float64 `json:"metrics"`
 	// OutputPerGPU is output tokens per second per GPU.
 	OutputPerGPU float64 `json:"output_throughput_per_gpu"`
 	// Lo and Hi bound request throughput and mean TTFT with the costs shifted
@@ -102,6 +119,14 @@ type Prediction struct {
 	Bottleneck Bottleneck             `json:"bottleneck"`
 	Derived    []calibrate.Derivation `json:"derived"`
 	Warnings   []string               `json:"warnings,omitempty"`
+	// Mode is the simulation mode asked for (a burst point is replayed whatever it says).
+	Mode sim.Mode `json:"mode"`
+	// Settings are the engine settings of each pool, as simulated.
+	Settings []EngineSettings `json:"engine_settings"`
+	// MaxModelLen and GPUMemoryUtilization are the engine's
+	// --max-model-len and --gpu-memory-utilization (0: vLLM's default).
+	MaxModelLen          int     `json:"max_model_len"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 }
 
 // Run predicts every shape of opts over its loads with the profile's costs.
@@ -127,25 +152,40 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(loads) == 0 {
 		loads = DefaultConcurrencies()
 	}
+	mode := opts.Mode
+	switch mode {
+	case "":
+		mode = sim.SteadyState
+	case sim.SteadyState, sim.BenchmarkReplay:
+	default:
+		return nil, fmt.Errorf("predict: mode %q is unknown (want %q or %q)", mode, sim.SteadyState, sim.BenchmarkReplay)
+	}
 	prompts := make([]int, len(loads))
 	for i, l := range loads {
 		if err := l.Validate(); err != nil {
 			return nil, fmt.Errorf("predict: %w", err)
 		}
+		// The replay length a benchmark would send; errors for absurd loads.
 		if prompts[i], err = calibrate.SteadyStatePrompts(l, opts.NumPrompts); err != nil {
 			return nil, fmt.Errorf("predict: %w", err)
 		}
+		if m := pointMode(mode, l); m == sim.SteadyState {
+			if prompts[i] = DefaultNumPrompts(opts.NumPrompts, m, l); prompts[i] > sim.MaxNumPrompts/2 {
+				return nil, fmt.Errorf("predict: %w", sim.TooManyPrompts("%s needs %d measured requests for a steady state, more than a run may simulate with its warm-up; give a smaller load or --num-prompts", l, prompts[i]))
+			}
+		}
 	}
+	central = override(central, opts.Settings)
 	deps := []calibrate.Deployment{central}
 	if !opts.NoBand {
 		for _, band := range []float64{-1, 1} {
 			t := opts.Target
-			t.Band = band
+			t.Band = opts.Target.Band + band
 			d, err := prof.Configure(t)
 			if err != nil {
 				return nil, err
 			}
-			deps = append(deps, d)
+			deps = append(deps, override(d, opts.Settings))
 		}
 	}
 
@@ -164,9 +204,10 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	done := 0
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
-		w := calibrate.Workload{Load: loads[j.load], ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
+		l := loads[j.load]
+		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
 			NumPrompts: prompts[j.load], Seed: opts.Seed}
-		out[i], errs[i] = deps[j.dep].Simulate(ctx, w)
+		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
 			done++
@@ -188,20 +229,24 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	stride := len(deps)
 	for si, sh := range shapes {
 		p := Prediction{
-			GPU:      central.GPU.Name,
-			Model:    central.LLM.Name,
-			Engine:   central.Engine,
-			Topology: opts.Target.Topology.String(),
-			GPUs:     opts.Target.Topology.GPUs(),
-			ISL:      sh.ISL,
-			OSL:      sh.OSL,
-			Derived:  central.Derived,
-			Warnings: extrapolationWarnings(prof, central, sh),
+			GPU:                  central.GPU.Name,
+			Model:                central.LLM.Name,
+			Engine:               central.Engine,
+			Topology:             opts.Target.Topology.String(),
+			GPUs:                 opts.Target.Topology.GPUs(),
+			ISL:                  sh.ISL,
+			OSL:                  sh.OSL,
+			Derived:              central.Derived,
+			Warnings:             extrapolationWarnings(prof, central, sh),
+			Mode:                 mode,
+			Settings:             SettingsOf(central),
+			MaxModelLen:          central.MaxModelLen,
+			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, NumPrompts: prompts[li], GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
 			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
 			if stride == 3 {
 				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
@@ -216,6 +261,30 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	return preds, nil
 }
 
+// override applies engine-setting overrides to d's pools.
+func override(d calibrate.Deployment, settings []EngineSettings) calibrate.Deployment {
+	for _, st := range settings {
+		var p *sim.PoolConfig
+		switch st.Role {
+		case "replicas":
+			p = &d.Config.Replicas
+		case "prefill":
+			p = &d.Config.Prefill
+		case "decode":
+			p = &d.Config.Decode
+		default:
+			continue
+		}
+		if st.MaxNumSeqs > 0 {
+			p.MaxNumSeqs = st.MaxNumSeqs
+		}
+		if st.MaxNumBatchedTokens > 0 {
+			p.MaxBatchedTokens = st.MaxNumBatchedTokens
+		}
+	}
+	return d
+}
+
 // calibratedShape is the workload a series was run with: the requested
 // lengths where the source states them (what a user would ask for; Dynamo's
 // 1000-token outputs, for one, stopped early at about 850), else the means.
@@ -228,6 +297,54 @@ func calibratedShape(s calibrate.SeriesInfo) Shape {
 		sh.OSL = int(math.Round(s.OSL))
 	}
 	return sh
+}
+
+// DefaultNumPrompts is n when positive, else the default length of a run
+// in mode m at load l. Replay: max(400, 20 × concurrency) for a closed
+// loop, 20 s of arrivals (at least 400) for an open loop, 400 for a burst,
+// as a benchmark would send. Steady state (the measured requests of the
+// first run, which sim.Converge doubles while it is not stable): max(10,000,
+// 20 × concurrency), or five minutes of arrivals (at least 10,000): a p99
+// rests on a hundred requests in its tail, and rare queueing bursts that
+// set a p99 need that many to show up at their true rate.
+func DefaultNumPrompts(n int, m sim.Mode, l model.Load) int {
+	if n > 0 {
+		return n
+	}
+	floor, span := 400, 20.0
+	if m == sim.SteadyState {
+		floor, span = 10_000, 300
+	}
+	switch l.Kind {
+	case model.ClosedLoop:
+		return max(floor, 20*l.Concurrency)
+	case model.OpenLoop:
+		return max(floor, int(math.Ceil(span*l.Rate)))
+	default:
+		return 400
+	}
+}
+
+// pointMode is the mode a load point runs in: a burst has no steady state.
+func pointMode(m sim.Mode, l model.Load) sim.Mode {
+	if l.Kind == model.Burst {
+		return sim.BenchmarkReplay
+	}
+	return m
+}
+
+// Runner is the simulator of mode m: sim.Run for a replay, sim.Converge
+// with opts for steady state.
+func Runner(m sim.Mode, opts sim.SteadyOptions) func(context.Context, sim.Config) (*sim.Result, error) {
+	if m != sim.SteadyState {
+		return func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+			cfg.Mode = sim.BenchmarkReplay
+			return sim.Run(ctx, cfg)
+		}
+	}
+	return func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
+		return sim.Converge(ctx, cfg, opts, sim.Run)
+	}
 }
 
 // band orders the two shifted runs into lower and upper bounds of the

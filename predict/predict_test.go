@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
@@ -153,6 +154,46 @@ func BenchmarkPredict8Points(b *testing.B) {
 	for b.Loop() {
 		if _, err := Run(context.Background(), prof, opts); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The "done" check: closed-loop predictions (steady state, the
+// default) change by less than 2% between 2× and 8× the default run length,
+// for the means and p99s a planner reads and for throughput.
+func TestSteadyStateIndependentOfRunLength(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long steady-state runs")
+	}
+	prof := defaultProfile(t)
+	loads := []model.Load{model.Closed(1), model.Closed(16), model.Closed(64), model.Closed(256)}
+	at := func(scale int) Prediction {
+		var pts []Point
+		var p Prediction
+		for _, l := range loads {
+			opts := Options{Target: h20Target(t, prof), Shapes: []Shape{{3000, 150}}, NoBand: true, Seed: 5, Loads: []model.Load{l},
+				NumPrompts: scale * DefaultNumPrompts(0, sim.SteadyState, l)}
+			preds, err := Run(context.Background(), prof, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = preds[0]
+			pts = append(pts, p.Points[0])
+		}
+		p.Points = pts
+		return p
+	}
+	short, long := at(2), at(8)
+	for i, l := range loads {
+		a, b := short.Points[i], long.Points[i]
+		if a.Mode != sim.SteadyState || a.Steady == nil {
+			t.Fatalf("%s: mode %q, want steady state", l, a.Mode)
+		}
+		for _, m := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT, model.P99E2EL} {
+			x, y := a.Metrics[m], b.Metrics[m]
+			if d := math.Abs(x-y) / math.Max(x, y); d > 0.02 {
+				t.Errorf("%s %s: %.4g at 2× the default run length (%d measured), %.4g at 8× (%d): %.1f%% apart", l, m, x, a.NumPrompts, y, b.NumPrompts, 100*d)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
+	"github.com/capsim/capsim/sim"
 )
 
 // SeriesOptions choose how a measured series is re-simulated.
@@ -101,7 +102,8 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	sp.OSL = max(2, int(math.Round(stats.Median(osls))))
 
 	// Loads between the measurements, with the median workload.
-	base := Options{Target: sp.Target, Shapes: []Shape{{ISL: sp.ISL, OSL: sp.OSL}}, Seed: cmpOr(opts.Seed, calibrate.FitSeed), NoBand: true}
+	base := Options{Target: sp.Target, Shapes: []Shape{{ISL: sp.ISL, OSL: sp.OSL}}, Seed: cmpOr(opts.Seed, calibrate.FitSeed), NoBand: true,
+		Mode: sim.BenchmarkReplay} // fitted against measured: the benchmark as it ran
 	for _, x := range loadGrid(xs, s.Kind != model.OpenLoop) {
 		if _, ok := curve[x]; ok {
 			continue

@@ -98,11 +98,19 @@ type Config struct {
 	// and a closed-loop client waits for it before sending its next request.
 	FrontendLatency float64
 
-	Load       model.Load
-	Input      LengthDist // prompt tokens
-	Output     LengthDist // generated tokens (a request stops at its drawn length)
-	NumPrompts int        // requests sent in all
+	Load   model.Load
+	Input  LengthDist // prompt tokens
+	Output LengthDist // generated tokens (a request stops at its drawn length)
+	// NumPrompts is the requests sent in all (BenchmarkReplay) or measured
+	// after the warm-up (SteadyState).
+	NumPrompts int
 	Seed       uint64
+
+	// Mode is BenchmarkReplay ("" too) or SteadyState (see Mode).
+	Mode Mode
+	// Warmup is, in steady state, the requests sent and left out before
+	// the measured ones; 0 means DefaultWarmup.
+	Warmup int
 
 	// KeepRequests asks for one RequestRecord per request in the Result.
 	KeepRequests bool
@@ -140,7 +148,12 @@ type Sample struct {
 }
 
 // Result is what vllm bench serve would report for the run, plus the pools' internals.
+// In steady state, latencies are the measured requests', throughputs and
+// pool statistics are over the measurement window (Steady), Completed and
+// the token totals count the measured requests.
 type Result struct {
+	// Mode is the run's Mode.
+	Mode Mode `json:"mode"`
 	// Metrics holds vLLM's result fields by name (model.MeanTTFT, …), in ms for latencies.
 	Metrics   map[string]float64 `json:"metrics"`
 	Completed int                `json:"completed"`
@@ -150,4 +163,6 @@ type Result struct {
 	MeanInFlight float64         `json:"mean_in_flight"`
 	Pools        []PoolStats     `json:"pools"`
 	Requests     []RequestRecord `json:"requests,omitempty"`
+	// Steady describes the measurement of a steady-state run (nil in replay).
+	Steady *Steady `json:"steady,omitempty"`
 }

@@ -18,6 +18,30 @@
 // a slot (vLLM takes the start timestamp inside the semaphore). An open
 // loop's Burstiness of 0 means 1 (Poisson), vLLM's default.
 //
+// # Modes: benchmark replay and steady state
+//
+// BenchmarkReplay (the default) is the finite run a benchmark makes:
+// NumPrompts requests from an empty system, every one measured, the run
+// ending with the last completion, so its ramp-up and drain are in the
+// numbers as they are in a real benchmark's. Fitting and validating
+// against measurements use it.
+//
+// SteadyState measures what a deployment does under a sustained load: the
+// first Warmup requests (DefaultWarmup: a quarter of NumPrompts, at least
+// 100 and four times the concurrency) are sent and not measured; the next
+// NumPrompts are; the load goes on (the closed loop's clients keep
+// sending, the open loop keeps arriving) until the last measured request
+// completes, where the run stops. Latencies are the measured requests';
+// ITL counts the decode steps that end inside the window (first measured
+// send to last measured completion); throughputs count every completion
+// in the window and divide by its length; pool statistics are over the
+// window too. Result.Steady gives the window, the offered and achieved
+// rates, whether an open loop is saturated (completing under 97% of what
+// arrives), and per mean and p99 a relative error: a 95% batch-means
+// confidence half-width (20 batches in send order) for means, half the
+// difference between the two halves' p99s for p99s. Converge reruns with
+// twice the measured requests until those errors are within tolerance.
+//
 // # Aggregated replicas (Config.Replicas)
 //
 // Each replica is a vLLM V1-style scheduler. A step serves, in order: every
@@ -94,7 +118,7 @@
 // p90, p95, p99 with numpy's default linear (type 7) percentile, in ms.
 // Result.Metrics also holds "duration" (s), "completed",
 // "total_input_tokens" and "total_output_tokens", as vLLM's result JSON.
-// Each distribution keeps exact (value, weight) samples up to 65536
+// Each distribution keeps exact (value, weight) samples up to 4096
 // distinct entries, so small runs match numpy exactly; beyond that it folds
 // them into a deterministic log histogram (bucket width below 2^-13 of the
 // value), so percentiles carry a relative error under 1.3e-4, while mean and

@@ -498,7 +498,9 @@ func (e *engine) onStepEnd(t float64) {
 	e.mon.batchArea += float64(n+e.pseqs) * span
 	if n > 0 {
 		s := e.s
-		if e.pseqs > 0 {
+		if !s.itlOn {
+			// steady state before the measurement window
+		} else if e.pseqs > 0 {
 			s.itl.add(e.dur, n-e.nFirst)
 		} else {
 			s.itl.addRun(e.base+e.perKV*e.k1, e.perKV*float64(n), e.j, n-e.nFirst, n)
@@ -530,7 +532,7 @@ func (e *engine) onStepEnd(t float64) {
 			r.g++
 			if r.g == 1 {
 				r.first = t
-			} else {
+			} else if e.s.itlOn {
 				e.s.itl.add(t-r.lastTok, 1)
 			}
 			if r.g >= r.out {

@@ -48,6 +48,12 @@ func (p *poolMon) snapshot(s *simulator, t float64) Sample {
 func (p *poolMon) stats(s *simulator, dur float64) PoolStats {
 	p.queueAdd(dur, 0)
 	p.kvTouch(dur)
+	return p.windowStats(dur)
+}
+
+// windowStats is the pool's statistics over a window of dur seconds whose
+// accumulated areas p holds.
+func (p *poolMon) windowStats(dur float64) PoolStats {
 	st := PoolStats{Name: p.name, MaxKVUsage: p.kvMax, Preemptions: p.preemptions, Series: p.series}
 	if dur > 0 {
 		st.Utilisation = p.busy / (float64(p.workers) * dur)

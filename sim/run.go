@@ -104,6 +104,13 @@ type simulator struct {
 
 	ttft, tpot, itl, e2el dist
 	records               []RequestRecord
+	// itlOn is false while a steady-state run warms up.
+	itlOn bool
+	// total is the requests the load sends: NumPrompts in replay, unbounded
+	// in steady state (the run stops when the measured ones are done).
+	total               int
+	steady              *steadyState
+	windowIn, windowOut int64
 
 	pools      []*poolMon
 	sampleDT   float64
@@ -167,6 +174,28 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	}
 	if c.NumPrompts > MaxNumPrompts {
 		return nil, TooManyPrompts("sim: Config.NumPrompts %d is more than the %d requests one run may simulate", c.NumPrompts, MaxNumPrompts)
+	}
+	switch c.Mode {
+	case "", BenchmarkReplay:
+		c.Mode = BenchmarkReplay
+		s.total, s.itlOn = c.NumPrompts, true
+	case SteadyState:
+		if c.Warmup < 0 {
+			return nil, fmt.Errorf("sim: Config.Warmup must not be negative, got %d", c.Warmup)
+		}
+		if c.Warmup == 0 {
+			c.Warmup = DefaultWarmup(c.NumPrompts, c.Load)
+		}
+		if c.Load.Kind == model.Burst {
+			return nil, errors.New("sim: a burst (every request at once) has no steady state; use a rate or a concurrency")
+		}
+		s.total = math.MaxInt
+		s.steady = &steadyState{warm: c.Warmup, n: c.NumPrompts}
+		if c.KeepRequests {
+			return nil, errors.New("sim: Config.KeepRequests applies to benchmark replay only")
+		}
+	default:
+		return nil, fmt.Errorf("sim: Config.Mode %q is unknown (want %q or %q)", c.Mode, BenchmarkReplay, SteadyState)
 	}
 	if c.Load.Kind == model.OpenLoop && c.Load.Burstiness == 0 {
 		c.Load.Burstiness = 1 // vLLM's default: Poisson arrivals
@@ -330,7 +359,7 @@ func (s *simulator) run() error {
 	if s.cfg.Load.Kind == model.OpenLoop {
 		s.arrive(0)
 	} else {
-		s.arrived = s.cfg.NumPrompts
+		s.arrived = s.total
 		s.dispatch(0)
 	}
 	var n uint
@@ -349,10 +378,13 @@ func (s *simulator) run() error {
 					s.sample(e.nextT)
 				}
 				e.onStepEnd(e.nextT)
+				if s.steady != nil && s.steady.measured == s.steady.n {
+					break
+				}
 				continue
 			}
 		}
-		if s.events.Len() == 0 {
+		if s.events.Len() == 0 || (s.steady != nil && s.steady.measured == s.steady.n) {
 			break
 		}
 		ev := s.events.pop()
@@ -374,6 +406,12 @@ func (s *simulator) run() error {
 	if err := s.ctx.Err(); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
+	if s.steady != nil {
+		if s.steady.measured < s.steady.n {
+			return fmt.Errorf("sim: internal error: the run stalled after %d of %d measured requests", s.steady.measured, s.steady.n)
+		}
+		return nil
+	}
 	if s.completed < s.cfg.NumPrompts {
 		return fmt.Errorf("sim: internal error: the run stalled after %d of %d requests", s.completed, s.cfg.NumPrompts)
 	}
@@ -391,7 +429,10 @@ func (s *simulator) push(t float64, kind uint8, idx int) {
 // arrive handles an open-loop arrival at t and schedules the next one.
 func (s *simulator) arrive(t float64) {
 	s.arrived++
-	if s.arrived < s.cfg.NumPrompts {
+	if s.steady != nil && s.steady.on {
+		s.steady.offered++
+	}
+	if s.arrived < s.total {
 		gap := gamma(s.arrivals, s.cfg.Load.Burstiness, s.interArrivalSc)
 		s.push(t+gap, evArrival, 0)
 	}
@@ -414,6 +455,14 @@ func (s *simulator) send(t float64) {
 		return
 	}
 	s.sent++
+	if st := s.steady; st != nil {
+		if id == st.warm {
+			s.startWindow(t)
+		}
+		if st.on && s.cfg.Load.Kind == model.ClosedLoop {
+			st.offered++
+		}
+	}
 	s.inflightArea += float64(s.inflight) * (t - s.inflightT)
 	s.inflightT = t
 	s.inflight++
@@ -426,7 +475,6 @@ func (s *simulator) send(t float64) {
 		r = &request{}
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
-	s.totalIn += int64(prompt)
 	if s.cfg.FrontendLatency > 0 {
 		s.frontend = append(s.frontend, r)
 		s.push(t+s.cfg.FrontendLatency, evFrontend, 0)
@@ -480,12 +528,27 @@ func (s *simulator) route() *engine {
 func (s *simulator) complete(t float64, r *request) {
 	ttft := r.first - r.send
 	e2e := t - r.send
-	s.ttft.add(ttft, 1)
-	s.e2el.add(e2e, 1)
-	if r.out > 1 {
-		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
+	if st := s.steady; st == nil {
+		s.record(r, ttft, e2e)
+	} else {
+		if st.on && t > st.start {
+			st.achieved++
+			s.windowIn += int64(r.prompt)
+			s.windowOut += int64(r.out)
+		}
+		if k := r.id - st.warm; k >= 0 && k < st.n {
+			s.record(r, ttft, e2e)
+			tpot := 0.0
+			if r.out > 1 {
+				tpot = (e2e - ttft) / float64(r.out-1)
+			}
+			st.measure(k, [3]float64{ttft, tpot, e2e}, [3]bool{true, r.out > 1, true})
+			st.measured++
+			if st.measured == st.n {
+				st.end = t
+			}
+		}
 	}
-	s.totalOut += int64(r.out)
 	if s.cfg.KeepRequests {
 		s.records = append(s.records, RequestRecord{ID: r.id, InputTokens: r.prompt, OutputTokens: r.out,
 			Send: r.send, FirstToken: r.first, Done: t, Preemptions: r.preempt})
@@ -499,6 +562,17 @@ func (s *simulator) complete(t float64, r *request) {
 	r.eng = nil
 	s.free = append(s.free, r)
 	s.dispatch(t)
+}
+
+// record adds a request to the latency statistics and token totals.
+func (s *simulator) record(r *request, ttft, e2e float64) {
+	s.ttft.add(ttft, 1)
+	s.e2el.add(e2e, 1)
+	if r.out > 1 {
+		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
+	}
+	s.totalIn += int64(r.prompt)
+	s.totalOut += int64(r.out)
 }
 
 // sample appends the pools' state to their series on a grid that coarsens
@@ -526,10 +600,13 @@ func (s *simulator) sample(t float64) {
 
 func (s *simulator) result() *Result {
 	dur := s.lastDone
-	res := &Result{Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
+	res := &Result{Mode: s.cfg.Mode, Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
+	if s.steady != nil {
+		res.Completed = s.steady.n
+	}
 	m := res.Metrics
 	m[model.Duration] = dur
-	m["completed"] = float64(s.completed)
+	m["completed"] = float64(res.Completed)
 	m["total_input_tokens"] = float64(s.totalIn)
 	m["total_output_tokens"] = float64(s.totalOut)
 	if dur > 0 {
@@ -552,6 +629,16 @@ func (s *simulator) result() *Result {
 	}
 	for _, p := range s.pools {
 		res.Pools = append(res.Pools, p.stats(s, dur))
+	}
+	if s.steady != nil {
+		s.steadyResult(res)
+		for f := range s.steady.halves {
+			s.steady.halves[f][0].release()
+			s.steady.halves[f][1].release()
+		}
+	}
+	for _, d := range fams {
+		d.d.release()
 	}
 	if s.cfg.KeepRequests {
 		sort.Slice(s.records, func(i, j int) bool { return s.records[i].ID < s.records[j].ID })

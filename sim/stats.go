@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/capsim/capsim/internal/stats"
 )
@@ -14,7 +15,7 @@ import (
 // statistic equals numpy's on the expanded samples; above it percentiles
 // carry a relative error below 2^-13 (mean and std stay exact up to
 // floating-point rounding because they come from running sums).
-const exactLimit = 1 << 16
+const exactLimit = 1 << 12
 
 // The histogram buckets positive float64 values by exponent and the top
 // histMantBits bits of the mantissa (an HDR-style layout): bucket width is
@@ -72,8 +73,11 @@ func (d *dist) add(x float64, w int) {
 }
 
 // addRun records the j values a, a+δ, …, a+(j−1)δ of a run of decode
-// steps: the first with weight w0, the others with weight w. Sums are in
-// closed form; the histogram takes one increment per bucket touched.
+// steps: the first with weight w0, the others with weight w. In exact mode
+// each value is kept (a run that would overflow the exact samples folds
+// first); in histogram mode sums are in closed form and each bucket the
+// run touches takes one increment for all its values, exactly as adding
+// them one by one would.
 func (d *dist) addRun(a, delta float64, j int64, w0, w int) {
 	if j <= 0 {
 		return
@@ -81,6 +85,9 @@ func (d *dist) addRun(a, delta float64, j int64, w0, w int) {
 	d.add(a, w0)
 	if j == 1 || w <= 0 {
 		return
+	}
+	if d.hist == nil && delta >= 0 && len(d.vals)+int(min(j, exactLimit)) > exactLimit {
+		d.fold()
 	}
 	if d.hist == nil || delta < 0 {
 		for k := int64(1); k < j; k++ {
@@ -98,15 +105,53 @@ func (d *dist) addRun(a, delta float64, j int64, w0, w int) {
 	d.n += fw * m
 	d.sum += fw * (m*y + delta*sk)
 	d.sumSq += fw * (m*y*y + 2*y*delta*sk + delta*delta*sk2)
+	d.histAddRun(b, delta, j-1, uint64(w))
+}
+
+// histAddRun adds weight w at each of b + kδ, k = 0..m−1 (δ ≥ 0): the
+// values rise with k, so each bucket holds a contiguous range of k, found
+// from the bucket's upper edge and checked against histIndex itself.
+func (d *dist) histAddRun(b, delta float64, m int64, w uint64) {
+	v := func(k int64) float64 { return b + float64(k)*delta }
 	// Decode step times change little within a run: usually one bucket.
-	last := b + (m-1)*delta
-	if i := histIndex(b); b > 0 && i == histIndex(last) {
-		d.histInc(i, uint64(w)*uint64(j-1))
+	if i := histIndex(b); b > 0 && i == histIndex(v(m-1)) {
+		d.histInc(i, w*uint64(m))
 		return
 	}
-	for k := int64(0); k < j-1; k++ {
-		d.histAdd(b+float64(k)*delta, uint64(w))
+	for k := int64(0); k < m; {
+		x := v(k)
+		if x <= 0 || delta == 0 {
+			if delta == 0 {
+				d.histAdd(x, w*uint64(m-k))
+				return
+			}
+			d.histAdd(x, w)
+			k++
+			continue
+		}
+		i := histIndex(x)
+		end := m // first k past bucket i
+		if i < histBuckets-1 {
+			if up := histLower(i + 1); v(m-1) >= up {
+				end = min(m, max(k+1, int64(math.Ceil((up-b)/delta))))
+				for end > k+1 && histIndex(v(end-1)) != i {
+					end--
+				}
+				for end < m && histIndex(v(end)) == i {
+					end++
+				}
+			}
+		}
+		d.histInc(i, w*uint64(end-k))
+		k = end
 	}
+}
+
+// histLower is the smallest value of bucket i (0 < i < histBuckets).
+func histLower(i int) float64 {
+	e := i>>histMantBits + histMinExp
+	m := i & (1<<histMantBits - 1)
+	return math.Float64frombits(uint64(e+1023)<<52 | uint64(m)<<(52-histMantBits))
 }
 
 func (d *dist) fold() {
@@ -147,10 +192,30 @@ func (d *dist) histAdd(x float64, w uint64) {
 func (d *dist) histInc(i int, w uint64) {
 	o := d.hist[i>>histMantBits]
 	if o == nil {
-		o = make([]uint64, histOctave)
+		if p, ok := octavePool.Get().(*[]uint64); ok {
+			o = *p
+		} else {
+			o = make([]uint64, histOctave)
+		}
 		d.hist[i>>histMantBits] = o
 	}
 	o[i&(histOctave-1)] += w
+}
+
+// octavePool recycles histogram octaves (64 KiB each) between runs: a
+// planner runs thousands of simulations, and allocating them anew was a
+// large share of its garbage.
+var octavePool sync.Pool
+
+// release returns d's histogram octaves to octavePool, zeroed; d is empty after.
+func (d *dist) release() {
+	for _, o := range d.hist {
+		if o != nil {
+			clear(o)
+			octavePool.Put(&o)
+		}
+	}
+	*d = dist{}
 }
 
 func (d *dist) mean() float64 {

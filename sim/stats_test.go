@@ -169,3 +169,39 @@ func TestDistAddRun(t *testing.T) {
 		}
 	}
 }
+
+// Runs spanning many histogram buckets fill exactly the buckets that adding
+// their values one by one fills, and a run that would overflow the exact
+// samples folds first without changing any percentile's bucket.
+func TestDistAddRunBucketed(t *testing.T) {
+	var a, b dist
+	a.fold()
+	b.fold()
+	for r := 0; r < 40; r++ {
+		start := 1e-3 * float64(1+r%7)
+		delta := []float64{0, 1e-9, 3.7e-7, 1e-5, 2.5e-4}[r%5]
+		j := int64(1 + r*997%5000)
+		a.addRun(start, delta, j, 2, 3)
+		b.add(start, 2)
+		for k := int64(0); k < j-1; k++ {
+			b.add((start+delta)+float64(k)*delta, 3)
+		}
+	}
+	for oi := range a.hist {
+		for i := range a.hist[oi] {
+			if a.hist[oi][i] != b.hist[oi][i] {
+				t.Fatalf("octave %d bucket %d: %d by runs, %d one by one", oi, i, a.hist[oi][i], b.hist[oi][i])
+			}
+		}
+		if (a.hist[oi] == nil) != (b.hist[oi] == nil) {
+			t.Fatalf("octave %d allocated differently", oi)
+		}
+	}
+	// Exact mode: a long run folds up front.
+	var c dist
+	c.add(0.5, 1)
+	c.addRun(0.01, 1e-6, exactLimit+10, 1, 1)
+	if c.hist == nil || c.n != exactLimit+11 {
+		t.Errorf("long run in exact mode: hist %v, n %v", c.hist != nil, c.n)
+	}
+}

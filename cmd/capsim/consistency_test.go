@@ -18,7 +18,7 @@ import (
 )
 
 // TestSameRecordSameNumbers checks that the fit's residual, capsim
-// validate on the record's source file, capsim predict with the record's
+// validate on the record's source file, capsim predict --mode benchmark-replay with the record's
 // workload and the curve capsim plot draws report the same mean TTFT for
 // the same record: they share one workload (series.Workloads), one
 // deployment (calibrate.Profile.RecordTarget and Configure) and one seed.
@@ -75,7 +75,7 @@ func TestSameRecordSameNumbers(t *testing.T) {
 
 			args := append([]string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--engine", tc.engine,
 				"--isl", strconv.Itoa(w.ISL), "--osl", strconv.Itoa(w.OSL), "--concurrency", strconv.Itoa(w.Load.Concurrency),
-				"--num-prompts", strconv.Itoa(w.NumPrompts), "--seed", "1", "--no-band", "--format", "json"}, deploy...)
+				"--num-prompts", strconv.Itoa(w.NumPrompts), "--seed", "1", "--no-band", "--format", "json", "--mode", "benchmark-replay"}, deploy...)
 			var out, errb bytes.Buffer
 			if err := run(args, &out, &errb); err != nil {
 				t.Fatalf("predict: %v\n%s", err, errb.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/plots"
+	"github.com/capsim/capsim/predict"
 )
 
 type planOptions struct {
@@ -25,6 +26,9 @@ type planOptions struct {
 	maxGPUs, top, numPrompts         int
 	seed                             uint64
 	profile, format, plot            string
+	confidence                       float64
+	export                           string
+	noSettings, noMargin             bool
 	quiet                            bool
 }
 
@@ -45,7 +49,11 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
 	fs.StringVar(&o.tps, "tp", "1,2,4,8", "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
-	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per simulation (default: 20 s of arrivals, at least 400)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 0, "measured requests of a verdict's first steady-state run, doubled until the verdict is clear\n(default: 5 minutes of arrivals, at least 10000)")
+	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
+	fs.BoolVar(&o.noSettings, "no-settings-search", false, "keep every engine's default max-num-seqs and max-num-batched-tokens")
+	fs.BoolVar(&o.noMargin, "no-margin", false, "skip the central-cost search that says what the confidence margin costs")
+	fs.StringVar(&o.export, "export", "", "write deployable configs of the recommendations to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	addProfileFlag(fs, &o.profile)
 	fs.StringVar(&o.plot, "plot", "", "also draw the Pareto frontier to this .png or .svg file")
@@ -78,6 +86,11 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.plot != "" {
 		if err := plotPareto(o.plot, res); err != nil {
+			return err
+		}
+	}
+	if o.export != "" {
+		if err := writeExport(stderr, o.export, planSpecs(res, o.profile)); err != nil {
 			return err
 		}
 	}
@@ -125,9 +138,13 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.numPrompts < 0 {
 		return opts, fmt.Errorf("plan: --num-prompts must be positive, got %d", o.numPrompts)
 	}
+	if !(o.confidence > 0 && o.confidence < 1) {
+		return opts, fmt.Errorf("plan: --confidence must be between 0 and 1 (exclusive), got %v", o.confidence)
+	}
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
+		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin,
 	}
 	if _, err := model.LookupLLM(o.modelName); err != nil {
 		return opts, err
@@ -186,6 +203,8 @@ func planProgress(w io.Writer) func(plan.Progress) {
 			m.Update("plan: headroom of the leaders", p.Done, p.Total)
 		case "frontier":
 			m.Update("plan: widening the Pareto frontier", p.Done, p.Total)
+		case "margin":
+			m.Update("plan: central-cost search", p.Done, p.Total)
 		default:
 			m.Update("plan: candidates", p.Done, p.Total)
 		}
@@ -198,11 +217,14 @@ func printPlan(w io.Writer, r *plan.Result) error {
 		slos = append(slos, s.String())
 	}
 	fmt.Fprintf(w, "%s, ISL %d / OSL %d at %s; SLOs %s\n", model.ShortName(r.Model), r.ISL, r.OSL, r.Load, strings.Join(slos, ", "))
+	fmt.Fprintf(w, "verdicts: %s simulation, every SLO met with %.0f%% confidence (each pool's costs at %+.2fσ of their band)\n",
+		r.Mode, 100*r.Confidence, r.BandSigmas)
 	s := r.Search
 	fmt.Fprintf(w, "searched %d deployments on %s (up to %d GPUs): %d below the rate by capacity bound, %d too slow for an SLO alone, "+
-		"%d costlier than the top %d, %d missed a short run, %d simulated in full, %d meet every SLO (%d simulations)\n\n",
+		"%d costlier than the top %d, %d missed a screening run, %d simulated in steady state, %d meet every SLO "+
+		"(%d near misses tried other engine settings, %d then met them; %d simulations)\n\n",
 		s.Candidates, strings.Join(r.GPUTypes, ", "), r.MaxGPUs, s.Overloaded, s.TooSlow, s.Costlier, len(r.Recommendations), s.ShortMissed,
-		s.Simulated, s.Feasible, s.Simulations)
+		s.Simulated, s.Feasible, s.SettingsTried, s.SettingsFound, s.Simulations)
 	tw := newTable(w)
 	head := "rank\tGPU\ttopology\tGPUs\t" + planCostHeader(r.CostUnit) + "\t"
 	for _, s := range r.SLOs {
@@ -222,9 +244,26 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(latencies in ms; headroom: the highest load still meeting every SLO; limit: the SLO missed first above it)")
+	fmt.Fprintln(w, "(latencies in ms at the verdicts' confidence; headroom: the highest load still meeting every SLO; limit: the SLO missed first above it)")
 	for _, rec := range r.Recommendations {
 		fmt.Fprintf(w, "%d. %s, %s: %s — %s\n", rec.Rank, rec.Engine, rec.Layout, rec.Bottleneck.Resource, rec.Bottleneck.Why)
+		fmt.Fprintf(w, "   engine: %s", planSettings(rec.Settings))
+		if len(rec.Central) > 0 {
+			var cs []string
+			for _, c := range rec.Central {
+				cs = append(cs, fmt.Sprintf("%s %s", c.SLO, fmtMetric(map[string]float64{"v": c.Value}, "v")))
+			}
+			fmt.Fprintf(w, "; central costs: %s ms", strings.Join(cs, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if m := r.Margin; m != nil {
+		if m.CentralBest == "" {
+			fmt.Fprintf(w, "margin: even with central costs no cheaper deployment meets every SLO\n")
+		} else {
+			fmt.Fprintf(w, "margin: with central costs the cheapest deployment meeting every SLO is %s on %d× %s (cost %s); the %.0f%% confidence costs %s more\n",
+				m.CentralBest, m.CentralGPUs, m.CentralGPU, planCost(m.CentralCost, r.CostUnit), 100*r.Confidence, planCost(m.Extra, r.CostUnit))
+		}
 	}
 	fmt.Fprintf(w, "\nPareto frontier of output tokens/s per GPU against per user, over the %s (%d simulated in all):\n", r.FrontierOf, len(r.Cloud))
 	tw = newTable(w)
@@ -233,6 +272,19 @@ func printPlan(w io.Writer, r *plan.Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t\n", p.GPU, p.Notation, p.GPUs, p.OutputPerGPU, p.PerUser, planYesNo(p.MeetsSLOs))
 	}
 	return tw.Flush()
+}
+
+// planSettings is one line of engine settings per pool, "*" marking values the search chose.
+func planSettings(ps []predict.EngineSettings) string {
+	var parts []string
+	for _, p := range ps {
+		mark := ""
+		if p.Searched {
+			mark = " (searched)"
+		}
+		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, mark))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func planCostHeader(unit string) string {
@@ -280,11 +332,23 @@ func plotPareto(path string, r *plan.Result) error {
 	for _, p := range r.Frontier {
 		onFrontier[p.GPU+" "+p.Notation] = true
 	}
+	rank := map[string]int{}
+	for _, rec := range r.Recommendations {
+		rank[rec.GPU+" "+rec.Notation] = rec.Rank
+	}
 	var pts []plots.ParetoPoint
+	seen := map[string]bool{}
 	for _, p := range r.Cloud {
 		label := p.GPU + " " + p.Notation
+		seen[label] = true
 		pts = append(pts, plots.ParetoPoint{Label: label, Group: p.GPU, PerUser: p.PerUser, PerGPU: p.OutputPerGPU,
-			MeetsSLOs: p.MeetsSLOs, OnFrontier: onFrontier[label]})
+			MeetsSLOs: p.MeetsSLOs, OnFrontier: onFrontier[label], Rank: rank[label]})
+	}
+	for _, rec := range r.Recommendations { // a recommendation is always simulated; keep it on the figure
+		label := rec.GPU + " " + rec.Notation
+		if !seen[label] {
+			pts = append(pts, plots.ParetoPoint{Label: label, Group: rec.GPU, PerUser: rec.PerUser, PerGPU: rec.OutputPerGPU, MeetsSLOs: true, Rank: rec.Rank})
+		}
 	}
 	var slos []string
 	for _, s := range r.SLOs {

@@ -5,9 +5,11 @@ import (
 	"io"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/deploy"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/sim"
 )
 
 type predictOptions struct {
@@ -19,6 +21,7 @@ type predictOptions struct {
 	seed         uint64
 	format, plot string
 	noBand       bool
+	mode, export string
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -29,7 +32,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (default: every calibrated shape)")
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")
 	addLoadListFlags(fs, &o.loadListFlags, "default 1,2,4,…,256")
-	fs.IntVar(&o.numPrompts, "num-prompts", 0, "requests per load point (default: enough for steady state)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 0, "steady state: measured requests of a point's first run, doubled until its means and p99s are stable\n(default: 5 minutes of arrivals or 20 × concurrency, at least 10000); replay: requests sent (default 20 s of arrivals or 20 × concurrency, at least 400)")
+	fs.StringVar(&o.mode, "mode", "steady-state", "steady-state (warm-up and drain left out, run until stable) or benchmark-replay (the finite run a benchmark makes: ramp, drain and all)")
+	fs.StringVar(&o.export, "export", "", "write this deployment's deployable configs to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
 	fs.StringVar(&o.plot, "plot", "", "also draw the predicted curves to this .png or .svg file")
@@ -44,6 +49,16 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.plot != "" {
 		if err := plotPrediction(o.plot, preds); err != nil {
+			return err
+		}
+	}
+	if o.export != "" {
+		topo, _ := o.topology()
+		spec, err := predictSpec(preds, topo, o.profile)
+		if err != nil {
+			return err
+		}
+		if err := writeExport(stderr, o.export, []deploy.Spec{spec}); err != nil {
 			return err
 		}
 	}
@@ -74,6 +89,11 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if o.numPrompts < 0 {
 		return nil, fmt.Errorf("--num-prompts must be positive")
 	}
+	switch sim.Mode(o.mode) {
+	case sim.SteadyState, sim.BenchmarkReplay:
+	default:
+		return nil, fmt.Errorf("--mode must be %s or %s, got %q", sim.SteadyState, sim.BenchmarkReplay, o.mode)
+	}
 	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
 	if err != nil {
 		return nil, err
@@ -82,7 +102,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand}
+	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode)}
 	if o.isl > 0 {
 		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
 	}
@@ -100,12 +120,26 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	return preds, nil
 }
 
+// modeText says how the points were simulated.
+func modeText(p predict.Prediction) string {
+	if p.Mode != sim.SteadyState {
+		return "benchmark replay (ramp-up and drain included)"
+	}
+	measured := 0
+	for _, pt := range p.Points {
+		if pt.Steady != nil {
+			measured = max(measured, pt.Steady.Measured)
+		}
+	}
+	return fmt.Sprintf("steady state (warm-up left out; up to %d measured requests a point)", measured)
+}
+
 func printPredictions(w io.Writer, preds []predict.Prediction) error {
 	for i, p := range preds {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL)
+		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d — %s\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL, modeText(p))
 		tw := newTable(w)
 		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
 		for _, pt := range p.Points {
@@ -119,6 +153,12 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 			return err
 		}
 		fmt.Fprintln(w, "(latencies in ms)")
+		for _, pt := range p.Points {
+			if pt.Steady != nil && pt.Steady.Saturated {
+				fmt.Fprintf(w, "saturated:   at %s requests complete at %.3g req/s of the %.3g offered: the queue grows, latencies depend on how long one looks\n",
+					pt.Load.Label(), pt.Steady.AchievedRate, pt.Steady.OfferedRate)
+			}
+		}
 		fmt.Fprintf(w, "knee:        %.2f req/s (90%% of max %.2f req/s, %.0f output tok/s) at %s\n",
 			p.Knee.RequestThroughput, p.Knee.MaxRequestThroughput, p.Knee.MaxOutputThroughput, p.Knee.Load)
 		if p.Blowup.Found {

@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
 )
 
 // validateOptions are capsim validate's flags: bench's for the server and
@@ -101,7 +102,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true})
+		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
@@ -176,7 +177,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 }
 
 func writeValidation(w io.Writer, v *predict.Validation) error {
-	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile\n",
+	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile as a benchmark replay (the same prompts, ramp-up and drain)\n",
 		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile)
 	for _, d := range v.Derived {
 		fmt.Fprintf(w, "costs: %s\n", d)

@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/internal/simpeer"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/sim"
 )
 
 // The validate testdata are three load points measured with capsim bench on
@@ -78,7 +79,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 			t.Fatalf("point %d: %+v, want concurrency %d, ISL 256, OSL 64, 48 prompts all completed", i, p, wantLoads[i])
 		}
 		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target,
-			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true})
+			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay})
 		if err != nil {
 			t.Fatal(err)
 		}

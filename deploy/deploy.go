@@ -1,0 +1,685 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
+)
+
+// Verdict is one SLO against its predicted value.
+type Verdict struct {
+	SLO     string  // e.g. "ttft_p99"
+	LimitMs float64 // the SLO's limit
+	ValueMs float64 // predicted at the verdict's confidence
+	Central float64 // predicted with central costs (0: not given)
+	Met     bool
+}
+
+// Spec is one deployment to export and what was predicted for it.
+type Spec struct {
+	// Name names the deployment's directory and Kubernetes objects
+	// (lower-case letters, digits and dashes); "" derives one.
+	Name string
+	// Rank is the plan's rank; Write numbers directories by it (0: by position).
+	Rank     int
+	Model    string // Hugging Face id, e.g. "meta-llama/Llama-3.1-70B-Instruct"
+	GPU      string // catalog GPU name
+	Engine   string // engine label, e.g. "vllm-0.9.0.1"
+	Topology model.Topology
+	// Pools are the engine settings per pool (predict.SettingsOf).
+	Pools                []predict.EngineSettings
+	MaxModelLen          int
+	GPUMemoryUtilization float64 // 0: vLLM's default (0.9)
+
+	// The workload the prediction is for.
+	ISL, OSL int
+	Load     model.Load
+	// Mode is the simulation mode ("steady-state"); Metrics vLLM's result
+	// fields as predicted; Verdicts the SLOs; Headroom a one-line summary.
+	Mode       string
+	Confidence float64 // of the verdicts (0: not a plan)
+	Metrics    map[string]float64
+	Verdicts   []Verdict
+	Headroom   string
+	Costs      string // where each pool's costs came from
+	// Profile is the calibration file behind the prediction ("" the embedded one).
+	Profile string
+	// Points, for a prediction over several loads (capsim predict), are
+	// the predicted metrics per load; Load and Metrics are then unused and
+	// validate gets every load.
+	Points []Point
+}
+
+// Point is one predicted load.
+type Point struct {
+	Load    model.Load
+	Metrics map[string]float64
+}
+
+var nameRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// name is a Kubernetes-safe name for the deployment.
+func (s Spec) name() string {
+	n := s.Name
+	if n == "" {
+		n = model.ShortName(s.Model) + "-" + s.GPU + "-" + s.Topology.Notation()
+	}
+	n = strings.Trim(nameRE.ReplaceAllString(strings.ToLower(n), "-"), "-")
+	if len(n) > 50 {
+		n = strings.TrimRight(n[:50], "-")
+	}
+	return n
+}
+
+// File is one exported file.
+type File struct {
+	Path string // relative to the export directory
+	Data []byte
+}
+
+// Files builds the files of one deployment: serve.sh (the command line of
+// every worker), k8s.yaml (Kubernetes manifests), dynamo.yaml for a Dynamo
+// deployment, and README.md.
+func Files(s Spec) ([]File, error) {
+	eng, err := ParseEngine(s.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Topology.Validate(); err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	if s.Model == "" || s.GPU == "" {
+		return nil, errors.New("deploy: the spec names no model or GPU")
+	}
+	if len(s.Pools) == 0 {
+		return nil, errors.New("deploy: the spec has no engine settings")
+	}
+	if s.Topology.Disaggregated() && eng.Dynamo == "" {
+		return nil, fmt.Errorf("deploy: %s is disaggregated but %s is not a Dynamo engine", s.Topology, s.Engine)
+	}
+	var out []File
+	serve, err := serveScript(s, eng)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{"serve.sh", serve})
+	if eng.Dynamo != "" {
+		cfg, err := dynamoConfig(s, eng)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{"dynamo.yaml", cfg})
+	}
+	k8s, err := manifests(s, eng)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{"k8s.yaml", k8s}, File{"README.md", readme(s, eng)})
+	return out, nil
+}
+
+// Write exports every spec into dir: one subdirectory per spec (named by
+// its rank when there are several) and, for several, an index README.
+// It returns the paths written.
+func Write(dir string, specs []Spec) ([]string, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("deploy: nothing to export")
+	}
+	var written []string
+	var index bytes.Buffer
+	if len(specs) > 1 {
+		index.WriteString("# Exported deployments\n\n| rank | directory | deployment |\n|---|---|---|\n")
+	}
+	for i, s := range specs {
+		files, err := Files(s)
+		if err != nil {
+			return written, err
+		}
+		sub := dir
+		if len(specs) > 1 {
+			rank := s.Rank
+			if rank == 0 {
+				rank = i + 1
+			}
+			d := fmt.Sprintf("%d-%s", rank, s.name())
+			sub = filepath.Join(dir, d)
+			fmt.Fprintf(&index, "| %d | [%s](%s/README.md) | %s on %d× %s, %s |\n", rank, d, d, s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
+		}
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return written, fmt.Errorf("deploy: %w", err)
+		}
+		for _, f := range files {
+			p := filepath.Join(sub, f.Path)
+			mode := os.FileMode(0o644)
+			if strings.HasSuffix(f.Path, ".sh") {
+				mode = 0o755
+			}
+			if err := os.WriteFile(p, f.Data, mode); err != nil {
+				return written, fmt.Errorf("deploy: %w", err)
+			}
+			written = append(written, p)
+		}
+	}
+	if len(specs) > 1 {
+		p := filepath.Join(dir, "README.md")
+		if err := os.WriteFile(p, index.Bytes(), 0o644); err != nil {
+			return written, fmt.Errorf("deploy: %w", err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
+
+// pool returns the settings of a role ("replicas", "prefill", "decode").
+func (s Spec) pool(role string) (predict.EngineSettings, error) {
+	for _, p := range s.Pools {
+		if p.Role == role {
+			return p, nil
+		}
+	}
+	return predict.EngineSettings{}, fmt.Errorf("deploy: no engine settings for the %s pool", role)
+}
+
+// vllmArgs are the engine flags of one pool's workers, in a fixed order,
+// each checked against the engine's vLLM version.
+func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
+	var args []string
+	add := func(flag string, value string) error {
+		if !e.HasFlag(flag) {
+			return fmt.Errorf("deploy: vLLM %s has no %s", e.VLLM, flag)
+		}
+		args = append(args, flag)
+		if value != "" {
+			args = append(args, value)
+		}
+		return nil
+	}
+	steps := []struct {
+		flag, value string
+		on          bool
+	}{
+		{"--tensor-parallel-size", strconv.Itoa(p.TP), true},
+		{"--pipeline-parallel-size", strconv.Itoa(p.PP), p.PP > 1},
+		{"--max-num-seqs", strconv.Itoa(p.MaxNumSeqs), p.MaxNumSeqs > 0},
+		{"--max-num-batched-tokens", strconv.Itoa(p.MaxNumBatchedTokens), p.MaxNumBatchedTokens > 0},
+		{"--max-model-len", strconv.Itoa(s.MaxModelLen), s.MaxModelLen > 0},
+		{"--gpu-memory-utilization", strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
+		{"--block-size", strconv.Itoa(p.BlockSize), p.BlockSize > 0},
+		{"--enforce-eager", "", p.Eager},
+	}
+	for _, st := range steps {
+		if st.on {
+			if err := add(st.flag, st.value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return args, nil
+}
+
+func serveScript(s Spec, e Engine) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# %s on %d× %s, %s — exported by capsim.\n", s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
+	if e.Dynamo != "" {
+		d, _ := s.pool("decode")
+		p, _ := s.pool("prefill")
+		dg, pg := d.Workers*d.TP*max(d.PP, 1), p.TP*max(p.PP, 1)
+		fmt.Fprintf(&b, "# Dynamo %s (vLLM %s inside): run from the repository's examples/llm directory at tag v%s,\n", e.Dynamo, e.VLLM, e.Dynamo)
+		fmt.Fprintf(&b, "# with NATS_SERVER and ETCD_ENDPOINTS set on every node.\n")
+		if dg+p.Workers*pg <= 8 {
+			fmt.Fprintf(&b, "# Everything fits one 8-GPU node (%d GPUs):\ndynamo serve graphs.disagg:Frontend -f ./dynamo.yaml\n", dg+p.Workers*pg)
+			fmt.Fprintf(&b, "# Or across nodes, as below.\n")
+		}
+		fmt.Fprintf(&b, "# Node with the frontend, processor and %d decode worker(s) of TP%d (%d GPUs):\n", d.Workers, d.TP, dg)
+		fmt.Fprintf(&b, "dynamo serve graphs.agg:Frontend -f ./dynamo.yaml\n")
+		fmt.Fprintf(&b, "# Prefill: %d worker(s) of TP%d in all; on each prefill node start as many as its GPUs hold\n", p.Workers, p.TP)
+		fmt.Fprintf(&b, "# (K = GPUs on the node / %d), K summing to %d over the nodes:\n", pg, p.Workers)
+		fmt.Fprintf(&b, "dynamo serve components.prefill_worker:PrefillWorker -f ./dynamo.yaml --PrefillWorker.ServiceArgs.workers=K\n")
+		return b.Bytes(), nil
+	}
+	p, err := s.pool("replicas")
+	if err != nil {
+		return nil, err
+	}
+	args, err := vllmArgs(s, e, p)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
+	fmt.Fprintf(&b, "# (round-robin, as simulated). vLLM %s.\n", e.VLLM)
+	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
+	return b.Bytes(), nil
+}
+
+// joinArgs pairs each flag with its value on one line.
+func joinArgs(args []string, sep string) string {
+	var lines []string
+	for i := 0; i < len(args); i++ {
+		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			lines = append(lines, args[i]+" "+args[i+1])
+			i++
+			continue
+		}
+		lines = append(lines, args[i])
+	}
+	return strings.Join(lines, sep)
+}
+
+// ---- YAML built from ordered nodes ----
+
+type kv struct {
+	k string
+	v any // string, int, float64, bool, []any, []kv, *yaml.Node
+}
+
+func node(v any) *yaml.Node {
+	switch x := v.(type) {
+	case *yaml.Node:
+		return x
+	case []kv:
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		for _, e := range x {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: e.k}, node(e.v))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range x {
+			n.Content = append(n.Content, node(e))
+		}
+		return n
+	case flow:
+		n := node([]any(x))
+		n.Style = yaml.FlowStyle
+		return n
+	case string:
+		// Quote strings YAML would read as another type ("4", "true", "1e3").
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: x}
+		var probe any
+		if yaml.Unmarshal([]byte(x), &probe) != nil || fmt.Sprint(probe) != x || strings.ContainsAny(x, "{}[]:#,") {
+			n.Style = yaml.SingleQuotedStyle
+		}
+		return n
+	case int:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x)}
+	case float64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(x, 'g', -1, 64)}
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(x)}
+	}
+	panic(fmt.Sprintf("deploy: no YAML node for %T", v))
+}
+
+// flow is a sequence written inline: [a, b].
+type flow []any
+
+func marshal(docs ...[]kv) ([]byte, error) {
+	var b bytes.Buffer
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(node(d)); err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		enc.Close()
+	}
+	return b.Bytes(), nil
+}
+
+// dynamoConfig is Dynamo 0.3's graph configuration (Common, Frontend,
+// Processor, VllmWorker, PrefillWorker, as its examples/llm/configs and
+// seed 004 write it): the graph node reads VllmWorker, prefill nodes
+// PrefillWorker. Every engine key is a flag of the vLLM inside.
+func dynamoConfig(s Spec, e Engine) ([]byte, error) {
+	p, err := s.pool("prefill")
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.pool("decode")
+	if err != nil {
+		return nil, err
+	}
+	for _, ps := range []predict.EngineSettings{p, d} {
+		if _, err := vllmArgs(s, e, ps); err != nil {
+			return nil, err
+		}
+	}
+	common := []kv{{"model", s.Model}, {"block-size", d.BlockSize}}
+	commonKeys := flow{"model", "block-size"}
+	if s.MaxModelLen > 0 {
+		common = append(common, kv{"max-model-len", s.MaxModelLen})
+		commonKeys = append(commonKeys, "max-model-len")
+	}
+	if s.GPUMemoryUtilization > 0 {
+		common = append(common, kv{"gpu-memory-utilization", s.GPUMemoryUtilization})
+		commonKeys = append(commonKeys, "gpu-memory-utilization")
+	}
+	common = append(common, kv{"kv-transfer-config", `{"kv_connector":"DynamoNixlConnector"}`})
+	commonKeys = append(commonKeys, "kv-transfer-config")
+	worker := func(ps predict.EngineSettings, extra []kv) []kv {
+		w := append([]kv{}, extra...)
+		w = append(w, kv{"tensor-parallel-size", ps.TP})
+		if ps.PP > 1 {
+			w = append(w, kv{"pipeline-parallel-size", ps.PP})
+		}
+		w = append(w, kv{"max-num-seqs", ps.MaxNumSeqs}, kv{"max-num-batched-tokens", ps.MaxNumBatchedTokens})
+		if ps.Eager {
+			w = append(w, kv{"enforce-eager", true})
+		}
+		w = append(w, kv{"ServiceArgs", []kv{{"workers", ps.Workers}, {"resources", []kv{{"gpu", strconv.Itoa(ps.TP * max(ps.PP, 1))}}}}},
+			kv{"common-configs", commonKeys})
+		return w
+	}
+	return marshal([]kv{
+		{"Common", common},
+		{"Frontend", []kv{{"served_model_name", s.Model}, {"endpoint", "dynamo.Processor.chat/completions"}, {"port", 8000}}},
+		{"Processor", []kv{{"router", "round-robin"}, {"common-configs", flow{"model", "block-size"}}}},
+		{"VllmWorker", worker(d, []kv{{"remote-prefill", true}, {"conditional-disagg", false}})},
+		{"PrefillWorker", worker(p, nil)},
+	})
+}
+
+// manifests are Kubernetes objects in the vLLM production-stack / llm-d
+// style: one Deployment per pool (replicas = workers, nvidia.com/gpu =
+// GPUs per worker, the same engine arguments) and a Service in front.
+func manifests(s Spec, e Engine) ([]byte, error) {
+	name := s.name()
+	labels := func(role string) []kv {
+		return []kv{{"app.kubernetes.io/name", name}, {"app.kubernetes.io/component", role}, {"app.kubernetes.io/managed-by", "capsim"}}
+	}
+	gpuSelector := []kv{{"nvidia.com/gpu.product", gpuProduct(s.GPU)}}
+	deployment := func(role string, replicas, gpus int, command []any, args []any, cfg bool) []kv {
+		container := []kv{{"name", role}, {"image", e.Image()}}
+		if command != nil {
+			container = append(container, kv{"command", command})
+		}
+		container = append(container, kv{"args", args},
+			kv{"ports", []any{[]kv{{"name", "http"}, {"containerPort", 8000}}}},
+			kv{"resources", []kv{{"limits", []kv{{"nvidia.com/gpu", strconv.Itoa(gpus)}}}, {"requests", []kv{{"nvidia.com/gpu", strconv.Itoa(gpus)}}}}})
+		mounts := []any{[]kv{{"name", "shm"}, {"mountPath", "/dev/shm"}}}
+		volumes := []any{[]kv{{"name", "shm"}, {"emptyDir", []kv{{"medium", "Memory"}, {"sizeLimit", "16Gi"}}}}}
+		if cfg {
+			mounts = append(mounts, []kv{{"name", "config"}, {"mountPath", "/config"}})
+			volumes = append(volumes, []kv{{"name", "config"}, {"configMap", []kv{{"name", name + "-dynamo"}}}})
+		}
+		if e.Dynamo == "" {
+			container = append(container, kv{"readinessProbe", []kv{{"httpGet", []kv{{"path", "/health"}, {"port", 8000}}}, {"initialDelaySeconds", 60}, {"periodSeconds", 10}}})
+		}
+		container = append(container, kv{"volumeMounts", mounts})
+		return []kv{
+			{"apiVersion", "apps/v1"}, {"kind", "Deployment"},
+			{"metadata", []kv{{"name", name + "-" + role}, {"labels", labels(role)}}},
+			{"spec", []kv{
+				{"replicas", replicas},
+				{"selector", []kv{{"matchLabels", labels(role)}}},
+				{"template", []kv{
+					{"metadata", []kv{{"labels", labels(role)}}},
+					{"spec", []kv{{"nodeSelector", gpuSelector}, {"containers", []any{container}}, {"volumes", volumes}}},
+				}},
+			}},
+		}
+	}
+	service := func(role string) []kv {
+		return []kv{
+			{"apiVersion", "v1"}, {"kind", "Service"},
+			{"metadata", []kv{{"name", name}, {"labels", labels(role)}}},
+			{"spec", []kv{{"selector", labels(role)}, {"ports", []any{[]kv{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}}}}}},
+		}
+	}
+	if e.Dynamo == "" {
+		p, err := s.pool("replicas")
+		if err != nil {
+			return nil, err
+		}
+		args, err := vllmArgs(s, e, p)
+		if err != nil {
+			return nil, err
+		}
+		all := []any{"--model", s.Model}
+		for _, a := range args {
+			all = append(all, a)
+		}
+		all = append(all, "--port", "8000")
+		return marshal(deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false), service("replicas"))
+	}
+	p, _ := s.pool("prefill")
+	d, _ := s.pool("decode")
+	cfg, err := dynamoConfig(s, e)
+	if err != nil {
+		return nil, err
+	}
+	cm := []kv{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", []kv{{"name", name + "-dynamo"}, {"labels", labels("config")}}},
+		{"data", []kv{{"dynamo.yaml", literal(cfg)}}}}
+	// The graph pod runs the frontend, processor and decode workers (the
+	// aggregated graph: its VllmWorker sends prompts to remote prefill);
+	// each prefill pod runs one prefill worker. NATS and etcd are the
+	// cluster's (NATS_SERVER, ETCD_ENDPOINTS: see the README).
+	env := []any{[]kv{{"name", "NATS_SERVER"}, {"value", "nats://nats:4222"}}, []kv{{"name", "ETCD_ENDPOINTS"}, {"value", "http://etcd:2379"}}}
+	graph := deployment("decode", 1, d.Workers*d.TP*max(d.PP, 1),
+		[]any{"dynamo", "serve", "graphs.agg:Frontend"}, []any{"-f", "/config/dynamo.yaml"}, true)
+	pre := deployment("prefill", p.Workers, p.TP*max(p.PP, 1),
+		[]any{"dynamo", "serve", "components.prefill_worker:PrefillWorker"},
+		[]any{"-f", "/config/dynamo.yaml", "--PrefillWorker.ServiceArgs.workers=1"}, true)
+	for _, dep := range [][]kv{graph, pre} {
+		setEnv(dep, env)
+	}
+	return marshal(cm, graph, pre, service("decode"))
+}
+
+// setEnv adds env to the first container of a Deployment built by manifests.
+func setEnv(dep []kv, env []any) {
+	for _, top := range dep {
+		if top.k != "spec" {
+			continue
+		}
+		for _, sp := range top.v.([]kv) {
+			if sp.k != "template" {
+				continue
+			}
+			for _, tp := range sp.v.([]kv) {
+				if tp.k != "spec" {
+					continue
+				}
+				for _, ps := range tp.v.([]kv) {
+					if ps.k == "containers" {
+						c := ps.v.([]any)[0].([]kv)
+						ps.v.([]any)[0] = append(c[:2:2], append([]kv{{"env", env}}, c[2:]...)...)
+					}
+				}
+			}
+		}
+	}
+}
+
+// literal is a block scalar (|) holding a YAML file.
+func literal(b []byte) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Value: string(b)}
+}
+
+// gpuProduct is the GPU feature discovery label value of a catalog GPU.
+func gpuProduct(gpu string) string {
+	switch gpu {
+	case "H100-SXM":
+		return "NVIDIA-H100-80GB-HBM3"
+	case "H100-PCIe":
+		return "NVIDIA-H100-PCIe"
+	case "H200":
+		return "NVIDIA-H200"
+	case "H20":
+		return "NVIDIA-H20"
+	case "A100-80GB":
+		return "NVIDIA-A100-SXM4-80GB"
+	case "L40S":
+		return "NVIDIA-L40S"
+	case "L4":
+		return "NVIDIA-L4"
+	case "B200":
+		return "NVIDIA-B200"
+	}
+	return gpu
+}
+
+// ---- README ----
+
+func readme(s Spec, e Engine) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s on %d× %s (%s)\n\n", s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
+	at := s.Load.String()
+	if len(s.Points) > 0 {
+		var ls []string
+		for _, p := range s.Points {
+			ls = append(ls, p.Load.String())
+		}
+		at = strings.Join(ls, ", ")
+	}
+	fmt.Fprintf(&b, "Model `%s`, ISL %d / OSL %d at %s. Exported by capsim; every number below is a prediction", s.Model, s.ISL, s.OSL, at)
+	if s.Mode != "" {
+		fmt.Fprintf(&b, " (%s simulation", s.Mode)
+		if s.Confidence > 0 {
+			fmt.Fprintf(&b, ", verdicts at %.0f%% confidence: costs at the pessimistic edge of their band", 100*s.Confidence)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(".\n\n## Files\n\n")
+	b.WriteString("- `serve.sh`: the command line of every worker")
+	if e.Dynamo != "" {
+		fmt.Fprintf(&b, " (Dynamo %s `dynamo serve`)\n- `dynamo.yaml`: Dynamo's graph configuration (the graph node reads VllmWorker, prefill nodes PrefillWorker)\n", e.Dynamo)
+	} else {
+		fmt.Fprintf(&b, " (`vllm serve`, vLLM %s flags)\n", e.VLLM)
+	}
+	fmt.Fprintf(&b, "- `k8s.yaml`: Kubernetes manifests (image `%s`; GPUs requested as `nvidia.com/gpu`, nodes picked by `nvidia.com/gpu.product`)\n\n", e.Image())
+	b.WriteString("## Engine settings\n\n| pool | workers | TP | PP | max-num-seqs | max-num-batched-tokens | block-size | enforce-eager | chosen by search |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range s.Pools {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %v | %v |\n", p.Role, p.Workers, p.TP, max(p.PP, 1), p.MaxNumSeqs, p.MaxNumBatchedTokens, p.BlockSize, p.Eager, p.Searched)
+	}
+	if s.MaxModelLen > 0 {
+		fmt.Fprintf(&b, "\nmax-model-len %d", s.MaxModelLen)
+		if s.GPUMemoryUtilization > 0 {
+			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)
+		}
+		b.WriteString(".\n")
+	}
+	if len(s.Metrics) > 0 {
+		b.WriteString("\n## Predicted metrics\n\n| metric | value |\n|---|---|\n")
+		keys := make([]string, 0, len(s.Metrics))
+		for k := range s.Metrics {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "duration" || k == "completed" || strings.HasPrefix(k, "total_") || strings.HasPrefix(k, "std_") {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s |\n", k, num(s.Metrics[k]))
+		}
+	}
+	if len(s.Points) > 0 {
+		b.WriteString("\n## Predicted metrics\n\n| load | req/s | output tok/s | TTFT mean | TTFT p99 | TPOT mean | TPOT p99 | E2E mean | E2E p99 |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, p := range s.Points {
+			m := p.Metrics
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Load, num(m["request_throughput"]), num(m["output_throughput"]),
+				num(m["mean_ttft_ms"]), num(m["p99_ttft_ms"]), num(m["mean_tpot_ms"]), num(m["p99_tpot_ms"]), num(m["mean_e2el_ms"]), num(m["p99_e2el_ms"]))
+		}
+		b.WriteString("\n(latencies in ms)\n")
+	}
+	if len(s.Verdicts) > 0 {
+		b.WriteString("\n## SLO verdicts\n\n| SLO | limit ms | predicted ms | with central costs | met |\n|---|---|---|---|---|\n")
+		for _, v := range s.Verdicts {
+			c := "-"
+			if v.Central > 0 {
+				c = num(v.Central)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %v |\n", v.SLO, num(v.LimitMs), num(v.ValueMs), c, v.Met)
+		}
+	}
+	if s.Headroom != "" {
+		fmt.Fprintf(&b, "\nHeadroom: %s.\n", s.Headroom)
+	}
+	if s.Costs != "" {
+		fmt.Fprintf(&b, "\nCosts: %s.\n", s.Costs)
+	}
+	b.WriteString("\n## Check it once it runs\n\nBenchmark the running deployment and compare with this prediction (a benchmark-replay run of the same workload):\n\n```\n")
+	b.WriteString(ValidateCommand(s))
+	b.WriteString("\n```\n")
+	return b.Bytes()
+}
+
+func num(x float64) string {
+	switch {
+	case x == math.Trunc(x) && math.Abs(x) < 1e9:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case math.Abs(x) >= 100:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+}
+
+// ValidateCommand is the `capsim validate` command that benchmarks the
+// deployment at its workload and compares with the prediction: the
+// endpoint is the Service's (replace HOST), the prompts enough for five
+// minutes at the target rate (at least 1,000).
+func ValidateCommand(s Spec) string {
+	parts := []string{"capsim validate", "--url http://HOST:8000", "--model " + s.Model, "--gpu " + s.GPU, "--engine " + s.Engine}
+	if s.Topology.Disaggregated() {
+		parts = append(parts, "--prefill "+s.Topology.Prefill.String(), "--decode "+s.Topology.Decode.String())
+	} else {
+		parts = append(parts, "--replicas "+s.Topology.Replicas.String())
+	}
+	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
+	loads := []model.Load{s.Load}
+	if len(s.Points) > 0 {
+		loads = loads[:0]
+		for _, p := range s.Points {
+			loads = append(loads, p.Load)
+		}
+	}
+	n := 1000
+	var conc, rates []string
+	burst := 0.0
+	for _, l := range loads {
+		switch l.Kind {
+		case model.ClosedLoop:
+			conc = append(conc, strconv.Itoa(l.Concurrency))
+			n = max(n, 20*l.Concurrency)
+		case model.OpenLoop, model.Burst:
+			rates = append(rates, l.RateString())
+			if !math.IsInf(l.Rate, 0) {
+				n = max(n, int(math.Ceil(300*l.Rate)))
+			}
+			if l.Burstiness != 0 && l.Burstiness != 1 {
+				burst = l.Burstiness
+			}
+		}
+	}
+	if len(conc) > 0 {
+		parts = append(parts, "--concurrency "+strings.Join(conc, ","))
+	}
+	if len(rates) > 0 {
+		parts = append(parts, "--rate "+strings.Join(rates, ","))
+	}
+	if burst != 0 {
+		parts = append(parts, "--burstiness "+strconv.FormatFloat(burst, 'g', -1, 64))
+	}
+	parts = append(parts, fmt.Sprintf("--num-prompts %d", n))
+	if s.Profile != "" {
+		parts = append(parts, "--profile "+s.Profile)
+	}
+	parts = append(parts, "--out validate-results.json")
+	return strings.Join(parts, " \\\n    ")
+}

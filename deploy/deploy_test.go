@@ -1,0 +1,307 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/predict"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func topo(t *testing.T, s string) model.Topology {
+	t.Helper()
+	tp, err := model.ParseTopology(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+func aggSpec(t *testing.T) Spec {
+	return Spec{Model: "meta-llama/Llama-3.1-70B-Instruct", GPU: "H200", Engine: "vllm-0.9.0.1", Topology: topo(t, "5xTP4"),
+		Pools:       []predict.EngineSettings{{Role: "replicas", Workers: 5, TP: 4, PP: 1, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, BlockSize: 16, Searched: true}},
+		MaxModelLen: 131072, GPUMemoryUtilization: 0.9, ISL: 1024, OSL: 256, Load: model.Open(30, 1),
+		Mode: "steady-state", Confidence: 0.8413,
+		Metrics:  map[string]float64{"request_throughput": 30.02, "p99_ttft_ms": 412.5, "p99_tpot_ms": 44.1, "mean_tpot_ms": 38.2},
+		Verdicts: []Verdict{{SLO: "ttft_p99", LimitMs: 2000, ValueMs: 412.5, Central: 301.2, Met: true}, {SLO: "tpot_p99", LimitMs: 50, ValueMs: 44.1, Central: 35.9, Met: true}},
+		Headroom: "33.1 req/s (1.10×), then tpot_p99", Costs: "replicas 5xTP4: derived from dynamo-0.3.0 on H20 (±35%)"}
+}
+
+func disaggSpec(t *testing.T) Spec {
+	return Spec{Model: "Qwen/Qwen3-32B", GPU: "H20", Engine: "dynamo-0.3.0", Topology: topo(t, "prefill 6xTP2 + decode 1xTP4"),
+		Pools: []predict.EngineSettings{
+			{Role: "prefill", Workers: 6, TP: 2, PP: 1, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, BlockSize: 128, Eager: true},
+			{Role: "decode", Workers: 1, TP: 4, PP: 1, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, BlockSize: 128}},
+		MaxModelLen: 4096, ISL: 3000, OSL: 150, Load: model.Closed(32), Mode: "steady-state",
+		Metrics: map[string]float64{"request_throughput": 5.4, "mean_ttft_ms": 1337}}
+}
+
+// Golden files: go test ./deploy -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, spec := range map[string]Spec{"agg": aggSpec(t), "disagg": disaggSpec(t)} {
+		files, err := Files(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			golden := filepath.Join("testdata", name, f.Path)
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, f.Data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./deploy -update)", err)
+			}
+			if !bytes.Equal(want, f.Data) {
+				t.Errorf("%s differs from its golden file:\n%s", golden, f.Data)
+			}
+		}
+	}
+}
+
+// docs decodes every YAML document of a file with a real YAML parser.
+func docs(t *testing.T, data []byte) []map[string]any {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []map[string]any
+	for {
+		var d map[string]any
+		err := dec.Decode(&d)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("YAML does not parse: %v\n%s", err, data)
+		}
+		out = append(out, d)
+	}
+}
+
+func file(t *testing.T, files []File, path string) []byte {
+	t.Helper()
+	for _, f := range files {
+		if f.Path == path {
+			return f.Data
+		}
+	}
+	t.Fatalf("no %s among the files", path)
+	return nil
+}
+
+func dig(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("at %q: not a mapping: %v", k, v)
+			}
+			v = m[k]
+		case int:
+			s, ok := v.([]any)
+			if !ok || k >= len(s) {
+				t.Fatalf("at [%d]: not a long enough list: %v", k, v)
+			}
+			v = s[k]
+		}
+	}
+	return v
+}
+
+var flagRE = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+
+// The aggregated export: its manifests parse, request the GPUs of a
+// replica, carry the same engine flags as serve.sh, and every flag exists
+// in the vLLM version named.
+func TestAggregatedParsesAndMatches(t *testing.T) {
+	s := aggSpec(t)
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s := docs(t, file(t, files, "k8s.yaml"))
+	if len(k8s) != 2 || k8s[0]["kind"] != "Deployment" || k8s[1]["kind"] != "Service" {
+		t.Fatalf("k8s.yaml kinds: %v", k8s)
+	}
+	if r := dig(t, k8s[0], "spec", "replicas"); r != 5 {
+		t.Errorf("replicas %v, want 5", r)
+	}
+	c := dig(t, k8s[0], "spec", "template", "spec", "containers", 0)
+	if g := dig(t, c, "resources", "limits", "nvidia.com/gpu"); g != "4" {
+		t.Errorf("GPU limit %v, want \"4\"", g)
+	}
+	if img := dig(t, c, "image"); img != "vllm/vllm-openai:v0.9.0.1" {
+		t.Errorf("image %v", img)
+	}
+	var args []string
+	for _, a := range dig(t, c, "args").([]any) {
+		args = append(args, a.(string))
+	}
+	joined := strings.Join(args, " ")
+	for _, want := range []string{"--model meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size 4", "--max-num-seqs 256", "--max-num-batched-tokens 4096", "--max-model-len 131072", "--gpu-memory-utilization 0.9", "--block-size 16"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("k8s args %q lack %q", joined, want)
+		}
+	}
+	serve := string(file(t, files, "serve.sh"))
+	eng, _ := ParseEngine(s.Engine)
+	for _, f := range flagRE.FindAllString(serve, -1) {
+		if !eng.HasFlag(f) {
+			t.Errorf("serve.sh uses %s, which vLLM %s does not have", f, eng.VLLM)
+		}
+		if f != "--port" && !strings.Contains(joined, f) {
+			t.Errorf("serve.sh has %s but the manifest does not", f)
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") && a != "--model" && !eng.HasFlag(a) {
+			t.Errorf("k8s.yaml uses %s, which vLLM %s does not have", a, eng.VLLM)
+		}
+	}
+	readme := string(file(t, files, "README.md"))
+	for _, want := range []string{"capsim validate", "--replicas 5xTP4", "--rate 30", "--engine vllm-0.9.0.1", "tpot_p99", "steady-state"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
+
+// The Dynamo export: its graph configuration parses in the shape of
+// Dynamo's examples (seed 004), worker counts and GPUs match the topology,
+// and the manifests run the graph and prefill pods from it.
+func TestDisaggregatedParsesAndMatches(t *testing.T) {
+	files, err := Files(disaggSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := docs(t, file(t, files, "dynamo.yaml"))
+	if len(cfg) != 1 {
+		t.Fatalf("dynamo.yaml has %d documents", len(cfg))
+	}
+	d := cfg[0]
+	for _, k := range []string{"Common", "Frontend", "Processor", "VllmWorker", "PrefillWorker"} {
+		if d[k] == nil {
+			t.Errorf("dynamo.yaml lacks %s", k)
+		}
+	}
+	if v := dig(t, d, "VllmWorker", "ServiceArgs", "workers"); v != 1 {
+		t.Errorf("decode workers %v", v)
+	}
+	if v := dig(t, d, "PrefillWorker", "ServiceArgs", "workers"); v != 6 {
+		t.Errorf("prefill workers %v", v)
+	}
+	if v := dig(t, d, "PrefillWorker", "ServiceArgs", "resources", "gpu"); v != "2" {
+		t.Errorf("prefill GPUs %v (want the string \"2\", as Dynamo's examples write it)", v)
+	}
+	if v := dig(t, d, "PrefillWorker", "enforce-eager"); v != true {
+		t.Errorf("prefill enforce-eager %v", v)
+	}
+	if v := dig(t, d, "VllmWorker", "remote-prefill"); v != true {
+		t.Errorf("remote-prefill %v", v)
+	}
+	if v := dig(t, d, "Common", "kv-transfer-config"); v != `{"kv_connector":"DynamoNixlConnector"}` {
+		t.Errorf("kv-transfer-config %v", v)
+	}
+	eng, _ := ParseEngine("dynamo-0.3.0")
+	for _, sec := range []string{"Common", "VllmWorker", "PrefillWorker"} {
+		for k := range d[sec].(map[string]any) {
+			if k == "model" || k == "ServiceArgs" || k == "common-configs" || k == "remote-prefill" || k == "conditional-disagg" {
+				continue
+			}
+			if !eng.HasFlag("--" + k) {
+				t.Errorf("dynamo.yaml %s.%s is no flag of vLLM %s", sec, k, eng.VLLM)
+			}
+		}
+	}
+	k8s := docs(t, file(t, files, "k8s.yaml"))
+	kinds := []string{}
+	for _, o := range k8s {
+		kinds = append(kinds, o["kind"].(string))
+	}
+	if strings.Join(kinds, ",") != "ConfigMap,Deployment,Deployment,Service" {
+		t.Fatalf("k8s kinds %v", kinds)
+	}
+	embedded := docs(t, []byte(dig(t, k8s[0], "data", "dynamo.yaml").(string)))
+	if dig(t, embedded[0], "PrefillWorker", "ServiceArgs", "workers") != 6 {
+		t.Error("the ConfigMap's dynamo.yaml differs from dynamo.yaml")
+	}
+	if r := dig(t, k8s[2], "spec", "replicas"); r != 6 {
+		t.Errorf("prefill Deployment replicas %v, want 6", r)
+	}
+	if g := dig(t, k8s[1], "spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"); g != "4" {
+		t.Errorf("graph pod GPUs %v, want 4", g)
+	}
+}
+
+func TestWriteSeveral(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := Write(dir, []Spec{aggSpec(t), disaggSpec(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 3+4+1 {
+		t.Errorf("%d files written: %v", len(paths), paths)
+	}
+	idx, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.Contains(string(idx), "1-llama-3-1-70b-instruct-h200-5xtp4") {
+		t.Errorf("index README %q, %v", idx, err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "1-llama-3-1-70b-instruct-h200-5xtp4", "serve.sh")); err != nil || st.Mode()&0o100 == 0 {
+		t.Errorf("serve.sh not executable: %v %v", st, err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for name, mut := range map[string]func(*Spec){
+		"unknown family":    func(s *Spec) { s.Engine = "sglang-0.4" },
+		"no flag table":     func(s *Spec) { s.Engine = "vllm-0.6.3" },
+		"no version":        func(s *Spec) { s.Engine = "vllm" },
+		"unknown dynamo":    func(s *Spec) { s.Engine = "dynamo-0.9.0" },
+		"disagg on vllm":    func(s *Spec) { s.Topology = topo(t, "prefill 1xTP4 + decode 1xTP4") },
+		"no pools":          func(s *Spec) { s.Pools = nil },
+		"no model":          func(s *Spec) { s.Model = "" },
+		"missing pool role": func(s *Spec) { s.Pools[0].Role = "decode" },
+	} {
+		s := aggSpec(t)
+		s.Pools = append([]predict.EngineSettings(nil), s.Pools...)
+		mut(&s)
+		if _, err := Files(s); err == nil || !strings.HasPrefix(err.Error(), "deploy: ") {
+			t.Errorf("%s: err %v, want a deploy error", name, err)
+		}
+	}
+}
+
+// A prediction over several loads lists each in the README and validates them all.
+func TestPredictionPoints(t *testing.T) {
+	s := disaggSpec(t)
+	s.Metrics = nil
+	for _, c := range []int{1, 8, 64} {
+		s.Points = append(s.Points, Point{Load: model.Closed(c), Metrics: map[string]float64{"request_throughput": float64(c) / 4, "p99_ttft_ms": 900}})
+	}
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(file(t, files, "README.md"))
+	for _, want := range []string{"| concurrency 1 |", "| concurrency 64 | 16 |", "--concurrency 1,8,64", "--num-prompts 1280", "--prefill 6xTP2", "--decode 1xTP4"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q:\n%s", want, readme)
+		}
+	}
+}
