@@ -8,6 +8,9 @@
 //   - WritePrediction: predicted curves with the band, knee and TTFT
 //     blow-up, and the measured records of the same configuration overlaid
 //     (capsim predict --plot).
+//   - WritePareto: a plan's simulated deployments and Pareto frontier
+//     (capsim plan --plot).
 //
-// It imports predict and plots; plots itself knows nothing of prediction.
+// It imports predict, plan and plots; plots itself knows nothing of
+// prediction or planning.
 package figures

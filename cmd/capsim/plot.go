@@ -100,6 +100,9 @@ func orText(v float64, format, absent string) string {
 	return fmt.Sprintf(format, v)
 }
 
+// plotPareto draws a plan's simulated deployments and Pareto frontier (capsim plan --plot FILE).
+var plotPareto = figures.WritePareto
+
 // plotPrediction draws predicted curves (capsim predict --plot FILE), the
 // fixture measurements of the same configuration overlaid.
 func plotPrediction(path string, preds []predict.Prediction) error {
