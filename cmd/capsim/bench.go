@@ -24,11 +24,8 @@ type benchOptions struct {
 	metadata      []string
 }
 
-// runBench benchmarks a live endpoint; Ctrl-C stops it after writing what was measured.
-func runBench(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(benchContext, args, stdout, stderr)
-}
-
+// benchContext benchmarks a live endpoint; Ctrl-C (ctx) stops it after
+// writing what was measured.
 func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newFlagSet("bench", stderr)

@@ -27,10 +27,6 @@ type fitOptions struct {
 	quiet    bool
 }
 
-func runFit(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(fitContext, args, stdout, stderr)
-}
-
 // fitContext fits under a context Ctrl-C cancels: the fit stops between
 // simulations and writes nothing.
 func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {

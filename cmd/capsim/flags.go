@@ -29,11 +29,13 @@ func interruptContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// runInterruptible runs a command under interruptContext.
-func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) error, args []string, stdout, stderr io.Writer) error {
-	ctx, stop := interruptContext()
-	defer stop()
-	return run(ctx, args, stdout, stderr)
+// interruptible is a command that runs under interruptContext.
+func interruptible(run func(context.Context, []string, io.Writer, io.Writer) error) func([]string, io.Writer, io.Writer) error {
+	return func(args []string, stdout, stderr io.Writer) error {
+		ctx, stop := interruptContext()
+		defer stop()
+		return run(ctx, args, stdout, stderr)
+	}
 }
 
 // parseFlags parses args into fs, then checks --format (when format is not

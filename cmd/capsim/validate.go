@@ -29,10 +29,7 @@ type validateOptions struct {
 	modelName, format string
 }
 
-func runValidate(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(validateContext, args, stdout, stderr)
-}
-
+// validateContext validates under a context Ctrl-C cancels.
 func validateContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o validateOptions
 	fs := newFlagSet("validate", stderr)
