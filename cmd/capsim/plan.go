@@ -143,16 +143,7 @@ func (o planOptions) options() (plan.Options, error) {
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
-		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin,
-	}
-	if _, err := model.LookupLLM(o.modelName); err != nil {
-		return opts, err
-	}
-	for _, g := range planList(o.gpus) {
-		if _, err := model.LookupGPU(g); err != nil {
-			return opts, err
-		}
-		opts.GPUs = append(opts.GPUs, g)
+		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: planList(o.gpus),
 	}
 	if o.gpuCost != "" {
 		var err error
