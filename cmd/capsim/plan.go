@@ -187,18 +187,7 @@ func planList(s string) []string {
 func planProgress(w io.Writer) func(plan.Progress) {
 	m := progress.New(w, false)
 	m.Interval = 500 * time.Millisecond
-	return func(p plan.Progress) {
-		switch p.Phase {
-		case "headroom":
-			m.Update("plan: headroom of the leaders", p.Done, p.Total)
-		case "frontier":
-			m.Update("plan: widening the Pareto frontier", p.Done, p.Total)
-		case "margin":
-			m.Update("plan: central-cost search", p.Done, p.Total)
-		default:
-			m.Update("plan: candidates", p.Done, p.Total)
-		}
-	}
+	return func(p plan.Progress) { m.Update("plan: "+p.Stage(), p.Done, p.Total) }
 }
 
 func printPlan(w io.Writer, r *plan.Result) error {
