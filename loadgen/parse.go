@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/capsim/capsim/model"
 )
@@ -25,4 +26,18 @@ func CapOpen(l model.Load, maxConcurrency int) model.Load {
 		l.Burstiness = 1
 	}
 	return l
+}
+
+// ParseMetadata reads KEY=VALUE pairs, as vllm bench serve's --metadata
+// takes them, into the fields of Result.Metadata.
+func ParseMetadata(pairs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("loadgen: metadata wants KEY=VALUE, got %q", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
 }

@@ -107,15 +107,8 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 	if err != nil {
 		return base, nil, nil, err
 	}
-	metadata := map[string]string{}
-	for _, kv := range o.metadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return base, nil, nil, fmt.Errorf("bench: --metadata wants KEY=VALUE, got %q", kv)
-		}
-		metadata[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return base, loads, metadata, nil
+	metadata, err := loadgen.ParseMetadata(o.metadata)
+	return base, loads, metadata, flagError("bench: --metadata", err)
 }
 
 // benchProgress announces each load point and prints its progress on
@@ -130,8 +123,7 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 			}
 			last = time.Now()
 			eta := ""
-			if p.Done > 0 && p.Done < p.Total {
-				left := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Done) / float64(p.Done))
+			if left := p.Left(); left > 0 {
 				eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 			}
 			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s%s\n",

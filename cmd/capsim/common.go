@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -55,14 +54,10 @@ func (e *flagErr) Error() string {
 
 func (e *flagErr) Unwrap() error { return e.err }
 
-// resolveTarget turns the deployment flags into a profile target, naming
-// the flag to fix when a name is missing.
+// resolveTarget turns the deployment flags into a profile target.
 func resolveTarget(p *calibrate.Profile, gpuName, modelName, engine string, topo model.Topology) (calibrate.Target, error) {
 	t, err := p.Resolve(gpuName, modelName, engine, topo)
-	if errors.Is(err, calibrate.ErrNoGPU) {
-		return t, fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
-	}
-	return t, err
+	return t, flagHint(err)
 }
 
 // orDash is s, or "-" for an empty table cell.
