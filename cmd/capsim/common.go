@@ -68,6 +68,14 @@ func orDash(s string) string {
 	return s
 }
 
+// countCell is a count for a table cell, "-" for 0: absent, not stated.
+func countCell(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
 // fmtMetric prints a metric with sensible precision, "-" when absent.
 func fmtMetric(m map[string]float64, name string) string {
 	v, ok := m[name]

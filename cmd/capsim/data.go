@@ -84,7 +84,7 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
+			r.ID, orDash(r.System.GPU), countCell(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
 			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
 			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
@@ -103,13 +103,6 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	}
 	_, err := fmt.Fprintf(w, "%d records (%s)\n", out.Count, strings.Join(parts, ", "))
 	return err
-}
-
-func dataCount(n int) string {
-	if n == 0 {
-		return "-"
-	}
-	return strconv.Itoa(n)
 }
 
 func dataTopology(t model.Topology) string {

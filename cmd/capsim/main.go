@@ -80,26 +80,13 @@ func commands() map[string]command {
 	}
 }
 
-// errUsage marks an error whose usage text has already been printed.
-var errUsage = errors.New("usage")
-
+// main runs capsim: --help exits 0, any other error prints its first line and exits 1.
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsage) && !errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "capsim: "+firstLine(err.Error()))
-		}
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
-		}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, pflag.ErrHelp) {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintln(os.Stderr, "capsim: "+msg)
 		os.Exit(1)
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func commandNames() []string {

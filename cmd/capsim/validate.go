@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,10 +58,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	v.Profile = o.profile
-	if v.Profile == "" {
-		v.Profile = "embedded default"
-	}
+	v.Profile = cmp.Or(o.profile, "embedded default")
 	v.Summarise()
 	for _, w := range v.Warnings {
 		fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
@@ -73,10 +71,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	served := o.servedModel
-	if served == "" {
-		served = o.modelName
-	}
+	served := cmp.Or(o.servedModel, o.modelName)
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
 	}
@@ -118,16 +113,11 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
+	ms := make([]predict.Measured, len(done))
 	for i, r := range done {
-		load := r.Load
-		if r.Failed > 0 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d requests failed%s; latencies are over the completed ones",
-				load, r.Failed, r.NumPrompts, r.FailureNote()))
-		}
-		pt := predict.ComparePoint(load, shape, pred.Points[i].Metrics, r.Metrics())
-		pt.NumPrompts, pt.Completed, pt.Failed = r.NumPrompts, r.Completed, r.Failed
-		v.Points = append(v.Points, pt)
+		ms[i] = predict.Measured{Load: r.Load, Metrics: r.Metrics(), NumPrompts: r.NumPrompts, Completed: r.Completed, Failed: r.Failed, FailureNote: r.FailureNote()}
 	}
+	v.AddMeasured(shape, pred, ms)
 	return v, nil
 }
 
@@ -180,13 +170,9 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
 	for _, p := range v.Points {
-		// A record that states no counts gets "-", never a made-up zero.
 		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)
-		if p.Record != "" && p.Completed == 0 {
-			completed = "-"
-			if p.Failed == 0 {
-				failed = "-"
-			}
+		if p.Record != "" && p.Completed == 0 { // a record that states no counts: "-", never a made-up zero
+			completed, failed = "-", countCell(p.Failed)
 		}
 		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %s completed, %s failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, completed, failed)
 		t := newTable(w)
