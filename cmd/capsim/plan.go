@@ -292,9 +292,6 @@ func planHeadroom(h plan.Headroom) string {
 }
 
 func planCosts(r plan.Recommendation) string {
-	if r.Costs == "fitted" {
-		return fmt.Sprintf("fitted ±%.0f%%", 100*r.Uncertainty)
-	}
 	return fmt.Sprintf("%s ±%.0f%%", r.Costs, 100*r.Uncertainty)
 }
 
