@@ -29,12 +29,11 @@ var profileBounds = map[string]bound{
 	"coeffs.per_seq_s":  {0, 1},
 	// Multipliers of the roofline time (1 = peak hardware): faster than
 	// 1/100 of the roofline or slower than 10,000× it is not an engine.
-	"coeffs.weight":          {0.01, 1e4},
-	"coeffs.prefill_compute": {0.01, 1e4},
-	"coeffs.decode_compute":  {0.01, 1e4},
-	"coeffs.attn":            {0.01, 1e4},
-	"coeffs.kv":              {0.01, 1e4},
-	"coeffs.comm":            {0.01, 1e4},
+	"coeffs.weight":  {0.01, 1e4},
+	"coeffs.compute": {0.01, 1e4},
+	"coeffs.attn":    {0.01, 1e4},
+	"coeffs.kv":      {0.01, 1e4},
+	"coeffs.comm":    {0.01, 1e4},
 	// Relative standard deviations (σ / value).
 	"rel_sigma":          {0, 100},
 	"transfer.rel_sigma": {0, 100},

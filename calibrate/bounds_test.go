@@ -26,7 +26,7 @@ func TestHostileProfiles(t *testing.T) {
 			"calibrate: profile: group 1 (vllm-0.8.4) entry 0 (aggregated TP4): coeffs.weight is 0; want a number from 0.01 to 10000"},
 		{"tiny costs", func(p *Profile) {
 			c := &p.Groups[2].Entries[0].Coeffs
-			c.Weight, c.PrefillCompute, c.DecodeCompute, c.Attn, c.KV, c.Comm = 1e-300, 1e-300, 1e-300, 1e-300, 1e-300, 1e-300
+			c.Weight, c.Compute, c.Attn, c.KV, c.Comm = 1e-300, 1e-300, 1e-300, 1e-300, 1e-300
 		}, "calibrate: profile: group 2 (vllm-0.9.0.1) entry 0 (aggregated TP4): coeffs.weight is 1e-300; want a number from 0.01 to 10000"},
 		{"overhead of an hour", func(p *Profile) { p.Groups[0].Entries[2].Coeffs.Overhead = 3600 },
 			"calibrate: profile: group 0 (dynamo-0.3.0) entry 2 (decode TP4): coeffs.overhead_s is 3600; want a number from 0 to 10"},

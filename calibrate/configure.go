@@ -24,6 +24,10 @@ type Target struct {
 	// Off by default: an assumption is not a measurement. Plotting such a
 	// source against its own fit turns it on.
 	Assumed bool
+	// Settings, when set, are the engine settings the deployment runs
+	// with (a benchmark's stated flags over the engine's defaults), in
+	// place of the source group's or the engine's defaults.
+	Settings *Settings
 }
 
 // Derivation says where one pool's costs came from.
@@ -74,6 +78,9 @@ const (
 	sigmaOtherTP    = 0.10 // same engine, GPU and model; another TP degree or role
 	sigmaOtherGroup = 0.25 // another GPU or model of the same engine family
 	sigmaPrior      = 0.50 // nothing fitted: the roofline prior
+	// sigmaOtherVersion is added when another engine version's overheads
+	// are rescaled by the engine table to price this one.
+	sigmaOtherVersion = 0.20
 )
 
 // Configure builds the simulator configuration of a target deployment:
@@ -112,8 +119,16 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	settings := defaultSettings(engine, gpu, llm.MaxContext)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
-	if src != nil {
+	if src != nil && srcKind == "" {
+		// A benchmark's own flags (eager mode, max-model-len, memory
+		// utilisation) describe that deployment; a derived target runs the
+		// engine's defaults.
 		settings = src.Settings
+	}
+	if t.Settings != nil {
+		settings = *t.Settings
+	}
+	if src != nil {
 		if src.Transfer.Source != "" {
 			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
@@ -146,7 +161,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
-			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool)
+			eager := settings.graphSizes(role) == nil
+			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool, engine, eager)
 			der.Pool, der.Engine = pool.String(), engine
 			if src != nil {
 				der.Engine = src.Engine
@@ -214,11 +230,21 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
 		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
+	want := model.ParseEngine(engine).Version
 	for _, pk := range picks {
 		var best *Group
 		for i := range p.Groups {
 			g := &p.Groups[i]
-			if pk.ok(g) && (best == nil || len(g.Records) > len(best.Records)) {
+			if !pk.ok(g) {
+				continue
+			}
+			// The nearest engine version first, then the most records.
+			if best == nil {
+				best = g
+				continue
+			}
+			dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
+			if dg < db || (dg == db && len(g.Records) > len(best.Records)) {
 				best = g
 			}
 		}
@@ -229,23 +255,72 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	return nil, "none"
 }
 
+// versionDistance orders engine versions by closeness to want: major
+// differences weigh more than minor ones, an unversioned label is far.
+func versionDistance(v, want []int) float64 {
+	if len(v) == 0 || len(want) == 0 {
+		if len(v) == len(want) {
+			return 0
+		}
+		return 1e9
+	}
+	d, w := 0.0, 1e6
+	for i := 0; i < 3; i++ {
+		a, b := 0, 0
+		if i < len(v) {
+			a = v[i]
+		}
+		if i < len(want) {
+			b = want[i]
+		}
+		d += w * math.Abs(float64(a-b))
+		w /= 1000
+	}
+	return d
+}
+
 // resolveCoeffs returns a role's coefficients for a pool shape, their
 // fitted relative sigmas (in model.CoeffNames order), the systematic
 // relative error of carrying them over (0 when they were fitted on this
 // shape) and the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool) (model.Coeffs, []float64, float64, Derivation) {
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, eager bool) (model.Coeffs, []float64, float64, Derivation) {
 	der := Derivation{Role: role}
+	target := model.EngineOverheadFor(engine)
 	if g == nil {
-		c := model.PriorCoeffs(role == RolePrefill)
-		der.Source, der.From = SourcePrior, "roofline prior (no calibrated group of this engine)"
+		c := model.PriorCoeffsFor(target, eager)
+		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
 		return c, constSigma(0), sigmaPrior, der
 	}
 	name := fmt.Sprintf("%s on %s / %s", g.Engine, orDefaultS(g.GPU, "unknown GPU"), model.ShortName(g.Model))
 	e, extra, from := nearestEntry(g, role, pool)
 	if e == nil {
-		c := model.PriorCoeffs(role == RolePrefill)
+		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, "roofline prior (no "+role+" costs in "+name+")"
 		return c, constSigma(0), sigmaPrior, der
+	}
+	coeffs := e.Coeffs
+	srcO := model.EngineOverheadFor(g.Engine)
+	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
+	if strings.Contains(kind, "GPU") || strings.Contains(kind, "model") {
+		// Another GPU or model: a fitted per-step overhead also absorbs what
+		// the source's model and TP degree add per step (per-layer launches,
+		// all-reduce latency beyond the catalog's), so only the efficiencies
+		// carry over and the CPU overheads are the engine table's.
+		to := model.PriorCoeffsFor(target, eager)
+		coeffs.Overhead, coeffs.PerSeq = to.Overhead, to.PerSeq
+		kind += fmt.Sprintf("; CPU overheads from the engine table: %s, %s", target.Generation, mode[eager])
+		extra = math.Hypot(extra, sigmaOtherVersion)
+	} else if srcO.Generation != target.Generation || e.Eager != eager {
+		// Another engine version, or CUDA graphs where the source ran eager
+		// (or the reverse): the CPU overheads scale by the ratio of the two
+		// engine-table priors; the efficiencies carry over. The table's own
+		// uncertainty is added.
+		from, to := model.PriorCoeffsFor(srcO, e.Eager), model.PriorCoeffsFor(target, eager)
+		coeffs.Overhead *= to.Overhead / from.Overhead
+		coeffs.PerSeq *= to.PerSeq / from.PerSeq
+		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads rescaled from %s (%s) to %s (%s) by the engine table",
+			srcO.Generation, mode[e.Eager], target.Generation, mode[eager]), "; ")
+		extra = math.Hypot(extra, sigmaOtherVersion)
 	}
 	sig := make([]float64, len(model.CoeffNames))
 	for i, n := range model.CoeffNames {
@@ -261,7 +336,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool) (model.Coeffs, 
 	default:
 		der.Source, der.From = e.Source, name+" "+from
 	}
-	return e.Coeffs, sig, extra, der
+	return coeffs, sig, extra, der
 }
 
 // nearestEntry finds the entry of a role closest to the pool shape: the
@@ -332,7 +407,7 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 	if s.PrefillTokens == 0 {
 		n = cost.PaddedBatch(n)
 	}
-	terms := cost.Roofline.Terms(s, float64(n)).Vector()
+	terms := cost.Roofline.Terms(s, float64(n), cost.Coeffs).Vector()
 	cv := cost.Coeffs.Vector()
 	var total, vari float64
 	for i := range cv {

@@ -45,12 +45,21 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	if err != nil {
 		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
 	}
+	// A pipeline of PP stages keeps PP microbatches in flight: it is
+	// simulated as PP virtual workers per worker, each with the whole
+	// pipeline's step latency and 1/PP of its KV cache and sequence cap
+	// (see model.Pool.Microbatches).
+	mb := pl.Microbatches()
+	seqs := s.MaxNumSeqs
+	if mb > 1 {
+		seqs = (orDefault(seqs, 256) + mb - 1) / mb
+	}
 	return sim.PoolConfig{
-		Workers:          pl.Count,
+		Workers:          pl.Count * mb,
 		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
-		KVCapacity:       m.KVTokens,
+		KVCapacity:       m.KVTokens / mb,
 		BlockSize:        s.BlockSize,
-		MaxNumSeqs:       s.MaxNumSeqs,
+		MaxNumSeqs:       seqs,
 		MaxBatchedTokens: s.MaxNumBatchedTokens,
 	}, nil
 }

@@ -2,9 +2,11 @@
 // measured benchmark records and writes them as a versioned profile, and
 // turns a profile back into simulator configurations.
 //
-// A worker's step time is model.Coeffs · model.Roofline: the roofline is the
-// peak-hardware time of each kind of work for a GPU, model and TP degree;
-// the coefficients are the engine's overheads and efficiency multipliers.
+// A worker's step time is model.StepCost: the roofline is the peak-hardware
+// time of each kind of work for a GPU, model and TP degree, each step's
+// GEMMs priced as the larger of their compute and memory time; the
+// coefficients are the engine's CPU overheads and inverse efficiencies,
+// kept physical (never faster than peak; a fit at that bound is reported).
 // Fit estimates one coefficient set per role (prefill, decode, aggregated)
 // and (GPU, model, engine) group, shared by every TP degree, in two stages:
 // a regularised least-squares fit of low-load TTFT and of TPOT (stage 1),
@@ -30,4 +32,8 @@
 //     configuration, never patched on afterwards);
 //   - derivation of costs for TP degrees, GPUs or models without data from
 //     the nearest fitted group, said in each pool's Derivation.
+//   - the cross-group validation (holdout.go): with Options.CV, Fit leaves
+//     out every GPU, engine version and source in turn and reports the
+//     held-out errors and ±1σ band coverage; derived costs take their CPU
+//     overheads from the engine table (model.EngineOverheadFor).
 package calibrate

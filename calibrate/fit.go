@@ -28,7 +28,9 @@ type Options struct {
 	SkipRefine bool
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
 	Workers int
-	// CV adds leave-one-configuration-out and leave-one-shape-out errors to the report.
+	// CV adds leave-one-configuration-out and leave-one-shape-out errors
+	// within each group, and leave-one-GPU-, engine-version- and
+	// source-out errors across groups, to the report.
 	CV bool
 	// Simulate runs one simulation; nil means sim.Run.
 	Simulate func(context.Context, sim.Config) (*sim.Result, error)
@@ -71,6 +73,9 @@ type Progress struct {
 type Report struct {
 	Series []SeriesReport `json:"series"`
 	CV     []SeriesReport `json:"cv"`
+	// Holdout are the leave-one-GPU-, engine-version- and source-out
+	// errors and band coverage (with Options.CV).
+	Holdout []HoldoutReport `json:"holdout,omitempty"`
 	// Notes say per group what the data determined; Warnings name problem records.
 	Notes    []string `json:"-"`
 	Warnings []string `json:"-"`
@@ -140,20 +145,34 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	if len(order) == 0 {
 		return nil, nil, fmt.Errorf("calibrate: none of the %d records can be fitted: %s", len(recs), strings.Join(warn, "; "))
 	}
-	prof := &Profile{Schema: SchemaV1, Warnings: warn}
+	prof := &Profile{Schema: SchemaV1, Warnings: append([]string(nil), warn...)}
 	rep := &Report{Series: []SeriesReport{}, CV: []SeriesReport{}, Warnings: warn}
 	for _, key := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		pts := groups[key]
-		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
-		if err != nil {
-			return nil, nil, err
+		if why := notInCatalog(key); why != "" {
+			// A GPU or model the catalogs lack (a quantized checkpoint, a
+			// mixture of experts) has no roofline: say so and fit the rest.
+			w := fmt.Sprintf("group %s: %d records skipped: %s", key, len(pts), why)
+			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
+			continue
 		}
-		res, err := residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
+		var res []Residual
+		if err == nil {
+			res, err = residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+		}
 		if err != nil {
-			return nil, nil, err
+			if ctx.Err() != nil || len(order) == 1 {
+				return nil, nil, err
+			}
+			// One group the simulator cannot run (a model that does not fit
+			// its stated GPUs at the stated memory share) does not stop the rest.
+			w := fmt.Sprintf("group %s: %d records skipped: %v", key, len(pts), err)
+			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
+			continue
 		}
 		g := gf.group(pts, res)
 		prof.Groups = append(prof.Groups, g)
@@ -170,7 +189,32 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 			rep.CV = append(rep.CV, cv...)
 		}
 	}
+	if opts.CV {
+		h, err := crossGroups(ctx, recs, opts, progress)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Holdout = h
+	}
+	if len(prof.Groups) == 0 {
+		return nil, nil, fmt.Errorf("calibrate: no group of the %d records can be fitted: %s", len(recs), strings.Join(rep.Warnings, "; "))
+	}
 	return prof, rep, nil
+}
+
+// notInCatalog says why a group's stated GPU or model cannot be priced, or "".
+func notInCatalog(key groupKey) string {
+	if key.gpu != "" {
+		if _, err := model.LookupGPU(key.gpu); err != nil {
+			return err.Error()
+		}
+	}
+	if key.model != "" {
+		if _, err := model.LookupLLM(key.model); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // groupFit is a fitted group before it becomes a profile Group.
@@ -211,8 +255,8 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	// needs efficiencies closest to the prior to explain the data.
 	best := math.Inf(1)
 	for i, c := range cands {
-		e := env{gpu: c.gpu, llm: c.llm, settings: settings}
-		prior := priorParams(gf.layout, c.llm, pts, settings)
+		e := env{gpu: c.gpu, llm: c.llm, settings: settings, engine: key.engine}
+		prior := priorParams(gf.layout, c.llm, pts, settings, key.engine)
 		lin, err := fitLinear(e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
@@ -254,6 +298,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			gf.notes = append(gf.notes, note)
 		}
 	}
+	gf.env.at = gf.params.coeffs
 	return gf, nil
 }
 
@@ -356,8 +401,7 @@ const (
 	iOverhead = iota
 	iPerSeq
 	iWeight
-	iPrefill
-	iDecode
+	iCompute
 	iAttn
 	iKV
 	iComm
@@ -368,19 +412,23 @@ func knobsFor(l layout) []refineKnob {
 	for _, r := range l.roles {
 		switch r {
 		case RolePrefill:
-			k = append(k, refineKnob{r, []int{iOverhead, iPrefill, iAttn, iComm}, "prefill step", false})
-		case RoleDecode, RoleAggregated:
+			k = append(k, refineKnob{r, []int{iOverhead, iCompute, iAttn, iComm}, "prefill step", false})
+		case RoleDecode:
 			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
-				refineKnob{r, []int{iPerSeq, iDecode, iKV}, r + " per-sequence", false})
-			if r == RoleAggregated {
-				k = append(k, refineKnob{r, []int{iPrefill, iAttn}, "chunked prefill", false},
-					refineKnob{label: "frontend latency", frontend: true})
-			}
+				refineKnob{r, []int{iPerSeq, iCompute, iKV}, r + " per-sequence", false})
+		case RoleAggregated:
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
+				refineKnob{r, []int{iPerSeq, iKV}, r + " per-sequence", false},
+				refineKnob{r, []int{iCompute, iAttn}, "chunked prefill", false},
+				refineKnob{label: "frontend latency", frontend: true})
 		}
 	}
 	return k
 }
 
+// applyKnobs scales the knobs' coefficients by exp(θ), keeping every
+// inverse efficiency at or above 1 (peak hardware) and communication at or
+// above minComm.
 func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 	p := base.clone()
 	for i, k := range knobs {
@@ -391,11 +439,34 @@ func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 		v := p.coeffs[k.role].Vector()
 		f := math.Exp(theta[i])
 		for _, j := range k.fields {
-			v[j] *= f
+			v[j] = clampPhysical(j, v[j]*f)
 		}
 		p.coeffs[k.role] = model.CoeffsFromVector(v)
 	}
 	return p
+}
+
+// clampPhysical keeps coefficient j within its physical bound.
+func clampPhysical(j int, v float64) float64 {
+	switch {
+	case model.IsEfficiency(j):
+		return math.Max(v, 1)
+	case j == iComm:
+		return math.Max(v, minComm)
+	}
+	return v
+}
+
+// boundHits names the coefficients of a role that sit at their physical
+// bound: the data would have them faster than the hardware allows.
+func boundHits(c model.Coeffs) []string {
+	var out []string
+	for j, v := range c.Vector() {
+		if (model.IsEfficiency(j) && v <= 1+1e-4) || (j == iComm && v <= minComm+1e-4) {
+			out = append(out, model.CoeffNames[j])
+		}
+	}
+	return out
 }
 
 // refine minimises a robust loss between simulated and measured metrics
@@ -797,6 +868,9 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 				e.Source = SourcePrior
 			}
 			g.Entries = append(g.Entries, e)
+		}
+		if hits := boundHits(gf.params.coeffs[role]); len(hits) > 0 {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: %s at the physical bound (peak hardware): the data would price this work faster than the GPU allows", role, strings.Join(hits, ", ")))
 		}
 		if len(prior) > 0 {
 			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine %s; %s stay at the roofline prior",

@@ -15,14 +15,22 @@ import (
 
 // truthCoeffs are the "real engine" the synthetic benchmarks are drawn from:
 // deliberately away from the prior, so that a fit that stays at the prior fails.
-var truthPrefill = model.Coeffs{Overhead: 0.030, PerSeq: 30e-6, Weight: 1.25, PrefillCompute: 1.25, DecodeCompute: 2, Attn: 2, KV: 1.4, Comm: 1.5}
-var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, PrefillCompute: 1.5, DecodeCompute: 1.2, Attn: 2, KV: 1.4, Comm: 1.5}
+var truthPrefill = model.Coeffs{Overhead: 0.030, PerSeq: 30e-6, Weight: 1.25, Compute: 1.25, Attn: 2, KV: 1.4, Comm: 1.5}
+var truthDecode = model.Coeffs{Overhead: 0.010, PerSeq: 30e-6, Weight: 2.0, Compute: 1.5, Attn: 2, KV: 1.4, Comm: 1.5}
 
 // syntheticRecords simulates a Dynamo-like sweep with the truth coefficients
 // and returns it as measured records.
 func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) []results.Record {
+	return syntheticOn(t, "H20", truthPrefill, truthDecode, topo, concs, shapes)
+}
+
+// syntheticOn is syntheticRecords on another GPU with other truth costs.
+func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, concs []int, shapes [][2]int) []results.Record {
 	t.Helper()
-	g, _ := model.LookupGPU("H20")
+	g, err := model.LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
 	tp, err := model.ParseTopology(topo)
 	if err != nil {
@@ -30,7 +38,7 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	}
 	s := defaultSettings("dynamo-0.3.0", model.GPU{}, 0)
 	e := env{gpu: g, llm: m, settings: s}
-	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: truthPrefill, RoleDecode: truthDecode},
+	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: pre, RoleDecode: dec},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
 	var recs []results.Record
 	for _, sh := range shapes {
@@ -49,9 +57,9 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 				mt[k] = res.Metrics[k]
 			}
 			recs = append(recs, results.Record{
-				ID:     fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c),
-				Source: results.Source{File: "synthetic.md", Section: topo, Line: len(recs) + 1, Format: "markdown"},
-				System: results.System{GPU: "H20", GPUCount: tp.GPUs(), Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Topology: tp},
+				ID:     strings.Replace(fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c), "syn", "syn"+map[bool]string{true: "", false: "-" + g.Name}[g.Name == "H20"], 1),
+				Source: results.Source{File: "synthetic-" + g.Name + ".md", Section: topo, Line: len(recs) + 1, Format: "markdown"},
+				System: results.System{GPU: g.Name, GPUCount: tp.GPUs(), Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Topology: tp},
 				Workload: results.Workload{ISL: float64(sh[0]), OSL: float64(sh[1]), ISLMax: sh[0], OSLMax: sh[1],
 					Load: model.Closed(c), NumPrompts: max(200, 10*c)},
 				Metrics:   mt,
@@ -227,6 +235,71 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 	}
 	if !held["3P(TP4) 1D(TP4)"] || !held["12P(TP1) 1D(TP4)"] {
 		t.Errorf("held-out configurations %v, want both", held)
+	}
+}
+
+// TestHoldoutTransfersAcrossGPUs: two GPUs measured with the same engine
+// (the same efficiencies and the engine table's CPU overheads): each is
+// predicted from a fit of the other alone within a few percent, because
+// the step model is physical; the report has a row per fold and the pooled
+// row, and the ±1σ band's coverage is measured. (The weight efficiency is
+// near its prior: one TP degree cannot split a fixed per-step cost between
+// CPU overhead and weight streaming, see the README's accuracy section.)
+func TestHoldoutTransfersAcrossGPUs(t *testing.T) {
+	o := model.EngineOverheadFor("dynamo-0.3.0")
+	pre, dec := truthPrefill, truthDecode
+	pre.Overhead, pre.PerSeq = o.EagerStepS, o.PerSeqS
+	dec.Overhead, dec.PerSeq, dec.Weight = o.StepS, o.PerSeqS, 1.25
+	shapes := [][2]int{{3000, 150}, {1000, 300}}
+	var recs []results.Record
+	for _, g := range []string{"H20", "H100-SXM"} {
+		recs = append(recs, syntheticOn(t, g, pre, dec, "3P(TP4) 1D(TP4)", []int{1, 4, 16}, shapes)...)
+	}
+	_, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 8, CV: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]HoldoutReport{}
+	for _, h := range rep.Holdout {
+		rows[h.Kind+" "+h.Fold] = h
+	}
+	for _, k := range []string{"gpu H20", "gpu H100-SXM", "gpu all", "source all"} {
+		h, ok := rows[k]
+		if !ok {
+			t.Fatalf("no holdout row %q in %v", k, rep.Holdout)
+		}
+		if want := map[bool]int{true: 12, false: 6}[h.Fold == "all"]; h.Points != want || h.Failed > 0 {
+			t.Errorf("%s: %d points, %d failed; want %d and 0", k, h.Points, h.Failed, want)
+		}
+		if _, ok := h.Coverage["all"]; !ok {
+			t.Errorf("%s: no band coverage", k)
+		}
+	}
+	for _, m := range []string{model.MeanTPOT, model.RequestThroughput} {
+		if a := rows["gpu all"].APE[m]; a.Median > 8 {
+			t.Errorf("leave-one-GPU-out median APE of %s = %.1f%%, want ≤ 8%% (same engine, physical model)", m, a.Median)
+		}
+	}
+	t.Logf("leave-one-GPU-out: %+v", rows["gpu all"])
+}
+
+// A record whose settings state its quantization is fitted as that
+// checkpoint: fewer weight bytes, FP8 tensor cores where the GPU has them.
+func TestRecordModelReadsQuantization(t *testing.T) {
+	tests := []struct {
+		model, quant, want string
+	}{
+		{"meta-llama/Llama-3.1-70B-Instruct", "fp8", "meta-llama/Llama-3.1-70B-Instruct-FP8"},
+		{"meta-llama/Llama-3.1-8B-Instruct", "nvfp4", "meta-llama/Llama-3.1-8B-Instruct-FP4"},
+		{"Qwen/Qwen3-32B-AWQ", "awq checkpoint", "Qwen/Qwen3-32B-AWQ"},
+		{"Qwen/Qwen3-32B", "None", "Qwen/Qwen3-32B"},
+		{"Qwen/Qwen3-32B", "", "Qwen/Qwen3-32B"},
+	}
+	for _, tt := range tests {
+		r := &results.Record{System: results.System{Model: tt.model, Settings: map[string]string{"quantization": tt.quant}}}
+		if got := recordModel(r); got != tt.want {
+			t.Errorf("recordModel(%s, quantization %q) = %s, want %s", tt.model, tt.quant, got, tt.want)
+		}
 	}
 }
 

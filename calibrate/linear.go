@@ -89,14 +89,15 @@ func layoutOf(pts []*point) layout {
 }
 
 // priorParams are the roofline prior for a group.
-func priorParams(l layout, llm model.LLM, pts []*point, s Settings) params {
+func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
+	o := model.EngineOverheadFor(engine)
 	for _, r := range l.roles {
 		eager := s.DecodeEager
 		if r == RolePrefill {
 			eager = s.PrefillEager
 		}
-		p.coeffs[r] = model.PriorCoeffs(eager)
+		p.coeffs[r] = model.PriorCoeffsFor(o, eager)
 	}
 	tp := 1
 	for _, pt := range pts {
@@ -122,18 +123,26 @@ type env struct {
 	gpu      model.GPU
 	llm      model.LLM
 	settings Settings
+	engine   string
+	// at are the coefficients that decide, per role, which side of each
+	// step's GEMMs (compute or memory) binds in the linear rows.
+	at map[string]model.Coeffs
 }
 
 func (e env) graphs(role string) []int { return e.settings.graphSizes(role) }
 
 // stepTerms are the coefficient terms of one step on a worker of shape pool.
 func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
-	c := model.NewStepCost(e.gpu, e.llm, pool, model.Coeffs{}, e.graphs(role))
+	at, ok := e.at[role]
+	if !ok {
+		at = model.PriorCoeffs(false)
+	}
+	c := model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role))
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
 		n = c.PaddedBatch(n)
 	}
-	return c.Roofline.Terms(s, float64(n)).Vector()
+	return c.Roofline.Terms(s, float64(n), at).Vector()
 }
 
 // loadShape estimates, from a point's measured metrics, how many requests
@@ -307,10 +316,9 @@ const (
 	priorRelSD = 0.5
 	noiseRelSD = 0.04
 	minMult    = 0.02 // overheads are kept at or above 2% of the prior
-	// minEfficiency is the smallest dimensionless multiplier allowed: 1 is
-	// peak hardware, and overlap of memory and compute work (which the
-	// linear form adds up) can at most halve the sum.
-	minEfficiency = 0.5
+	// minComm is the smallest communication multiplier: the catalog's
+	// interconnect latencies are partly assumed, so the fit may halve them.
+	minComm = 0.5
 )
 
 // wideRelSD is the prior spread of quantities no spec sheet predicts:
@@ -336,7 +344,8 @@ func priorSD(l layout) []float64 {
 }
 
 // lowerBounds are the smallest allowed unknowns (relative to the prior):
-// overheads may shrink to almost nothing, efficiencies not below minEfficiency.
+// overheads may shrink to almost nothing, inverse efficiencies not below 1
+// (no work runs faster than the hardware's peak), communication not below minComm.
 func lowerBounds(l layout, scale []float64) []float64 {
 	lb := make([]float64, len(scale))
 	for i := range lb {
@@ -345,9 +354,14 @@ func lowerBounds(l layout, scale []float64) []float64 {
 	for _, r := range l.roles {
 		o := l.offset(r)
 		for j := iWeight; j <= iComm; j++ {
-			if scale[o+j] > 0 {
-				lb[o+j] = math.Max(minMult, minEfficiency/scale[o+j])
+			if scale[o+j] <= 0 {
+				continue
 			}
+			floor := 1.0
+			if j == iComm {
+				floor = minComm
+			}
+			lb[o+j] = math.Max(minMult, floor/scale[o+j])
 		}
 	}
 	return lb
@@ -357,7 +371,50 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // the rows, a ridge toward the prior (so unknowns the data do not determine
 // stay at the prior), Huber reweighting against outliers and an active set
 // keeping every multiplier non-negative.
+//
+// Each step's GEMMs cost max(compute, memory): the rows are linear once the
+// binding side of every step is fixed, so the fit starts with the sides the
+// prior picks and re-solves with the sides its own solution picks, until
+// they stop changing (at most linearPasses solves).
 func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
+	e.at = prior.coeffs
+	var fit linearFit
+	var err error
+	for pass := 0; pass < linearPasses; pass++ {
+		if fit, err = fitLinearOnce(e, l, prior, pts); err != nil {
+			return fit, err
+		}
+		if sameSides(e, l, pts, fit.params.coeffs) {
+			break
+		}
+		e.at = fit.params.coeffs
+	}
+	return fit, nil
+}
+
+// linearPasses bounds the re-solves of fitLinear.
+const linearPasses = 4
+
+// sameSides reports whether coefficients at pick the same binding side of
+// every stage-1 row's GEMMs as e.at does.
+func sameSides(e env, l layout, pts []*point, at map[string]model.Coeffs) bool {
+	f := e
+	f.at = at
+	for _, p := range pts {
+		a, b := rowsFor(e, l, p), rowsFor(f, l, p)
+		for i := range a {
+			for _, r := range l.roles {
+				o := l.offset(r)
+				if (a[i].a[o+iCompute] == 0) != (b[i].a[o+iCompute] == 0) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row
 	for _, p := range pts {
 		rows = append(rows, rowsFor(e, l, p)...)

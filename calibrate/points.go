@@ -129,7 +129,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			p.weight *= math.Max(0.1, frac)
 			p.notes = append(p.notes, fmt.Sprintf("%d errors: weight %.2f", r.Errors, p.weight))
 		}
-		key := groupKey{model.CanonicalGPU(r.System.GPU), model.CanonicalModel(r.System.Model), r.System.Engine}
+		key := groupKey{model.CanonicalGPU(r.System.GPU), model.CanonicalModel(recordModel(r)), r.System.Engine}
 		p.config = p.topo.Notation()
 		if dep := r.DeploymentLabel(); dep != "" {
 			p.config += " " + dep
@@ -149,7 +149,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 // least 2 FLOPs per body parameter.
 func physicalCheck(r *results.Record) string {
 	g, err1 := model.LookupGPU(r.System.GPU)
-	m, err2 := model.LookupLLM(r.System.Model)
+	m, err2 := model.LookupLLM(recordModel(r))
 	if err1 != nil || err2 != nil {
 		return ""
 	}
@@ -163,7 +163,7 @@ func physicalCheck(r *results.Record) string {
 	} else if v, ok := r.Metric(model.RequestThroughput); ok {
 		tokPerS = v * (r.Workload.ISL + r.Workload.OSL)
 	}
-	peak := float64(gpus) * g.TFLOPS * 1e12 / (2 * m.BodyParams())
+	peak := float64(gpus) * g.GEMMTFLOPS(m.Quant) * 1e12 / (2 * m.BodyParams())
 	if tokPerS > peak {
 		return fmt.Sprintf("record %s: %.0f tokens/s exceeds the %.0f tokens/s %d×%s could compute at 100%% of peak for %s: non-physical, check the record",
 			r.ID, tokPerS, peak, gpus, g.Name, model.ShortName(m.Name))
@@ -264,4 +264,35 @@ func maxInList(v string) int {
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
+}
+
+// recordModel is the checkpoint a record ran: its model, with the
+// quantization its settings state ("quantization": "fp8", "nvfp4", "awq")
+// as the checkpoint-name suffix model.LookupLLM understands.
+func recordModel(r *results.Record) string {
+	name := r.System.Model
+	q := ""
+	for k, v := range r.System.Settings {
+		if strings.EqualFold(strings.TrimSpace(k), "quantization") {
+			q = strings.ToLower(v)
+		}
+	}
+	suffix := ""
+	switch {
+	case strings.Contains(q, "nvfp4") || strings.Contains(q, "fp4"):
+		suffix = "-FP4"
+	case strings.Contains(q, "fp8"):
+		suffix = "-FP8"
+	case strings.Contains(q, "awq"):
+		suffix = "-AWQ"
+	case strings.Contains(q, "gptq") || strings.Contains(q, "w4a16"):
+		suffix = "-GPTQ"
+	}
+	if suffix == "" || strings.HasSuffix(strings.ToLower(name), strings.ToLower(suffix)) {
+		return name
+	}
+	if m, err := model.LookupLLM(name); err == nil && m.Quant != model.QuantNone {
+		return name // the checkpoint name already says it
+	}
+	return name + suffix
 }

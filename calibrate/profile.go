@@ -190,12 +190,15 @@ func ParseProfile(data []byte) (*Profile, error) {
 			if e.TP <= 0 {
 				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
 			}
-			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
-			}
 		}
 		if err := validateBounds(i, &p.Groups[i]); err != nil {
 			return nil, err
+		}
+		for j, e := range g.Entries {
+			// Within the bounds, still physical: no work faster than peak.
+			if err := e.Coeffs.Validate(); err != nil {
+				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
+			}
 		}
 	}
 	p.canonicalise()
@@ -337,8 +340,8 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	var match []string
 	for _, e := range have {
-		if strings.EqualFold(e, want) {
-			return e, nil // an exact label wins over newer versions it prefixes
+		if prefix != "" && strings.EqualFold(e, want) {
+			return e, nil // an exact label the user gave wins over newer versions it prefixes
 		}
 	}
 	for _, e := range have {
@@ -351,6 +354,14 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 			// No preferred family: fall back to the engine families we have, newest version.
 			match = have
 		}
+		if len(match) == 0 && prefix != "" && model.EngineOverheadFor(want).Family != "" &&
+			(len(model.ParseEngine(want).Version) > 0 || !p.hasFamily(want)) {
+			// A version nobody calibrated of a family the engine table
+			// knows: Configure prices it from the nearest calibrated version
+			// of the family (or the roofline prior with the table's
+			// overheads when the profile has none) and says so.
+			return strings.TrimSpace(prefix), nil
+		}
 		if len(match) == 0 {
 			return "", fmt.Errorf("calibrate: no engine matching %q for %s (have: %s)", prefix, where, strings.Join(have, ", "))
 		}
@@ -362,6 +373,16 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		}
 	}
 	return best, nil
+}
+
+// hasFamily reports whether any group is of the engine's family.
+func (p *Profile) hasFamily(engine string) bool {
+	for _, g := range p.Groups {
+		if model.EngineFamily(g.Engine) == model.EngineFamily(engine) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultEngine is the engine a deployment gets when none is named,

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -18,12 +19,12 @@ func testProfile() *Profile {
 		sig[n] = 0.1
 	}
 	pre := model.PriorCoeffs(true)
-	pre.PrefillCompute = 1.3
+	pre.Compute = 1.3
 	dec := model.PriorCoeffs(false)
 	dec.Overhead = 0.008
 	agg := model.PriorCoeffs(false)
 	entry := func(role string, tp int, c model.Coeffs) Entry {
-		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"prefill_compute"}, Records: []string{"x"}}
+		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"compute"}, Records: []string{"x"}, Eager: role == RolePrefill}
 	}
 	return &Profile{Schema: SchemaV1, Groups: []Group{
 		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo", model.GPU{}, 0),
@@ -174,8 +175,8 @@ func TestConfigureErrors(t *testing.T) {
 	}{
 		{"unknown GPU", Target{GPU: "Z100", Model: "Qwen3-32B", Topology: mustTopo(t, "1xTP1")}, `unknown GPU "Z100"`},
 		{"does not fit", Target{GPU: "L4", Model: "Llama-3.1-70B-Instruct", Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
-		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "sglang", Topology: mustTopo(t, "1xTP4")},
-			`calibrate: no engine matching "sglang" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
+		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "tgi", Topology: mustTopo(t, "1xTP4")},
+			`calibrate: no engine matching "tgi" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
 		{"empty topology", Target{GPU: "H20", Model: "Qwen3-32B"}, "topology is empty"},
 	}
 	for _, tt := range tests {
@@ -247,7 +248,8 @@ func TestParseProfile(t *testing.T) {
 		{"schema", `{"schema":"capsim.profile/v0","groups":[],"series":[]}`, `schema "capsim.profile/v0", want "capsim.profile/v1"`},
 		{"unknown field", `{"schema":"capsim.profile/v1","groups":[],"series":[],"extra":1}`, `unknown field "extra"`},
 		{"syntax", `{"schema":`, "calibrate: profile:"},
-		{"negative coefficient", strings.Replace(string(b), `"weight": 1.25`, `"weight": -1.25`, 1), "cost coefficient weight is -1.25"},
+		{"negative coefficient", strings.Replace(string(b), `"attn": 2,`, `"attn": -2,`, 1), "coeffs.attn is -2"},
+		{"faster than peak", strings.Replace(string(b), `"attn": 2,`, `"attn": 0.5,`, 1), "cost coefficient attn is 0.5: faster than the hardware's peak"},
 		{"bad role", strings.Replace(string(b), `"role": "decode"`, `"role": "encode"`, 1), `unknown role "encode"`},
 	}
 	for _, tt := range bad {
@@ -325,5 +327,32 @@ func TestAssumedGroup(t *testing.T) {
 	}
 	if with, without := step(true), step(false); with < 0.05 || without >= 0.05 {
 		t.Errorf("decode step with the assumed group %.4f s, without %.4f s; want only the first to carry its 50 ms overhead", with, without)
+	}
+}
+
+// Pipeline parallelism: a lone request gains nothing (its step passes every
+// stage), a loaded worker keeps PP microbatches in flight and serves more.
+func TestPipelineThroughput(t *testing.T) {
+	p := testProfile()
+	run := func(topo string, c int) map[string]float64 {
+		d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.8.4", Topology: mustTopo(t, topo)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Simulate(context.Background(), Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Metrics
+	}
+	tp1, pp1 := run("1xTP4", 1), run("1xTP4PP2", 1)
+	if r := pp1[model.MeanTPOT] / tp1[model.MeanTPOT]; r < 1 || r > 1.1 {
+		t.Errorf("lone request TPOT TP4PP2/TP4 = %.3f, want 1–1.1 (hand-offs only)", r)
+	}
+	tpN, ppN := run("1xTP4", 96), run("1xTP4PP2", 96)
+	t.Logf("TPOT at c=1: TP4 %.1f ms, TP4PP2 %.1f ms; req/s at c=96: TP4 %.2f, TP4PP2 %.2f",
+		tp1[model.MeanTPOT], pp1[model.MeanTPOT], tpN[model.RequestThroughput], ppN[model.RequestThroughput])
+	if r := ppN[model.RequestThroughput] / tpN[model.RequestThroughput]; r < 1.2 {
+		t.Errorf("throughput at concurrency 96 TP4PP2/TP4 = %.2f, want ≥ 1.2 (two microbatches in flight)", r)
 	}
 }

@@ -16,35 +16,107 @@ type GPU struct {
 	MemoryTBps float64 `json:"memory_tbps"`
 	// TFLOPS is dense BF16 tensor throughput (FP16 where the GPU has no BF16).
 	TFLOPS float64 `json:"tflops"`
-	// LinkGBps is intra-node GPU-to-GPU bandwidth per direction in GB/s (NVLink, xGMI or PCIe).
-	LinkGBps float64 `json:"link_gbps"`
-	// LinkLatencyUs is the latency of one small all-reduce across the link, in µs.
-	LinkLatencyUs float64 `json:"link_latency_us"`
-	Source        string  `json:"source"`
+	// FP8TFLOPS and FP4TFLOPS are the dense FP8 and FP4 tensor rates; 0 where the GPU has no such tensor cores.
+	FP8TFLOPS float64 `json:"fp8_tflops,omitempty"`
+	FP4TFLOPS float64 `json:"fp4_tflops,omitempty"`
+	// Interconnect names the GPU-to-GPU link of the usual server (Interconnects).
+	Interconnect string `json:"interconnect"`
+	Source       string `json:"source"`
+}
+
+// Interconnect holds the facts that price tensor-parallel all-reduces and
+// pipeline hand-offs between the GPUs of one server.
+type Interconnect struct {
+	Name string `json:"name"`
+	// GBps is the line rate per GPU per direction in GB/s.
+	GBps float64 `json:"gbps"`
+	// Efficiency is the share of GBps a large all-reduce achieves (NCCL bus bandwidth ÷ line rate).
+	Efficiency float64 `json:"efficiency"`
+	// AllReduceUs is the latency of one small (≤ 32 KB) all-reduce at TP 2–8, in µs.
+	AllReduceUs float64 `json:"all_reduce_us"`
+	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
+	P2PUs  float64 `json:"p2p_us"`
+	Source string  `json:"source"`
+}
+
+// AchievableBps is the bandwidth a large transfer reaches, in bytes/s.
+func (ic Interconnect) AchievableBps() float64 { return ic.GBps * 1e9 * ic.Efficiency }
+
+// interconnects is the interconnect catalog. Line rates from the vendors'
+// spec sheets; efficiencies and latencies from the public measurements named
+// in Source, or marked "assumed" where none was found.
+var interconnects = []Interconnect{
+	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, AllReduceUs: 9, P2PUs: 8,
+		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL reaches ~370 of 450 GB/s bus bandwidth (82%). " +
+			"sgl-project/sglang#2904: vLLM's custom all-reduce on H100 takes 8.5–11.8 µs for 512 B–32 KB at TP 2/4/8 (NCCL 8.5–10 µs without CUDA graphs)"},
+	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, AllReduceUs: 10, P2PUs: 10,
+		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (69%). Small all-reduce latency assumed ~10 µs like NVLink 4 (vllm-project/vllm#2192: custom all-reduce cut A100 TP4 Llama-70B latency 11%)"},
+	{Name: "NVLink5", GBps: 900, Efficiency: 0.82, AllReduceUs: 8, P2PUs: 7,
+		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional; efficiency and latency assumed as NVLink 4 (no public measurement found)"},
+	{Name: "PCIe5", GBps: 64, Efficiency: 0.8, AllReduceUs: 20, P2PUs: 15,
+		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM disables its custom all-reduce beyond two PCIe-only GPUs (vllm-project/vllm#56128 quotes custom_all_reduce.py), so NCCL's ring over PCIe prices it; latency 20 µs and 80% efficiency assumed"},
+	{Name: "PCIe4", GBps: 32, Efficiency: 0.8, AllReduceUs: 25, P2PUs: 20,
+		Source: "PCIe Gen4 x16: 32 GB/s per direction; NCCL over PCIe, latency 25 µs and 80% efficiency assumed (as PCIe5)"},
+	{Name: "PCIe3", GBps: 16, Efficiency: 0.8, AllReduceUs: 30, P2PUs: 25,
+		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe, latency 30 µs and 80% efficiency assumed"},
+	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, AllReduceUs: 15, P2PUs: 15,
+		Source: "AMD Infinity Fabric (MI210 bridge): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% and 15 µs latency assumed"},
+}
+
+// LookupInterconnect finds an interconnect by name.
+func LookupInterconnect(name string) (Interconnect, error) {
+	for _, ic := range interconnects {
+		if ic.Name == name {
+			return ic, nil
+		}
+	}
+	return Interconnect{}, fmt.Errorf("model: unknown interconnect %q", name)
+}
+
+// Interconnects returns the interconnect catalog.
+func Interconnects() []Interconnect { return append([]Interconnect(nil), interconnects...) }
+
+// Link is the GPU's interconnect; an unknown name prices as PCIe Gen4.
+func (g GPU) Link() Interconnect {
+	if ic, err := LookupInterconnect(g.Interconnect); err == nil {
+		return ic
+	}
+	ic, _ := LookupInterconnect("PCIe4")
+	return ic
 }
 
 // gpus is the GPU catalog. Figures from the vendors' public spec sheets and
 // datasheets named in Source; link bandwidth is per direction.
 var gpus = []GPU{
-	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, LinkGBps: 450, LinkLatencyUs: 8,
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, Interconnect: "NVLink4",
 		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, LinkGBps: 32, LinkLatencyUs: 20,
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, Interconnect: "PCIe4",
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16"},
-	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, LinkGBps: 16, LinkLatencyUs: 25,
+	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, Interconnect: "PCIe3",
 		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16"},
-	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, LinkGBps: 150, LinkLatencyUs: 15,
+	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, Interconnect: "InfinityFabric",
 		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer"},
-	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, LinkGBps: 64, LinkLatencyUs: 15,
+	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, Interconnect: "PCIe5",
 		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16"},
-	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, LinkGBps: 450, LinkLatencyUs: 8,
-		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, LinkGBps: 450, LinkLatencyUs: 8,
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
+		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%)"},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
 		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, LinkGBps: 300, LinkLatencyUs: 10,
+	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, Interconnect: "NVLink3",
 		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s"},
-	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, LinkGBps: 900, LinkLatencyUs: 6,
-		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s"},
-	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, LinkGBps: 32, LinkLatencyUs: 20,
+	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, Interconnect: "PCIe4",
+		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md)"},
+	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, Interconnect: "NVLink3",
+		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md)"},
+	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
+		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies"},
+	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md)"},
+	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check')"},
+	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, Interconnect: "NVLink5",
+		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak)"},
+	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, Interconnect: "PCIe4",
 		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16"},
 }
 
@@ -61,14 +133,27 @@ type LLM struct {
 	Params       float64 `json:"params"` // total parameters, embeddings included
 	TiedEmbed    bool    `json:"tied_embeddings"`
 	// MaxContext is the model's native context length in tokens.
-	MaxContext int    `json:"max_context"`
-	Source     string `json:"source"`
+	MaxContext int `json:"max_context"`
+	// Quant is the checkpoint's quantization (LookupLLM sets it from a
+	// quantized checkpoint's name: "-FP8", "-AWQ", …).
+	Quant  Quantization `json:"quant,omitempty"`
+	Source string       `json:"source"`
 }
 
 // llms is the model catalog; numbers from each model's config.json on Hugging Face.
 var llms = []LLM{
 	{Name: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, Params: 32.8e9, MaxContext: 40960,
 		Source: "huggingface.co/Qwen/Qwen3-32B config.json"},
+	{Name: "Qwen/Qwen3-14B", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 17408, Vocab: 151936, Params: 14.8e9, MaxContext: 40960,
+		Source: "huggingface.co/Qwen/Qwen3-14B config.json (fixtures/corpus/CATALOG-NEEDS-b.md)"},
+	{Name: "Qwen/Qwen2-7B-Instruct", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 32768,
+		Source: "huggingface.co/Qwen/Qwen2-7B-Instruct config.json (fixtures/corpus/CATALOG-NEEDS-b.md)"},
+	{Name: "Qwen/Qwen2.5-32B", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 27648, Vocab: 152064, Params: 32.8e9, MaxContext: 131072,
+		Source: "huggingface.co/Qwen/Qwen2.5-32B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
+	{Name: "Qwen/Qwen2-72B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 29568, Vocab: 152064, Params: 72.7e9, MaxContext: 131072,
+		Source: "huggingface.co/Qwen/Qwen2-72B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
+	{Name: "meta-llama/Llama-3.1-405B-Instruct", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, Params: 405.9e9, MaxContext: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.1-405B-Instruct config.json (fixtures/corpus/CATALOG-NEEDS-c.md, 'check')"},
 	{Name: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 8.19e9, MaxContext: 40960,
 		Source: "huggingface.co/Qwen/Qwen3-8B config.json"},
 	{Name: "meta-llama/Llama-3.1-8B-Instruct", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 131072,
@@ -155,7 +240,21 @@ func SameModel(a, b string) bool {
 }
 
 // LookupLLM finds a model by Hugging Face id or short name, case-insensitively.
+// A quantized checkpoint ("nvidia/Llama-3.1-8B-Instruct-FP8", "Qwen3-32B-AWQ")
+// is its base model with Quant set and its own name.
 func LookupLLM(name string) (LLM, error) {
+	if base, q := splitQuant(name); q != QuantNone {
+		m, err := lookupLLM(base)
+		if err != nil {
+			return LLM{}, err
+		}
+		m.Name, m.Quant = strings.TrimSpace(name), q
+		return m, nil
+	}
+	return lookupLLM(name)
+}
+
+func lookupLLM(name string) (LLM, error) {
 	for _, m := range llms {
 		if SameModel(m.Name, name) {
 			return m, nil

@@ -7,8 +7,8 @@ import (
 )
 
 // Roofline holds the ideal (peak-hardware) time of each kind of work one
-// worker does, in seconds. It follows from the GPU and model catalogs alone;
-// Coeffs scale it to what an engine achieves.
+// worker does, in seconds. It follows from the GPU, interconnect and model
+// catalogs alone; Coeffs turn it into what an engine achieves.
 type Roofline struct {
 	// WeightRead is streaming the worker's weights once per step from memory.
 	WeightRead float64 `json:"weight_read_s"`
@@ -20,112 +20,170 @@ type Roofline struct {
 	AttnPair float64 `json:"attn_pair_s"`
 	// KVRead is reading one token's KV cache during decode.
 	KVRead float64 `json:"kv_read_s"`
-	// CommToken is the tensor-parallel all-reduce traffic of one token (0 at TP1).
+	// CommToken is the tensor-parallel all-reduce traffic of one token at the
+	// interconnect's achievable bandwidth, plus the pipeline hand-off of its
+	// activations (0 at TP1PP1).
 	CommToken float64 `json:"comm_token_s"`
-	// CommStep is the latency of a step's all-reduces, two per layer (0 at TP1);
-	// pipeline stages add one hand-off each.
+	// CommStep is the latency of a step's all-reduces, two per layer (0 at
+	// TP1), plus one point-to-point hand-off per pipeline stage boundary.
 	CommStep float64 `json:"comm_step_s"`
 }
 
-// NewRoofline derives the roofline times of one worker of shape p.
-// Pipeline stages run one after another for a single step, so PP divides
-// memory, not step latency.
+// GEMMHalfTokens is the small-batch size dependence of matmul efficiency:
+// a GEMM over T tokens achieves η_c·T/(T+GEMMHalfTokens) of peak FLOP/s, so
+// its compute time is that of T+GEMMHalfTokens tokens at η_c. Tensor-core
+// tiles are 16 rows at their smallest (mma m16n8k16; Hopper's wgmma is
+// 64), and cuBLAS/CUTLASS reach their large-size efficiency only when the
+// token dimension fills several tiles (the CUTLASS H100 figures in the
+// catalog: ~58% of peak at 1024³ against ~75% at 8192³). With 16 a decode
+// GEMM at batch 16 runs at half its large-batch efficiency, at 128 at 89%.
+// It is an assumption, not a fit: the data cannot separate it from η_c.
+const GEMMHalfTokens = 16
+
+// NewRoofline derives the roofline times of one worker of shape p. A
+// pipeline-parallel worker's stages each hold 1/PP of the layers, so one
+// step through all of them streams the weights once over TP GPUs' memory:
+// its latency is that of TP alone plus the hand-offs. The throughput gain
+// of PP comes from microbatches in flight (see Pool.Microbatches).
 func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	tp := float64(p.TP)
-	flops := g.TFLOPS * 1e12 * tp
+	flops := g.GEMMTFLOPS(m.Quant) * 1e12 * tp
 	bw := g.MemoryTBps * 1e12 * tp
 	r := Roofline{
-		WeightRead: m.WeightBytes(2) / bw,
+		WeightRead: m.StoredWeightBytes() / bw,
 		BodyToken:  2 * m.BodyParams() / flops,
-		HeadSeq:    2 * m.HeadParams() / flops,
-		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / flops,
+		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
+		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, 2) / bw,
 	}
+	ic := g.Link()
 	if p.TP > 1 {
 		ring := 2 * (tp - 1) / tp
-		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / (g.LinkGBps * 1e9)
-		r.CommStep = 2 * float64(m.Layers) * g.LinkLatencyUs * 1e-6
+		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AchievableBps()
+		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs * 1e-6
 	}
 	if s := p.Stages(); s > 1 {
-		r.CommStep += float64(s-1) * g.LinkLatencyUs * 1e-6 * 4
+		r.CommToken += float64(s-1) * float64(m.Hidden) * 2 / ic.AchievableBps()
+		r.CommStep += float64(s-1) * ic.P2PUs * 1e-6
 	}
 	return r
 }
 
-// Coeffs scale the roofline to an engine's achieved step times. Multipliers
-// are dimensionless (1 = peak hardware, 2 = half of peak); Overhead and
-// PerSeq are seconds. These are what calibration fits.
+// Coeffs turn the roofline into an engine's achieved step times. The
+// dimensionless ones are inverse efficiencies: 1 is peak hardware, 2 is
+// half of peak, and a physical value is never below 1. Overhead and PerSeq
+// are seconds of CPU work (scheduling, launches, sampling, bookkeeping) and
+// belong to the engine version. These are what calibration fits.
 type Coeffs struct {
-	Overhead       float64 `json:"overhead_s"`      // per step: scheduling, launches, sampling setup
-	PerSeq         float64 `json:"per_seq_s"`       // per sequence in the step: CPU bookkeeping, sampling
-	Weight         float64 `json:"weight"`          // × WeightRead
-	PrefillCompute float64 `json:"prefill_compute"` // × BodyToken for prompt tokens
-	DecodeCompute  float64 `json:"decode_compute"`  // × (BodyToken + HeadSeq) for decoded tokens
-	Attn           float64 `json:"attn"`            // × AttnPair for prompt attention
-	KV             float64 `json:"kv"`              // × KVRead for decode attention
-	Comm           float64 `json:"comm"`            // × (CommToken·tokens + CommStep)
+	Overhead float64 `json:"overhead_s"` // per step: scheduling, launches, sampling setup
+	PerSeq   float64 `json:"per_seq_s"`  // per sequence in the step: CPU bookkeeping, sampling
+	Weight   float64 `json:"weight"`     // 1/η_mem: × WeightRead (the memory side of every GEMM)
+	Compute  float64 `json:"compute"`    // 1/η_c: × GEMM FLOP time (the compute side), for prompt and decoded tokens alike
+	Attn     float64 `json:"attn"`       // 1/η_attn: × AttnPair for prompt attention (FLOPs)
+	KV       float64 `json:"kv"`         // 1/η_kv: × KVRead for decode attention (bytes)
+	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep): all-reduce and hand-off time relative to the interconnect's catalog figures
 }
 
-// PriorCoeffs are the efficiencies assumed where nothing was fitted: typical
-// of vLLM on current GPUs (about 80% of memory bandwidth, 60–70% of dense
-// compute for large prefills, less for small decode matmuls). Eager mode (no
-// CUDA graphs) raises the per-step overhead.
+// Achievable fractions of peak assumed before fitting. Each is from a
+// public measurement (see the Source of the GPU and interconnect catalogs):
+//   - weights stream at 85% of HBM bandwidth (a CUDA-event-timed D2D copy
+//     reaches 3.02–3.09 of 3.35 TB/s on H100-SXM; Nsight Compute of a 70B
+//     decode shows MLP weight loads at 78%);
+//   - large GEMMs reach 70% of dense BF16 peak (cuBLAS 68–72% on B200 at
+//     4096³–8192³; CUTLASS 70–75% on H100);
+//   - prompt attention reaches 50% of peak FLOPs (FlashAttention-2/3 forward
+//     with causal masking and variable lengths);
+//   - decode attention reads paged KV at 60% of HBM bandwidth (the same
+//     Nsight profile: 42–57% for KV reads).
+const (
+	PriorWeight  = 1 / 0.85
+	PriorCompute = 1 / 0.70
+	PriorAttn    = 1 / 0.50
+	PriorKV      = 1 / 0.60
+)
+
+// PriorCoeffs are the costs assumed where nothing was fitted: the achievable
+// fractions above and a generic engine's CPU overheads (EngineOverheads
+// prices a named engine version). Eager mode (no CUDA graphs) pays kernel
+// launches every step.
 func PriorCoeffs(eager bool) Coeffs {
+	return PriorCoeffsFor(EngineOverheadFor(""), eager)
+}
+
+// PriorCoeffsFor are the prior costs of an engine version.
+func PriorCoeffsFor(o EngineOverhead, eager bool) Coeffs {
 	c := Coeffs{
-		Overhead:       0.004,
-		PerSeq:         30e-6,
-		Weight:         1.25,
-		PrefillCompute: 1.5,
-		DecodeCompute:  2.0,
-		Attn:           2.0,
-		KV:             1.4,
-		Comm:           1.5,
+		Overhead: o.StepS,
+		PerSeq:   o.PerSeqS,
+		Weight:   PriorWeight,
+		Compute:  PriorCompute,
+		Attn:     PriorAttn,
+		KV:       PriorKV,
+		Comm:     1,
 	}
 	if eager {
-		c.Overhead = 0.012
+		c.Overhead = o.EagerStepS
 	}
 	return c
 }
 
-// Terms returns the roofline work of a step, each multiplied by its
-// coefficient in StepTime: the design row of a linear least-squares fit.
-func (r Roofline) Terms(s Step, decodeSeqs float64) Coeffs {
+// Terms returns the roofline work of a step, each to be multiplied by its
+// coefficient: the design row of a linear least-squares fit. A step's GEMMs
+// take max(compute, memory) time; which side binds is decided with the
+// coefficients at, so the row carries only the binding side's term.
+func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 	tokens := float64(s.PrefillTokens) + decodeSeqs
-	return Coeffs{
-		Overhead:       1,
-		PerSeq:         float64(s.PrefillSeqs) + decodeSeqs,
-		Weight:         r.WeightRead,
-		PrefillCompute: r.BodyToken * float64(s.PrefillTokens),
-		DecodeCompute:  (r.BodyToken + r.HeadSeq) * decodeSeqs,
-		Attn:           r.AttnPair * s.PrefillAttn,
-		KV:             r.KVRead * s.DecodeKV,
-		Comm:           r.CommToken*tokens + r.CommStep,
+	t := Coeffs{
+		Overhead: 1,
+		PerSeq:   float64(s.PrefillSeqs) + decodeSeqs,
+		Attn:     r.AttnPair * s.PrefillAttn,
+		KV:       r.KVRead * s.DecodeKV,
+		Comm:     r.CommToken*tokens + r.CommStep,
 	}
+	compute := r.gemmFLOPTime(tokens, decodeSeqs)
+	if at.Compute*compute > at.Weight*r.WeightRead {
+		t.Compute = compute
+	} else {
+		t.Weight = r.WeightRead
+	}
+	return t
+}
+
+// gemmFLOPTime is the peak-FLOP time of a step's GEMMs over tokens tokens
+// (sampled sequences also pass the LM head), with the small-batch penalty.
+func (r Roofline) gemmFLOPTime(tokens, sampled float64) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	return r.BodyToken*(tokens+GEMMHalfTokens) + r.HeadSeq*sampled
 }
 
 // Dot is Σ aᵢ·bᵢ over the coefficient fields.
 func (c Coeffs) Dot(t Coeffs) float64 {
 	return c.Overhead*t.Overhead + c.PerSeq*t.PerSeq + c.Weight*t.Weight +
-		c.PrefillCompute*t.PrefillCompute + c.DecodeCompute*t.DecodeCompute +
-		c.Attn*t.Attn + c.KV*t.KV + c.Comm*t.Comm
+		c.Compute*t.Compute + c.Attn*t.Attn + c.KV*t.KV + c.Comm*t.Comm
 }
 
 // Vector returns the coefficients in a fixed order (CoeffNames).
 func (c Coeffs) Vector() []float64 {
-	return []float64{c.Overhead, c.PerSeq, c.Weight, c.PrefillCompute, c.DecodeCompute, c.Attn, c.KV, c.Comm}
+	return []float64{c.Overhead, c.PerSeq, c.Weight, c.Compute, c.Attn, c.KV, c.Comm}
 }
 
 // CoeffsFromVector is the inverse of Vector.
 func CoeffsFromVector(v []float64) Coeffs {
-	return Coeffs{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
+	return Coeffs{v[0], v[1], v[2], v[3], v[4], v[5], v[6]}
 }
 
 // CoeffNames names the entries of Coeffs.Vector.
-var CoeffNames = []string{"overhead_s", "per_seq_s", "weight", "prefill_compute", "decode_compute", "attn", "kv", "comm"}
+var CoeffNames = []string{"overhead_s", "per_seq_s", "weight", "compute", "attn", "kv", "comm"}
 
-// StepCost prices the steps of one worker: StepTime = Coeffs · Roofline
-// terms. It satisfies sim.CostModel. A decode batch is padded up to the
-// next CUDA-graph capture size for its compute, as vLLM does.
+// IsEfficiency reports whether the i-th entry of Coeffs.Vector is an
+// inverse efficiency, physically at least 1.
+func IsEfficiency(i int) bool { return i >= 2 && i <= 5 }
+
+// StepCost prices the steps of one worker. It satisfies sim.CostModel. A
+// decode batch is padded up to the next CUDA-graph capture size for its
+// compute, as vLLM does.
 type StepCost struct {
 	Roofline Roofline `json:"roofline"`
 	Coeffs   Coeffs   `json:"coeffs"`
@@ -151,27 +209,45 @@ func (c StepCost) PaddedBatch(n int) int {
 	return c.GraphSizes[i]
 }
 
-// StepTime returns the duration of a step in seconds.
+// StepTime returns the duration of a step in seconds:
+//
+//	overhead + perSeq·seqs + max(compute·GEMM FLOP time, weight·weight read)
+//	+ attn·prompt attention + kv·KV read + comm·(all-reduce bytes + latency).
 func (c StepCost) StepTime(s Step) float64 {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
 		n = c.PaddedBatch(n)
 	}
-	return c.Coeffs.Dot(c.Roofline.Terms(s, float64(n)))
+	return c.Coeffs.Dot(c.Roofline.Terms(s, float64(n), c.Coeffs))
 }
 
-// DecodeAffine returns base and perKV with StepTime(pure decode of n, KV k) = base + perKV·k.
+// DecodeAffine returns base and perKV with StepTime(pure decode of n, KV k) =
+// base + perKV·k: the KV read is the only term that grows with context.
 func (c StepCost) DecodeAffine(n int) (base, perKV float64) {
 	base = c.StepTime(Step{DecodeSeqs: n})
 	return base, c.Coeffs.KV * c.Roofline.KVRead
 }
 
-// Validate reports coefficients that would give negative or undefined times.
+// Validate reports coefficients that would give negative or undefined
+// times, or efficiencies above the hardware's peak.
 func (c Coeffs) Validate() error {
 	for i, v := range c.Vector() {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return fmt.Errorf("model: cost coefficient %s is %v; want a finite non-negative number", CoeffNames[i], v)
 		}
+		if IsEfficiency(i) && v < 1-1e-6 {
+			return fmt.Errorf("model: cost coefficient %s is %v: faster than the hardware's peak; want at least 1", CoeffNames[i], v)
+		}
 	}
 	return nil
 }
+
+// Microbatches is how many batches a worker of this shape keeps in flight:
+// its pipeline depth. vLLM runs PP microbatches at once (V0: one virtual
+// engine and scheduler per stage, vllm/engine/llm_engine.py; V1: a batch
+// queue of PP scheduled batches, vllm/v1/engine/core.py), so while one
+// batch is in stage 2 the next runs in stage 1. A worker of PP stages is
+// therefore simulated as PP virtual workers, each with a step latency of
+// the whole pipeline (NewRoofline) and 1/PP of its KV cache and sequences:
+// one request sees no speed-up, a loaded worker up to PP× the throughput.
+func (p Pool) Microbatches() int { return p.Stages() }

@@ -60,3 +60,137 @@ func TestWorkerMemory(t *testing.T) {
 		t.Errorf("error %q lacks %q", err, want)
 	}
 }
+
+// A step's GEMMs take the larger of their compute and memory time: a lone
+// decode on H100 streams the weights (memory-bound), a large prefill is
+// compute-bound, and the crossover sits near the GPU's FLOPs per byte.
+func TestStepTimeIsRoofline(t *testing.T) {
+	g, _ := LookupGPU("H100-SXM")
+	m, _ := LookupLLM("Llama-3.1-8B-Instruct")
+	c := NewStepCost(g, m, Pool{Count: 1, TP: 1}, Coeffs{Weight: 1, Compute: 1}, nil)
+	r := c.Roofline
+	if got := c.StepTime(Step{DecodeSeqs: 1}); math.Abs(got-r.WeightRead) > 1e-12 {
+		t.Errorf("lone decode %g s, want the weight read %g s", got, r.WeightRead)
+	}
+	big := Step{PrefillTokens: 8192, PrefillSeqs: 1}
+	if got, want := c.StepTime(big), r.BodyToken*(8192+GEMMHalfTokens); math.Abs(got-want) > 1e-12 {
+		t.Errorf("8192-token prefill %g s, want its FLOP time %g s", got, want)
+	}
+	// The ridge: memory and compute time meet at about peak FLOPs ÷ bandwidth
+	// tokens (2 FLOPs and 2 bytes per BF16 weight), about 295 on H100-SXM.
+	ridge := 0
+	for n := 1; n < 4096; n++ {
+		if c.StepTime(Step{PrefillTokens: n, PrefillSeqs: 1}) > r.WeightRead*(1+1e-9) {
+			ridge = n
+			break
+		}
+	}
+	if want := g.TFLOPS / g.MemoryTBps; math.Abs(float64(ridge)-want) > 0.15*want {
+		t.Errorf("compute-bound from %d tokens, want about %.0f (H100's FLOPs per byte)", ridge, want)
+	}
+}
+
+func TestValidateRejectsFasterThanPeak(t *testing.T) {
+	c := PriorCoeffs(false)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("prior invalid: %v", err)
+	}
+	c.Weight = 0.9
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "faster than the hardware's peak") {
+		t.Errorf("weight 0.9 accepted: %v", err)
+	}
+}
+
+// Pipeline stages add hand-offs to a step, not compute: one step of TP4PP2
+// takes about as long as TP4, and the worker runs two microbatches.
+func TestPipelineRoofline(t *testing.T) {
+	g, _ := LookupGPU("H100-SXM")
+	m, _ := LookupLLM("Llama-3.1-70B-Instruct")
+	tp := NewStepCost(g, m, Pool{Count: 1, TP: 4}, PriorCoeffs(false), nil)
+	pp := NewStepCost(g, m, Pool{Count: 1, TP: 4, PP: 2}, PriorCoeffs(false), nil)
+	s := Step{DecodeSeqs: 8, DecodeKV: 8000}
+	a, b := tp.StepTime(s), pp.StepTime(s)
+	if !(b > a && b < 1.05*a) {
+		t.Errorf("TP4PP2 step %.3f ms, TP4 %.3f ms: want slightly longer (hand-off only)", 1000*b, 1000*a)
+	}
+	if n := (Pool{Count: 1, TP: 4, PP: 2}).Microbatches(); n != 2 {
+		t.Errorf("Microbatches = %d, want 2", n)
+	}
+}
+
+func TestEngineOverheadFor(t *testing.T) {
+	tests := []struct{ label, want string }{
+		{"vllm-0.9.0.1", "V1"},
+		{"vllm-0.8.4", "V1"},
+		{"vllm-0.6.0", "V0 multi-step, async output"},
+		{"vllm-0.5.4", "V0 synchronous"},
+		{"vllm-0.10.1.1", "V1 with async scheduling"},
+		{"vllm-v0.11.0", "V1 with async scheduling"},
+		{"vllm", "V0 (unversioned label)"},
+		{"dynamo-0.3.0", "Dynamo with vLLM V0 workers"},
+		{"sglang-0.3.0", "SGLang overlap scheduler"},
+		{"llm-d-inference-sim-0.10.2", "unknown engine"},
+		{"", "unknown engine"},
+	}
+	for _, tt := range tests {
+		if got := EngineOverheadFor(tt.label); got.Generation != tt.want {
+			t.Errorf("EngineOverheadFor(%q) = %q, want %q", tt.label, got.Generation, tt.want)
+		}
+	}
+	for _, o := range EngineOverheads() {
+		if !(o.StepS > 0 && o.EagerStepS > o.StepS && o.PerSeqS > 0 && o.Source != "") {
+			t.Errorf("row %+v: want positive overheads, eager above graphs, and a source", o)
+		}
+	}
+}
+
+func TestInterconnectsHaveSources(t *testing.T) {
+	for _, g := range GPUs() {
+		if _, err := LookupInterconnect(g.Interconnect); err != nil {
+			t.Errorf("%s: %v", g.Name, err)
+		}
+	}
+	for _, ic := range Interconnects() {
+		if !(ic.GBps > 0 && ic.Efficiency > 0 && ic.Efficiency <= 1 && ic.AllReduceUs > 0 && ic.Source != "") {
+			t.Errorf("interconnect %+v: want positive facts, efficiency ≤ 1 and a source", ic)
+		}
+	}
+}
+
+// A quantized checkpoint is its base model with fewer weight bytes, and
+// FP8 GEMMs run on FP8 tensor cores only where the GPU has them.
+func TestQuantizedCheckpoints(t *testing.T) {
+	tests := []struct {
+		name, base string
+		q          Quantization
+	}{
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "meta-llama/Llama-3.1-8B-Instruct", QuantFP8},
+		{"neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B-Instruct", QuantFP8},
+		{"Qwen/Qwen3-32B-AWQ", "Qwen/Qwen3-32B", QuantInt4},
+		{"Qwen3-32B-W4A16-GPTQ-selfbuilt", "Qwen/Qwen3-32B", QuantInt4},
+		{"nvidia/Llama-3.3-70B-Instruct-FP4", "meta-llama/Llama-3.3-70B-Instruct", QuantFP4},
+		{"Qwen/Qwen3-32B", "Qwen/Qwen3-32B", QuantNone},
+	}
+	for _, tt := range tests {
+		m, err := LookupLLM(tt.name)
+		if err != nil {
+			t.Errorf("LookupLLM(%q): %v", tt.name, err)
+			continue
+		}
+		base, _ := LookupLLM(tt.base)
+		if m.Quant != tt.q || m.Layers != base.Layers || m.Params != base.Params {
+			t.Errorf("LookupLLM(%q) = quant %q, %d layers; want %q and %s's shape", tt.name, m.Quant, m.Layers, tt.q, tt.base)
+		}
+	}
+	h100, _ := LookupGPU("H100-SXM")
+	a100, _ := LookupGPU("A100-80GB")
+	fp8, _ := LookupLLM("nvidia/Llama-3.1-8B-Instruct-FP8")
+	bf16, _ := LookupLLM("meta-llama/Llama-3.1-8B-Instruct")
+	p := Pool{Count: 1, TP: 1}
+	if r8, r16 := NewRoofline(h100, fp8, p), NewRoofline(h100, bf16, p); !(r8.WeightRead < 0.6*r16.WeightRead && math.Abs(r8.BodyToken/r16.BodyToken-0.5) < 0.01) {
+		t.Errorf("FP8 on H100: weight read %g vs %g, body token %g vs %g; want about half of both", r8.WeightRead, r16.WeightRead, r8.BodyToken, r16.BodyToken)
+	}
+	if r8, r16 := NewRoofline(a100, fp8, p), NewRoofline(a100, bf16, p); r8.BodyToken != r16.BodyToken {
+		t.Errorf("FP8 on A100 (no FP8 tensor cores) computes at %g, want the BF16 rate %g", r8.BodyToken, r16.BodyToken)
+	}
+}

@@ -14,7 +14,7 @@ type MemoryOptions struct {
 	// ReserveGB is memory per GPU taken by activations, CUDA graphs and the
 	// runtime, beyond weights and KV; 0 means 2 GB.
 	ReserveGB float64
-	// BytesPerParam is the weight precision; 0 means 2 (BF16/FP16).
+	// BytesPerParam is the weight precision; 0 means the checkpoint's (2 for BF16/FP16).
 	BytesPerParam float64
 	// KVBytes is the KV-cache element size; 0 means 2 (BF16/FP16).
 	KVBytes float64
@@ -26,9 +26,6 @@ func (o MemoryOptions) withDefaults() MemoryOptions {
 	}
 	if o.ReserveGB == 0 {
 		o.ReserveGB = 2
-	}
-	if o.BytesPerParam == 0 {
-		o.BytesPerParam = 2
 	}
 	if o.KVBytes == 0 {
 		o.KVBytes = 2
@@ -64,7 +61,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	mem := Memory{
 		GPUs:       n,
 		UsableGB:   g.MemoryGB * o.Utilization * float64(n),
-		WeightsGB:  m.WeightBytes(o.BytesPerParam) / gb,
+		WeightsGB:  o.weightBytes(m) / gb,
 		ReserveGB:  o.ReserveGB * float64(n),
 		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes),
 	}
@@ -84,7 +81,7 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 		}
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
-		if g.MemoryGB*o.Utilization*n-m.WeightBytes(o.BytesPerParam)/gb-o.ReserveGB*n > 0 {
+		if g.MemoryGB*o.Utilization*n-o.weightBytes(m)/gb-o.ReserveGB*n > 0 {
 			return fmt.Sprintf("; smallest TP that fits: TP%d", tp)
 		}
 	}
@@ -100,4 +97,12 @@ func SmallestTP(g GPU, m LLM, o MemoryOptions) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("model: %s does not fit on %s at any TP up to 64", ShortName(m.Name), g.Name)
+}
+
+// weightBytes is the model's weights at o's precision, or as stored.
+func (o MemoryOptions) weightBytes(m LLM) float64 {
+	if o.BytesPerParam > 0 {
+		return m.WeightBytes(o.BytesPerParam)
+	}
+	return m.StoredWeightBytes()
 }

@@ -68,6 +68,8 @@ type candidate struct {
 	saturated     bool
 	steady        *sim.Steady
 	triedSettings bool
+	// runs counts the simulations of this candidate (under search.mu).
+	runs int
 }
 
 type candState int
@@ -586,6 +588,7 @@ func (s *search) progress(phase string, total int) {
 func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
+	c.runs++
 	s.mu.Unlock()
 	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
 }
@@ -770,6 +773,9 @@ func (s *search) simulate(ctx context.Context) error {
 	for _, c := range s.cands {
 		if c.cost > cut {
 			c.state = stateCostlier
+			// Nor may the simulation count depend on timing.
+			s.sims -= c.runs
+			c.runs = 0
 		}
 		switch c.state {
 		case stateCostlier:

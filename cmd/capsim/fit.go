@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
@@ -32,10 +33,10 @@ type fitOptions struct {
 func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded fixtures")
+	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded seeds (with --cv: the seeds and the public corpus)")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
-	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors")
+	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
 	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
 	addSystemFlags(fs, &o.system, "--from files")
@@ -51,6 +52,15 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	recs, err := loadRecords(o.from)
 	if err != nil {
 		return err
+	}
+	if len(o.from) == 0 && o.cv {
+		// Cross-validation judges predictions on data the default profile
+		// never saw: the public corpus joins the seeds.
+		corpus, err := fixtures.CorpusRecords()
+		if err != nil {
+			return err
+		}
+		recs = append(recs, corpus...)
 	}
 	if err := o.system.apply(recs); err != nil {
 		return fmt.Errorf("fit: %w", err)
@@ -134,6 +144,29 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 	return t.Flush()
 }
 
+func holdoutCell(h calibrate.HoldoutReport, m string) string {
+	a, ok := h.APE[m]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
+}
+
+func writeHoldoutTable(w io.Writer, rows []calibrate.HoldoutReport) error {
+	t := newTable(w)
+	fmt.Fprintln(t, "held out	fold	points	req/s %	out tok/s %	TTFT %	TPOT %	E2E %	coverage	failed	")
+	for _, h := range rows {
+		cov := "-"
+		if c, ok := h.Coverage["all"]; ok {
+			cov = fmt.Sprintf("%.2f", c)
+		}
+		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", h.Kind, path.Base(h.Fold), h.Points,
+			holdoutCell(h, model.RequestThroughput), holdoutCell(h, model.OutputThroughput), holdoutCell(h, model.MeanTTFT),
+			holdoutCell(h, model.MeanTPOT), holdoutCell(h, model.MeanE2EL), cov, h.Failed)
+	}
+	return t.Flush()
+}
+
 func writeFitTable(w io.Writer, rep *calibrate.Report) error {
 	fmt.Fprintln(w, "In-sample absolute % error, median/max per series:")
 	if err := writeSeriesTable(w, rep.Series, false); err != nil {
@@ -142,6 +175,14 @@ func writeFitTable(w io.Writer, rep *calibrate.Report) error {
 	if len(rep.CV) > 0 {
 		fmt.Fprintln(w, "\nHeld-out absolute % error (each configuration or shape fitted without its own rows), median/max:")
 		if err := writeSeriesTable(w, rep.CV, true); err != nil {
+			return err
+		}
+	}
+	if len(rep.Holdout) > 0 {
+		fmt.Fprintln(w, "\nLeave-one-GPU-, engine-version- and source-out: every record of the fold refitted without it and predicted as")
+		fmt.Fprintln(w, "predict would (its GPU, model, engine label, topology and stated settings); absolute % error median/max, and the")
+		fmt.Fprintln(w, "share of measurements inside the ±1σ band (coverage, target 0.55–0.80):")
+		if err := writeHoldoutTable(w, rep.Holdout); err != nil {
 			return err
 		}
 	}

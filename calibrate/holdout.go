@@ -1,0 +1,225 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/capsim/capsim/internal/parallel"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+)
+
+// Hold-out kinds of the cross-group validation: every record of one GPU,
+// one engine version or one source is left out of the fit and predicted
+// from the rest, as a user predicting an unmeasured deployment would.
+const (
+	HoldoutGPU    = "gpu"
+	HoldoutEngine = "engine"
+	HoldoutSource = "source"
+)
+
+// HoldoutReport is the error of predicting one held-out fold (or, with
+// Fold "all", every fold of a kind pooled) from a fit without it.
+type HoldoutReport struct {
+	Kind   string `json:"kind"` // gpu, engine or source
+	Fold   string `json:"fold"` // the held-out GPU, engine label or source file; "all" pools the kind
+	Points int    `json:"points"`
+	// APE is the median and maximum absolute percentage error per metric
+	// (only metrics the held-out records give).
+	APE map[string]APE `json:"ape"`
+	// Coverage is the share of held-out measurements inside the ±1σ band
+	// (the simulations at Band −1 and +1, as predict draws it), per metric
+	// and pooled over metrics under "all".
+	Coverage map[string]float64 `json:"coverage"`
+	// PricedFrom says how the fold's pools were priced (the derivations).
+	PricedFrom []string `json:"priced_from,omitempty"`
+	// Failed counts held-out records that could not be predicted at all, with why.
+	Failed  int      `json:"failed,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// holdoutKinds are the cross-group validations Fit runs with Options.CV, in order.
+var holdoutKinds = []string{HoldoutGPU, HoldoutEngine, HoldoutSource}
+
+// holdoutMetrics are judged on held-out points; output throughput only when
+// a record gives no request throughput (as in the series reports).
+var holdoutMetrics = []string{model.RequestThroughput, model.OutputThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL}
+
+// crossGroups runs the leave-one-GPU-, engine-version- and source-out folds.
+func crossGroups(ctx context.Context, recs []results.Record, opts Options, progress func(Progress)) ([]HoldoutReport, error) {
+	groups, order, _ := preparePoints(recs, opts.MaxPrompts)
+	var pts []*point
+	for _, k := range order {
+		pts = append(pts, groups[k]...)
+	}
+	keyOf := map[string]func(p *point) string{
+		HoldoutGPU: func(p *point) string { return model.CanonicalGPU(p.rec.System.GPU) },
+		HoldoutEngine: func(p *point) string {
+			return p.rec.System.Engine
+		},
+		HoldoutSource: func(p *point) string { return p.rec.Source.File },
+	}
+	inner := opts
+	inner.CV = false
+	var out []HoldoutReport
+	for _, kind := range holdoutKinds {
+		var folds []string
+		seen := map[string]bool{}
+		for _, p := range pts {
+			if k := keyOf[kind](p); k != "" && !seen[k] && p.rec.System.GPU != "" && p.rec.System.Model != "" {
+				seen[k] = true
+				folds = append(folds, k)
+			}
+		}
+		sort.Strings(folds)
+		if len(folds) < 2 {
+			continue
+		}
+		var pooled []heldOut
+		for fi, fold := range folds {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			progress(Progress{Stage: "cv", Group: fmt.Sprintf("without %s %s", kind, fold), Done: fi, Total: len(folds)})
+			var train []results.Record
+			var test []*point
+			for i := range recs {
+				if keyOf[kind](&point{rec: &recs[i]}) != fold {
+					train = append(train, recs[i])
+				}
+			}
+			for _, p := range pts {
+				// A record that names no GPU or model cannot be predicted as itself.
+				if keyOf[kind](p) == fold && p.rec.System.GPU != "" && p.rec.System.Model != "" {
+					test = append(test, p)
+				}
+			}
+			rep := HoldoutReport{Kind: kind, Fold: fold}
+			prof, _, err := Fit(ctx, train, inner, func(Progress) {})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				rep.Failed, rep.Reasons = len(test), []string{err.Error()}
+				out = append(out, rep)
+				continue
+			}
+			held, err := predictHeldOut(ctx, prof, test, opts)
+			if err != nil {
+				return nil, err
+			}
+			pooled = append(pooled, held...)
+			out = append(out, summarise(kind, fold, held))
+		}
+		out = append(out, summarise(kind, "all", pooled))
+	}
+	return out, nil
+}
+
+// heldOut is one predicted held-out point.
+type heldOut struct {
+	p        *point
+	central  map[string]float64
+	lo, hi   map[string]float64
+	derived  string
+	failure  string
+	measured map[string]float64
+}
+
+// predictHeldOut prices each held-out point from prof as predict would
+// (Configure with the record's GPU, model, engine label, topology and
+// stated settings) and simulates it at the centre and both band edges.
+func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Options) ([]heldOut, error) {
+	out := make([]heldOut, len(test))
+	run := opts.simulate()
+	err := parallel.ForEach(ctx, len(test), opts.workers(), func(i int) {
+		p := test[i]
+		h := heldOut{p: p, measured: p.meas}
+		s := settingsFrom(p.rec.System.Engine, []*point{p})
+		sims := make([]map[string]float64, 3)
+		for j, band := range []float64{0, -1, 1} {
+			d, err := prof.Configure(Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine,
+				Topology: p.topo, Band: band, Settings: &s})
+			if err != nil {
+				h.failure = err.Error()
+				break
+			}
+			if j == 0 {
+				var parts []string
+				for _, der := range d.Derived {
+					parts = append(parts, fmt.Sprintf("%s %s: %s %s", der.Role, der.Pool, der.Source, der.From))
+				}
+				h.derived = strings.Join(parts, "; ")
+			}
+			res, err := d.SimulateWith(ctx, p.workload(), run)
+			if err != nil {
+				h.failure = err.Error()
+				break
+			}
+			sims[j] = res.Metrics
+		}
+		if h.failure == "" {
+			h.central, h.lo, h.hi = sims[0], sims[1], sims[2]
+		}
+		out[i] = h
+	})
+	return out, err
+}
+
+// summarise turns held-out predictions into a report.
+func summarise(kind, fold string, held []heldOut) HoldoutReport {
+	rep := HoldoutReport{Kind: kind, Fold: fold, APE: map[string]APE{}, Coverage: map[string]float64{}}
+	errs := map[string][]float64{}
+	in, n := map[string]int{}, map[string]int{}
+	from := map[string]bool{}
+	for _, h := range held {
+		if h.failure != "" {
+			rep.Failed++
+			if len(rep.Reasons) < 3 {
+				rep.Reasons = append(rep.Reasons, h.p.rec.ID+": "+h.failure)
+			}
+			continue
+		}
+		rep.Points++
+		if fold != "all" && !from[h.derived] {
+			from[h.derived] = true
+			rep.PricedFrom = append(rep.PricedFrom, h.derived)
+		}
+		for _, m := range holdoutMetrics {
+			want, ok := h.measured[m]
+			if !ok {
+				continue
+			}
+			got := h.central[m]
+			if !(got > 0) {
+				errs[m] = append(errs[m], 100)
+				n[m]++
+				continue
+			}
+			errs[m] = append(errs[m], 100*math.Abs(got/want-1))
+			lo, hi := math.Min(h.lo[m], h.hi[m]), math.Max(h.lo[m], h.hi[m])
+			lo, hi = math.Min(lo, got), math.Max(hi, got)
+			n[m]++
+			if want >= lo && want <= hi {
+				in[m]++
+			}
+		}
+	}
+	allIn, allN := 0, 0
+	for m, e := range errs {
+		rep.APE[m] = APE{Median: round2(median(e)), Max: round2(maxOf(e))}
+		if n[m] > 0 {
+			rep.Coverage[m] = round2(float64(in[m]) / float64(n[m]))
+		}
+		allIn += in[m]
+		allN += n[m]
+	}
+	if allN > 0 {
+		rep.Coverage["all"] = round2(float64(allIn) / float64(allN))
+	}
+	sort.Strings(rep.PricedFrom)
+	return rep
+}

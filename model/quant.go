@@ -1,0 +1,84 @@
+package model
+
+import (
+	"strings"
+)
+
+// Quantization of a checkpoint's weights (and, for FP8/FP4 with tensor
+// cores that run them, of its GEMMs). The zero value is BF16/FP16.
+type Quantization string
+
+// Known quantizations.
+const (
+	QuantNone Quantization = ""
+	QuantFP8  Quantization = "fp8"  // FP8 weights (and activations where the GPU has FP8 tensor cores)
+	QuantFP4  Quantization = "fp4"  // NVFP4 weights and activations (FP4 tensor cores)
+	QuantInt4 Quantization = "int4" // 4-bit weights, BF16 activations (AWQ, GPTQ W4A16)
+)
+
+// quantSuffixes map checkpoint-name suffixes to quantizations, longest first.
+var quantSuffixes = []struct {
+	suffix string
+	q      Quantization
+}{
+	{"-w4a16-gptq-selfbuilt", QuantInt4},
+	{"-w4a16", QuantInt4},
+	{"-gptq", QuantInt4},
+	{"-awq", QuantInt4},
+	{"-fp8", QuantFP8},
+	{"-fp4", QuantFP4},
+}
+
+// splitQuant splits a checkpoint id into its base model name and its
+// quantization: "nvidia/Llama-3.1-8B-Instruct-FP8" → "Llama-3.1-8B-Instruct", fp8;
+// "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8" → "Llama-3.1-70B-Instruct", fp8.
+func splitQuant(name string) (string, Quantization) {
+	short := ShortName(strings.TrimSpace(name))
+	low := strings.ToLower(short)
+	for _, s := range quantSuffixes {
+		if strings.HasSuffix(low, s.suffix) {
+			base := short[:len(short)-len(s.suffix)]
+			if strings.HasPrefix(strings.ToLower(base), "meta-llama-") {
+				base = base[len("Meta-"):]
+			}
+			return base, s.q
+		}
+	}
+	return name, QuantNone
+}
+
+// BytesPerWeight is the stored size of one body weight: scales of
+// group-128 4-bit formats and per-block FP4 scales included.
+func (q Quantization) BytesPerWeight() float64 {
+	switch q {
+	case QuantFP8:
+		return 1
+	case QuantFP4:
+		return 0.5625
+	case QuantInt4:
+		return 0.5625
+	}
+	return 2
+}
+
+// StoredWeightBytes is the size of the checkpoint's weights: the body at
+// its quantization, embeddings and LM head in BF16.
+func (m LLM) StoredWeightBytes() float64 {
+	return m.BodyParams()*m.Quant.BytesPerWeight() + m.EmbedParams()*2
+}
+
+// GEMMTFLOPS is the dense tensor rate the model's GEMMs run at on g: FP8
+// and FP4 checkpoints use the GPU's FP8/FP4 tensor cores where it has
+// them; otherwise (and for 4-bit weight-only formats) weights are
+// dequantized and the GEMMs run at the BF16 rate.
+func (g GPU) GEMMTFLOPS(q Quantization) float64 {
+	switch {
+	case q == QuantFP8 && g.FP8TFLOPS > 0:
+		return g.FP8TFLOPS
+	case q == QuantFP4 && g.FP4TFLOPS > 0:
+		return g.FP4TFLOPS
+	case q == QuantFP4 && g.FP8TFLOPS > 0:
+		return g.FP8TFLOPS
+	}
+	return g.TFLOPS
+}
