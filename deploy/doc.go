@@ -7,8 +7,10 @@
 // predicted metrics, the SLO verdicts and the exact `capsim validate`
 // command to check the deployment once it runs.
 //
-// Files builds every file in memory (deterministic bytes, golden-tested);
-// Write puts them in a directory. YAML is produced by gopkg.in/yaml.v3 from
+// FromPlan and FromPrediction turn a plan's recommendations or a
+// prediction into Specs. Files builds every file in memory (deterministic
+// bytes, golden-tested); Write puts them in a directory, and Export writes
+// the specs that can be built and says which could not. YAML is produced by gopkg.in/yaml.v3 from
 // ordered nodes, so it always parses and keeps its keys in the order
 // people read them. Every vLLM flag emitted is checked against the flag
 // table of the named vLLM version (Flags), so an export never names a flag

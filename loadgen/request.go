@@ -145,7 +145,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 		}
 		chunk = streamChunk{}
 		if err := json.Unmarshal(payload, &chunk); err != nil {
-			return true, fail(ReasonMalformedStream, fmt.Errorf("event %d: %v", eventCount, err))
+			return true, fail(ReasonMalformedStream, fmt.Errorf("event %d: %w", eventCount, err))
 		}
 		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
 			return true, fail(ReasonStreamError, fmt.Errorf("event %d: %s", eventCount, chunk.Error))

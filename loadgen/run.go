@@ -39,6 +39,16 @@ func (p Progress) OutputThroughput() float64 {
 	return float64(p.OutputTokens) / p.Elapsed.Seconds()
 }
 
+// Left estimates the time the load point has left: the elapsed time per
+// finished request times the requests left; 0 before the first finishes
+// and once all have.
+func (p Progress) Left() time.Duration {
+	if p.Done <= 0 || p.Done >= p.Total {
+		return 0
+	}
+	return time.Duration(float64(p.Elapsed) * float64(p.Total-p.Done) / float64(p.Done))
+}
+
 // Run offers one load point to the server and measures it. progress, when
 // not nil, is called after each finished request from a single goroutine.
 //

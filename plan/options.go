@@ -108,6 +108,19 @@ type Progress struct {
 	Feasible int // candidates found to meet every SLO so far
 }
 
+// Stage says what the phase does, for a progress line.
+func (p Progress) Stage() string {
+	switch p.Phase {
+	case "headroom":
+		return "headroom of the leaders"
+	case "frontier":
+		return "widening the Pareto frontier"
+	case "margin":
+		return "central-cost search"
+	}
+	return "candidates"
+}
+
 const (
 	defaultMaxGPUs = 64
 	defaultTopK    = 5

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,11 +24,8 @@ type benchOptions struct {
 	metadata      []string
 }
 
-// runBench benchmarks a live endpoint; Ctrl-C stops it after writing what was measured.
-func runBench(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(benchContext, args, stdout, stderr)
-}
-
+// benchContext benchmarks a live endpoint; Ctrl-C (ctx) stops it after
+// writing what was measured.
 func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newFlagSet("bench", stderr)
@@ -50,11 +46,6 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 
-	if !o.skipCheck {
-		if err := loadgen.Check(ctx, base); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-	}
 	if o.out != "" {
 		// A run killed while writing leaves its temporary next to --out.
 		if n, err := atomicfile.RemoveStale(o.out); err != nil {
@@ -67,14 +58,13 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
 	}
 	var allFailed []string // load points where no request completed
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "bench", base.NumPrompts, len(loads)), func(done []*loadgen.Result) error {
-		r := done[len(done)-1]
+	done, err := o.measure(ctx, "bench", base, loads, stderr, func(r *loadgen.Result) error {
 		r.Label, r.Metadata = o.label, metadata
 		fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
 		if r.Completed == 0 && r.Failed > 0 {
 			allFailed = append(allFailed, r.Load.String()+r.FailureNote())
 		}
-		return writeResultsTo(o.out, done)
+		return nil
 	})
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		where := ""
@@ -95,14 +85,6 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-// writeResultsTo rewrites path with every result so far; "" writes nothing.
-func writeResultsTo(path string, done []*loadgen.Result) error {
-	if path == "" {
-		return nil
-	}
-	return loadgen.WriteResults(path, done)
-}
-
 // resolve checks the flags and turns them into load-point options.
 func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]string, error) {
 	var base loadgen.Options
@@ -114,41 +96,19 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 	case !(o.burstiness > 0):
 		return base, nil, nil, fmt.Errorf("bench: --burstiness must be positive, got %v", o.burstiness)
 	}
-	if err := o.check("bench", len(o.concurrency) == 0 && len(o.rates) == 0); err != nil {
-		return base, nil, nil, err
-	}
-	endpoint, err := o.endpointKind()
-	if err != nil {
-		return base, nil, nil, fmt.Errorf("bench: %w", err)
-	}
-	var loads []model.Load
+	var closed []model.Load
 	for _, c := range o.concurrency {
 		if c <= 0 {
 			return base, nil, nil, fmt.Errorf("bench: --concurrency values must be positive, got %d", c)
 		}
-		loads = append(loads, model.Closed(c))
+		closed = append(closed, model.Closed(c))
 	}
-	for _, s := range o.rates {
-		rate, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(rate > 0) {
-			return base, nil, nil, fmt.Errorf("bench: --rate values must be positive numbers or inf, got %q", s)
-		}
-		loads = append(loads, o.openLoad(model.Open(rate, o.burstiness)))
-	}
-	metadata := map[string]string{}
-	for _, kv := range o.metadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return base, nil, nil, fmt.Errorf("bench: --metadata wants KEY=VALUE, got %q", kv)
-		}
-		metadata[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	apiKey, err := o.apiKey()
+	base, loads, err := o.options("bench", o.modelName, closed, strings.Join(o.rates, ","), o.burstiness)
 	if err != nil {
-		return base, nil, nil, fmt.Errorf("bench: %w", err)
+		return base, nil, nil, err
 	}
-	base = o.loadgenOptions(o.modelName, endpoint, apiKey)
-	return base, loads, metadata, nil
+	metadata, err := loadgen.ParseMetadata(o.metadata)
+	return base, loads, metadata, flagError("bench: --metadata", err)
 }
 
 // benchProgress announces each load point and prints its progress on
@@ -163,8 +123,7 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 			}
 			last = time.Now()
 			eta := ""
-			if p.Done > 0 && p.Done < p.Total {
-				left := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Done) / float64(p.Done))
+			if left := p.Left(); left > 0 {
 				eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 			}
 			fmt.Fprintf(w, "%s: %s: %d/%d done, %d failed, %.2f req/s, %.1f output tok/s, %.1f s%s\n",
@@ -176,14 +135,15 @@ func benchProgress(w io.Writer, cmd string, prompts, points int) func(int, model
 // writeBenchSummary prints one row per load point (table) or the results
 // without their per-request lists (json).
 func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) error {
-	if format == "json" {
-		brief := make([]*loadgen.Result, len(results))
-		for i, r := range results {
-			brief[i] = r.WithoutDetails()
-		}
-		return writeJSON(w, brief)
+	brief := make([]*loadgen.Result, len(results))
+	for i, r := range results {
+		brief[i] = r.WithoutDetails()
 	}
-	t := newTable(tableOutput(w, format))
+	return writeOutput(w, format, brief, func(w io.Writer) error { return writeBenchTable(w, results) })
+}
+
+func writeBenchTable(w io.Writer, results []*loadgen.Result) error {
+	t := newTable(w)
 	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
 	for _, r := range results {
 		name := r.Load.String()

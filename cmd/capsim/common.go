@@ -1,45 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
-
-// parseTopology builds a topology from --prefill/--decode or --replicas.
-func parseTopology(prefill, decode, replicas string) (model.Topology, error) {
-	switch {
-	case replicas != "" && (prefill != "" || decode != ""):
-		return model.Topology{}, fmt.Errorf("give either --replicas or --prefill with --decode, not both")
-	case replicas != "":
-		p, err := model.ParsePool(replicas)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--replicas: %w", err)
-		}
-		return model.Aggregated(p), nil
-	case prefill != "" && decode != "":
-		p, err := model.ParsePool(prefill)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--prefill: %w", err)
-		}
-		d, err := model.ParsePool(decode)
-		if err != nil {
-			return model.Topology{}, fmt.Errorf("--decode: %w", err)
-		}
-		return model.Disaggregated(p, d), nil
-	case prefill != "" || decode != "":
-		return model.Topology{}, fmt.Errorf("a disaggregated deployment needs both --prefill and --decode")
-	default:
-		return model.Topology{}, fmt.Errorf("give a topology: --prefill NxTPk --decode MxTPk, or --replicas NxTPk")
-	}
-}
 
 // parseLoads turns --concurrency or --rate lists into loads (nil when neither is given).
 func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, error) {
@@ -59,22 +30,34 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 	return nil, nil
 }
 
-// flagError names the flag a library error is about.
+// flagError names the flag a library error is about, in place of the
+// library's package prefix; it still wraps err.
 func flagError(flag string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %s", flag, strings.TrimPrefix(err.Error(), "model: "))
+	return &flagErr{flag, err}
 }
 
-// resolveTarget turns the deployment flags into a profile target, naming
-// the flag to fix when a name is missing.
+type flagErr struct {
+	flag string
+	err  error
+}
+
+func (e *flagErr) Error() string {
+	msg := e.err.Error()
+	for _, pkg := range []string{"model: ", "loadgen: ", "results: "} {
+		msg = strings.TrimPrefix(msg, pkg)
+	}
+	return e.flag + ": " + msg
+}
+
+func (e *flagErr) Unwrap() error { return e.err }
+
+// resolveTarget turns the deployment flags into a profile target.
 func resolveTarget(p *calibrate.Profile, gpuName, modelName, engine string, topo model.Topology) (calibrate.Target, error) {
 	t, err := p.Resolve(gpuName, modelName, engine, topo)
-	if errors.Is(err, calibrate.ErrNoGPU) {
-		return t, fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
-	}
-	return t, err
+	return t, flagHint(err)
 }
 
 // orDash is s, or "-" for an empty table cell.
@@ -85,13 +68,28 @@ func orDash(s string) string {
 	return s
 }
 
+// countCell is a count for a table cell, "-" for 0: absent, not stated.
+func countCell(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
 // fmtMetric prints a metric with sensible precision, "-" when absent.
 func fmtMetric(m map[string]float64, name string) string {
 	v, ok := m[name]
-	if !ok || math.IsNaN(v) {
+	if !ok {
 		return "-"
 	}
+	return fmtValue(v)
+}
+
+// fmtValue prints a metric value with sensible precision, "-" for NaN.
+func fmtValue(v float64) string {
 	switch {
+	case math.IsNaN(v):
+		return "-"
 	case v >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case v >= 10:
@@ -101,30 +99,12 @@ func fmtMetric(m map[string]float64, name string) string {
 	}
 }
 
-// loadFiles reads result files with their sidecar metadata: names may be
-// comma lists and shell patterns ("vllm-*.json", quoted or not), each
-// pattern matching at least one file.
-func loadFiles(names []string) ([]results.Record, error) {
-	var paths []string
-	for _, n := range names {
-		for _, name := range strings.Split(n, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !strings.ContainsAny(name, "*?[") {
-				paths = append(paths, name)
-				continue
-			}
-			m, err := filepath.Glob(name)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("%s matches no file", name)
-			}
-			paths = append(paths, m...)
-		}
+// loadRecords reads the user's result files with their sidecar metadata
+// (comma lists and shell patterns allowed), or the embedded fixtures when
+// none are named.
+func loadRecords(files []string) ([]results.Record, error) {
+	if len(files) == 0 {
+		return fixtures.Records()
 	}
-	return results.LoadFiles(paths)
+	return results.LoadPatterns(files)
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -50,7 +49,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
-	recs, err := o.load()
+	recs, err := loadRecords(o.files)
 	if err != nil {
 		return err
 	}
@@ -68,18 +67,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	for _, r := range recs {
 		out.Counts[r.Source.File]++
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, out)
-	}
-	return writeDataTable(tableOutput(stdout, o.format), out)
-}
-
-// load reads the user's files (with their sidecar metadata) or the fixtures.
-func (o dataOptions) load() ([]results.Record, error) {
-	if len(o.files) == 0 {
-		return fixtures.Records()
-	}
-	return loadFiles(o.files)
+	return writeOutput(stdout, o.format, out, func(w io.Writer) error { return writeDataTable(w, out) })
 }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
@@ -96,7 +84,7 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, orDash(r.System.GPU), dataCount(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
+			r.ID, orDash(r.System.GPU), countCell(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
 			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
 			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
@@ -115,13 +103,6 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	}
 	_, err := fmt.Fprintf(w, "%d records (%s)\n", out.Count, strings.Join(parts, ", "))
 	return err
-}
-
-func dataCount(n int) string {
-	if n == 0 {
-		return "-"
-	}
-	return strconv.Itoa(n)
 }
 
 func dataTopology(t model.Topology) string {

@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -27,10 +25,6 @@ type fitOptions struct {
 	system   systemFlags
 	assume   bool // search the catalog for an unstated GPU or model
 	quiet    bool
-}
-
-func runFit(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(fitContext, args, stdout, stderr)
 }
 
 // fitContext fits under a context Ctrl-C cancels: the fit stops between
@@ -54,7 +48,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
 	}
-	recs, err := fitRecords(o.from)
+	recs, err := loadRecords(o.from)
 	if err != nil {
 		return err
 	}
@@ -103,19 +97,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(stderr, "fit: warning: "+w)
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, rep)
-	}
-	return writeFitTable(tableOutput(stdout, o.format), rep)
-}
-
-// fitRecords reads the user's files with their sidecar metadata (as capsim
-// data --file does), or the embedded fixtures when none are named.
-func fitRecords(files []string) ([]results.Record, error) {
-	if len(files) == 0 {
-		return fixtures.Records()
-	}
-	return loadFiles(files)
+	return writeOutput(stdout, o.format, rep, func(w io.Writer) error { return writeFitTable(w, rep) })
 }
 
 // fitProgress prints each stage of each group as it goes, with the time

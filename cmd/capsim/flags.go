@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,11 +29,13 @@ func interruptContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// runInterruptible runs a command under interruptContext.
-func runInterruptible(run func(context.Context, []string, io.Writer, io.Writer) error, args []string, stdout, stderr io.Writer) error {
-	ctx, stop := interruptContext()
-	defer stop()
-	return run(ctx, args, stdout, stderr)
+// interruptible is a command that runs under interruptContext.
+func interruptible(run func(context.Context, []string, io.Writer, io.Writer) error) func([]string, io.Writer, io.Writer) error {
+	return func(args []string, stdout, stderr io.Writer) error {
+		ctx, stop := interruptContext()
+		defer stop()
+		return run(ctx, args, stdout, stderr)
+	}
 }
 
 // parseFlags parses args into fs, then checks --format (when format is not
@@ -83,16 +85,31 @@ func (d *deploymentFlags) topologyGiven() bool {
 	return d.prefill != "" || d.decode != "" || d.replicas != "" || d.topo != ""
 }
 
-// topology parses --topology, or --prefill/--decode or --replicas.
+// topology parses --topology, or --prefill with --decode, or --replicas.
 func (d *deploymentFlags) topology() (model.Topology, error) {
-	if d.topo != "" {
-		if d.prefill != "" || d.decode != "" || d.replicas != "" {
-			return model.Topology{}, fmt.Errorf("give --topology or --replicas/--prefill/--decode, not both")
-		}
+	pools := d.prefill != "" || d.decode != ""
+	switch {
+	case d.topo != "" && (pools || d.replicas != ""):
+		return model.Topology{}, errors.New("give --topology or --replicas/--prefill/--decode, not both")
+	case d.topo != "":
 		t, err := model.ParseTopology(d.topo)
 		return t, flagError("--topology", err)
+	case d.replicas != "" && pools:
+		return model.Topology{}, errors.New("give either --replicas or --prefill with --decode, not both")
+	case d.replicas != "":
+		p, err := model.ParsePool(d.replicas)
+		return model.Aggregated(p), flagError("--replicas", err)
+	case d.prefill != "" && d.decode != "":
+		p, err := model.ParsePool(d.prefill)
+		if err != nil {
+			return model.Topology{}, flagError("--prefill", err)
+		}
+		dp, err := model.ParsePool(d.decode)
+		return model.Disaggregated(p, dp), flagError("--decode", err)
+	case pools:
+		return model.Topology{}, errors.New("a disaggregated deployment needs both --prefill and --decode")
 	}
-	return parseTopology(d.prefill, d.decode, d.replicas)
+	return model.Topology{}, errors.New("give a topology: --prefill NxTPk --decode MxTPk, or --replicas NxTPk")
 }
 
 // loadListFlags are load points as comma lists, for parseLoads.
@@ -156,63 +173,70 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint
 	addQuietFlag(fs, &s.quiet)
 }
 
-// check rejects server flags no benchmark can run with; noLoads says no
-// load point was given.
-func (s *serverFlags) check(cmd string, noLoads bool) error {
+// options checks the server flags and returns the options every load point
+// shares, and the load points: closed, then open ones capped by
+// --max-concurrency (as bench serve does); cmd prefixes the errors.
+func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates string, burstiness float64) (loadgen.Options, []model.Load, error) {
 	msg := ""
 	switch {
 	case s.isl <= 0 || s.osl <= 0:
 		msg = "--isl and --osl must be positive numbers of tokens"
 	case s.numPrompts <= 0:
 		msg = "--num-prompts must be positive"
-	case noLoads:
+	case len(closed) == 0 && rates == "":
 		msg = "give load points with --concurrency and/or --rate"
 	case s.maxConcurrency < 0:
 		msg = "--max-concurrency must not be negative"
 	case s.timeout <= 0:
 		msg = "--timeout must be positive"
-	default:
-		return nil
 	}
-	return errors.New(cmd + ": " + msg)
-}
-
-// endpointKind parses --endpoint.
-func (s *serverFlags) endpointKind() (loadgen.Endpoint, error) {
-	switch s.endpoint {
-	case "completions":
-		return loadgen.Completions, nil
-	case "chat":
-		return loadgen.Chat, nil
+	fail := func(err error) (loadgen.Options, []model.Load, error) {
+		return loadgen.Options{}, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	return "", fmt.Errorf("--endpoint must be completions or chat, got %q", s.endpoint)
-}
-
-// apiKey reads the variable --api-key-env names; "" when the flag is not given.
-func (s *serverFlags) apiKey() (string, error) {
-	if s.apiKeyEnv == "" {
-		return "", nil
+	if msg != "" {
+		return fail(errors.New(msg))
 	}
-	key := os.Getenv(s.apiKeyEnv)
-	if key == "" {
-		return "", fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv)
+	open, err := parseLoads("", rates, burstiness)
+	if err != nil {
+		return fail(err)
 	}
-	return key, nil
-}
-
-// openLoad caps an open-loop load point by --max-concurrency, as bench serve does.
-func (s *serverFlags) openLoad(l model.Load) model.Load {
-	l.Concurrency = s.maxConcurrency
-	if math.IsInf(l.Rate, 1) {
-		l.Burstiness = 1 // vLLM ignores burstiness for an infinite rate
+	for i := range open {
+		open[i] = loadgen.CapOpen(open[i], s.maxConcurrency)
 	}
-	return l
-}
-
-// loadgenOptions are the options every load point shares.
-func (s *serverFlags) loadgenOptions(modelName string, endpoint loadgen.Endpoint, apiKey string) loadgen.Options {
+	endpoint, err := loadgen.ParseEndpoint(s.endpoint)
+	if err != nil {
+		return fail(fmt.Errorf("--endpoint must be completions or chat, got %q", s.endpoint))
+	}
+	apiKey := ""
+	if s.apiKeyEnv != "" {
+		if apiKey = os.Getenv(s.apiKeyEnv); apiKey == "" {
+			return fail(fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv))
+		}
+	}
 	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
-		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}
+		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}, append(closed, open...), nil
+}
+
+// measure runs the load points against the server: the test request first
+// (unless --skip-check), progress lines, and --out rewritten after every
+// point. each sees every result before it is written; its error stops the
+// run once the result is written. cmd names the progress lines; the caller
+// prefixes errors.
+func (s *serverFlags) measure(ctx context.Context, cmd string, base loadgen.Options, loads []model.Load, stderr io.Writer,
+	each func(*loadgen.Result) error) ([]*loadgen.Result, error) {
+	if !s.skipCheck {
+		if err := loadgen.Check(ctx, base); err != nil {
+			return nil, err
+		}
+	}
+	return loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, s.quiet), cmd, base.NumPrompts, len(loads)),
+		func(done []*loadgen.Result) error {
+			err := each(done[len(done)-1])
+			if s.out == "" {
+				return err
+			}
+			return cmp.Or(loadgen.WriteResults(s.out, done), err)
+		})
 }
 
 // systemFlags state (or override) the system user result files measured:

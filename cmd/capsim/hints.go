@@ -4,14 +4,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/sim"
 )
 
-// flagHint adds the flag that controls a library limit to the error that
-// reports it; the libraries know nothing of flags.
+// flagHint adds the flag that controls a library limit, or that names
+// what is missing, to the error that reports it; the libraries know
+// nothing of flags.
 func flagHint(err error) error {
 	switch {
+	case errors.Is(err, calibrate.ErrNoGPU):
+		return fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
 	case errors.Is(err, sim.ErrTooManyPrompts):
 		return fmt.Errorf("%w (--num-prompts, at most %d)", err, sim.MaxNumPrompts)
 	case errors.Is(err, plan.ErrTooManyGPUs):

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/capsim/capsim/internal/buildinfo"
 	"github.com/capsim/capsim/internal/suggest"
 )
 
@@ -41,7 +41,7 @@ func commands() map[string]command {
 				"say which with --gpu, or --assume-gpu to fit the catalog pair that explains them best.",
 			[]string{"# your vLLM sweep (six --save-result files with --metadata gpu=H100 ...)", "capsim fit --from 'vllm-*.json' --out my-profile.json",
 				"# a GuideLLM report that does not say its GPU", "capsim fit --from benchmarks.json --gpu H100 --engine vllm-0.10.1 --out my-profile.json"},
-			runFit},
+			interruptible(fitContext)},
 		"predict": {"predict throughput, latency, knee and TTFT blow-up",
 			"--gpu G --model M (--replicas NxTPk | --prefill NxTPk --decode MxTPk | --topology T) --isl N --osl N [--concurrency LIST | --rate LIST]",
 			"Simulate a deployment at a list of loads with the calibrated costs and print throughput, latency\n" +
@@ -59,13 +59,13 @@ func commands() map[string]command {
 			"--url URL --model M --isl N --osl N (--concurrency LIST | --rate LIST) [--out FILE] [--format table|json|csv]",
 			"Drive an OpenAI-compatible server the way vllm bench serve does and write vLLM's result JSON.",
 			[]string{"# four closed-loop points against a local server", "capsim bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B --isl 1000 --osl 200 --concurrency 1,4,16,64 --out results.json"},
-			runBench},
+			interruptible(benchContext)},
 		"validate": {"compare a benchmark with a prediction",
 			"(--results FILE | --url URL --isl N --osl N --concurrency LIST) [--gpu G] [--model M] [--engine E] [--topology T] [--format table|json|csv]",
 			"Predict the loads of a result file (or benchmark a live server) and compare each metric with\n" +
 				"the measurement. --gpu, --model, --engine and --topology state or override what the file says.",
 			[]string{"# a result file, naming the deployment it measured", "capsim validate --results results.json --gpu H100 --topology 1xTP1 --profile my-profile.json"},
-			runValidate},
+			interruptible(validateContext)},
 		"plan": {"size deployments against SLOs",
 			"--model M --isl N --osl N (--concurrency C | --rate R) --slo ttft_p99=500ms [--gpu G,...] [--format table|json|csv]",
 			"Search deployments (GPU, topology, engine settings) for the cheapest that meets the SLOs at the load.",
@@ -80,26 +80,13 @@ func commands() map[string]command {
 	}
 }
 
-// errUsage marks an error whose usage text has already been printed.
-var errUsage = errors.New("usage")
-
+// main runs capsim: --help exits 0, any other error prints its first line and exits 1.
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsage) && !errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "capsim: "+firstLine(err.Error()))
-		}
-		if errors.Is(err, pflag.ErrHelp) {
-			os.Exit(0)
-		}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, pflag.ErrHelp) {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintln(os.Stderr, "capsim: "+msg)
 		os.Exit(1)
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func commandNames() []string {
@@ -137,36 +124,6 @@ func commandHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 	}
 }
 
-// version is capsim's version as the build recorded it.
-func version() string {
-	v, rev, at, goVer := "(devel)", "", "", "unknown Go"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		goVer = bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				at = s.Value
-			}
-		}
-	}
-	out := "capsim " + v
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		out += ", revision " + rev
-		if at != "" {
-			out += " (" + at + ")"
-		}
-	}
-	return out + ", " + goVer
-}
-
 // run is capsim without the process: tests call it directly.
 func run(args []string, stdout, stderr io.Writer) error {
 	global := pflag.NewFlagSet("capsim", pflag.ContinueOnError)
@@ -177,11 +134,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := global.Parse(args); err != nil {
 		return withFlagHint(err, global)
 	}
-	if *showVersion {
-		_, err := fmt.Fprintln(stdout, version())
-		return err
-	}
 	rest := global.Args()
+	if *showVersion {
+		rest = []string{"version"}
+	}
 	if len(rest) == 0 {
 		usage(stderr)
 		return fmt.Errorf("no command given")
@@ -189,26 +145,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 	name, cmdArgs := rest[0], rest[1:]
 	switch name {
 	case "version":
-		_, err := fmt.Fprintln(stdout, version())
+		_, err := fmt.Fprintln(stdout, buildinfo.Version())
 		return err
 	case "help":
 		if len(cmdArgs) == 0 {
 			usage(stdout)
 			return nil
 		}
-		if _, ok := commands()[cmdArgs[0]]; !ok || cmdArgs[0] == "help" || cmdArgs[0] == "version" {
-			if ok {
-				commandHelp(stdout, cmdArgs[0], nil)
-				return nil
-			}
+		c, ok := commands()[cmdArgs[0]]
+		switch {
+		case !ok:
 			return unknownCommand(cmdArgs[0])
-		}
-		// The command prints its help (to the writer it is given for errors) and stops.
-		err := commands()[cmdArgs[0]].run([]string{"--help"}, stdout, stdout)
-		if errors.Is(err, pflag.ErrHelp) {
+		case c.run == nil: // help, version
+			commandHelp(stdout, cmdArgs[0], nil)
 			return nil
 		}
-		return err
+		// The command prints its help (to the writer it is given for errors) and stops.
+		if err := c.run([]string{"--help"}, stdout, stdout); !errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return nil
 	}
 	cmd, ok := commands()[name]
 	if !ok || cmd.run == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
-	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
 )
 
@@ -144,16 +143,7 @@ func (o planOptions) options() (plan.Options, error) {
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
-		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin,
-	}
-	if _, err := model.LookupLLM(o.modelName); err != nil {
-		return opts, err
-	}
-	for _, g := range planList(o.gpus) {
-		if _, err := model.LookupGPU(g); err != nil {
-			return opts, err
-		}
-		opts.GPUs = append(opts.GPUs, g)
+		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: planList(o.gpus),
 	}
 	if o.gpuCost != "" {
 		var err error
@@ -197,18 +187,7 @@ func planList(s string) []string {
 func planProgress(w io.Writer) func(plan.Progress) {
 	m := progress.New(w, false)
 	m.Interval = 500 * time.Millisecond
-	return func(p plan.Progress) {
-		switch p.Phase {
-		case "headroom":
-			m.Update("plan: headroom of the leaders", p.Done, p.Total)
-		case "frontier":
-			m.Update("plan: widening the Pareto frontier", p.Done, p.Total)
-		case "margin":
-			m.Update("plan: central-cost search", p.Done, p.Total)
-		default:
-			m.Update("plan: candidates", p.Done, p.Total)
-		}
-	}
+	return func(p plan.Progress) { m.Update("plan: "+p.Stage(), p.Done, p.Total) }
 }
 
 func printPlan(w io.Writer, r *plan.Result) error {
@@ -235,7 +214,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	for _, rec := range r.Recommendations {
 		row := fmt.Sprintf("%d\t%s\t%s\t%d\t%s\t", rec.Rank, rec.GPU, rec.Notation, rec.GPUs, planCost(rec.Cost, r.CostUnit))
 		for _, v := range rec.SLOValues {
-			row += fmtMetric(map[string]float64{"v": v.Value}, "v") + "\t"
+			row += fmtValue(v.Value) + "\t"
 		}
 		row += fmt.Sprintf("%.1f\t%.1f\t%s\t%s\t%s\t%s\t", rec.OutputPerGPU, rec.PerUser, planHeadroom(rec.Headroom),
 			orDash(rec.Headroom.Binding), rec.Bottleneck.Resource, planCosts(rec))
@@ -251,7 +230,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 		if len(rec.Central) > 0 {
 			var cs []string
 			for _, c := range rec.Central {
-				cs = append(cs, fmt.Sprintf("%s %s", c.SLO, fmtMetric(map[string]float64{"v": c.Value}, "v")))
+				cs = append(cs, fmt.Sprintf("%s %s", c.SLO, fmtValue(c.Value)))
 			}
 			fmt.Fprintf(w, "; central costs: %s ms", strings.Join(cs, ", "))
 		}
@@ -313,9 +292,6 @@ func planHeadroom(h plan.Headroom) string {
 }
 
 func planCosts(r plan.Recommendation) string {
-	if r.Costs == "fitted" {
-		return fmt.Sprintf("fitted ±%.0f%%", 100*r.Uncertainty)
-	}
 	return fmt.Sprintf("%s ±%.0f%%", r.Costs, 100*r.Uncertainty)
 }
 
@@ -324,40 +300,4 @@ func planYesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// plotPareto draws every fully simulated deployment and the Pareto frontier.
-func plotPareto(path string, r *plan.Result) error {
-	onFrontier := map[string]bool{}
-	for _, p := range r.Frontier {
-		onFrontier[p.GPU+" "+p.Notation] = true
-	}
-	rank := map[string]int{}
-	for _, rec := range r.Recommendations {
-		rank[rec.GPU+" "+rec.Notation] = rec.Rank
-	}
-	var pts []plots.ParetoPoint
-	seen := map[string]bool{}
-	for _, p := range r.Cloud {
-		label := p.GPU + " " + p.Notation
-		seen[label] = true
-		pts = append(pts, plots.ParetoPoint{Label: label, Group: p.GPU, PerUser: p.PerUser, PerGPU: p.OutputPerGPU,
-			MeetsSLOs: p.MeetsSLOs, OnFrontier: onFrontier[label], Rank: rank[label]})
-	}
-	for _, rec := range r.Recommendations { // a recommendation is always simulated; keep it on the figure
-		label := rec.GPU + " " + rec.Notation
-		if !seen[label] {
-			pts = append(pts, plots.ParetoPoint{Label: label, Group: rec.GPU, PerUser: rec.PerUser, PerGPU: rec.OutputPerGPU, MeetsSLOs: true, Rank: rec.Rank})
-		}
-	}
-	var slos []string
-	for _, s := range r.SLOs {
-		slos = append(slos, s.String())
-	}
-	fig := plots.ParetoFigure(plots.Pareto{
-		Title:    fmt.Sprintf("%s, ISL %d / OSL %d at %s", model.ShortName(r.Model), r.ISL, r.OSL, r.Load),
-		Subtitle: fmt.Sprintf("%d simulated deployments; SLOs %s; frontier over the %s", len(r.Cloud), strings.Join(slos, ", "), r.FrontierOf),
-		Points:   pts,
-	})
-	return fig.Save(path)
 }

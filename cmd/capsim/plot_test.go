@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/figures"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/series"
@@ -112,7 +113,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	// else drawn without a line and reported on stderr.
 	names := map[string]int{}
 	for _, s := range groups {
-		f := plotUniqueName(names, s.Slug()) + ".svg"
+		f := figures.UniqueName(names, s.Slug()) + ".svg"
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)

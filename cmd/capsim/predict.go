@@ -120,26 +120,12 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	return preds, nil
 }
 
-// modeText says how the points were simulated.
-func modeText(p predict.Prediction) string {
-	if p.Mode != sim.SteadyState {
-		return "benchmark replay (ramp-up and drain included)"
-	}
-	measured := 0
-	for _, pt := range p.Points {
-		if pt.Steady != nil {
-			measured = max(measured, pt.Steady.Measured)
-		}
-	}
-	return fmt.Sprintf("steady state (warm-up left out; up to %d measured requests a point)", measured)
-}
-
 func printPredictions(w io.Writer, preds []predict.Prediction) error {
 	for i, p := range preds {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d — %s\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL, modeText(p))
+		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d — %s\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL, p.HowSimulated())
 		tw := newTable(w)
 		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
 		for _, pt := range p.Points {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,10 +30,7 @@ type validateOptions struct {
 	modelName, format string
 }
 
-func runValidate(args []string, stdout, stderr io.Writer) error {
-	return runInterruptible(validateContext, args, stdout, stderr)
-}
-
+// validateContext validates under a context Ctrl-C cancels.
 func validateContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o validateOptions
 	fs := newFlagSet("validate", stderr)
@@ -60,18 +58,12 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	v.Profile = o.profile
-	if v.Profile == "" {
-		v.Profile = "embedded default"
-	}
+	v.Profile = cmp.Or(o.profile, "embedded default")
 	v.Summarise()
 	for _, w := range v.Warnings {
 		fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
 	}
-	if o.format == "json" {
-		return writeJSON(stdout, v)
-	}
-	return writeValidation(tableOutput(stdout, o.format), v)
+	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return writeValidation(w, v) })
 }
 
 // live predicts, then benchmarks the server at the same loads.
@@ -79,32 +71,18 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	if err := o.check("validate", o.concurrency == "" && o.rate == ""); err != nil {
-		return nil, err
-	}
-	served := o.servedModel
-	if served == "" {
-		served = o.modelName
-	}
+	served := cmp.Or(o.servedModel, o.modelName)
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
-	}
-	endpoint, err := o.endpointKind()
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
 	}
 	closed, err := parseLoads(o.concurrency, "", o.burstiness)
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	open, err := parseLoads("", o.rate, o.burstiness)
+	base, loads, err := o.options("validate", served, closed, o.rate, o.burstiness)
 	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
+		return nil, err
 	}
-	for i := range open {
-		open[i] = o.openLoad(open[i])
-	}
-	loads := append(closed, open...)
 	topo, err := o.topology()
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
@@ -113,11 +91,6 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	apiKey, err := o.apiKey()
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
-
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
@@ -128,38 +101,23 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	pred := preds[0]
 	v := predict.NewValidation(loadgen.RedactURL(o.url), pred)
 
-	base := o.loadgenOptions(served, endpoint, apiKey)
-	if !o.skipCheck {
-		if err := loadgen.Check(ctx, base); err != nil {
-			return nil, fmt.Errorf("validate: %w", err)
-		}
-	}
-	if endpoint == loadgen.Chat {
+	if base.Endpoint == loadgen.Chat {
 		v.Warnings = append(v.Warnings, "chat prompts are text: measured input lengths are approximate")
 	}
-	done, err := loadgen.RunPoints(ctx, base, loads, benchProgress(progressTo(stderr, o.quiet), "validate", base.NumPrompts, len(loads)),
-		func(done []*loadgen.Result) error {
-			if err := writeResultsTo(o.out, done); err != nil {
-				return err
-			}
-			if r := done[len(done)-1]; r.Completed == 0 && !r.Partial {
-				return fmt.Errorf("%s: every request failed%s", r.Load, r.FailureNote())
-			}
-			return nil
-		})
+	done, err := o.measure(ctx, "validate", base, loads, stderr, func(r *loadgen.Result) error {
+		if r.Completed == 0 && !r.Partial {
+			return fmt.Errorf("%s: every request failed%s", r.Load, r.FailureNote())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
+	ms := make([]predict.Measured, len(done))
 	for i, r := range done {
-		load := r.Load
-		if r.Failed > 0 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d requests failed%s; latencies are over the completed ones",
-				load, r.Failed, r.NumPrompts, r.FailureNote()))
-		}
-		pt := predict.ComparePoint(load, shape, pred.Points[i].Metrics, r.Metrics())
-		pt.NumPrompts, pt.Completed, pt.Failed = r.NumPrompts, r.Completed, r.Failed
-		v.Points = append(v.Points, pt)
+		ms[i] = predict.Measured{Load: r.Load, Metrics: r.Metrics(), NumPrompts: r.NumPrompts, Completed: r.Completed, Failed: r.Failed, FailureNote: r.FailureNote()}
 	}
+	v.AddMeasured(shape, pred, ms)
 	return v, nil
 }
 
@@ -179,7 +137,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 			return nil, fmt.Errorf("validate: --%s applies to a live server (--url), not to --results", f)
 		}
 	}
-	recs, err := loadFiles([]string{o.results})
+	recs, err := results.LoadPatterns([]string{o.results})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
@@ -212,7 +170,11 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
 	for _, p := range v.Points {
-		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %d completed, %d failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, p.Completed, p.Failed)
+		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)
+		if p.Record != "" && p.Completed == 0 { // a record that states no counts: "-", never a made-up zero
+			completed, failed = "-", countCell(p.Failed)
+		}
+		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %s completed, %s failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, completed, failed)
 		t := newTable(w)
 		fmt.Fprintln(t, "metric\tmeasured\tpredicted\tabs % error\t")
 		for _, c := range p.Metrics {
@@ -235,9 +197,4 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 		return t.Flush()
 	}
 	return nil
-}
-
-// fmtValue prints a metric value as fmtMetric does.
-func fmtValue(x float64) string {
-	return fmtMetric(map[string]float64{"v": x}, "v")
 }

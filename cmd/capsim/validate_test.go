@@ -55,7 +55,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 		t.Fatalf("deployment %s / %s / %s / %s, want the metadata's H100-SXM / Qwen/Qwen3-8B / llm-d-inference-sim-0.10.2 / 1xTP1",
 			v.GPU, v.Model, v.Engine, v.Topology)
 	}
-	recs, err := dataOptions{files: []string{validateResults}}.load()
+	recs, err := loadRecords([]string{validateResults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,4 +350,17 @@ func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 		}
 		return problems
 	})
+}
+
+// A record that states no request counts (a markdown table) shows "-" for
+// them, not "0 completed"; a vLLM result file shows its counts (above).
+func TestValidateTableAbsentCounts(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"validate", "--results", filepath.Join("testdata", "data", "h100-sweep.md")}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "concurrency 1, ISL 1024, OSL 256: 200 prompts, - completed, - failed") || strings.Contains(out, " 0 completed") {
+		t.Errorf("absent counts not shown as -:\n%s", out)
+	}
 }

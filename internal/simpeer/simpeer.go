@@ -50,7 +50,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("capsim's go.mod not found above the working directory")
+			return "", fmt.Errorf("simpeer: capsim's go.mod not found above the working directory")
 		}
 		dir = parent
 	}
@@ -110,7 +110,7 @@ func start(bin string, args []string) (*Server, error) {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return nil, fmt.Errorf("exited early (%v): %s", err, lastLines(log.String(), 5))
+			return nil, fmt.Errorf("simpeer: exited early (%w): %s", err, lastLines(log.String(), 5))
 		default:
 		}
 		resp, err := client.Get(s.URL + "/v1/models")
@@ -124,7 +124,7 @@ func start(bin string, args []string) (*Server, error) {
 	}
 	cmd.Process.Kill()
 	<-exited
-	return nil, fmt.Errorf("not ready after 15 s: %s", lastLines(log.String(), 5))
+	return nil, fmt.Errorf("simpeer: not ready after 15 s: %s", lastLines(log.String(), 5))
 }
 
 // stop kills the simulator and waits for it to exit.

@@ -1,4 +1,4 @@
-package main
+package figures
 
 import (
 	"fmt"
@@ -6,45 +6,40 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plots"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
 )
 
-// plotPrediction draws predicted curves (capsim predict --plot FILE) in the
-// format FILE's extension names (.png or .svg): the band shaded, the knee
-// and TTFT blow-up marked, and the fixture measurements of the same GPU,
-// model, engine, topology and shape overlaid. Several shapes give one file
-// each, FILE with "-islI-oslO" before the extension.
-func plotPrediction(path string, preds []predict.Prediction) error {
+// WritePrediction draws predicted curves in the format path's extension
+// names (.png or .svg): the band shaded, the knee and TTFT blow-up marked,
+// and the records of recs with the same GPU, model, engine, topology and
+// shape overlaid. Several shapes give one file each, path with
+// "-islI-oslO" before the extension.
+func WritePrediction(path string, preds []predict.Prediction, recs []results.Record) error {
 	if len(preds) == 0 {
-		return fmt.Errorf("predict --plot: nothing to plot")
+		return fmt.Errorf("figures: no prediction to plot")
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("predict --plot: %s: want a .png or .svg file name", path)
-	}
-	recs, err := fixtures.Records()
-	if err != nil {
-		return fmt.Errorf("predict --plot: reading the fixtures for the overlay: %w", err)
+		return fmt.Errorf("figures: %s: want a .png or .svg file name", path)
 	}
 	for _, p := range preds {
 		file := path
 		if len(preds) > 1 {
 			file = strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-isl%d-osl%d", p.ISL, p.OSL) + filepath.Ext(path)
 		}
-		if err := plots.PredictionFigure(plotPredictionInput(p, recs)).Save(file); err != nil {
+		if err := plots.PredictionFigure(predictionInput(p, recs)).Save(file); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plotPredictionInput turns a prediction into the plots package's input,
-// with the measured records that match it as an overlay.
-func plotPredictionInput(p predict.Prediction, recs []results.Record) plots.Prediction {
+// predictionInput turns a prediction into the plots package's input, with
+// the measured records that match it as an overlay.
+func predictionInput(p predict.Prediction, recs []results.Record) plots.Prediction {
 	kind := model.ClosedLoop
 	if len(p.Points) > 0 {
 		kind = p.Points[0].Load.Kind
