@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
