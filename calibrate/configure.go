@@ -428,7 +428,8 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
 	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
-		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin)}
+		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
+		DelayedOutput: d.DelayedOutput}
 	if model.EngineFamily(engine) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}

@@ -61,6 +61,8 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		BlockSize:        s.BlockSize,
 		MaxNumSeqs:       seqs,
 		MaxBatchedTokens: s.MaxNumBatchedTokens,
+		// A prefill worker streams nothing: its output is the KV transfer.
+		DelayedOutput: s.DelayedOutput && role != RolePrefill,
 	}, nil
 }
 

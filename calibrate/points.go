@@ -241,6 +241,16 @@ func settingsFrom(engine string, pts []*point) Settings {
 				}
 			case "router":
 				s.Router = v
+			case "vllm-engine", "vllm-use-v1":
+				// A vLLM release run with its V0 engine (VLLM_USE_V1=0) processes
+				// outputs asynchronously, as V0 does from v0.6 (model.EngineDefaults).
+				v0 := strings.EqualFold(strings.TrimSpace(v), "v0") || (k == "vllm-use-v1" && strings.TrimSpace(v) == "0")
+				e := model.ParseEngine(engine)
+				s.DelayedOutput = e.Family == "vllm" && v0 && e.AtLeast(0, 6)
+			case "disable-async-output-proc":
+				if isTrue(v) {
+					s.DelayedOutput = false
+				}
 			}
 		}
 	}

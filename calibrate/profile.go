@@ -105,6 +105,9 @@ type Settings struct {
 	GraphMax      int    `json:"cuda_graph_max,omitempty"`
 	Router        string `json:"router,omitempty"`
 	PrefillRouter string `json:"prefill_router,omitempty"`
+	// DelayedOutput: the engine streams a step's tokens as the next step
+	// ends (vLLM V0's async output processing; see model.EngineDefaults).
+	DelayedOutput bool `json:"delayed_output,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

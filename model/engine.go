@@ -98,6 +98,12 @@ type EngineDefaults struct {
 	GraphMax            int  // largest CUDA-graph capture batch; 0 when the engine runs eager
 	PrefillEager        bool // prefill workers run without CUDA graphs (disaggregated recipes)
 	MaxModelLen         int  // --max-model-len; 0 means the model's own context length
+	// DelayedOutput: vLLM V0's asynchronous output processor (v0.6 on, on
+	// by default): a step's tokens are detokenized and streamed while the
+	// next step runs, so clients see each token a step late
+	// (vllm/engine/llm_engine.py, use_async_output_proc). V1 streams a
+	// step's outputs when it ends.
+	DelayedOutput bool
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
@@ -115,7 +121,8 @@ type defaultsRule struct {
 // from the GPU, by a rule that changed over releases
 // (vllm/engine/arg_utils.py; PRs in vllm-project/vllm):
 //
-//   - V0 engine (the default before v0.8.0): 256 sequences. The API server
+//   - V0 engine (the default before v0.8.0): 256 sequences; from v0.6.0
+//     its output processing overlaps the next step (DelayedOutput). The API server
 //     turns chunked prefill on for a max-model-len above 32K tokens, with a
 //     2048-token budget (#10544, November 2024; 512 before); otherwise the
 //     budget is max(max-model-len, 2048), so a prompt never needs chunking.
@@ -138,6 +145,11 @@ type defaultsRule struct {
 var defaultsTable = []defaultsRule{
 	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
 	{"vllm", []int{0}, vllmV0}, // V0 engine
+	{"vllm", []int{0, 6, 0}, func(g GPU, maxModelLen int) EngineDefaults { // V0 with async output processing
+		d := vllmV0(g, maxModelLen)
+		d.DelayedOutput = true
+		return d
+	}},
 	{"vllm", []int{0, 8, 0}, func(g GPU, _ int) EngineDefaults { // V1 by device name (#12369)
 		n := strings.ToLower(g.Name)
 		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")

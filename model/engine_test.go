@@ -75,3 +75,24 @@ func TestDefaultsFor(t *testing.T) {
 		t.Error("an unknown family gave no error")
 	}
 }
+
+// vLLM V0 streams a step's tokens as the next step ends from v0.6 (async
+// output processing); earlier V0 releases, V1 and Dynamo's recipe do not.
+func TestDefaultsDelayedOutput(t *testing.T) {
+	g, err := LookupGPU("H20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		engine string
+		want   bool
+	}{
+		{"vllm", false}, {"vllm-0.5.5", false}, {"vllm-0.6.0", true}, {"vllm-0.7.3", true},
+		{"vllm-0.8.0", false}, {"vllm-0.9.0.1", false}, {"dynamo-0.3.0", false},
+	} {
+		d, _ := DefaultsFor(ParseEngine(tt.engine), g, 40960)
+		if d.DelayedOutput != tt.want {
+			t.Errorf("%s: delayed output %v, want %v", tt.engine, d.DelayedOutput, tt.want)
+		}
+	}
+}

@@ -28,6 +28,13 @@ type PoolConfig struct {
 	MaxNumSeqs int
 	// MaxBatchedTokens is the per-step token budget (max-num-batched-tokens); 0 means 8192.
 	MaxBatchedTokens int
+	// DelayedOutput is vLLM V0's asynchronous output processing (on by
+	// default from v0.6 until the V1 engine): a step's sampled tokens are
+	// detokenized, stop-checked and streamed while the next step runs, so
+	// every token — the first and the last included — reaches the client
+	// when the following step ends (at once when no step follows). The
+	// V1 engine streams a step's outputs as soon as it ends (false).
+	DelayedOutput bool
 }
 
 // Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,

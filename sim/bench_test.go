@@ -61,6 +61,13 @@ func BenchmarkAggregated1000x1000(b *testing.B) {
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
+// BenchmarkAggregatedDelayed1000x1000 is BenchmarkAggregated1000x1000 with
+// vLLM V0's delayed output (a decode run is cut while completions wait).
+func BenchmarkAggregatedDelayed1000x1000(b *testing.B) {
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, DelayedOutput: true},
+		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
+}
+
 // BenchmarkMemory10M simulates 10 million requests (lengths drawn, so
 // nothing is constant) and reports the bytes allocated by the run and the
 // memory the process obtained from the OS (sysbytes, an upper bound on the

@@ -54,7 +54,13 @@
 // at the end of the step that completes its prefill; each later token at
 // the end of one decode step. A decode step of a request with c tokens
 // cached attends to c+1 tokens (its cache plus the token it computes).
-// Requests sent at the same instant are scheduled together.
+// Requests sent at the same instant are scheduled together. vLLM V0's
+// chunked-prefill scheduler (vllm/core/scheduler.py,
+// _schedule_chunked_prefill: running decodes, running partial prefills,
+// then waiting prompts, max_num_partial_prefills 1 leaving the whole
+// budget to them) orders a step the same way. With PoolConfig.DelayedOutput
+// (V0's async output processing) every token reaches the client when the
+// step after the one computing it ends, or at once when none follows.
 //
 // # Disaggregated pools (Config.Prefill, Config.Decode), Dynamo 0.3 style
 //

@@ -35,6 +35,11 @@ type engine struct {
 	capBlocks int64 // 0: unlimited
 	maxSeqs   int
 	maxTokens int
+	// delayed: tokens reach clients one step late (PoolConfig.DelayedOutput);
+	// lagFirst wait for their first token's delivery, lagDone for their last.
+	delayed  bool
+	lagFirst []*request
+	lagDone  []*request
 
 	waiting    reqQueue    // needs a local prefill: new (aggregated) or preempted requests
 	remote     reqQueue    // disaggregated: waiting for KV blocks before their remote prefill
@@ -78,7 +83,7 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	}
 	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
 		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
-		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, hpos: -1}
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, hpos: -1}
 	e.residues = make([]int64, p.BlockSize)
 	mon.capBlocks = e.capBlocks
 	return e
@@ -466,6 +471,9 @@ func (e *engine) startStep(t float64) {
 		if len(e.inbound) > 0 && e.running() < e.maxSeqs {
 			e.j = e.boundaryAfter(e.inbound[0].t)
 		}
+		if len(e.lagDone) > 0 {
+			e.j = 1 // the finished requests' last tokens arrive when this step ends
+		}
 		first = t + (base + perKV*e.k1)
 		e.s.schedule(e, e.runEnd(e.j))
 	case len(e.inbound) > 0:
@@ -483,6 +491,58 @@ func (e *engine) startStep(t float64) {
 	}
 	clear(e.firstTimer)
 	e.firstTimer = e.firstTimer[:0]
+	if e.delayed {
+		e.deliver(t, first)
+	}
+}
+
+// deliver hands out, with delayed output, the tokens of the step that just
+// ended: they reach the clients when the step that starts now ends (first),
+// or now when none starts. Finished requests complete then (onStepEnd).
+func (e *engine) deliver(t, first float64) {
+	if first == 0 {
+		first = t
+	}
+	for _, r := range e.lagFirst {
+		r.first = first
+		if r.hidx >= 0 {
+			e.nFirst++ // decoding in this step, its first token not yet seen: no gap
+		}
+	}
+	clear(e.lagFirst)
+	e.lagFirst = e.lagFirst[:0]
+	if first == t {
+		// Nothing runs: the last tokens arrive right after the ones before.
+		e.lagGaps(0)
+		e.flushDone(t)
+	}
+}
+
+// lagGaps records, for every finished request awaiting delivery, the gap
+// before its last token: d, the step that delivers it.
+func (e *engine) lagGaps(d float64) {
+	if !e.s.itlOn {
+		return
+	}
+	k := 0
+	for _, r := range e.lagDone {
+		if r.out > 1 {
+			k++
+		}
+	}
+	if k > 0 {
+		e.s.itl.add(d, k)
+	}
+}
+
+// flushDone completes the finished requests whose last token is delivered at t.
+func (e *engine) flushDone(t float64) {
+	for len(e.lagDone) > 0 {
+		r := e.lagDone[len(e.lagDone)-1]
+		e.lagDone[len(e.lagDone)-1] = nil
+		e.lagDone = e.lagDone[:len(e.lagDone)-1]
+		e.s.complete(t, r)
+	}
 }
 
 // onStepEnd completes the step or run of steps that ends at t.
@@ -492,6 +552,16 @@ func (e *engine) onStepEnd(t float64) {
 		return
 	}
 	e.state = engProcessing
+	if len(e.lagDone) > 0 {
+		// Finished in the previous step, delivered as this one (a single
+		// step: startStep cut the run) ends.
+		if e.pseqs > 0 {
+			e.lagGaps(e.dur)
+		} else {
+			e.lagGaps(e.base + e.perKV*e.k1)
+		}
+		e.flushDone(t)
+	}
 	n := e.n
 	span := t - e.t0
 	e.mon.busy += span
@@ -515,7 +585,11 @@ func (e *engine) onStepEnd(t float64) {
 		for len(e.heap) > 0 && e.heap[0].fin < e.S {
 			r := e.heap[0].r
 			e.addUsed(t, -e.leave(r))
-			s.complete(t, r)
+			if e.delayed {
+				e.lagDone = append(e.lagDone, r)
+			} else {
+				s.complete(t, r)
+			}
 		}
 	}
 	if e.pseqs > 0 {
@@ -532,13 +606,20 @@ func (e *engine) onStepEnd(t float64) {
 			r.g++
 			if r.g == 1 {
 				r.first = t
+				if e.delayed {
+					e.lagFirst = append(e.lagFirst, r)
+				}
 			} else if e.s.itlOn {
 				e.s.itl.add(t-r.lastTok, 1)
 			}
 			if r.g >= r.out {
 				e.addUsed(t, -r.blocks)
 				r.blocks = 0
-				e.s.complete(t, r)
+				if e.delayed {
+					e.lagDone = append(e.lagDone, r)
+				} else {
+					e.s.complete(t, r)
+				}
 			} else {
 				e.join(r, r.target, r.g)
 			}

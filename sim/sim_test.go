@@ -653,3 +653,68 @@ func TestFrontendLatency(t *testing.T) {
 		t.Errorf("NaN frontend latency: %v", err)
 	}
 }
+
+// Delayed output (vLLM V0's asynchronous output processing): a step's
+// tokens reach the client when the next step ends, or at once when none
+// follows. Two prompts sent together, one prefilled per step (budget P),
+// every step tau:
+//
+//	step 1: r1 prefill (token 1)        step 2: r1 decode, r2 chunk P−1
+//	step 3: r1 decode (done), r2 last prompt token (token 1)
+//	step 4: r2 decode                   step 5: r2 decode (done)
+//
+// Without delay r1 sees its first token at tau and finishes at 3tau, r2 at
+// 3tau and 5tau; with it r1 at 2tau and 4tau (step 4 runs), r2 at 4tau and
+// 5tau (nothing runs after step 5).
+func TestDelayedOutput(t *testing.T) {
+	const tau, P, O = 0.01, 100, 3
+	for _, c := range []struct {
+		delayed     bool
+		first, done [2]float64
+	}{
+		{false, [2]float64{tau, 3 * tau}, [2]float64{3 * tau, 5 * tau}},
+		{true, [2]float64{2 * tau, 4 * tau}, [2]float64{4 * tau, 5 * tau}},
+	} {
+		res := run(t, Config{
+			Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: P, MaxNumSeqs: 2, DelayedOutput: c.delayed},
+			Load:     model.Open(math.Inf(1), 1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true,
+		})
+		if len(res.Requests) != 2 {
+			t.Fatalf("delayed %v: %d requests", c.delayed, len(res.Requests))
+		}
+		for _, r := range res.Requests {
+			i := r.ID
+			if !near(r.FirstToken, c.first[i], 1e-12) || !near(r.Done, c.done[i], 1e-12) {
+				t.Errorf("delayed %v, request %d: first token %v, done %v; want %v, %v", c.delayed, i, r.FirstToken, r.Done, c.first[i], c.done[i])
+			}
+		}
+	}
+}
+
+// Under load, delayed output keeps a replay's invariants (ITL gaps add up
+// to E2E − TTFT, Little's law) and raises mean TTFT in both simulation modes.
+func TestDelayedOutputUnderLoad(t *testing.T) {
+	for _, mode := range []Mode{BenchmarkReplay, SteadyState} {
+		var ttft [2]float64
+		for i, delayed := range []bool{false, true} {
+			cfg := Config{
+				Replicas: PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, DelayedOutput: delayed},
+				Load:     model.Closed(32), Input: Fixed(2500), Output: LengthDist{Kind: "uniform", Min: 80, Max: 120},
+				NumPrompts: 640, Seed: 3, Mode: mode,
+			}
+			var res *Result
+			if mode == SteadyState {
+				var err error // the replay invariants (a run from empty to empty) do not apply
+				if res, err = Run(context.Background(), cfg); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				res = run(t, cfg)
+			}
+			ttft[i] = res.Metrics[model.MeanTTFT]
+		}
+		if ttft[1] <= ttft[0] {
+			t.Errorf("%s: mean TTFT %v ms with delayed output, %v without; want higher", mode, ttft[1], ttft[0])
+		}
+	}
+}
