@@ -104,6 +104,21 @@ type APE struct {
 	Max    float64 `json:"max"`
 }
 
+// Judged returns the error a series is judged on for metric m, and the
+// metric it really is: a source that states only token throughput is judged
+// on output throughput where request throughput is asked for.
+func (s SeriesReport) Judged(m string) (APE, string, bool) {
+	if a, ok := s.APE[m]; ok {
+		return a, m, true
+	}
+	if m == model.RequestThroughput {
+		if a, ok := s.APE[model.OutputThroughput]; ok {
+			return a, model.OutputThroughput, true
+		}
+	}
+	return APE{}, "", false
+}
+
 // Flag is a point the fit cannot explain, with the reason.
 type Flag struct {
 	Record string `json:"record"`

@@ -26,8 +26,10 @@ type EngineOverhead struct {
 // overhead (12–16 ms against 1–10 ms).
 const eagerExtra = 0.008
 
-// engineOverheads is the per-version table. Until the engine catalog
-// (model/engine.go) holds it, it lives here.
+// engineOverheads is the engine catalog's CPU-cost table: the catalog is
+// model/engine.go (labels, versions, defaults and scheduling policy per
+// version and GPU) plus this table, both keyed by ParseEngine's family and
+// version, kept apart because this one is priced, the other one is stated.
 var engineOverheads = []EngineOverhead{
 	{Family: "", Generation: "unknown engine", StepS: 0.003, EagerStepS: 0.003 + eagerExtra, PerSeqS: 30e-6, RelSigma: 1.0,
 		Source: "no engine named: the middle of the vLLM rows"},

@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -328,18 +327,13 @@ func ParseProfileCSV(name string, data []byte) ([]Record, error) {
 	}
 	var header []string
 	for {
-		row, err := cr.Read()
+		row, line, err := readCSVRow(cr, name)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, errorf(name, pe.Line, "", "invalid CSV: %v", pe.Err)
-			}
-			return nil, errorf(name, 0, "", "invalid CSV: %v", err)
+			return nil, err
 		}
-		line, _ := cr.FieldPos(0)
 		if len(row) == 0 || len(row) == 1 && strings.TrimSpace(row[0]) == "" {
 			continue
 		}

@@ -28,18 +28,13 @@ func ParseCSV(name string, data []byte) ([]Record, error) {
 	var sysNames []string
 	sysByLine := map[int]map[string]string{}
 	for {
-		row, err := cr.Read()
+		row, line, err := readCSVRow(cr, name)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, errorf(name, pe.Line, "", "invalid CSV: %v", pe.Err)
-			}
-			return nil, errorf(name, 0, "", "invalid CSV: %v", err)
+			return nil, err
 		}
-		line, _ := cr.FieldPos(0)
 		if len(row) == 1 && strings.TrimSpace(row[0]) == "" || strings.HasPrefix(strings.TrimSpace(row[0]), "#") {
 			continue
 		}
@@ -95,4 +90,22 @@ func ParseCSV(name string, data []byte) ([]Record, error) {
 		}
 	}
 	return recs, nil
+}
+
+// readCSVRow reads one CSV record and the line it starts on; io.EOF at the
+// end, and a parse error as the package's file:line error.
+func readCSVRow(cr *csv.Reader, name string) ([]string, int, error) {
+	row, err := cr.Read()
+	if err == io.EOF {
+		return nil, 0, io.EOF
+	}
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, 0, errorf(name, pe.Line, "", "invalid CSV: %v", pe.Err)
+		}
+		return nil, 0, errorf(name, 0, "", "invalid CSV: %v", err)
+	}
+	line, _ := cr.FieldPos(0)
+	return row, line, nil
 }

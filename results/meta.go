@@ -205,6 +205,31 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 	return &m, nil
 }
 
+// State writes what the user states about the system (from the command
+// line: what files and their metadata do not say, or say wrongly) onto
+// every record. The GPU is resolved to its catalog name; a stated topology
+// replaces the GPU counts the files gave.
+func State(recs []Record, stated Patch) error {
+	if stated.GPU != "" {
+		g, err := model.LookupGPU(stated.GPU)
+		if err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		stated.GPU = g.Name
+	}
+	if stated.Topology != "" {
+		t, err := model.ParseTopology(stated.Topology)
+		if err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		stated.Topology = t.String()
+		for i := range recs {
+			recs[i].System.GPUCount = 0
+		}
+	}
+	return (&Meta{Document: "the command line", Defaults: stated}).Apply(recs)
+}
+
 // Apply writes the metadata's facts onto recs (parsed from m.Document),
 // derives topologies and GPU counts, checks they agree, and re-annotates.
 func (m *Meta) Apply(recs []Record) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -49,18 +50,13 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
 	}
-	recs, err := loadRecords(o.from)
+	load := loadRecords
+	if len(o.from) == 0 && o.cv {
+		load = func([]string) ([]results.Record, error) { return fixtures.CrossValidationRecords() }
+	}
+	recs, err := load(o.from)
 	if err != nil {
 		return err
-	}
-	if len(o.from) == 0 && o.cv {
-		// Cross-validation judges predictions on data the default profile
-		// never saw: the public corpus joins the seeds.
-		corpus, err := fixtures.CorpusRecords()
-		if err != nil {
-			return err
-		}
-		recs = append(recs, corpus...)
 	}
 	if err := o.system.apply(recs); err != nil {
 		return fmt.Errorf("fit: %w", err)
@@ -111,19 +107,19 @@ func fitProgress(w io.Writer) func(calibrate.Progress) {
 	}
 }
 
+// apeCell is "median/max"; "tok" marks a series judged on token throughput.
 func apeCell(s calibrate.SeriesReport, m string) string {
-	a, ok := s.APE[m]
-	if !ok {
-		if m == model.RequestThroughput {
-			// Sources with token throughput only are judged on it (marked "tok").
-			if a, ok := s.APE[model.OutputThroughput]; ok {
-				return fmt.Sprintf("tok %.1f/%.0f", a.Median, a.Max)
-			}
-		}
+	a, judged, ok := s.Judged(m)
+	switch {
+	case !ok:
 		return "-"
+	case judged != m:
+		return "tok " + apeText(a)
 	}
-	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
+	return apeText(a)
 }
+
+func apeText(a calibrate.APE) string { return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max) }
 
 func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error {
 	t := newTable(w)
@@ -144,12 +140,11 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 	return t.Flush()
 }
 
-func holdoutCell(h calibrate.HoldoutReport, m string) string {
-	a, ok := h.APE[m]
-	if !ok {
-		return "-"
+func errCell(apes map[string]calibrate.APE, m string) string {
+	if a, ok := apes[m]; ok {
+		return apeText(a)
 	}
-	return fmt.Sprintf("%.1f/%.0f", a.Median, a.Max)
+	return "-"
 }
 
 func writeHoldoutTable(w io.Writer, rows []calibrate.HoldoutReport) error {
@@ -161,8 +156,8 @@ func writeHoldoutTable(w io.Writer, rows []calibrate.HoldoutReport) error {
 			cov = fmt.Sprintf("%.2f", c)
 		}
 		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", h.Kind, path.Base(h.Fold), h.Points,
-			holdoutCell(h, model.RequestThroughput), holdoutCell(h, model.OutputThroughput), holdoutCell(h, model.MeanTTFT),
-			holdoutCell(h, model.MeanTPOT), holdoutCell(h, model.MeanE2EL), cov, h.Failed)
+			errCell(h.APE, model.RequestThroughput), errCell(h.APE, model.OutputThroughput), errCell(h.APE, model.MeanTTFT),
+			errCell(h.APE, model.MeanTPOT), errCell(h.APE, model.MeanE2EL), cov, h.Failed)
 	}
 	return t.Flush()
 }

@@ -258,31 +258,14 @@ func (s systemFlags) given() bool {
 	return s.gpu != "" || s.model != "" || s.engine != "" || s.topology != ""
 }
 
-// apply writes the flags onto every record: they replace what the files
-// and their metadata said (a topology also replaces the GPU count).
+// apply writes the flags onto every record (results.State), naming the
+// flag a bad value came from.
 func (s systemFlags) apply(recs []results.Record) error {
-	if !s.given() {
-		return nil
+	if _, err := model.LookupGPU(s.gpu); s.gpu != "" && err != nil {
+		return flagError("--gpu", err)
 	}
-	if s.gpu != "" {
-		if _, err := model.LookupGPU(s.gpu); err != nil {
-			return flagError("--gpu", err)
-		}
+	if _, err := model.ParseTopology(s.topology); s.topology != "" && err != nil {
+		return flagError("--topology", err)
 	}
-	patch := results.Patch{GPU: s.gpu, Model: s.model, Engine: s.engine}
-	if g, err := model.LookupGPU(s.gpu); err == nil {
-		patch.GPU = g.Name
-	}
-	if s.topology != "" {
-		t, err := model.ParseTopology(s.topology)
-		if err != nil {
-			return flagError("--topology", err)
-		}
-		patch.Topology = t.String()
-		for i := range recs {
-			recs[i].System.GPUCount = 0
-		}
-	}
-	m := &results.Meta{Document: "the command line", Defaults: patch}
-	return m.Apply(recs)
+	return results.State(recs, results.Patch{GPU: s.gpu, Model: s.model, Engine: s.engine, Topology: s.topology})
 }

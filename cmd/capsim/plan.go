@@ -17,18 +17,20 @@ import (
 )
 
 type planOptions struct {
-	modelName, gpus, gpuCost, engine string
-	isl, osl                         int
-	rate, concurrency                string
-	burstiness                       float64
-	slo, mode, tps                   string
-	maxGPUs, top, numPrompts         int
-	seed                             uint64
-	profile, format, plot            string
-	confidence                       float64
-	export                           string
-	noSettings, noMargin             bool
-	quiet                            bool
+	modelName, gpuCost, engine string
+	gpus                       []string
+	tps                        []int
+	isl, osl                   int
+	rate, concurrency          string
+	burstiness                 float64
+	slo, mode                  string
+	maxGPUs, top, numPrompts   int
+	seed                       uint64
+	profile, format, plot      string
+	confidence                 float64
+	export                     string
+	noSettings, noMargin       bool
+	quiet                      bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -41,12 +43,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.concurrency, "concurrency", "", "target closed-loop concurrency (instead of --rate)")
 	addBurstinessFlag(fs, &o.burstiness)
 	fs.StringVar(&o.slo, "slo", "", "latency targets, e.g. ttft_p99=2000ms,tpot_p99=50ms (ttft|tpot|itl|e2el × mean|median|p90|p95|p99)")
-	fs.StringVar(&o.gpus, "gpu", "", "GPU types to search, comma list (default: every GPU with fitted or derived costs for the model)")
+	fs.StringSliceVar(&o.gpus, "gpu", nil, "GPU types to search, comma list (default: every GPU with fitted or derived costs for the model)")
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "most GPUs in one deployment")
 	fs.StringVar(&o.gpuCost, "gpu-cost", "", "price per GPU-hour, e.g. H20=1.9,H200=3.5 (rank by cost; unpriced GPUs are left out)")
 	fs.StringVar(&o.engine, "engine", "", "engine label prefix (default: dynamo for disaggregated, newest vLLM for aggregated)")
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
-	fs.StringVar(&o.tps, "tp", "1,2,4,8", "tensor-parallel degrees to try, comma list")
+	fs.IntSliceVar(&o.tps, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "measured requests of a verdict's first steady-state run, doubled until the verdict is clear\n(default: 5 minutes of arrivals, at least 10000)")
 	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
@@ -143,7 +145,7 @@ func (o planOptions) options() (plan.Options, error) {
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
-		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: planList(o.gpus),
+		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
 	if o.gpuCost != "" {
 		var err error
@@ -154,12 +156,10 @@ func (o planOptions) options() (plan.Options, error) {
 			return opts, err
 		}
 	}
-	for _, f := range planList(o.tps) {
-		tp, err := strconv.Atoi(f)
-		if err != nil || tp <= 0 {
-			return opts, fmt.Errorf("plan: --tp: %q is not a positive integer", f)
+	for _, tp := range o.tps {
+		if tp <= 0 {
+			return opts, fmt.Errorf("plan: --tp: %d is not a positive integer", tp)
 		}
-		opts.TPs = append(opts.TPs, tp)
 	}
 	switch o.mode {
 	case "both":
@@ -171,16 +171,6 @@ func (o planOptions) options() (plan.Options, error) {
 		return opts, fmt.Errorf("plan: --mode must be aggregated, disaggregated or both, got %q", o.mode)
 	}
 	return opts, nil
-}
-
-func planList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // planProgress reports each phase of the search with the time it has left.
