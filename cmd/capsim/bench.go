@@ -72,7 +72,11 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
 		}
 		writeBenchSummary(stdout, o.format, done)
-		return fmt.Errorf("bench: interrupted %s%s", strings.TrimPrefix(err.Error(), "loadgen: "), where)
+		during := strings.TrimPrefix(err.Error(), "loadgen: ")
+		for _, e := range []error{context.Canceled, context.DeadlineExceeded} {
+			during = strings.TrimSuffix(during, ": "+e.Error()) // the user knows they interrupted it
+		}
+		return fmt.Errorf("bench: interrupted %s%s", during, where)
 	} else if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -183,8 +183,8 @@ func TestBenchInterruptKeepsCompletedPointsAndMarksPartial(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := benchContext(ctx, []string{"--url", m.URL, "--model", "m", "--isl", "8", "--osl", "3",
 		"--concurrency", "1,1,1", "--num-prompts", "4", "--out", out, "--skip-check"}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
-		t.Fatalf("err %v, want an interruption", err)
+	if err == nil || !strings.Contains(err.Error(), "interrupted during concurrency 1;") || strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("err %v, want an interruption naming the load point, without Go's context wording", err)
 	}
 	rs := readResults(t, out)
 	if len(rs) != 2 {
