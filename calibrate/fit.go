@@ -303,7 +303,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	gf.params = gf.lin.params
 	if !opts.SkipRefine && len(pts) > 0 {
 		p, note, err := refine(ctx, gf.env, gf.layout, gf.params, pts, opts, func(done int, loss float64) {
-			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals(), Loss: loss})
+			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals() + 1, Loss: loss}) // the start, then Nelder–Mead's
 		})
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
