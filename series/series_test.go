@@ -52,3 +52,26 @@ func TestGroupBurstsUsePromptCount(t *testing.T) {
 		t.Errorf("burst sizes %v, want %v", xs, want)
 	}
 }
+
+// A burst's size is part of its workload: a source that states no prompt
+// count sent the requests it reports (completed plus failed); only with
+// neither is the count guessed.
+func TestPromptsOfBurst(t *testing.T) {
+	burst := model.Load{Kind: model.Burst}
+	tests := []struct {
+		name              string
+		stated, done, bad int
+		want              int
+	}{
+		{"stated count wins", 500, 480, 20, 500},
+		{"completed plus failed", 0, 1633, 0, 1633},
+		{"failures were sent too", 0, 90, 10, 100},
+		{"nothing stated", 0, 0, 0, 200},
+	}
+	for _, tt := range tests {
+		r := results.Record{Workload: results.Workload{Load: burst, NumPrompts: tt.stated}, Completed: tt.done, Errors: tt.bad}
+		if got := series.Prompts(&r, 0); got != tt.want {
+			t.Errorf("%s: Prompts = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

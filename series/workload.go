@@ -136,9 +136,10 @@ func oslEstimate(all []results.Record, r *results.Record) float64 {
 
 // Prompts is the number of prompts to simulate for a record: its own
 // count when it states one (always, for a burst, whose size is part of the
-// workload), else about ten per concurrent client as vLLM's benchmark
-// scripts typically sent, at least 200; capped at maxPrompts (0 means
-// DefaultMaxPrompts) except for a burst.
+// workload: a burst that states no count sent the requests it reports,
+// completed plus failed), else about ten per concurrent client as vLLM's
+// benchmark scripts typically sent, at least 200; capped at maxPrompts (0
+// means DefaultMaxPrompts) except for a burst.
 func Prompts(r *results.Record, maxPrompts int) int {
 	if maxPrompts <= 0 {
 		maxPrompts = DefaultMaxPrompts
@@ -147,6 +148,9 @@ func Prompts(r *results.Record, maxPrompts int) int {
 	if l.Kind == model.Burst {
 		if r.Workload.NumPrompts > 0 {
 			return r.Workload.NumPrompts
+		}
+		if sent := r.Completed + r.Errors; sent > 0 {
+			return sent
 		}
 		return 200
 	}
