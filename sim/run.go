@@ -92,8 +92,7 @@ type simulator struct {
 	free []*request
 	// frontend holds requests sent but not yet past the API server, in
 	// send order (every request spends the same FrontendLatency there).
-	frontend  []*request
-	frontHead int
+	frontend reqQueue
 
 	engines    []*engine
 	enginePool *poolMon
@@ -476,7 +475,7 @@ func (s *simulator) send(t float64) {
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	if s.cfg.FrontendLatency > 0 {
-		s.frontend = append(s.frontend, r)
+		s.frontend.pushBack(r)
 		s.push(t+s.cfg.FrontendLatency, evFrontend, 0)
 		return
 	}
@@ -493,15 +492,7 @@ func (s *simulator) admit(t float64, r *request) {
 
 // passFrontend admits the oldest request waiting in the API server.
 func (s *simulator) passFrontend(t float64) {
-	r := s.frontend[s.frontHead]
-	s.frontend[s.frontHead] = nil
-	s.frontHead++
-	if s.frontHead == len(s.frontend) {
-		s.frontend, s.frontHead = s.frontend[:0], 0
-	} else if s.frontHead >= 256 && 2*s.frontHead >= len(s.frontend) {
-		n := copy(s.frontend, s.frontend[s.frontHead:])
-		s.frontend, s.frontHead = s.frontend[:n], 0
-	}
+	r := s.frontend.pop()
 	s.admit(t, r)
 }
 
