@@ -100,6 +100,14 @@ func jsonTree(name string, data []byte) (*node, error) {
 	lc := newLineCounter(buf) // offsets only grow: linear in the input
 	budget := maxTreeNodes(data)
 	var read func(tok json.Token, line int) (*node, error)
+	// next reads the next value inside an object or array opened on line.
+	next := func(line int) (*node, error) {
+		vt, err := dec.Token()
+		if err != nil {
+			return nil, jsonError(name, buf, lc, dec, err, line)
+		}
+		return read(vt, tokenLine(lc, dec))
+	}
 	read = func(tok json.Token, line int) (*node, error) {
 		budget--
 		if budget < 0 {
@@ -128,11 +136,7 @@ func jsonTree(name string, data []byte) (*node, error) {
 						return nil, jsonError(name, buf, lc, dec, err, line)
 					}
 					key, _ := kt.(string)
-					vt, err := dec.Token()
-					if err != nil {
-						return nil, jsonError(name, buf, lc, dec, err, line)
-					}
-					child, err := read(vt, tokenLine(lc, dec))
+					child, err := next(line)
 					if err != nil {
 						return nil, err
 					}
@@ -142,11 +146,7 @@ func jsonTree(name string, data []byte) (*node, error) {
 			case '[':
 				n.kind = kindArray
 				for dec.More() {
-					vt, err := dec.Token()
-					if err != nil {
-						return nil, jsonError(name, buf, lc, dec, err, line)
-					}
-					child, err := read(vt, tokenLine(lc, dec))
+					child, err := next(line)
 					if err != nil {
 						return nil, err
 					}
