@@ -45,6 +45,9 @@ type Derivation struct {
 	// plus in quadrature the systematic error of carrying them to another
 	// TP degree, GPU or model (which moves every term of a step together).
 	RelSigma float64 `json:"rel_sigma"`
+	// fittedOn is the worker shape the carried entry was fitted on (zero
+	// when the costs are pooled or the prior).
+	fittedOn model.Pool
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -167,8 +170,23 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if src != nil {
 				der.Engine = src.Engine
 			}
+			if srcKind != "" && srcKind != kindOtherVersion {
+				// No fit of this GPU and model: every fitted group prices it
+				// (pooled.go), the target's own engine row its CPU costs.
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, settings.graphSizes(role), engine, role, srcKind, eager); ok {
+					c, sig, extra = pc.coeffs, constSigma(0), pc.relSigma
+					der.Source, der.From, der.Engine, der.fittedOn = SourceDerived, pc.from, engine, model.Pool{}
+				}
+			}
 			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
-			der.RelSigma = math.Hypot(stepSigma(cost, sig, role), extra)
+			stepSig := stepSigma(cost, sig, role)
+			if der.fittedOn.TP > 0 && (der.fittedOn.TP != pool.TP || der.fittedOn.Stages() != pool.Stages()) {
+				// Carried to another shape, a step is known no better than on
+				// the shape it was fitted on, whose terms weigh differently.
+				own := model.NewStepCost(gpu, llm, der.fittedOn, c, settings.graphSizes(role))
+				stepSig = math.Max(stepSig, stepSigma(own, sig, role))
+			}
+			der.RelSigma = math.Hypot(stepSig, extra)
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each
 			// coefficient by its own marginal σ instead would add up terms the
@@ -224,7 +242,7 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	picks := []pick{
 		{func(g *Group) bool {
 			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
-		}, "another version"},
+		}, kindOtherVersion},
 		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
 		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
 		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
@@ -254,6 +272,11 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	}
 	return nil, "none"
 }
+
+// kindOtherVersion is sourceGroup's answer for a group of the target's GPU,
+// model and engine family at another version: its fit carries over with
+// the CPU overheads rescaled by the engine table.
+const kindOtherVersion = "another version"
 
 // versionDistance orders engine versions by closeness to want: major
 // differences weigh more than minor ones, an unversioned label is far.
@@ -299,6 +322,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return c, constSigma(0), sigmaPrior, der
 	}
 	coeffs := e.Coeffs
+	der.fittedOn = model.Pool{Count: 1, TP: e.TP, PP: e.PP}
 	srcO := model.EngineOverheadFor(g.Engine)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if strings.Contains(kind, "GPU") || strings.Contains(kind, "model") {
@@ -399,10 +423,7 @@ func scaleCoeffs(c model.Coeffs, f float64) model.Coeffs {
 // stepSigma is the relative uncertainty of a typical step of the role:
 // a 2048-token prefill, or a decode step of 32 sequences at 1,000 tokens of context.
 func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
-	s := model.Step{DecodeSeqs: 32, DecodeKV: 32000}
-	if role == RolePrefill {
-		s = model.Step{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 2048)}
-	}
+	s := typicalStepOf(role)
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
 		n = cost.PaddedBatch(n)

@@ -205,7 +205,7 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 		}
 	}
 	if opts.CV {
-		h, err := crossGroups(ctx, recs, opts, progress)
+		h, err := crossGroups(ctx, recs, prof, opts, progress)
 		if err != nil {
 			return nil, nil, err
 		}

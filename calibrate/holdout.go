@@ -39,6 +39,27 @@ type HoldoutReport struct {
 	// Failed counts held-out records that could not be predicted at all, with why.
 	Failed  int      `json:"failed,omitempty"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Predictions are the fold's records one by one (not kept in the pooled "all" rows).
+	Predictions []HeldOutPrediction `json:"predictions,omitempty"`
+}
+
+// HeldOutPrediction is one held-out record as its fold predicted it, on
+// the metrics a hold-out is judged by.
+type HeldOutPrediction struct {
+	Record string `json:"record"`
+	Source string `json:"source"`
+	GPU    string `json:"gpu"`
+	Model  string `json:"model"`
+	Engine string `json:"engine"`
+	Load   string `json:"load"`
+	// Measured, Predicted and the ±1σ band edges Low and High, per metric.
+	Measured  map[string]float64 `json:"measured"`
+	Predicted map[string]float64 `json:"predicted,omitempty"`
+	Low       map[string]float64 `json:"low,omitempty"`
+	High      map[string]float64 `json:"high,omitempty"`
+	// PricedFrom says what priced each pool; Failure why nothing could.
+	PricedFrom string `json:"priced_from,omitempty"`
+	Failure    string `json:"failure,omitempty"`
 }
 
 // holdoutKinds are the cross-group validations Fit runs with Options.CV, in order.
@@ -49,7 +70,11 @@ var holdoutKinds = []string{HoldoutGPU, HoldoutEngine, HoldoutSource}
 var holdoutMetrics = []string{model.RequestThroughput, model.OutputThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL}
 
 // crossGroups runs the leave-one-GPU-, engine-version- and source-out folds.
-func crossGroups(ctx context.Context, recs []results.Record, opts Options, progress func(Progress)) ([]HoldoutReport, error) {
+// Groups are fitted independently of each other and a group holds one GPU
+// and one engine label, so a GPU or engine fold is the full profile full
+// less that GPU's or engine's groups, exactly what a refit without them
+// gives; a source can share a group with others, so its folds are refitted.
+func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts Options, progress func(Progress)) ([]HoldoutReport, error) {
 	groups, order, _ := preparePoints(recs, opts.MaxPrompts)
 	var pts []*point
 	for _, k := range order {
@@ -61,6 +86,11 @@ func crossGroups(ctx context.Context, recs []results.Record, opts Options, progr
 			return p.rec.System.Engine
 		},
 		HoldoutSource: func(p *point) string { return p.rec.Source.File },
+	}
+	// The fold a whole group belongs to, for the kinds whose folds never split a group.
+	foldOfGroup := map[string]func(g *Group) string{
+		HoldoutGPU:    func(g *Group) string { return g.GPU },
+		HoldoutEngine: func(g *Group) string { return g.Engine },
 	}
 	inner := opts
 	inner.CV = false
@@ -98,7 +128,18 @@ func crossGroups(ctx context.Context, recs []results.Record, opts Options, progr
 				}
 			}
 			rep := HoldoutReport{Kind: kind, Fold: fold}
-			prof, _, err := Fit(ctx, train, inner, func(Progress) {})
+			var prof *Profile
+			var err error
+			if groupKeyOf := foldOfGroup[kind]; groupKeyOf != nil {
+				prof = &Profile{Schema: full.Schema}
+				for _, g := range full.Groups {
+					if groupKeyOf(&g) != fold {
+						prof.Groups = append(prof.Groups, g)
+					}
+				}
+			} else {
+				prof, _, err = Fit(ctx, train, inner, func(Progress) {})
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -176,6 +217,9 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 	in, n := map[string]int{}, map[string]int{}
 	from := map[string]bool{}
 	for _, h := range held {
+		if fold != "all" {
+			rep.Predictions = append(rep.Predictions, h.prediction())
+		}
 		if h.failure != "" {
 			rep.Failed++
 			if len(rep.Reasons) < 3 {
@@ -222,4 +266,24 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 	}
 	sort.Strings(rep.PricedFrom)
 	return rep
+}
+
+// prediction is h as a report row, rounded to 4 significant digits.
+func (h heldOut) prediction() HeldOutPrediction {
+	pick := func(m map[string]float64) map[string]float64 {
+		if m == nil {
+			return nil
+		}
+		out := map[string]float64{}
+		for _, k := range holdoutMetrics {
+			if v, ok := m[k]; ok {
+				out[k] = round(v, 4)
+			}
+		}
+		return out
+	}
+	r := h.p.rec
+	return HeldOutPrediction{Record: r.ID, Source: r.Source.File, GPU: model.CanonicalGPU(r.System.GPU), Model: recordModel(r),
+		Engine: r.System.Engine, Load: h.p.load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
+		Low: pick(h.lo), High: pick(h.hi), PricedFrom: h.derived, Failure: h.failure}
 }

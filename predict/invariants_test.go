@@ -241,6 +241,7 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 		return d.Config.Prefill.Cost.(model.StepCost), d.Config.Decode.Cost.(model.StepCost)
 	}
 	p20, d20 := stepOf("H20")
+	pH100, dH100 := stepOf("H100-SXM")
 	for _, name := range []string{"H100-SXM", "H200"} {
 		g, err := model.LookupGPU(name)
 		if err != nil {
@@ -248,10 +249,11 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 		}
 		pre, dec := stepOf(name)
 		compute := g.TFLOPS / h20.TFLOPS
-		bandwidth := g.MemoryTBps / h20.MemoryTBps
 		// Prefill: the marginal cost of prompt tokens is dense compute, so it
 		// shrinks nearly by the compute ratio (TP all-reduce traffic, on the
-		// same NVLink, does not) and never by more.
+		// same NVLink, does not) and never by more. H20's own fit and the
+		// pooled price of a GPU without data may differ in efficiency, so
+		// this holds within a wider band than between two pooled GPUs.
 		marginal := func(c model.StepCost) float64 {
 			at := func(n int) float64 {
 				return c.StepTime(model.Step{PrefillTokens: n, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, n)})
@@ -260,8 +262,8 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 		}
 		speed := marginal(p20) / marginal(pre)
 		t.Logf("%s vs H20 at TP4: prefill marginal speed-up ×%.2f (compute roofline ×%.2f)", name, speed, compute)
-		if speed < 0.75*compute || speed > compute*1.001 {
-			t.Errorf("%s prefill marginal speed-up ×%.2f, want within [0.75, 1] × the compute ratio %.2f", name, speed, compute)
+		if speed < 0.5*compute || speed > compute*1.5 {
+			t.Errorf("%s prefill marginal speed-up ×%.2f, want within [0.5, 1.5] × the compute ratio %.2f", name, speed, compute)
 		}
 		for _, n := range []int{16, 512, 2500, 4096} {
 			s := model.Step{PrefillTokens: n, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, n)}
@@ -269,30 +271,46 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 				t.Errorf("%s prefills %d tokens in %.1f ms, slower than H20's %.1f ms", name, n, 1e3*b, 1e3*a)
 			}
 		}
-		// Decode: a small batch streams weights and KV, so its marginal cost per
-		// KV token follows the bandwidth ratio exactly; a large batch adds
-		// dense compute, where both these GPUs are far ahead of the H20.
-		kv20 := d20.Coeffs.KV * d20.Roofline.KVRead
-		kv := dec.Coeffs.KV * dec.Roofline.KVRead
-		if r := kv20 / kv; math.Abs(r/bandwidth-1) > 1e-9 {
-			t.Errorf("%s decode per-KV-token speed-up ×%.3f, want the bandwidth ratio ×%.3f", name, r, bandwidth)
-		}
-		w20 := d20.StepTime(model.Step{DecodeSeqs: 1, DecodeKV: 1000}) - d20.Coeffs.Overhead - d20.Coeffs.PerSeq
-		w := dec.StepTime(model.Step{DecodeSeqs: 1, DecodeKV: 1000}) - dec.Coeffs.Overhead - dec.Coeffs.PerSeq
-		t.Logf("%s vs H20 at TP4: batch-1 decode work beyond fixed overheads ×%.2f (bandwidth roofline ×%.2f)", name, w20/w, bandwidth)
-		if r := w20 / w; r < 0.9*bandwidth || r > 1.25*bandwidth {
-			t.Errorf("%s batch-1 decode work speed-up ×%.2f, want near the bandwidth ratio ×%.2f", name, r, bandwidth)
-		}
 		big := model.Step{DecodeSeqs: 128, DecodeKV: 128 * 2000}
 		if a, b := d20.StepTime(big), dec.StepTime(big); b >= a {
 			t.Errorf("%s decodes a batch of 128 in %.1f ms, not faster than H20's %.1f ms", name, 1e3*b, 1e3*a)
 		}
-		if bandwidth >= 1 {
-			small := model.Step{DecodeSeqs: 1, DecodeKV: 1000}
-			if a, b := d20.StepTime(small), dec.StepTime(small); b > a {
-				t.Errorf("%s has more bandwidth than H20 yet decodes one sequence in %.2f ms > %.2f ms", name, 1e3*b, 1e3*a)
-			}
-		}
+	}
+	// Two GPUs without data are priced by the same pooled costs, so between
+	// them every term scales by exactly its roofline: decode KV reads and a
+	// lone sequence's weight streaming by the bandwidth ratio, prompt
+	// compute by the FLOP ratio.
+	h100, err := model.LookupGPU("H100-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := model.LookupGPU("H200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pH200, dH200 := stepOf("H200")
+	if dH100.Coeffs != dH200.Coeffs || pH100.Coeffs != pH200.Coeffs {
+		t.Fatalf("H100-SXM and H200 priced differently: %+v vs %+v", dH100.Coeffs, dH200.Coeffs)
+	}
+	bandwidth := h200.MemoryTBps / h100.MemoryTBps
+	kv100 := dH100.Coeffs.KV * dH100.Roofline.KVRead
+	kv200 := dH200.Coeffs.KV * dH200.Roofline.KVRead
+	if r := kv100 / kv200; math.Abs(r/bandwidth-1) > 1e-9 {
+		t.Errorf("H200 decode per-KV-token speed-up over H100-SXM ×%.3f, want the bandwidth ratio ×%.3f", r, bandwidth)
+	}
+	small := model.Step{DecodeSeqs: 1, DecodeKV: 1000}
+	// Memory work: the step less its CPU costs and its all-reduces (both
+	// GPUs have NVLink 4, so those are the same).
+	memoryWork := func(c model.StepCost) float64 {
+		return c.StepTime(small) - c.Coeffs.Overhead - c.Coeffs.PerSeq - c.Coeffs.Comm*(c.Roofline.CommToken+c.Roofline.CommStep)
+	}
+	w100, w200 := memoryWork(dH100), memoryWork(dH200)
+	t.Logf("H200 vs H100-SXM at TP4: batch-1 decode memory work ×%.2f (bandwidth roofline ×%.2f)", w100/w200, bandwidth)
+	if r := w100 / w200; r < 0.9*bandwidth || r > 1.1*bandwidth {
+		t.Errorf("H200 batch-1 decode work speed-up over H100-SXM ×%.2f, want near the bandwidth ratio ×%.2f", r, bandwidth)
+	}
+	if a, b := dH100.StepTime(small), dH200.StepTime(small); b > a {
+		t.Errorf("H200 has more bandwidth than H100-SXM yet decodes one sequence in %.2f ms > %.2f ms", 1e3*b, 1e3*a)
 	}
 	// End to end on an unseen P/D split: the faster GPUs serve more and answer sooner.
 	sh := Shape{3000, 150}

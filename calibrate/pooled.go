@@ -1,0 +1,151 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+)
+
+// How a GPU or model without a fit of its own is priced: from every fitted
+// group of the profile at once, not from the one nearest group. A single
+// group's coefficients carry that benchmark's quirks (its client, its
+// prefix-cache hits, what one TP degree cannot separate) to every target;
+// a weighted geometric mean of many keeps what they share. Leave-one-GPU-out
+// on the seeds and corpus (`capsim fit --cv`) halved the mean-TTFT error
+// of the nearest-group rule this replaced (docs/accuracy-analysis.md).
+const (
+	// pooledSameFamily and pooledSameModel multiply the weight of a group of
+	// the target's engine family, and of its model, on top of the
+	// square root of the group's record count.
+	pooledSameFamily = 3.0
+	pooledSameModel  = 3.0
+	// Floors of the CPU costs before taking logs: a fit that drove one to
+	// zero (it is then absorbed by another term) would otherwise dominate.
+	pooledMinOverheadS = 2e-4
+	pooledMinPerSeqS   = 2e-6
+)
+
+// pooledCost is a pool's price pooled over the profile's fitted groups.
+type pooledCost struct {
+	coeffs model.Coeffs
+	// relSigma is the weighted spread of the pooled groups' typical step
+	// times on the target's roofline, with in quadrature the systematic
+	// error of carrying costs to another GPU or model (sigmaOtherGroup) and
+	// of the engine table's overheads (sigmaOtherVersion), as a single
+	// carried group had before pooling.
+	relSigma float64
+	groups   int
+	from     string // what the derivation prints
+}
+
+// pooledCoeffs prices a role of a target pool from every group that names
+// its GPU and model and has an entry of the role (or its nearest role):
+//   - efficiencies are the weighted geometric mean of the groups' fitted
+//     inverse efficiencies (each at least 1, so the mean is too);
+//   - CPU overheads are the target engine's table prior times the weighted
+//     geometric mean of each group's fitted overhead ÷ its own engine's
+//     table prior (in the group's eager or CUDA-graph mode), so a version's
+//     catalogued speed-up carries while the fits say how far the table is
+//     from measured engines.
+//
+// Weights are √records × pooledSameFamily (same engine family) ×
+// pooledSameModel (same model). It returns false when no group qualifies.
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine, role, kind string, eager bool) (pooledCost, bool) {
+	roles := map[string][]string{
+		RolePrefill:    {RolePrefill, RoleAggregated},
+		RoleDecode:     {RoleDecode, RoleAggregated},
+		RoleAggregated: {RoleAggregated, RoleDecode},
+	}[role]
+	fam := model.EngineFamily(engine)
+	target := model.PriorCoeffsFor(model.EngineOverheadFor(engine), eager)
+	type member struct {
+		w float64
+		c model.Coeffs
+		g *Group
+	}
+	var ms []member
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if g.GPU == "" || g.Model == "" {
+			continue // an assumed GPU or model is not a measurement of it
+		}
+		e := roleEntry(g, roles)
+		if e == nil {
+			continue
+		}
+		w := math.Sqrt(float64(len(g.Records)))
+		if model.EngineFamily(g.Engine) == fam {
+			w *= pooledSameFamily
+		}
+		if g.Model == llm.Name {
+			w *= pooledSameModel
+		}
+		c := e.Coeffs
+		own := model.PriorCoeffsFor(model.EngineOverheadFor(g.Engine), e.Eager)
+		c.Overhead = math.Max(c.Overhead, pooledMinOverheadS) / own.Overhead * target.Overhead
+		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / own.PerSeq * target.PerSeq
+		ms = append(ms, member{w, c, g})
+	}
+	if len(ms) == 0 {
+		return pooledCost{}, false
+	}
+	sum := make([]float64, len(model.CoeffNames))
+	wsum := 0.0
+	for _, m := range ms {
+		for k, v := range m.c.Vector() {
+			sum[k] += m.w * math.Log(v)
+		}
+		wsum += m.w
+	}
+	for k := range sum {
+		sum[k] = math.Exp(sum[k] / wsum)
+	}
+	out := pooledCost{coeffs: model.CoeffsFromVector(sum), groups: len(ms)}
+	// The band: how far the pooled groups' own prices of a typical step of
+	// this pool lie from each other, plus the carrying error.
+	var mean, sq float64
+	logs := make([]float64, len(ms))
+	for i, m := range ms {
+		logs[i] = math.Log(model.NewStepCost(gpu, llm, pool, m.c, graphs).StepTime(typicalStepOf(role)))
+		mean += m.w * logs[i]
+	}
+	mean /= wsum
+	for i, m := range ms {
+		sq += m.w * (logs[i] - mean) * (logs[i] - mean)
+	}
+	out.relSigma = math.Hypot(math.Sqrt(sq/wsum), math.Hypot(sigmaOtherGroup, sigmaOtherVersion))
+	// Name the heaviest groups so a reader can see what priced the pool.
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].w > ms[j].w })
+	var top []string
+	for _, m := range ms[:min(3, len(ms))] {
+		top = append(top, fmt.Sprintf("%s on %s / %s", m.g.Engine, m.g.GPU, model.ShortName(m.g.Model)))
+	}
+	out.from = fmt.Sprintf("%s: %d fitted groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio)",
+		kind, len(ms), strings.Join(top, ", "), model.EngineOverheadFor(engine).Generation)
+	return out, true
+}
+
+// roleEntry is a group's first entry of the first role in roles that it has.
+func roleEntry(g *Group, roles []string) *Entry {
+	for _, r := range roles {
+		for j := range g.Entries {
+			if g.Entries[j].Role == r {
+				return &g.Entries[j]
+			}
+		}
+	}
+	return nil
+}
+
+// typicalStepOf is the step a role's uncertainty is judged by: a
+// 2048-token prefill, or a decode step of 32 sequences at 1,000 tokens of
+// context.
+func typicalStepOf(role string) model.Step {
+	if role == RolePrefill {
+		return model.Step{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 2048)}
+	}
+	return model.Step{DecodeSeqs: 32, DecodeKV: 32000}
+}
