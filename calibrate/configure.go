@@ -461,7 +461,7 @@ func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
 // set-up plus the prompt's KV bytes over a 25 GB/s inter-node RDMA path.
 func priorTransfer(m model.LLM, prefill model.Pool) TransferFit {
 	tp := max(prefill.TP, 1)
-	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, 2) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
+	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, m.KVElemBytes()) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
 }
 
 // groupTransfer is a group's KV transfer as its fit simulated it, the

@@ -136,8 +136,32 @@ type LLM struct {
 	MaxContext int `json:"max_context"`
 	// Quant is the checkpoint's quantization (LookupLLM sets it from a
 	// quantized checkpoint's name: "-FP8", "-AWQ", …).
-	Quant  Quantization `json:"quant,omitempty"`
-	Source string       `json:"source"`
+	Quant Quantization `json:"quant,omitempty"`
+	// KVCacheBytes is the size of one cached key or value element; 0 means
+	// 2 (BF16). LookupLLM sets 1 for NVIDIA's FP8 and FP4 checkpoints (see
+	// fp8KVCache).
+	KVCacheBytes float64 `json:"kv_cache_bytes,omitempty"`
+	Source       string  `json:"source"`
+}
+
+// KVElemBytes is the size of one cached key or value element.
+func (m LLM) KVElemBytes() float64 {
+	if m.KVCacheBytes > 0 {
+		return m.KVCacheBytes
+	}
+	return 2
+}
+
+// fp8KVCache reports whether a quantized checkpoint stores its KV cache in
+// FP8 when the engine is left at its default: NVIDIA's Model Optimizer
+// checkpoints (the nvidia/*-FP8 and *-FP4 repositories) write
+// "kv_cache_quant_algo": "FP8" into hf_quant_config.json, and both vLLM
+// (--kv-cache-dtype auto) and TensorRT-LLM follow it, halving KV bytes
+// read and stored. Other FP8 builds (neuralmagic/RedHatAI, Qwen's own)
+// carry no KV directive and keep BF16.
+func fp8KVCache(name string, q Quantization) bool {
+	org, _, ok := strings.Cut(strings.TrimSpace(name), "/")
+	return ok && strings.EqualFold(org, "nvidia") && (q == QuantFP8 || q == QuantFP4)
 }
 
 // llms is the model catalog; numbers from each model's config.json on Hugging Face.
@@ -249,6 +273,9 @@ func LookupLLM(name string) (LLM, error) {
 			return LLM{}, err
 		}
 		m.Name, m.Quant = strings.TrimSpace(name), q
+		if fp8KVCache(name, q) {
+			m.KVCacheBytes = 1
+		}
 		return m, nil
 	}
 	return lookupLLM(name)

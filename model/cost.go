@@ -69,7 +69,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		BodyToken:  2 * m.BodyParams() / flops,
 		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
 		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
-		KVRead:     m.KVBytesPerToken(p.TP, 2) / bw,
+		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
 	}
 	ic := g.Link()
 	if p.TP > 1 {

@@ -16,7 +16,8 @@ type MemoryOptions struct {
 	ReserveGB float64
 	// BytesPerParam is the weight precision; 0 means the checkpoint's (2 for BF16/FP16).
 	BytesPerParam float64
-	// KVBytes is the KV-cache element size; 0 means 2 (BF16/FP16).
+	// KVBytes is the KV-cache element size; 0 means the checkpoint's
+	// (LLM.KVElemBytes: 2 for BF16/FP16, 1 for an FP8 KV cache).
 	KVBytes float64
 }
 
@@ -50,6 +51,9 @@ const gb = 1e9
 // (its Count is ignored). It fails when the weights do not fit, naming the
 // smallest TP that would.
 func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
+	if o.KVBytes == 0 {
+		o.KVBytes = m.KVElemBytes()
+	}
 	o = o.withDefaults()
 	if p.TP <= 0 {
 		return Memory{}, fmt.Errorf("model: TP must be positive, got %d", p.TP)

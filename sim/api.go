@@ -58,6 +58,7 @@ type Routing string
 const (
 	RoundRobin       Routing = "round-robin"       // cycle through workers in order (Dynamo 0.3's router)
 	LeastOutstanding Routing = "least-outstanding" // the worker with fewest requests in flight; ties to the lowest index
+	Random           Routing = "random"            // a uniformly drawn worker per request (a connection-level balancer such as a Kubernetes Service)
 	SharedQueue      Routing = "shared-queue"      // one queue every idle worker pulls from (Dynamo's prefill queue)
 )
 

@@ -64,8 +64,11 @@
 //
 // # Disaggregated pools (Config.Prefill, Config.Decode), Dynamo 0.3 style
 //
-// The router (Config.Router: round-robin by default, or least-outstanding)
-// picks a decode worker. At its next step boundary (at once when idle) the
+// The router (Config.Router: round-robin by default, least-outstanding, or
+// random: a uniform draw per request from its own seeded stream, as a
+// connection-level balancer such as a Kubernetes Service spreads a client
+// that opens a connection per request) picks a decode worker, as it picks
+// an aggregated pool's replica. At its next step boundary (at once when idle) the
 // decode worker reserves ceil(prompt/BlockSize) KV blocks, in FIFO order,
 // waiting while its cache is full; so its capacity also bounds the requests
 // in prefill and transfer. The prompt then goes to the prefill pool: one

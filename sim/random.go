@@ -12,6 +12,7 @@ const (
 	streamArrivals = 0x61727269 // "arri"
 	streamInput    = 0x696e7075 // "inpu"
 	streamOutput   = 0x6f757470 // "outp"
+	streamRoute    = 0x726f7574 // "rout"
 )
 
 func newStream(seed uint64, stream uint64) *rand.Rand {

@@ -77,8 +77,9 @@ type simulator struct {
 	arrivals       *rand.Rand
 	inputs         *rand.Rand
 	outputs        *rand.Rand
-	concurrency    int // 0 = unlimited
-	arrived        int // requests whose arrival time has come
+	routes         *rand.Rand // Random routing's draws
+	concurrency    int        // 0 = unlimited
+	arrived        int        // requests whose arrival time has come
 	sent           int
 	completed      int
 	inflight       int
@@ -220,11 +221,11 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	switch c.Router {
 	case "":
 		c.Router = RoundRobin
-	case RoundRobin, LeastOutstanding:
+	case RoundRobin, LeastOutstanding, Random:
 	case SharedQueue:
-		return nil, fmt.Errorf("sim: Config.Router %q applies only to Config.PrefillRouter; use %q or %q", c.Router, RoundRobin, LeastOutstanding)
+		return nil, fmt.Errorf("sim: Config.Router %q applies only to Config.PrefillRouter; use %q, %q or %q", c.Router, RoundRobin, LeastOutstanding, Random)
 	default:
-		return nil, fmt.Errorf("sim: Config.Router %q is unknown (want %q or %q)", c.Router, RoundRobin, LeastOutstanding)
+		return nil, fmt.Errorf("sim: Config.Router %q is unknown (want %q, %q or %q)", c.Router, RoundRobin, LeastOutstanding, Random)
 	}
 	switch c.PrefillRouter {
 	case "":
@@ -268,6 +269,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	s.arrivals = newStream(c.Seed, streamArrivals)
 	s.inputs = newStream(c.Seed, streamInput)
 	s.outputs = newStream(c.Seed, streamOutput)
+	s.routes = newStream(c.Seed, streamRoute)
 	s.concurrency = c.Load.Concurrency
 	if c.Load.Kind == model.OpenLoop {
 		s.interArrivalSc = 1 / (c.Load.Rate * c.Load.Burstiness)
@@ -498,6 +500,9 @@ func (s *simulator) passFrontend(t float64) {
 
 // route picks the engine (replica or decode worker) for a new request.
 func (s *simulator) route() *engine {
+	if s.router == Random {
+		return s.engines[s.routes.IntN(len(s.engines))]
+	}
 	if s.router == LeastOutstanding {
 		best := s.engines[0]
 		for _, e := range s.engines[1:] {

@@ -452,7 +452,7 @@ func TestBadInput(t *testing.T) {
 		{"bad uniform", func() Config { c := good(); c.Input = LengthDist{Kind: "uniform", Min: 5, Max: 2}; return c }, "Config.Input.Min"},
 		{"unknown kind", func() Config { c := good(); c.Output = LengthDist{Kind: "zipf"}; return c }, `Config.Output.Kind "zipf"`},
 		{"negative latency", func() Config { c := dis(); c.Transfer.Latency = -1; return c }, "Config.Transfer.Latency"},
-		{"bad router", func() Config { c := good(); c.Router = "random"; return c }, "Config.Router"},
+		{"bad router", func() Config { c := good(); c.Router = "least-loaded"; return c }, "Config.Router"},
 		{"shared decode router", func() Config { c := good(); c.Router = SharedQueue; return c }, "Config.Router"},
 		{"bad prefill router", func() Config { c := dis(); c.PrefillRouter = "x"; return c }, "Config.PrefillRouter"},
 		{"NaN cost", func() Config { c := good(); c.Replicas.Cost = badCost{math.NaN()}; return c }, "Config.Replicas.Cost returned step time NaN"},
@@ -523,7 +523,7 @@ func TestContextCancelled(t *testing.T) {
 }
 
 func TestRouting(t *testing.T) {
-	for _, r := range []Routing{RoundRobin, LeastOutstanding} {
+	for _, r := range []Routing{RoundRobin, LeastOutstanding, Random} {
 		for _, pr := range []Routing{SharedQueue, RoundRobin, LeastOutstanding} {
 			cfg := benchDisagg(1500, 100, 2000)
 			cfg.Decode.Workers = 3
@@ -577,6 +577,75 @@ func TestLeastOutstandingRouting(t *testing.T) {
 	rr := run(t, cfg)
 	if !(rr.Metrics[model.MeanTTFT] > res.Metrics[model.MeanTTFT]) {
 		t.Errorf("round robin TTFT %v not above least outstanding %v", rr.Metrics[model.MeanTTFT], res.Metrics[model.MeanTTFT])
+	}
+}
+
+// Random routing draws every request's replica uniformly from its own
+// seeded stream: the counts per replica are binomial, the draws repeat with
+// the seed, and they do not follow the round-robin cycle.
+func TestRandomRoutingDraws(t *testing.T) {
+	const workers, n = 4, 40000
+	draws := func(seed uint64) []int {
+		s, err := newSimulator(context.Background(), Config{Replicas: PoolConfig{Workers: workers, Cost: testCost{Overhead: 0.01}},
+			Router: Random, Load: model.Closed(1), Input: Fixed(10), Output: Fixed(2), NumPrompts: 1, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = s.route().idx
+		}
+		return idx
+	}
+	a, b, c := draws(1), draws(1), draws(2)
+	count := make([]int, workers)
+	cyclic, same, sameOther := 0, 0, 0
+	for i := range a {
+		count[a[i]]++
+		if a[i] == i%workers {
+			cyclic++
+		}
+		if a[i] == b[i] {
+			same++
+		}
+		if a[i] == c[i] {
+			sameOther++
+		}
+	}
+	sd := math.Sqrt(n * (1.0 / workers) * (1 - 1.0/workers))
+	for w, k := range count {
+		if math.Abs(float64(k)-n/workers) > 5*sd {
+			t.Errorf("replica %d drew %d of %d requests, want %d ± %.0f", w, k, n, n/workers, 5*sd)
+		}
+	}
+	if same != n {
+		t.Errorf("the same seed repeated %d of %d draws", same, n)
+	}
+	// Independent draws agree (or match the cycle) a quarter of the time.
+	for name, k := range map[string]int{"another seed": sameOther, "the round-robin cycle": cyclic} {
+		if math.Abs(float64(k)-n/workers) > 5*sd {
+			t.Errorf("%s: %d of %d draws agree, want about %d", name, k, n, n/workers)
+		}
+	}
+}
+
+// With as many clients as replicas and equal requests, round-robin and
+// least-outstanding give every replica one request at a time, so no request
+// waits; random routing sometimes sends two to one replica, and they queue.
+func TestRandomRoutingQueues(t *testing.T) {
+	const step = 0.01
+	cfg := Config{Replicas: PoolConfig{Workers: 4, Cost: testCost{Overhead: step}, MaxNumSeqs: 1},
+		Load: model.Closed(4), Input: Fixed(10), Output: Fixed(5), NumPrompts: 400, Seed: 5}
+	ttft := map[Routing]float64{}
+	for _, r := range []Routing{RoundRobin, LeastOutstanding, Random} {
+		cfg.Router = r
+		ttft[r] = run(t, cfg).Metrics[model.MeanTTFT]
+	}
+	if !near(ttft[RoundRobin], 1000*step, 1e-9) || !near(ttft[LeastOutstanding], 1000*step, 1e-9) {
+		t.Errorf("balanced routers: mean TTFT %v ms (round robin), %v ms (least outstanding), want one step, %v ms", ttft[RoundRobin], ttft[LeastOutstanding], 1000*step)
+	}
+	if !(ttft[Random] > 1.5*1000*step) {
+		t.Errorf("random routing: mean TTFT %v ms, want queueing well above one step (%v ms)", ttft[Random], 1000*step)
 	}
 }
 
