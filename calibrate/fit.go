@@ -364,7 +364,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 	longest := 0
 	for _, p := range pts {
 		// The simulated outputs reach BenchmarkOutput's maximum, and KV is allocated in blocks.
-		longest = max(longest, p.isl+int(math.Ceil(float64(p.osl)*(1+OutputSpread)))+256)
+		longest = max(longest, p.isl+maxOutput(p.osl, p.oslMax)+256)
 	}
 	var out []candidate
 	for _, g := range gpus {
@@ -574,21 +574,67 @@ func pointLoss(p *point, simulated map[string]float64) float64 {
 	return s
 }
 
-// OutputSpread is the relative half-width of the output lengths the fit simulates.
+// OutputSpread is the relative half-width of the output lengths the fit
+// simulates for outputs that run to about their stated length.
 const OutputSpread = 0.2
 
 // BenchmarkOutput is the output-length distribution the fit simulates for a
-// benchmark whose mean output is osl tokens: uniform within ±20%. Real runs
-// desynchronise (outputs stop early, clients start and finish at slightly
-// different times); fixed lengths in a deterministic closed loop would
-// instead keep every client in lock-step, prefilling in waves, which
-// inflates TTFT several-fold. Predictions should use the same distribution.
-func BenchmarkOutput(osl int) sim.LengthDist {
+// benchmark whose mean output is osl tokens; maxTokens is the cap of outputs
+// that stop early (series.Workload.OSLMax: set when the mean is well under
+// the cap), 0 for outputs that run to about osl.
+//
+// Outputs that run to about their length (ignore_eos, or a cap the model
+// reaches) are uniform within ±20% of osl. Real runs desynchronise (outputs
+// stop early, clients start and finish at slightly different times); fixed
+// lengths in a deterministic closed loop would instead keep every client in
+// lock-step, prefilling in waves, which inflates TTFT several-fold.
+//
+// Outputs that stop early (osl well under maxTokens) end where the model
+// samples its end-of-sequence token. On a benchmark's random or unrelated
+// prompts nothing ties that to a length, so the chance of stopping is the
+// same at every token: lengths are geometric (exponential), and those that
+// reach the cap stop there. The exponential's mean is set so that the
+// capped lengths average osl. The spread matters under load: short outputs
+// free their KV cache and batch slots early, long ones hold them to the
+// cap, which decides how soon queued requests are admitted and how long a
+// run's tail is. Predictions should use the same distribution.
+func BenchmarkOutput(osl, maxTokens int) sim.LengthDist {
+	if maxTokens > osl && osl >= 2 {
+		return sim.LengthDist{Kind: "exponential", Mean: cappedExpMean(float64(osl), float64(maxTokens)), Min: 1, Max: maxTokens}
+	}
 	if osl < 10 {
 		return sim.Fixed(osl)
 	}
 	lo := int(math.Round(float64(osl) * (1 - OutputSpread)))
 	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
+}
+
+// cappedExpMean is the mean μ of an exponential whose values capped at m
+// average mean: μ·(1 − e^(−m/μ)) = mean, for 0 < mean < m (by bisection;
+// the left side grows with μ from 0 towards m).
+func cappedExpMean(mean, m float64) float64 {
+	capped := func(mu float64) float64 { return mu * -math.Expm1(-m/mu) }
+	lo, hi := mean, 2*mean
+	for capped(hi) < mean {
+		lo, hi = hi, 2*hi
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if capped(mid) < mean {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// maxOutput is the longest output BenchmarkOutput(osl, maxTokens) draws.
+func maxOutput(osl, maxTokens int) int {
+	if d := BenchmarkOutput(osl, maxTokens); d.Kind != "fixed" {
+		return d.Max
+	}
+	return osl
 }
 
 // FitSeed is the seed the fit simulates every record with; re-simulating
@@ -597,7 +643,7 @@ const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
 func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, NumPrompts: p.prompt, Seed: FitSeed}
+	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, NumPrompts: p.prompt, Seed: FitSeed}
 }
 
 // deployment prices one point's deployment with trial parameters.

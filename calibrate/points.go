@@ -38,6 +38,7 @@ type point struct {
 	load   model.Load
 	isl    int
 	osl    int
+	oslMax int // cap of outputs that stop early (series.Workload.OSLMax), else 0
 	prompt int // prompts to simulate
 	meas   map[string]float64
 	weight float64
@@ -95,7 +96,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		w := works[i]
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
-			isl: w.ISL, osl: w.OSL, prompt: w.NumPrompts}
+			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, prompt: w.NumPrompts}
 		bad := false
 		for _, m := range fitMetrics {
 			v, ok := r.Metric(m.name)

@@ -12,20 +12,24 @@ import (
 // sends it: the load, the prompt length, the mean output length and how
 // many prompts, with the simulator's seed.
 type Workload struct {
-	Load       model.Load
-	ISL        int // tokens in every prompt
-	OSL        int // mean output tokens; spread as BenchmarkOutput
+	Load model.Load
+	ISL  int // tokens in every prompt
+	OSL  int // mean output tokens; spread as BenchmarkOutput
+	// OSLMax is the output cap (max_tokens) of outputs that stop early, 0
+	// when the outputs run to about OSL tokens (series.Workload.OSLMax).
+	OSLMax     int
 	NumPrompts int
 	Seed       uint64
 }
 
 // WithWorkload returns d with Config.Load, Input, Output, NumPrompts and
-// Seed filled from w; outputs spread around w.OSL as in real runs (see
-// BenchmarkOutput), as the fit simulated them.
+// Seed filled from w; outputs spread around w.OSL, up to w.OSLMax when
+// they stop early, as in real runs (see BenchmarkOutput), as the fit
+// simulated them.
 func (d Deployment) WithWorkload(w Workload) Deployment {
 	d.Config.Load = w.Load
 	d.Config.Input = sim.Fixed(w.ISL)
-	d.Config.Output = BenchmarkOutput(w.OSL)
+	d.Config.Output = BenchmarkOutput(w.OSL, w.OSLMax)
 	d.Config.NumPrompts = w.NumPrompts
 	d.Config.Seed = w.Seed
 	return d

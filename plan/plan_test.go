@@ -173,7 +173,7 @@ func resimulate(t *testing.T, prof Profile, opts Options, rec Recommendation, l 
 	}
 	cfg := d.Config
 	// The workload plan simulates: outputs spread as in real runs.
-	cfg.Load, cfg.Input, cfg.Output = l, sim.Fixed(opts.ISL), calibrate.BenchmarkOutput(opts.OSL)
+	cfg.Load, cfg.Input, cfg.Output = l, sim.Fixed(opts.ISL), calibrate.BenchmarkOutput(opts.OSL, 0)
 	cfg.NumPrompts, cfg.Seed = predict.DefaultNumPrompts(opts.NumPrompts, sim.SteadyState, l), opts.Seed
 	r, err := sim.Converge(context.Background(), cfg, opts.Steady, nil)
 	if err != nil {

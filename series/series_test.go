@@ -75,3 +75,41 @@ func TestPromptsOfBurst(t *testing.T) {
 		}
 	}
 }
+
+// Outputs that stop well short of their cap keep the cap (OSLMax), so the
+// simulator can spread them up to it; outputs that run to about their
+// stated length, or a record with no cap, have none.
+func TestWorkloadsKeepTheCapOfOutputsThatStopEarly(t *testing.T) {
+	rec := func(osl float64, oslMax int) results.Record {
+		return results.Record{ID: "x", Workload: results.Workload{Load: model.Open(10, 1), ISL: 3000, OSL: osl, OSLMax: oslMax, NumPrompts: 300}}
+	}
+	for _, tt := range []struct {
+		osl     float64
+		oslMax  int
+		wantMax int
+	}{
+		{438, 1000, 1000}, // seed 000: 438 of at most 1000
+		{990, 1000, 0},    // ran to the cap
+		{1680, 0, 0},      // no cap stated (seed 001)
+	} {
+		works, errs := series.Workloads([]results.Record{rec(tt.osl, tt.oslMax)}, 0)
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if w := works[0]; w.OSL != int(tt.osl) || w.OSLMax != tt.wantMax {
+			t.Errorf("osl %v of %d: OSL %d, OSLMax %d; want %v, %d", tt.osl, tt.oslMax, w.OSL, w.OSLMax, tt.osl, tt.wantMax)
+		}
+	}
+	// Seed 000 states max 1000 and realises about 440.
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = results.Filter{Source: "000"}.Select(recs)
+	works, _ := series.Workloads(recs, 0)
+	for i, w := range works {
+		if w.OSLMax != 1000 || w.OSL > 500 {
+			t.Errorf("seed 000 record %s: OSL %d, OSLMax %d; want about 440 of 1000", recs[i].ID, w.OSL, w.OSLMax)
+		}
+	}
+}

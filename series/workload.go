@@ -18,9 +18,15 @@ const DefaultMaxPrompts = 1280
 // it: the load, the mean prompt length, the realised mean output length
 // and the prompts to send. Notes say what was estimated.
 type Workload struct {
-	Load       model.Load
-	ISL        int // mean prompt tokens
-	OSL        int // realised mean output tokens
+	Load model.Load
+	ISL  int // mean prompt tokens
+	OSL  int // realised mean output tokens
+	// OSLMax is the output cap the client asked for (max_tokens) when the
+	// outputs stopped well short of it (realised mean under 95% of the cap):
+	// the outputs ended at an end-of-sequence token, spread from a few
+	// tokens to the cap, not near OSL. 0 when they ran to their length or
+	// no cap is stated.
+	OSLMax     int
 	NumPrompts int
 	Notes      []string
 }
@@ -38,7 +44,8 @@ type Workload struct {
 // max_tokens itself when no row says). When a series' outputs clearly
 // stop before that length (vLLM's identity E2E = TTFT + (OSL−1)·TPOT gives
 // each point's mean output, and the series' median is under 95% of the
-// stated length), every point of the series uses that median.
+// stated length), every point of the series uses that median. A workload
+// whose outputs stopped early keeps the cap they stopped under (OSLMax).
 func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 	out := make([]Workload, len(all))
 	errs := make([]error, len(all))
@@ -64,6 +71,9 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		w.ISL = max(1, int(math.Round(r.Workload.ISL)))
 		w.OSL = max(2, int(math.Round(o)))
 		w.NumPrompts = Prompts(r, maxPrompts)
+		if m := r.Workload.OSLMax; m > 0 && float64(w.OSL) < earlyStop*float64(m) {
+			w.OSLMax = m
+		}
 	}
 	// Outputs that stop early, per series.
 	est := map[string][]float64{}
@@ -83,13 +93,18 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 			continue
 		}
 		m := math.Round(stats.Median(e))
-		if w := &out[i]; m < 0.95*float64(w.OSL) && m >= 2 {
+		if w := &out[i]; m < earlyStop*float64(w.OSL) && m >= 2 {
 			w.Notes = append(w.Notes, fmt.Sprintf("outputs stop early: mean output %.0f tokens (from E2E, TTFT and TPOT) instead of the stated %d", m, w.OSL))
+			w.OSLMax = max(w.OSLMax, w.OSL) // the stated length was a cap
 			w.OSL = int(m)
 		}
 	}
 	return out, errs
 }
+
+// earlyStop is the share of the stated output length under which a
+// realised mean output means the outputs stopped early.
+const earlyStop = 0.95
 
 // UnusableError says why a record's workload cannot be simulated.
 type UnusableError struct {

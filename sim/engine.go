@@ -369,6 +369,7 @@ func (e *engine) startStep(t float64) {
 		e.join(r, r.prompt, 0)
 		e.firstTimer = append(e.firstTimer, r)
 	}
+	preempted := e.mon.preemptions
 	if e.capBlocks > 0 {
 		for len(e.heap) > 0 && e.growth(1) > e.capBlocks-e.used {
 			e.preempt(t, e.latest())
@@ -410,7 +411,12 @@ func (e *engine) startStep(t float64) {
 		e.prefilling[i].chunk = 0
 	}
 	n = len(e.heap) // preemption may have shrunk the decode set
-	for budget > 0 && e.running() < e.maxSeqs && e.waiting.len() > 0 {
+	// A step that had to preempt admits nothing from the queue: the cache
+	// is oversubscribed, and admitting would only evict again (vLLM V1's
+	// scheduler skips its waiting queue after a preemption; with nothing
+	// left running, its next, empty step admits, which is now).
+	admit := e.mon.preemptions == preempted || e.running() == 0
+	for admit && budget > 0 && e.running() < e.maxSeqs && e.waiting.len() > 0 {
 		r := e.waiting.peek()
 		c := min(r.target, budget)
 		need := e.blocksFor(int64(c))

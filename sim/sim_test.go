@@ -292,6 +292,29 @@ func TestKVCapacityPreempts(t *testing.T) {
 	}
 }
 
+// A step that preempts admits nothing from the queue (vLLM V1): with a
+// small token budget the preempted request's first chunk would fit in the
+// blocks it just freed, and readmitting it at once would evict it again
+// on the next step, thrashing (thousands of preemptions for 60 requests
+// before the rule; one or so per request with it).
+func TestPreemptingStepAdmitsNothing(t *testing.T) {
+	c := testCost{Overhead: 0.005, PerPrefillToken: 1e-5, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
+	for _, tt := range []struct{ budget, capacity int }{{32, 400}, {32, 800}, {64, 400}, {64, 1200}, {256, 1200}} {
+		const n = 60
+		cfg := Config{
+			Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: tt.capacity, MaxBatchedTokens: tt.budget, MaxNumSeqs: 16},
+			Load:     model.Closed(12), Input: Fixed(200), Output: Fixed(200), NumPrompts: n,
+		}
+		res := run(t, cfg)
+		if res.Completed != n {
+			t.Errorf("budget %d, cache %d: %d of %d requests completed", tt.budget, tt.capacity, res.Completed, n)
+		}
+		if p := res.Pools[0].Preemptions; p == 0 || p > 2*n {
+			t.Errorf("budget %d, cache %d: %d preemptions for %d requests, want some and at most %d", tt.budget, tt.capacity, p, n, 2*n)
+		}
+	}
+}
+
 // Disaggregated: the decode worker's cache bounds the requests in prefill
 // and transfer too. With room for K requests, at most K are past admission.
 func TestKVCapacityDisaggregatedAdmission(t *testing.T) {

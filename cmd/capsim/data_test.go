@@ -52,7 +52,8 @@ func TestDataFilters(t *testing.T) {
 	}{
 		{[]string{"--gpu", "h20"}, 112},
 		{[]string{"--engine", "DYNAMO"}, 56},
-		{[]string{"--engine", "vllm-0.9"}, 24},
+		{[]string{"--engine", "vllm-0.9"}, 40}, // H20's vllm-0.9.0.1 and L40S's vllm-0.9.0 (seeds 000/001)
+		{[]string{"--engine", "vllm-0.9.0.1"}, 24},
 		{[]string{"--model", "qwen3"}, 112},
 		{[]string{"--gpu", "L40S", "--model", "8B"}, 8},
 		{[]string{"--source", "003"}, 88},
