@@ -72,8 +72,8 @@ func checkBound(where, key string, v float64) error {
 func fmtBound(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // validateBounds checks every number of g against profileBounds.
-func validateBounds(i int, g *Group) error {
-	where := fmt.Sprintf("group %d (%s)", i, g.Engine)
+func validateBounds(label string, g *Group) error {
+	where := fmt.Sprintf("%s (%s)", label, g.Engine)
 	s := g.Settings
 	for _, f := range []struct {
 		key string

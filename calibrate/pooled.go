@@ -1,12 +1,14 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 )
 
 // How a GPU or model without a fit of its own is priced: from every fitted
@@ -41,8 +43,9 @@ type pooledCost struct {
 	from     string // what the derivation prints
 }
 
-// pooledCoeffs prices a role of a target pool from every group that names
-// its GPU and model and has an entry of the role (or its nearest role):
+// pooledCoeffs prices a role of a target pool from every group (of Groups
+// and of the transfer Pool) that names its GPU and model and has an entry
+// of the role (or its nearest role):
 //   - efficiencies are the weighted geometric mean of the groups' fitted
 //     inverse efficiencies (each at least 1, so the mean is too);
 //   - CPU overheads are the target engine's table prior times the weighted
@@ -67,8 +70,14 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		g *Group
 	}
 	var ms []member
+	groups := make([]*Group, 0, len(p.Groups)+len(p.Pool))
 	for i := range p.Groups {
-		g := &p.Groups[i]
+		groups = append(groups, &p.Groups[i])
+	}
+	for i := range p.Pool {
+		groups = append(groups, &p.Pool[i])
+	}
+	for _, g := range groups {
 		if g.GPU == "" || g.Model == "" {
 			continue // an assumed GPU or model is not a measurement of it
 		}
@@ -148,4 +157,24 @@ func typicalStepOf(role string) model.Step {
 		return model.Step{PrefillTokens: 2048, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, 2048)}
 	}
 	return model.Step{DecodeSeqs: 32, DecodeKV: 32000}
+}
+
+// FitPool fits recs into prof's transfer Pool: their groups help price
+// GPUs and models prof has no group of, and nothing else. Residuals are
+// dropped (the pool is not a calibration of its own deployments); the
+// fit's warnings are kept, prefixed "pool: ".
+func FitPool(ctx context.Context, prof *Profile, recs []results.Record, opts Options, progress func(Progress)) error {
+	opts.CV = false
+	pool, _, err := Fit(ctx, recs, opts, progress)
+	if err != nil {
+		return fmt.Errorf("calibrate: transfer pool: %w", err)
+	}
+	prof.Pool = pool.Groups
+	for i := range prof.Pool {
+		prof.Pool[i].Residuals = nil
+	}
+	for _, w := range pool.Warnings {
+		prof.Warnings = append(prof.Warnings, "pool: "+w)
+	}
+	return nil
 }

@@ -94,3 +94,51 @@ func TestPooledCoeffs(t *testing.T) {
 		t.Error("pooled a profile whose only group names no GPU")
 	}
 }
+
+// A transfer-pool group helps price a GPU without its own group, but never
+// prices a target as its own fit nor chooses its engine.
+func TestTransferPool(t *testing.T) {
+	p := pooledProfile()
+	pool := p.Groups[:1] // L40S / Llama-3.1-8B / vllm-0.9.0.1
+	main := &Profile{Schema: SchemaV1, Groups: p.Groups[1:3]}
+	withPool := &Profile{Schema: SchemaV1, Groups: main.Groups, Pool: pool}
+	tgt := Target{GPU: "L40S", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP1")}
+	d, err := withPool.Configure(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := d.Derived[0]
+	if der.Source != SourceDerived || !strings.Contains(der.From, "3 fitted groups pooled") {
+		t.Errorf("with the L40S group only in the pool, costs are %s from %q; want derived from 3 pooled groups", der.Source, der.From)
+	}
+	d0, err := main.Configure(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d0.Derived[0].From, "2 fitted groups pooled") {
+		t.Errorf("without the pool: %q, want 2 pooled groups", d0.Derived[0].From)
+	}
+	if e, err := withPool.ResolveEngine("L40S", "meta-llama/Llama-3.1-8B-Instruct", "", false); err != nil || e != "vllm-0.9.0.1" {
+		t.Errorf("default engine %q (%v): the pool must not choose it", e, err)
+	}
+	// The pool is read back and checked like the groups.
+	b, err := withPool.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseProfile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Pool) != 1 || back.Pool[0].GPU != "L40S" {
+		t.Errorf("pool read back as %+v", back.Pool)
+	}
+	back.Pool[0].Engine = ""
+	bad, err := back.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseProfile(bad); err == nil || !strings.Contains(err.Error(), "pool group 0: engine is required") {
+		t.Errorf("a pool group without an engine: %v", err)
+	}
+}

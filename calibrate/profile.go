@@ -39,6 +39,12 @@ type Profile struct {
 	Groups     []Group      `json:"groups"`
 	Calibrated []SeriesInfo `json:"series"`
 	Warnings   []string     `json:"warnings,omitempty"`
+	// Pool holds groups fitted on other measurements (the embedded
+	// profile's: the public corpus under fixtures/corpus) that only help
+	// price a GPU or model without a group of its own (pooled.go): they
+	// never price a target as its own fit, never choose its engine version
+	// or settings, and keep no residuals.
+	Pool []Group `json:"pool,omitempty"`
 }
 
 // Group holds what was fitted for one GPU, model and engine. Coefficients
@@ -60,7 +66,7 @@ type Group struct {
 	Entries  []Entry      `json:"entries"`
 	// Records lists the ids of every record the group was fitted on.
 	Records   []string   `json:"records"`
-	Residuals []Residual `json:"residuals"`
+	Residuals []Residual `json:"residuals,omitempty"`
 	// Notes say what the data could and could not determine.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -177,35 +183,49 @@ func ParseProfile(data []byte) (*Profile, error) {
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
 	}
-	for i, g := range p.Groups {
-		if g.Engine == "" {
-			return nil, fmt.Errorf("calibrate: profile: group %d: engine is required", i)
-		}
-		if (g.GPU == "" || g.Model == "") && g.Assumed == nil {
-			return nil, fmt.Errorf("calibrate: profile: group %d: gpu and model are required unless \"assumed\" says what was used", i)
-		}
-		for j, e := range g.Entries {
-			switch e.Role {
-			case RolePrefill, RoleDecode, RoleAggregated:
-			default:
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: unknown role %q", i, j, e.Role)
-			}
-			if e.TP <= 0 {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: tp must be positive", i, j)
-			}
-		}
-		if err := validateBounds(i, &p.Groups[i]); err != nil {
+	for i := range p.Groups {
+		if err := validateGroup(fmt.Sprintf("group %d", i), &p.Groups[i]); err != nil {
 			return nil, err
 		}
-		for j, e := range g.Entries {
-			// Within the bounds, still physical: no work faster than peak.
-			if err := e.Coeffs.Validate(); err != nil {
-				return nil, fmt.Errorf("calibrate: profile: group %d entry %d: %w", i, j, err)
-			}
+	}
+	for i := range p.Pool {
+		if err := validateGroup(fmt.Sprintf("pool group %d", i), &p.Pool[i]); err != nil {
+			return nil, err
 		}
 	}
 	p.canonicalise()
 	return &p, nil
+}
+
+// validateGroup checks one group of a profile being read; label names it
+// in errors ("group 3", "pool group 0").
+func validateGroup(label string, g *Group) error {
+	if g.Engine == "" {
+		return fmt.Errorf("calibrate: profile: %s: engine is required", label)
+	}
+	if (g.GPU == "" || g.Model == "") && g.Assumed == nil {
+		return fmt.Errorf("calibrate: profile: %s: gpu and model are required unless \"assumed\" says what was used", label)
+	}
+	for j, e := range g.Entries {
+		switch e.Role {
+		case RolePrefill, RoleDecode, RoleAggregated:
+		default:
+			return fmt.Errorf("calibrate: profile: %s entry %d: unknown role %q", label, j, e.Role)
+		}
+		if e.TP <= 0 {
+			return fmt.Errorf("calibrate: profile: %s entry %d: tp must be positive", label, j)
+		}
+	}
+	if err := validateBounds(label, g); err != nil {
+		return err
+	}
+	for j, e := range g.Entries {
+		// Within the bounds, still physical: no work faster than peak.
+		if err := e.Coeffs.Validate(); err != nil {
+			return fmt.Errorf("calibrate: profile: %s entry %d: %w", label, j, err)
+		}
+	}
+	return nil
 }
 
 // LoadProfile reads the profile at path, or parses embedded (a default
@@ -252,11 +272,13 @@ func (p *Profile) Flags() map[string]string {
 // canonicalise resolves every GPU and model name of a profile to the
 // catalog's, once, so lookups compare names with ==.
 func (p *Profile) canonicalise() {
-	for i := range p.Groups {
-		g := &p.Groups[i]
-		g.GPU, g.Model = model.CanonicalGPU(g.GPU), model.CanonicalModel(g.Model)
-		if a := g.Assumed; a != nil {
-			a.GPU, a.Model = model.CanonicalGPU(a.GPU), model.CanonicalModel(a.Model)
+	for _, gs := range [][]Group{p.Groups, p.Pool} {
+		for i := range gs {
+			g := &gs[i]
+			g.GPU, g.Model = model.CanonicalGPU(g.GPU), model.CanonicalModel(g.Model)
+			if a := g.Assumed; a != nil {
+				a.GPU, a.Model = model.CanonicalGPU(a.GPU), model.CanonicalModel(a.Model)
+			}
 		}
 	}
 	for i := range p.Calibrated {

@@ -34,7 +34,7 @@ type fitOptions struct {
 func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var o fitOptions
-	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded seeds (with --cv: the seeds and the public corpus)")
+	fs.StringSliceVar(&o.from, "from", nil, "result files to fit, in any format capsim data reads (comma list, repeated, or a pattern such as 'vllm-*.json'); default: the embedded seeds, with the public corpus as the transfer pool (with --cv: seeds and corpus fitted and held out together)")
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
@@ -76,6 +76,14 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
 			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
 	}
+	if err == nil && len(o.from) == 0 && !o.cv {
+		// The embedded profile: the seeds calibrate, the public corpus
+		// joins the pool that prices GPUs and models nobody calibrated.
+		var corpus []results.Record
+		if corpus, err = fixtures.CorpusRecords(); err == nil {
+			err = calibrate.FitPool(ctx, prof, corpus, opts, fitProgress(progressTo(stderr, o.quiet)))
+		}
+	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("fit: interrupted; no profile written")
 	} else if err != nil {
@@ -89,7 +97,11 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := atomicfile.Write(o.out, b); err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
-		fmt.Fprintf(stderr, "fit: wrote %s (%d groups, %d series)\n", o.out, len(prof.Groups), len(prof.Calibrated))
+		pool := ""
+		if len(prof.Pool) > 0 {
+			pool = fmt.Sprintf(", %d transfer-pool groups", len(prof.Pool))
+		}
+		fmt.Fprintf(stderr, "fit: wrote %s (%d groups, %d series%s)\n", o.out, len(prof.Groups), len(prof.Calibrated), pool)
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(stderr, "fit: warning: "+w)
