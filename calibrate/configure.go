@@ -46,8 +46,11 @@ type Derivation struct {
 	// TP degree, GPU or model (which moves every term of a step together).
 	RelSigma float64 `json:"rel_sigma"`
 	// fittedOn is the worker shape the carried entry was fitted on (zero
-	// when the costs are pooled or the prior).
+	// when the costs are pooled or the prior); corr its coefficients'
+	// correlation (Entry.Corr).
 	fittedOn model.Pool
+	corr     [][]float64
+	scatter  float64
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -175,18 +178,20 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				// (pooled.go), the target's own engine row its CPU costs.
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, settings.graphSizes(role), engine, role, srcKind, eager); ok {
 					c, sig, extra = pc.coeffs, constSigma(0), pc.relSigma
-					der.Source, der.From, der.Engine, der.fittedOn = SourceDerived, pc.from, engine, model.Pool{}
+					der.Source, der.From, der.Engine, der.fittedOn, der.corr, der.scatter = SourceDerived, pc.from, engine, model.Pool{}, nil, 0
 				}
 			}
 			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
-			stepSig := stepSigma(cost, sig, role)
+			stepSig := stepSigma(cost, sig, der.corr, role)
 			if der.fittedOn.TP > 0 && (der.fittedOn.TP != pool.TP || der.fittedOn.Stages() != pool.Stages()) {
 				// Carried to another shape, a step is known no better than on
 				// the shape it was fitted on, whose terms weigh differently.
 				own := model.NewStepCost(gpu, llm, der.fittedOn, c, settings.graphSizes(role))
-				stepSig = math.Max(stepSig, stepSigma(own, sig, role))
+				stepSig = math.Max(stepSig, stepSigma(own, sig, der.corr, role))
 			}
-			der.RelSigma = math.Hypot(stepSig, extra)
+			// The band: how well the coefficients are known, how far single
+			// points scatter about them, and what carrying them costs.
+			der.RelSigma = math.Hypot(math.Hypot(stepSig, der.scatter), extra)
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each
 			// coefficient by its own marginal σ instead would add up terms the
@@ -322,7 +327,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return c, constSigma(0), sigmaPrior, der
 	}
 	coeffs := e.Coeffs
-	der.fittedOn = model.Pool{Count: 1, TP: e.TP, PP: e.PP}
+	der.fittedOn, der.corr, der.scatter = model.Pool{Count: 1, TP: e.TP, PP: e.PP}, e.Corr, e.Scatter
 	srcO := model.EngineOverheadFor(g.Engine)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if strings.Contains(kind, "GPU") || strings.Contains(kind, "model") {
@@ -422,7 +427,7 @@ func scaleCoeffs(c model.Coeffs, f float64) model.Coeffs {
 
 // stepSigma is the relative uncertainty of a typical step of the role:
 // a 2048-token prefill, or a decode step of 32 sequences at 1,000 tokens of context.
-func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
+func stepSigma(cost model.StepCost, sig []float64, corr [][]float64, role string) float64 {
 	s := typicalStepOf(role)
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
@@ -430,16 +435,33 @@ func stepSigma(cost model.StepCost, sig []float64, role string) float64 {
 	}
 	terms := cost.Roofline.Terms(s, float64(n), cost.Coeffs).Vector()
 	cv := cost.Coeffs.Vector()
-	var total, vari float64
+	dev := make([]float64, len(cv)) // each term's standard deviation, in seconds
+	var total float64
 	for i := range cv {
 		x := cv[i] * terms[i]
 		total += x
-		vari += (x * sig[i]) * (x * sig[i])
+		dev[i] = x * sig[i]
 	}
 	if total == 0 {
 		return 0
 	}
-	return math.Sqrt(vari) / total
+	// With the coefficients' correlation the terms' errors partly cancel
+	// (two fixed per-step costs the data know only as a sum); without it,
+	// they add in quadrature.
+	var vari float64
+	for i := range dev {
+		for j := range dev {
+			rho := 0.0
+			switch {
+			case i == j:
+				rho = 1
+			case len(corr) == len(dev) && len(corr[i]) == len(dev):
+				rho = corr[i][j]
+			}
+			vari += dev[i] * dev[j] * rho
+		}
+	}
+	return math.Sqrt(math.Max(vari, 0)) / total
 }
 
 // defaultSettings are the settings an engine runs with on a GPU, for a

@@ -901,6 +901,16 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		o := gf.layout.offset(role)
 		sig := map[string]float64{}
 		var fitted, prior []string
+		var corr [][]float64
+		if gf.lin.postCorr != nil {
+			corr = make([][]float64, len(model.CoeffNames))
+			for i := range corr {
+				corr[i] = make([]float64, len(model.CoeffNames))
+				for j := range corr[i] {
+					corr[i][j] = math.Round(100*gf.lin.postCorr[o+i][o+j]) / 100
+				}
+			}
+		}
 		for i, n := range model.CoeffNames {
 			x := gf.lin.x[o+i]
 			sig[n] = round(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
@@ -919,7 +929,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		})
 		for _, pl := range pools {
 			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: roundCoeffs(gf.params.coeffs[role]),
-				RelSigma: sig, Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
+				RelSigma: sig, Corr: corr, Scatter: round(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true
 			} else {

@@ -302,9 +302,14 @@ type linearFit struct {
 	params params
 	x      []float64 // unknowns relative to the prior
 	postSD []float64 // posterior standard deviation of x
-	determ []bool    // whether the data (not the prior) determined each unknown
-	rows   int
-	rmsRel float64 // weighted RMS relative residual
+	// postCorr is the posterior correlation of x (nil if the posterior
+	// could not be inverted): the per-step overhead and the all-reduce
+	// latency, both fixed per step at one TP, are known together far
+	// better than either alone.
+	postCorr [][]float64
+	determ   []bool // whether the data (not the prior) determined each unknown
+	rows     int
+	rmsRel   float64 // weighted RMS relative residual
 	// frontendSigma and frontendFitted describe the frontend latency.
 	frontendSigma  float64
 	frontendFitted bool
@@ -530,6 +535,15 @@ func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, erro
 			fit.postSD[a] = psd
 			// The data determined an unknown when they shrank its prior uncertainty by half or more.
 			fit.determ[a] = psd/math.Max(x[a], minMult) < 0.5*math.Min(sd[a], priorRelSD) && !fixed[a]
+		}
+		fit.postCorr = make([][]float64, k)
+		for a := 0; a < k; a++ {
+			fit.postCorr[a] = make([]float64, k)
+			for b := 0; b < k; b++ {
+				if d := fit.postSD[a] * fit.postSD[b]; d > 0 {
+					fit.postCorr[a][b] = math.Max(-1, math.Min(1, inv.At(a, b)/d))
+				}
+			}
 		}
 	}
 	fit.params = prior.clone()

@@ -142,3 +142,33 @@ func TestTransferPool(t *testing.T) {
 		t.Errorf("a pool group without an engine: %v", err)
 	}
 }
+
+// Two fixed per-step costs the data know only as a sum: anti-correlated,
+// their errors cancel in the step's band instead of adding up.
+func TestStepSigmaUsesCorrelation(t *testing.T) {
+	gpu, err := model.LookupGPU("H20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm, err := model.LookupLLM("Qwen3-32B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := model.NewStepCost(gpu, llm, model.Pool{Count: 1, TP: 4}, model.PriorCoeffs(false), []int{1, 2, 4, 8, 16, 32, 64})
+	sig := make([]float64, len(model.CoeffNames))
+	sig[iOverhead], sig[iComm] = 0.5, 0.5
+	n := len(model.CoeffNames)
+	corr := make([][]float64, n)
+	for i := range corr {
+		corr[i] = make([]float64, n)
+		corr[i][i] = 1
+	}
+	independent := stepSigma(cost, sig, nil, RoleDecode)
+	corr[iOverhead][iComm], corr[iComm][iOverhead] = -1, -1
+	anti := stepSigma(cost, sig, corr, RoleDecode)
+	corr[iOverhead][iComm], corr[iComm][iOverhead] = 1, 1
+	together := stepSigma(cost, sig, corr, RoleDecode)
+	if !(anti < independent && independent < together) {
+		t.Errorf("step σ anti-correlated %v, independent %v, correlated %v: want increasing", anti, independent, together)
+	}
+}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"math"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,6 +88,14 @@ type Entry struct {
 	Coeffs model.Coeffs `json:"coeffs"`
 	// RelSigma is the relative standard deviation of each coefficient, keyed by model.CoeffNames.
 	RelSigma map[string]float64 `json:"rel_sigma"`
+	// Corr is the coefficients' correlation matrix (model.CoeffNames
+	// order), from the stage-1 posterior; absent means uncorrelated.
+	Corr [][]float64 `json:"corr,omitempty"`
+	// Scatter is the relative RMS misfit of the group's stage-1 fit: how
+	// far one measured point lies from the fitted costs, however well the
+	// coefficients themselves are pinned down. A prediction's band
+	// includes it.
+	Scatter float64 `json:"scatter,omitempty"`
 	// Fitted names the coefficients the data determined; Prior those left at (or near) the roofline prior.
 	Fitted []string `json:"fitted"`
 	Prior  []string `json:"prior"`
@@ -218,6 +227,24 @@ func validateGroup(label string, g *Group) error {
 	}
 	if err := validateBounds(label, g); err != nil {
 		return err
+	}
+	for j, e := range g.Entries {
+		if e.Corr == nil {
+			continue
+		}
+		ok := len(e.Corr) == len(model.CoeffNames)
+		for _, row := range e.Corr {
+			ok = ok && len(row) == len(model.CoeffNames)
+			for _, v := range row {
+				ok = ok && v >= -1 && v <= 1
+			}
+		}
+		if !ok {
+			return fmt.Errorf("calibrate: profile: %s entry %d: corr must be a %d×%d matrix of correlations in [-1, 1]", label, j, len(model.CoeffNames), len(model.CoeffNames))
+		}
+		if e.Scatter < 0 || e.Scatter > 10 || math.IsNaN(e.Scatter) {
+			return fmt.Errorf("calibrate: profile: %s entry %d: scatter %v, want a relative misfit in [0, 10]", label, j, e.Scatter)
+		}
 	}
 	for j, e := range g.Entries {
 		// Within the bounds, still physical: no work faster than peak.
