@@ -2,9 +2,9 @@ package calibrate
 
 import (
 	"bytes"
-	"math"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
