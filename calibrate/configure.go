@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/capsim/capsim/model"
@@ -327,7 +328,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return c, constSigma(0), sigmaPrior, der
 	}
 	coeffs := e.Coeffs
-	der.fittedOn, der.corr, der.scatter = model.Pool{Count: 1, TP: e.TP, PP: e.PP}, e.Corr, e.Scatter
+	der.fittedOn, der.corr, der.scatter = model.Pool{Count: 1, TP: e.TP, PP: e.PP}, e.Corr, math.Max(e.Scatter, residualSigma(g, role))
 	srcO := model.EngineOverheadFor(g.Engine)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if strings.Contains(kind, "GPU") || strings.Contains(kind, "model") {
@@ -414,6 +415,37 @@ func constSigma(s float64) []float64 {
 		out[i] = s
 	}
 	return out
+}
+
+// residualSigma is a robust standard deviation (1.4826 × the median
+// absolute log ratio) of a group's own simulated residuals on the metric a
+// role's steps decide: TTFT for prefill, TPOT for decode, both for
+// aggregated workers. The linear fit's Scatter can understate it, since
+// stage 2 and queueing move the simulated metrics further than the
+// step-time rows stage 1 fits; 0 without residuals (a transfer-pool group).
+func residualSigma(g *Group, role string) float64 {
+	metrics := map[string][]string{
+		RolePrefill:    {model.MeanTTFT},
+		RoleDecode:     {model.MeanTPOT},
+		RoleAggregated: {model.MeanTTFT, model.MeanTPOT},
+	}[role]
+	var abs []float64
+	for _, r := range g.Residuals {
+		for _, m := range metrics {
+			if v, ok := r.LogRatio[m]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				abs = append(abs, math.Abs(v))
+			}
+		}
+	}
+	if len(abs) == 0 {
+		return 0
+	}
+	sort.Float64s(abs)
+	med := abs[len(abs)/2]
+	if len(abs)%2 == 0 {
+		med = (abs[len(abs)/2-1] + abs[len(abs)/2]) / 2
+	}
+	return 1.4826 * med
 }
 
 // scaleCoeffs multiplies every coefficient, and so every step time, by f.

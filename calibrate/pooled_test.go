@@ -172,3 +172,23 @@ func TestStepSigmaUsesCorrelation(t *testing.T) {
 		t.Errorf("step σ anti-correlated %v, independent %v, correlated %v: want increasing", anti, independent, together)
 	}
 }
+
+func TestResidualSigma(t *testing.T) {
+	g := &Group{Residuals: []Residual{
+		{LogRatio: map[string]float64{model.MeanTTFT: 0.1, model.MeanTPOT: -0.02}},
+		{LogRatio: map[string]float64{model.MeanTTFT: -0.3, model.MeanTPOT: 0.04}},
+		{LogRatio: map[string]float64{model.MeanTTFT: 0.2}},
+	}}
+	if got := residualSigma(g, RolePrefill); math.Abs(got-1.4826*0.2) > 1e-12 {
+		t.Errorf("prefill σ %v, want %v", got, 1.4826*0.2)
+	}
+	if got := residualSigma(g, RoleDecode); math.Abs(got-1.4826*0.03) > 1e-12 {
+		t.Errorf("decode σ %v, want %v", got, 1.4826*0.03)
+	}
+	if got := residualSigma(g, RoleAggregated); math.Abs(got-1.4826*0.1) > 1e-12 {
+		t.Errorf("aggregated σ %v, want %v (median of TTFT and TPOT together)", got, 1.4826*0.1)
+	}
+	if got := residualSigma(&Group{}, RoleDecode); got != 0 {
+		t.Errorf("no residuals: σ %v, want 0", got)
+	}
+}
