@@ -34,6 +34,9 @@ type Options struct {
 	CV bool
 	// Simulate runs one simulation; nil means sim.Run.
 	Simulate func(context.Context, sim.Config) (*sim.Result, error)
+	// Pool are records fitted into the profile's transfer pool after its
+	// groups (FitPool); cross-validation ignores them.
+	Pool []results.Record
 	// RequireStated makes a group whose records name no GPU or no model an
 	// error (*UnstatedError) instead of searching the catalog for the pair
 	// that explains the data best. Fits of users' own data set it, so a GPU
@@ -213,6 +216,11 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	}
 	if len(prof.Groups) == 0 {
 		return nil, nil, fmt.Errorf("calibrate: no group of the %d records can be fitted: %s", len(recs), strings.Join(rep.Warnings, "; "))
+	}
+	if len(opts.Pool) > 0 && !opts.CV {
+		if err := FitPool(ctx, prof, opts.Pool, opts, progress); err != nil {
+			return nil, nil, err
+		}
 	}
 	return prof, rep, nil
 }

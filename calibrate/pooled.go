@@ -164,7 +164,7 @@ func typicalStepOf(role string) model.Step {
 // dropped (the pool is not a calibration of its own deployments); the
 // fit's warnings are kept, prefixed "pool: ".
 func FitPool(ctx context.Context, prof *Profile, recs []results.Record, opts Options, progress func(Progress)) error {
-	opts.CV = false
+	opts.CV, opts.Pool = false, nil
 	pool, _, err := Fit(ctx, recs, opts, progress)
 	if err != nil {
 		return fmt.Errorf("calibrate: transfer pool: %w", err)

@@ -273,6 +273,16 @@ func LoadProfile(path string, embedded []byte) (*Profile, error) {
 	return p, nil
 }
 
+// Size says what the profile holds: "17 groups, 113 series, 37
+// transfer-pool groups".
+func (p *Profile) Size() string {
+	s := fmt.Sprintf("%d groups, %d series", len(p.Groups), len(p.Calibrated))
+	if len(p.Pool) > 0 {
+		s += fmt.Sprintf(", %d transfer-pool groups", len(p.Pool))
+	}
+	return s
+}
+
 // Marshal encodes the profile as indented JSON ending in a newline.
 func (p *Profile) Marshal() ([]byte, error) {
 	b, err := json.MarshalIndent(p, "", "  ")

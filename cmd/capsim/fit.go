@@ -13,7 +13,6 @@ import (
 	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/results"
 )
 
 // fitOptions are the flags of capsim fit.
@@ -50,11 +49,11 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
 	}
-	load := loadRecords
-	if len(o.from) == 0 && o.cv {
-		load = func([]string) ([]results.Record, error) { return fixtures.CrossValidationRecords() }
+	recs, pool, err := fixtures.ProfileRecords(o.cv)
+	if len(o.from) > 0 {
+		recs, pool, err = nil, nil, nil
+		recs, err = loadRecords(o.from)
 	}
-	recs, err := load(o.from)
 	if err != nil {
 		return err
 	}
@@ -62,7 +61,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("fit: %w", err)
 	}
 	// The user's own data never get a GPU silently: ask, unless --assume-gpu.
-	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume}
+	opts := calibrate.Options{CV: o.cv, MaxEvals: o.maxEvals, SkipRefine: o.quick, RequireStated: len(o.from) > 0 && !o.assume, Pool: pool}
 	prof, rep, err := calibrate.Fit(ctx, recs, opts, fitProgress(progressTo(stderr, o.quiet)))
 	var unstated *calibrate.UnstatedError
 	if errors.As(err, &unstated) {
@@ -75,14 +74,6 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
 			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
-	}
-	if err == nil && len(o.from) == 0 && !o.cv {
-		// The embedded profile: the seeds calibrate, the public corpus
-		// joins the pool that prices GPUs and models nobody calibrated.
-		var corpus []results.Record
-		if corpus, err = fixtures.CorpusRecords(); err == nil {
-			err = calibrate.FitPool(ctx, prof, corpus, opts, fitProgress(progressTo(stderr, o.quiet)))
-		}
 	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("fit: interrupted; no profile written")
@@ -97,11 +88,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := atomicfile.Write(o.out, b); err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
-		pool := ""
-		if len(prof.Pool) > 0 {
-			pool = fmt.Sprintf(", %d transfer-pool groups", len(prof.Pool))
-		}
-		fmt.Fprintf(stderr, "fit: wrote %s (%d groups, %d series%s)\n", o.out, len(prof.Groups), len(prof.Calibrated), pool)
+		fmt.Fprintf(stderr, "fit: wrote %s (%s)\n", o.out, prof.Size())
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(stderr, "fit: warning: "+w)
