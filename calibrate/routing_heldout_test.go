@@ -1,14 +1,10 @@
 package calibrate
 
 import (
-	"context"
 	"fmt"
 	"maps"
-	"math"
-	"sort"
 	"testing"
 
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -35,69 +31,24 @@ func TestHeldOutRoutingVLLMUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four fits of one group each: about 4 s of CPU")
 	}
-	all, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefillHeavy := func(r *results.Record) bool {
-		s := fmt.Sprintf("%d:%d", r.Workload.ISLMax, r.Workload.OSLMax)
-		return s == "2500:100" || s == "3000:150"
-	}
 	metrics := []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT}
 	for _, engine := range []string{"vllm-0.8.4", "vllm-0.9.0.1"} {
 		median := map[string]map[string]float64{}
 		for _, router := range []string{"round-robin", "random"} {
-			var train, test []results.Record
-			for _, r := range all {
-				if r.System.GPU != "H20" || r.System.Engine != engine {
-					continue
-				}
+			prof, held := predictPrefillHeavy(t, engine, func(r *results.Record) {
 				r.System.Settings = maps.Clone(r.System.Settings)
 				if r.System.Settings == nil {
 					r.System.Settings = map[string]string{}
 				}
 				r.System.Settings["router"] = router
-				if !prefillHeavy(&r) {
-					train = append(train, r)
-				} else if c := r.Workload.Load.Concurrency; c >= 32 && c <= 128 {
-					test = append(test, r)
-				}
-			}
-			prof, _, err := Fit(context.Background(), train, Options{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			})
 			if got := prof.Groups[0].Settings.Router; got != router {
 				t.Fatalf("%s: fitted group router %q, want %q", engine, got, router)
-			}
-			groups, keys, _ := preparePoints(test, 0)
-			var pts []*point
-			for _, k := range keys {
-				pts = append(pts, groups[k]...)
-			}
-			held, err := predictHeldOut(context.Background(), prof, pts, Options{})
-			if err != nil {
-				t.Fatal(err)
 			}
 			median[router] = map[string]float64{}
 			line := ""
 			for _, m := range metrics {
-				var abs []float64
-				for _, h := range held {
-					if h.failure != "" {
-						t.Fatalf("record %s: %s", h.p.rec.ID, h.failure)
-					}
-					want, ok := h.p.rec.Metrics[m]
-					if !ok || want <= 0 {
-						t.Fatalf("record %s states no %s", h.p.rec.ID, m)
-					}
-					abs = append(abs, math.Abs(h.central[m]/want-1))
-				}
-				sort.Float64s(abs)
-				med := abs[len(abs)/2]
-				if len(abs)%2 == 0 {
-					med = (abs[len(abs)/2-1] + abs[len(abs)/2]) / 2
-				}
+				med, _ := heldOutErrors(t, held, m)
 				median[router][m] = med
 				line += fmt.Sprintf(" %s %.1f%%", m, 100*med)
 			}
