@@ -169,14 +169,20 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			eager := settings.graphSizes(role) == nil
-			c, sig, extra, der := resolveCoeffs(src, srcKind, role, pool, engine, eager)
-			der.Pool, der.Engine = pool.String(), engine
-			if src != nil {
-				der.Engine = src.Engine
+			// No fit of this GPU and model: every fitted group prices it
+			// (pooled.go), the target's own engine row its CPU costs, and
+			// the roofline prior only when nothing pools.
+			pooled := srcKind != "" && srcKind != kindOtherVersion
+			carried := src
+			if pooled {
+				carried = nil
 			}
-			if srcKind != "" && srcKind != kindOtherVersion {
-				// No fit of this GPU and model: every fitted group prices it
-				// (pooled.go), the target's own engine row its CPU costs.
+			c, sig, extra, der := resolveCoeffs(carried, srcKind, role, pool, engine, eager)
+			der.Pool, der.Engine = pool.String(), engine
+			if carried != nil {
+				der.Engine = carried.Engine
+			}
+			if pooled {
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, settings.graphSizes(role), engine, role, srcKind, eager); ok {
 					c, sig, extra = pc.coeffs, constSigma(0), pc.relSigma
 					der.Source, der.From, der.Engine, der.fittedOn, der.corr, der.scatter = SourceDerived, pc.from, engine, model.Pool{}, nil, 0
@@ -308,10 +314,12 @@ func versionDistance(v, want []int) float64 {
 	return d
 }
 
-// resolveCoeffs returns a role's coefficients for a pool shape, their
-// fitted relative sigmas (in model.CoeffNames order), the systematic
-// relative error of carrying them over (0 when they were fitted on this
-// shape) and the derivation.
+// resolveCoeffs returns a role's coefficients for a pool shape from group
+// g — the target's own (kind "") or its engine at another version
+// (kindOtherVersion); nil means the roofline prior — with their fitted
+// relative sigmas (in model.CoeffNames order), the systematic relative
+// error of carrying them over (0 when they were fitted on this shape) and
+// the derivation.
 func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, eager bool) (model.Coeffs, []float64, float64, Derivation) {
 	der := Derivation{Role: role}
 	target := model.EngineOverheadFor(engine)
@@ -331,16 +339,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 	der.fittedOn, der.corr, der.scatter = model.Pool{Count: 1, TP: e.TP, PP: e.PP}, e.Corr, math.Max(e.Scatter, residualSigma(g, role))
 	srcO := model.EngineOverheadFor(g.Engine)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
-	if strings.Contains(kind, "GPU") || strings.Contains(kind, "model") {
-		// Another GPU or model: a fitted per-step overhead also absorbs what
-		// the source's model and TP degree add per step (per-layer launches,
-		// all-reduce latency beyond the catalog's), so only the efficiencies
-		// carry over and the CPU overheads are the engine table's.
-		to := model.PriorCoeffsFor(target, eager)
-		coeffs.Overhead, coeffs.PerSeq = to.Overhead, to.PerSeq
-		kind += fmt.Sprintf("; CPU overheads from the engine table: %s, %s", target.Generation, mode[eager])
-		extra = math.Hypot(extra, sigmaOtherVersion)
-	} else if srcO.Generation != target.Generation || e.Eager != eager {
+	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version, or CUDA graphs where the source ran eager
 		// (or the reverse): the CPU overheads scale by the ratio of the two
 		// engine-table priors; the efficiencies carry over. The table's own
