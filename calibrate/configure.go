@@ -368,16 +368,21 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 	return coeffs, sig, extra, der
 }
 
+// nearRoles are the roles whose costs price a role, nearest first: a
+// worker's own role, then the one that runs the same kind of steps
+// (decode ↔ aggregated, prefill ← aggregated).
+var nearRoles = map[string][]string{
+	RolePrefill:    {RolePrefill, RoleAggregated},
+	RoleDecode:     {RoleDecode, RoleAggregated},
+	RoleAggregated: {RoleAggregated, RoleDecode},
+}
+
 // nearestEntry finds the entry of a role closest to the pool shape: the
 // same shape, else the same role at another TP (coefficients are
 // efficiencies, so they carry over with the new TP's roofline), else the
 // closest role (decode ↔ aggregated, prefill ← aggregated).
 func nearestEntry(g *Group, role string, pool model.Pool) (*Entry, float64, string) {
-	roles := map[string][]string{
-		RolePrefill:    {RolePrefill, RoleAggregated},
-		RoleDecode:     {RoleDecode, RoleAggregated},
-		RoleAggregated: {RoleAggregated, RoleDecode},
-	}[role]
+	roles := nearRoles[role]
 	for ri, r := range roles {
 		var best *Entry
 		bestDist := math.Inf(1)

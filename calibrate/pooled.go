@@ -57,11 +57,7 @@ type pooledCost struct {
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
 func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine, role, kind string, eager bool) (pooledCost, bool) {
-	roles := map[string][]string{
-		RolePrefill:    {RolePrefill, RoleAggregated},
-		RoleDecode:     {RoleDecode, RoleAggregated},
-		RoleAggregated: {RoleAggregated, RoleDecode},
-	}[role]
+	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
 	target := model.PriorCoeffsFor(model.EngineOverheadFor(engine), eager)
 	type member struct {
