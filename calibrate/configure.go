@@ -3,7 +3,6 @@ package calibrate
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/capsim/capsim/model"
@@ -42,16 +41,11 @@ type Derivation struct {
 	// From names what a derived or prior cost rests on.
 	From string `json:"from"`
 	// RelSigma is the relative uncertainty of a typical step time of this
-	// pool: the fitted coefficients' uncertainties combined in quadrature,
-	// plus in quadrature the systematic error of carrying them to another
-	// TP degree, GPU or model (which moves every term of a step together).
+	// pool: the fitted coefficients' uncertainties (with their correlation),
+	// the source group's scatter about its fit, and the systematic error of
+	// carrying them to another TP degree, version, GPU or model (which moves
+	// every term of a step together), in quadrature; see carriedCost.
 	RelSigma float64 `json:"rel_sigma"`
-	// fittedOn is the worker shape the carried entry was fitted on (zero
-	// when the costs are pooled or the prior); corr its coefficients'
-	// correlation (Entry.Corr).
-	fittedOn model.Pool
-	corr     [][]float64
-	scatter  float64
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -177,35 +171,26 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if pooled {
 				carried = nil
 			}
-			c, sig, extra, der := resolveCoeffs(carried, srcKind, role, pool, engine, eager)
+			cc, der := resolveCoeffs(carried, srcKind, role, pool, engine, eager)
 			der.Pool, der.Engine = pool.String(), engine
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
+			graphs := settings.graphSizes(role)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, settings.graphSizes(role), engine, role, srcKind, eager); ok {
-					c, sig, extra = pc.coeffs, constSigma(0), pc.relSigma
-					der.Source, der.From, der.Engine, der.fittedOn, der.corr, der.scatter = SourceDerived, pc.from, engine, model.Pool{}, nil, 0
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, role, srcKind, eager); ok {
+					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
+					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
 				}
 			}
-			cost := model.NewStepCost(gpu, llm, pool, c, settings.graphSizes(role))
-			stepSig := stepSigma(cost, sig, der.corr, role)
-			if der.fittedOn.TP > 0 && (der.fittedOn.TP != pool.TP || der.fittedOn.Stages() != pool.Stages()) {
-				// Carried to another shape, a step is known no better than on
-				// the shape it was fitted on, whose terms weigh differently.
-				own := model.NewStepCost(gpu, llm, der.fittedOn, c, settings.graphSizes(role))
-				stepSig = math.Max(stepSig, stepSigma(own, sig, der.corr, role))
-			}
-			// The band: how well the coefficients are known, how far single
-			// points scatter about them, and what carrying them costs.
-			der.RelSigma = math.Hypot(math.Hypot(stepSig, der.scatter), extra)
+			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each
 			// coefficient by its own marginal σ instead would add up terms the
 			// data determine only jointly (per-step overhead and weight
 			// streaming are indistinguishable at one TP), giving a band several
 			// times wider than RelSigma.
-			return scaleCoeffs(c, math.Exp(t.Band*der.RelSigma)), nil
+			return scaleCoeffs(cc.coeffs, math.Exp(t.Band*der.RelSigma)), nil
 		}}
 	if d.Config, err = pr.build(t.Topology); err != nil {
 		return Deployment{}, err
@@ -320,23 +305,22 @@ func versionDistance(v, want []int) float64 {
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, eager bool) (model.Coeffs, []float64, float64, Derivation) {
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
 	target := model.EngineOverheadFor(engine)
 	if g == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
-		return c, constSigma(0), sigmaPrior, der
+		return carriedCost{coeffs: c, sig: constSigma(0), extra: sigmaPrior}, der
 	}
 	name := fmt.Sprintf("%s on %s / %s", g.Engine, orDefaultS(g.GPU, "unknown GPU"), model.ShortName(g.Model))
 	e, extra, from := nearestEntry(g, role, pool)
 	if e == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, "roofline prior (no "+role+" costs in "+name+")"
-		return c, constSigma(0), sigmaPrior, der
+		return carriedCost{coeffs: c, sig: constSigma(0), extra: sigmaPrior}, der
 	}
 	coeffs := e.Coeffs
-	der.fittedOn, der.corr, der.scatter = model.Pool{Count: 1, TP: e.TP, PP: e.PP}, e.Corr, math.Max(e.Scatter, residualSigma(g, role))
 	srcO := model.EngineOverheadFor(g.Engine)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
@@ -365,7 +349,35 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 	default:
 		der.Source, der.From = e.Source, name+" "+from
 	}
-	return coeffs, sig, extra, der
+	return carriedCost{coeffs: coeffs, sig: sig, corr: e.Corr, scatter: math.Max(e.Scatter, residualSigma(g, role)), extra: extra,
+		fittedOn: model.Pool{Count: 1, TP: e.TP, PP: e.PP}}, der
+}
+
+// carriedCost is what prices one pool before its band is drawn: the
+// coefficients and what is known of their uncertainty.
+type carriedCost struct {
+	coeffs model.Coeffs
+	sig    []float64   // relative σ of each coefficient (model.CoeffNames order)
+	corr   [][]float64 // their correlation (Entry.Corr; nil: uncorrelated)
+	// scatter is how far a point of the source group lies from its fit.
+	scatter float64
+	// extra is the systematic error of carrying the costs to this pool.
+	extra float64
+	// fittedOn is the worker shape the costs were fitted on (zero when
+	// pooled or the prior).
+	fittedOn model.Pool
+}
+
+// relSigma is the relative ±1σ of a typical step of pool: how well the
+// coefficients are known, how far single points scatter about them, and
+// what carrying them costs. Carried to another shape, a step is known no
+// better than on the shape it was fitted on, whose terms weigh differently.
+func (cc carriedCost) relSigma(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, role string) float64 {
+	s := stepSigma(model.NewStepCost(gpu, llm, pool, cc.coeffs, graphs), cc.sig, cc.corr, role)
+	if f := cc.fittedOn; f.TP > 0 && (f.TP != pool.TP || f.Stages() != pool.Stages()) {
+		s = math.Max(s, stepSigma(model.NewStepCost(gpu, llm, f, cc.coeffs, graphs), cc.sig, cc.corr, role))
+	}
+	return math.Hypot(math.Hypot(s, cc.scatter), cc.extra)
 }
 
 // nearRoles are the roles whose costs price a role, nearest first: a
@@ -444,12 +456,7 @@ func residualSigma(g *Group, role string) float64 {
 	if len(abs) == 0 {
 		return 0
 	}
-	sort.Float64s(abs)
-	med := abs[len(abs)/2]
-	if len(abs)%2 == 0 {
-		med = (abs[len(abs)/2-1] + abs[len(abs)/2]) / 2
-	}
-	return 1.4826 * med
+	return 1.4826 * median(abs)
 }
 
 // scaleCoeffs multiplies every coefficient, and so every step time, by f.
