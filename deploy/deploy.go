@@ -192,6 +192,16 @@ func (s Spec) pool(role string) (predict.EngineSettings, error) {
 	return predict.EngineSettings{}, fmt.Errorf("deploy: no engine settings for the %s pool", role)
 }
 
+// poolArgs is a role's settings and its workers' vLLM flags.
+func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string, error) {
+	p, err := s.pool(role)
+	if err != nil {
+		return p, nil, err
+	}
+	args, err := vllmArgs(s, e, p)
+	return p, args, err
+}
+
 // vllmArgs are the engine flags of one pool's workers, in a fixed order,
 // each checked against the engine's vLLM version.
 func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
@@ -249,11 +259,7 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 		fmt.Fprintf(&b, "dynamo serve components.prefill_worker:PrefillWorker -f ./dynamo.yaml --PrefillWorker.ServiceArgs.workers=K\n")
 		return b.Bytes(), nil
 	}
-	p, err := s.pool("replicas")
-	if err != nil {
-		return nil, err
-	}
-	args, err := vllmArgs(s, e, p)
+	p, args, err := s.poolArgs(e, "replicas")
 	if err != nil {
 		return nil, err
 	}
@@ -442,11 +448,7 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 		}
 	}
 	if e.Dynamo == "" {
-		p, err := s.pool("replicas")
-		if err != nil {
-			return nil, err
-		}
-		args, err := vllmArgs(s, e, p)
+		p, args, err := s.poolArgs(e, "replicas")
 		if err != nil {
 			return nil, err
 		}
