@@ -9,7 +9,9 @@
 // every SLO is met or missed by more than twice its statistical error, or
 // 64,000 measured requests): what the deployment does under the sustained
 // load, not a benchmark's ramp and drain. A deployment that cannot keep up
-// (sim.Steady.Saturated) fails whatever its latencies. Every verdict prices
+// (sim.Steady.Saturated), or keeps up with a pool near critical load whose
+// tail latencies no run length settles (sim.Steady.NearCritical), fails
+// whatever its latencies. Every verdict prices
 // the pools at the pessimistic edge of their cost band for the stated
 // Confidence (default Φ(1): +1σ), and a second search with central costs
 // says what that margin cost (Result.Margin). Headroom is the highest

@@ -661,7 +661,7 @@ func (s *search) decided(r *sim.Result) bool {
 	if st == nil || st.Saturated {
 		return true
 	}
-	if nearCritical(r) {
+	if st.NearCritical {
 		return true // fails: see verdict
 	}
 	all := true
@@ -684,25 +684,6 @@ func (s *search) decided(r *sim.Result) bool {
 	return all
 }
 
-// criticalUtilisation is the busy share above which a pool with requests
-// waiting is treated as near-critical (see nearCritical).
-const criticalUtilisation = 0.97
-
-// nearCritical reports whether a pool of r is busy nearly all the time
-// with requests waiting for it. Such a queue is stable but relaxes so
-// slowly (on the order of 1/(1−ρ)² services) that its p99 keeps growing
-// with the length of the run, and the two halves of a run can agree while
-// a longer one does not. plan treats it as saturated: no SLO can be
-// promised on a deployment with no headroom left in one of its pools.
-func nearCritical(r *sim.Result) bool {
-	for _, p := range r.Pools {
-		if p.Utilisation >= criticalUtilisation && p.MeanQueue >= 1 {
-			return true
-		}
-	}
-	return false
-}
-
 // trackedMetrics are the steady-state statistics behind the SLOs (see decided).
 func trackedMetrics(slos []SLO) []string {
 	var out []string
@@ -719,11 +700,13 @@ func trackedMetrics(slos []SLO) []string {
 }
 
 // verdict checks a steady-state result against the SLOs: a saturated run
-// (an open loop that could not keep up, or a pool near critical load, see
-// nearCritical) fails whatever its latencies.
+// (an open loop that could not keep up, or one with a pool near critical
+// load, sim.Steady.NearCritical, whose tail latencies no run length
+// settles) fails whatever its latencies: no SLO can be promised on a
+// deployment with no headroom left in one of its pools.
 func (s *search) verdict(r *sim.Result) (misses []Miss, ok, saturated bool) {
 	misses, ok = check(s.opts.SLOs, r.Metrics)
-	saturated = (r.Steady != nil && r.Steady.Saturated) || nearCritical(r)
+	saturated = r.Steady != nil && (r.Steady.Saturated || r.Steady.NearCritical)
 	return misses, ok && !saturated, saturated
 }
 

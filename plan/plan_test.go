@@ -642,23 +642,3 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 		}
 	}
 }
-
-func TestNearCritical(t *testing.T) {
-	tests := []struct {
-		name  string
-		pools []sim.PoolStats
-		want  bool
-	}{
-		{"idle", []sim.PoolStats{{Name: "replicas", Utilisation: 0.5}}, false},
-		{"busy decode, nobody waiting", []sim.PoolStats{{Name: "decode", Utilisation: 1, MeanQueue: 0.2}}, false},
-		{"prefill queue with headroom", []sim.PoolStats{{Name: "prefill", Utilisation: 0.9, MeanQueue: 3}}, false},
-		{"prefill at 99% with a queue", []sim.PoolStats{{Name: "prefill", Utilisation: 0.8}, {Name: "prefill", Utilisation: 0.99, MeanQueue: 8.9}}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := nearCritical(&sim.Result{Pools: tt.pools}); got != tt.want {
-				t.Errorf("nearCritical = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}

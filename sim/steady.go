@@ -35,6 +35,9 @@ const (
 	// An open loop is saturated when requests complete at less than this
 	// share of the rate they arrive at during the measurement window.
 	saturatedShare = 0.97
+	// An open loop is near-critical when a pool is busy at least this
+	// share of the window with requests waiting for it (Steady.NearCritical).
+	criticalUtilisation = 0.97
 )
 
 // Steady describes a steady-state run (Result.Steady).
@@ -55,6 +58,13 @@ type Steady struct {
 	// than 97% of the rate they arrived: the queue grows without bound and
 	// the latencies depend on how long one looks.
 	Saturated bool `json:"saturated"`
+	// NearCritical is true when an open loop keeps up but one of its pools
+	// is busy at least 97% of the window with a request or more waiting on
+	// average. Such a queue is stable but relaxes so slowly (on the order
+	// of 1/(1−ρ)² services) that its p99 keeps growing with the length of
+	// the run, and the two halves of a run can agree while a longer one
+	// does not: its tail latencies are not settled by any run length.
+	NearCritical bool `json:"near_critical,omitempty"`
 	// RelError is, per metric, the relative uncertainty of its estimate:
 	// for means the half-width of a 95% batch-means confidence interval
 	// (20 batches of measured requests in send order) over the mean; for
@@ -175,9 +185,18 @@ func (s *simulator) steadyResult(res *Result) {
 		w.queueArea -= p0.queueArea
 		w.kvArea -= p0.kvArea
 		w.preemptions -= p0.preemptions
-		res.Pools = append(res.Pools, w.windowStats(dur))
+		ps := w.windowStats(dur)
+		res.Pools = append(res.Pools, ps)
+		out.NearCritical = out.NearCritical || nearCritical(s.cfg.Load.Kind, ps)
 	}
 	res.Steady = out
+}
+
+// nearCritical reports whether a pool of an open loop is busy nearly all
+// the time with requests waiting for it (Steady.NearCritical). A closed
+// loop's queue is bounded by its clients, so it never is.
+func nearCritical(kind model.LoadKind, ps PoolStats) bool {
+	return kind != model.ClosedLoop && ps.Utilisation >= criticalUtilisation && ps.MeanQueue >= 1
 }
 
 // meanStd is the mean and sample standard deviation (n−1) of xs.

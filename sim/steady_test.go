@@ -219,3 +219,25 @@ func TestSteadyStateBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestNearCritical(t *testing.T) {
+	tests := []struct {
+		name string
+		kind model.LoadKind
+		pool PoolStats
+		want bool
+	}{
+		{"idle", model.OpenLoop, PoolStats{Name: "replicas", Utilisation: 0.5}, false},
+		{"busy decode, nobody waiting", model.OpenLoop, PoolStats{Name: "decode", Utilisation: 1, MeanQueue: 0.2}, false},
+		{"prefill queue with headroom", model.OpenLoop, PoolStats{Name: "prefill", Utilisation: 0.9, MeanQueue: 3}, false},
+		{"prefill at 99% with a queue", model.OpenLoop, PoolStats{Name: "prefill", Utilisation: 0.99, MeanQueue: 8.9}, true},
+		{"closed loop: its clients bound the queue", model.ClosedLoop, PoolStats{Name: "prefill", Utilisation: 0.99, MeanQueue: 8.9}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nearCritical(tt.kind, tt.pool); got != tt.want {
+				t.Errorf("nearCritical = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -140,9 +140,11 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		fmt.Fprintln(w, "(latencies in ms)")
 		for _, pt := range p.Points {
-			if pt.Steady != nil && pt.Steady.Saturated {
+			if st := pt.Steady; st != nil && st.Saturated {
 				fmt.Fprintf(w, "saturated:   at %s requests complete at %.3g req/s of the %.3g offered: the queue grows, latencies depend on how long one looks\n",
-					pt.Load.Label(), pt.Steady.AchievedRate, pt.Steady.OfferedRate)
+					pt.Load.Label(), st.AchievedRate, st.OfferedRate)
+			} else if st != nil && st.NearCritical {
+				fmt.Fprintf(w, "near-critical: at %s a pool is busy ≥ 97%% with requests waiting: its p99s keep growing with the run's length\n", pt.Load.Label())
 			}
 		}
 		fmt.Fprintf(w, "knee:        %.2f req/s (90%% of max %.2f req/s, %.0f output tok/s) at %s\n",
