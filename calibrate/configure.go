@@ -26,7 +26,8 @@ type Target struct {
 	Assumed bool
 	// Settings, when set, are the engine settings the deployment runs
 	// with (a benchmark's stated flags over the engine's defaults), in
-	// place of the source group's or the engine's defaults.
+	// place of the source group's or the engine's defaults; an empty
+	// Router keeps the source group's (or the default round-robin).
 	Settings *Settings
 }
 
@@ -127,7 +128,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings = src.Settings
 	}
 	if t.Settings != nil {
+		router := settings.Router
 		settings = *t.Settings
+		if settings.Router == "" {
+			// Flags that do not say how requests are spread keep the
+			// calibrated group's router (the one its fit chose, router.go).
+			settings.Router = router
+		}
 	}
 	if src != nil {
 		if src.Transfer.Source != "" {
