@@ -63,6 +63,9 @@ type Deployment struct {
 	Settings Settings
 	// Topology is the target's topology (worker counts as configured).
 	Topology model.Topology
+	// RouterChoice is set when Settings.Router is the calibrated group's
+	// router that its records did not state and its fit chose (router.go).
+	RouterChoice *RouterChoice
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -142,6 +145,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	if src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen {
+		d.RouterChoice = src.RouterChoice
+	}
 	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma
