@@ -25,9 +25,14 @@ type Roofline struct {
 	// activations (0 at TP1PP1).
 	CommToken float64 `json:"comm_token_s"`
 	// CommStep is the latency of a step's all-reduces, two per layer (0 at
-	// TP1), each the link's latency plus EngineCollectiveUs, plus one
-	// point-to-point hand-off per pipeline stage boundary.
+	// TP1), each at the link's latency, plus one point-to-point hand-off
+	// per pipeline stage boundary.
 	CommStep float64 `json:"comm_step_s"`
+	// Collective is the engine's own cost of a step's all-reduces beyond
+	// the link's latency, EngineCollectiveUs each (0 at TP1). A worker
+	// that runs eagerly (no CUDA graphs) does not pay it: NewStepCost
+	// leaves it out (see EngineCollectiveUs).
+	Collective float64 `json:"collective_s,omitempty"`
 }
 
 // GEMMHalfTokens is the small-batch size dependence of matmul efficiency:
@@ -53,6 +58,22 @@ const GEMMHalfTokens = 16
 // all-reduces per step that is 61, 89 and 108 µs each, and 89 is the
 // median. The corpus then tests it: leave-one-GPU-out over seeds and
 // corpus (docs/accuracy-analysis.md) has its errors lowest for 70–140 µs.
+//
+// Workers that replay CUDA graphs pay it, as the three groups it was
+// derived from do; workers that run eagerly do not. The one eager TP > 1
+// worker the seeds measure says so: seed 004's Dynamo prefill workers
+// (enforce-eager, TP1 and TP4 on one GPU and model) charged it drive
+// their fitted comm multiplier to its floor (0.5: the data want less),
+// and each TP predicted from the other misses mean TTFT by more
+// (leave-one-configuration-out median 10.8% and 6.5%, against 9.0% and
+// 6.2% without it: predict's TestHeldOutDynamoAccuracy). A mechanism that
+// fits both: an eager step is paced by the host launching every kernel
+// (those workers' fitted per-step overhead is 60–77 ms), and a rank's wait
+// at a collective overlaps the host's launching of the kernels after it;
+// a graph replay has no host work to hide the wait behind. Leaving it out
+// of every step that only prefills instead (CUDA-graph engines included)
+// fixes the same two TTFTs but raises fit --cv's leave-one-GPU-out mean
+// TTFT error from 38% to 41%: the corpus's graph-mode prefills want it.
 const EngineCollectiveUs = 89
 
 // NewRoofline derives the roofline times of one worker of shape p. A
@@ -75,7 +96,8 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	if p.TP > 1 {
 		ring := 2 * (tp - 1) / tp
 		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AchievableBps()
-		r.CommStep = 2 * float64(m.Layers) * (ic.AllReduceUs + EngineCollectiveUs) * 1e-6
+		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs * 1e-6
+		r.Collective = 2 * float64(m.Layers) * EngineCollectiveUs * 1e-6
 	}
 	if s := p.Stages(); s > 1 {
 		r.CommToken += float64(s-1) * float64(m.Hidden) * 2 / ic.AchievableBps()
@@ -96,7 +118,7 @@ type Coeffs struct {
 	Compute  float64 `json:"compute"`    // 1/η_c: × GEMM FLOP time (the compute side), for prompt and decoded tokens alike
 	Attn     float64 `json:"attn"`       // 1/η_attn: × AttnPair for prompt attention (FLOPs)
 	KV       float64 `json:"kv"`         // 1/η_kv: × KVRead for decode attention (bytes)
-	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep): all-reduce and hand-off time relative to the interconnect's catalog figures
+	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep + Collective): all-reduce and hand-off time relative to the interconnect's catalog figures and EngineCollectiveUs
 }
 
 // Achievable fractions of peak assumed before fitting. Each is from a
@@ -153,7 +175,7 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		PerSeq:   float64(s.PrefillSeqs) + decodeSeqs,
 		Attn:     r.AttnPair * s.PrefillAttn,
 		KV:       r.KVRead * s.DecodeKV,
-		Comm:     r.CommToken*tokens + r.CommStep,
+		Comm:     r.CommToken*tokens + r.CommStep + r.Collective,
 	}
 	compute := r.gemmFLOPTime(tokens, decodeSeqs)
 	if at.Compute*compute > at.Weight*r.WeightRead {
@@ -207,8 +229,14 @@ type StepCost struct {
 }
 
 // NewStepCost builds a worker's cost from the catalogs and coefficients.
+// A worker without CUDA graphs (graphSizes empty: eager) pays no
+// EngineCollectiveUs.
 func NewStepCost(g GPU, m LLM, p Pool, c Coeffs, graphSizes []int) StepCost {
-	return StepCost{Roofline: NewRoofline(g, m, p), Coeffs: c, GraphSizes: graphSizes}
+	r := NewRoofline(g, m, p)
+	if len(graphSizes) == 0 {
+		r.Collective = 0
+	}
+	return StepCost{Roofline: r, Coeffs: c, GraphSizes: graphSizes}
 }
 
 // PaddedBatch is the batch size a decode step of n sequences computes:
@@ -227,7 +255,8 @@ func (c StepCost) PaddedBatch(n int) int {
 // StepTime returns the duration of a step in seconds:
 //
 //	overhead + perSeq·seqs + max(compute·GEMM FLOP time, weight·weight read)
-//	+ attn·prompt attention + kv·KV read + comm·(all-reduce bytes + latency).
+//	+ attn·prompt attention + kv·KV read
+//	+ comm·(all-reduce bytes + latency + engine collective cost unless eager).
 func (c StepCost) StepTime(s Step) float64 {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
