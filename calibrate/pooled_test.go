@@ -192,3 +192,74 @@ func TestResidualSigma(t *testing.T) {
 		t.Errorf("no residuals: σ %v, want 0", got)
 	}
 }
+
+// The GEMM efficiency of a GPU no group ran on follows the fitted groups'
+// trend with FLOP/byte: groups on a low-balance and a high-balance GPU
+// bracket it, and a group that only holds the prior does not pull the trend.
+func TestPooledBalanceTrend(t *testing.T) {
+	v1 := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	group := func(gpu string, compute float64, fitted bool) Group {
+		c := v1
+		c.Compute = compute
+		e := Entry{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}
+		if fitted {
+			e.Fitted = []string{"compute"}
+		}
+		return Group{GPU: gpu, Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Entries: []Entry{e}, Records: make([]string, 4)}
+	}
+	llm, err := model.LookupLLM("Llama-3.1-8B-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) model.GPU {
+		g, err := model.LookupGPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	// Inverse efficiency ∝ balance^0.5 exactly on three GPUs.
+	h20, a100, l40s := lookup("H20"), lookup("A100-80GB"), lookup("L40S")
+	at := func(g model.GPU) float64 { return 1.1 * math.Sqrt(math.Exp(gpuBalance(g, llm)-gpuBalance(h20, llm))) }
+	p := &Profile{Schema: SchemaV1, Groups: []Group{
+		group("H20", at(h20), true), group("A100-80GB", at(a100), true), group("L40S", at(l40s), true),
+		group("V100-PCIe-16GB", 50, false), // prior-only: not in the slope
+	}}
+	pool := model.Pool{Count: 1, TP: 1}
+	h100 := lookup("H100-SXM")
+	pc, ok := p.pooledCoeffs(h100, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false)
+	if !ok {
+		t.Fatal("no pooled price")
+	}
+	plain, _ := (&Profile{Schema: SchemaV1, Groups: p.Groups}).pooledCoeffs(h20, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another model", false)
+	// H100's balance lies above the members' weighted mean, so its GEMMs
+	// are priced slower than the plain geometric mean, by exactly the
+	// slope 0.5 times the distance.
+	var xmean float64
+	for _, g := range []string{"H20", "A100-80GB", "L40S", "V100-PCIe-16GB"} {
+		xmean += gpuBalance(lookup(g), llm) / 4
+	}
+	plainMean := math.Exp((math.Log(at(h20)) + math.Log(at(a100)) + math.Log(at(l40s)) + math.Log(50)) / 4)
+	want := plainMean * math.Exp(0.5*(gpuBalance(h100, llm)-xmean))
+	if math.Abs(pc.coeffs.Compute/want-1) > 1e-9 {
+		t.Errorf("H100 compute coefficient %v, want %v (plain mean %v moved along slope 0.5)", pc.coeffs.Compute, want, plainMean)
+	}
+	if !strings.Contains(pc.from, "balance^0.50 over 3 GPUs") {
+		t.Errorf("derivation %q does not state the trend", pc.from)
+	}
+	// A GPU with a group of its own is priced by the plain mean.
+	if math.Abs(plain.coeffs.Compute/plainMean-1) > 1e-9 || strings.Contains(plain.from, "trend") {
+		t.Errorf("H20 (has a group) compute %v, want the plain mean %v without a trend (%q)", plain.coeffs.Compute, plainMean, plain.from)
+	}
+	// Two GPUs are too few to trust a trend.
+	two := &Profile{Schema: SchemaV1, Groups: p.Groups[:2]}
+	if pc2, _ := two.pooledCoeffs(h100, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); strings.Contains(pc2.from, "trend") {
+		t.Errorf("trend from two GPUs: %q", pc2.from)
+	}
+	if b, ok := balanceSlope([]float64{1, 2, 3}, []float64{3, 2, 1}, []float64{1, 1, 1}); !ok || b != 0 {
+		t.Errorf("falling trend gives slope %v %v, want bounded to 0", b, ok)
+	}
+	if _, ok := balanceSlope([]float64{2, 2}, []float64{1, 3}, []float64{1, 1}); ok {
+		t.Error("slope over one balance value")
+	}
+}
