@@ -29,10 +29,12 @@ type Roofline struct {
 	// per pipeline stage boundary.
 	CommStep float64 `json:"comm_step_s"`
 	// Collective is the engine's own cost of a step's all-reduces beyond
-	// the link's latency, EngineCollectiveUs each (0 at TP1). A worker
-	// that runs eagerly (no CUDA graphs) does not pay it: NewStepCost
-	// leaves it out (see EngineCollectiveUs).
-	Collective float64 `json:"collective_s,omitempty"`
+	// the link's latency, EngineCollectiveUs each (0 at TP1), in a step
+	// that decodes; PrefillCollective is the same in a step that only
+	// prefills, except on a worker that runs eagerly (no CUDA graphs),
+	// where NewStepCost sets it to 0 (see EngineCollectiveUs).
+	Collective        float64 `json:"collective_s,omitempty"`
+	PrefillCollective float64 `json:"prefill_collective_s,omitempty"`
 }
 
 // GEMMHalfTokens is the small-batch size dependence of matmul efficiency:
@@ -59,21 +61,24 @@ const GEMMHalfTokens = 16
 // median. The corpus then tests it: leave-one-GPU-out over seeds and
 // corpus (docs/accuracy-analysis.md) has its errors lowest for 70–140 µs.
 //
-// Workers that replay CUDA graphs pay it, as the three groups it was
-// derived from do; workers that run eagerly do not. The one eager TP > 1
-// worker the seeds measure says so: seed 004's Dynamo prefill workers
-// (enforce-eager, TP1 and TP4 on one GPU and model) charged it drive
-// their fitted comm multiplier to its floor (0.5: the data want less),
-// and each TP predicted from the other misses mean TTFT by more
+// Every step pays it except a step that only prefills on a worker that
+// runs eagerly. Seed 004's Dynamo prefill workers (enforce-eager, TP1 and
+// TP4 on one GPU and model) reject it: charged it, their in-sample fit
+// drives the prefill comm multiplier to its 0.5 floor (the data want
+// less), and each TP predicted from the other misses mean TTFT by more
 // (leave-one-configuration-out median 10.8% and 6.5%, against 9.0% and
-// 6.2% without it: predict's TestHeldOutDynamoAccuracy). A mechanism that
-// fits both: an eager step is paced by the host launching every kernel
-// (those workers' fitted per-step overhead is 60–77 ms), and a rank's wait
-// at a collective overlaps the host's launching of the kernels after it;
-// a graph replay has no host work to hide the wait behind. Leaving it out
-// of every step that only prefills instead (CUDA-graph engines included)
-// fixes the same two TTFTs but raises fit --cv's leave-one-GPU-out mean
-// TTFT error from 38% to 41%: the corpus's graph-mode prefills want it.
+// 6.2% without it: predict's TestHeldOutDynamoAccuracy). The corpus
+// rejects the two broader rules, measured with fit --cv's
+// leave-one-GPU-out folds: leaving it out of every prefill-only step
+// (CUDA-graph engines too) raised the mean TTFT error from 38% to 41%,
+// and leaving it out of every eager worker (seed 003's eager vLLM
+// decodes too) raised the output-throughput error from 19% to 21% and
+// E2E from 15% to 17%. Why an eager prefill differs is not settled. One
+// reading: its kernels are few and long and launched well ahead on every
+// rank, so the ranks reach each collective together, while a decode step
+// (eager or graph) and a graph-mode prefill (vLLM V1 runs attention
+// between graph pieces) are paced layer by layer by the host or by short
+// kernels, where one rank's delay holds the others up.
 const EngineCollectiveUs = 89
 
 // NewRoofline derives the roofline times of one worker of shape p. A
@@ -98,6 +103,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AchievableBps()
 		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs * 1e-6
 		r.Collective = 2 * float64(m.Layers) * EngineCollectiveUs * 1e-6
+		r.PrefillCollective = r.Collective
 	}
 	if s := p.Stages(); s > 1 {
 		r.CommToken += float64(s-1) * float64(m.Hidden) * 2 / ic.AchievableBps()
@@ -118,7 +124,7 @@ type Coeffs struct {
 	Compute  float64 `json:"compute"`    // 1/η_c: × GEMM FLOP time (the compute side), for prompt and decoded tokens alike
 	Attn     float64 `json:"attn"`       // 1/η_attn: × AttnPair for prompt attention (FLOPs)
 	KV       float64 `json:"kv"`         // 1/η_kv: × KVRead for decode attention (bytes)
-	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep + Collective): all-reduce and hand-off time relative to the interconnect's catalog figures and EngineCollectiveUs
+	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep + Collective or PrefillCollective): all-reduce and hand-off time relative to the interconnect's catalog figures and EngineCollectiveUs
 }
 
 // Achievable fractions of peak assumed before fitting. Each is from a
@@ -177,6 +183,9 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		KV:       r.KVRead * s.DecodeKV,
 		Comm:     r.CommToken*tokens + r.CommStep + r.Collective,
 	}
+	if decodeSeqs == 0 {
+		t.Comm += r.PrefillCollective - r.Collective
+	}
 	compute := r.gemmFLOPTime(tokens, decodeSeqs)
 	if at.Compute*compute > at.Weight*r.WeightRead {
 		t.Compute = compute
@@ -230,11 +239,11 @@ type StepCost struct {
 
 // NewStepCost builds a worker's cost from the catalogs and coefficients.
 // A worker without CUDA graphs (graphSizes empty: eager) pays no
-// EngineCollectiveUs.
+// EngineCollectiveUs in a step that only prefills.
 func NewStepCost(g GPU, m LLM, p Pool, c Coeffs, graphSizes []int) StepCost {
 	r := NewRoofline(g, m, p)
 	if len(graphSizes) == 0 {
-		r.Collective = 0
+		r.PrefillCollective = 0
 	}
 	return StepCost{Roofline: r, Coeffs: c, GraphSizes: graphSizes}
 }
@@ -256,7 +265,8 @@ func (c StepCost) PaddedBatch(n int) int {
 //
 //	overhead + perSeq·seqs + max(compute·GEMM FLOP time, weight·weight read)
 //	+ attn·prompt attention + kv·KV read
-//	+ comm·(all-reduce bytes + latency + engine collective cost unless eager).
+//	+ comm·(all-reduce bytes + latency + engine collective cost, unless an
+//	  eager worker's step only prefills).
 func (c StepCost) StepTime(s Step) float64 {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {

@@ -19,15 +19,15 @@ func TestRooflineH20Qwen3(t *testing.T) {
 	if got := r1.BodyToken * 2500; got < 1.0 || got > 1.15 {
 		t.Errorf("2500-token body compute at TP1 = %g s, want about 1.05", got)
 	}
-	if r1.CommStep != 0 || r1.CommToken != 0 || r1.Collective != 0 {
+	if r1.CommStep != 0 || r1.CommToken != 0 || r1.Collective != 0 || r1.PrefillCollective != 0 {
 		t.Errorf("TP1 has communication cost %+v", r1)
 	}
 }
 
 // The engine's collective cost (EngineCollectiveUs per all-reduce, two
-// per layer) is paid in every step of a worker that replays CUDA graphs,
-// and not by an eager worker; TP1 has no all-reduce to pay it on.
-func TestEngineCollectiveOnlyWithCUDAGraphs(t *testing.T) {
+// per layer) is paid in every step except one that only prefills on an
+// eager worker; TP1 has no all-reduce to pay it on.
+func TestEngineCollectiveExceptEagerPrefill(t *testing.T) {
 	g, _ := LookupGPU("H20")
 	m, _ := LookupLLM("Qwen/Qwen3-32B")
 	prefill := Step{PrefillTokens: 2000, PrefillSeqs: 1, PrefillAttn: ChunkAttn(0, 2000)}
@@ -46,13 +46,14 @@ func TestEngineCollectiveOnlyWithCUDAGraphs(t *testing.T) {
 		{"TP4 graphs mixed chunked step", 4, graphs, mixed, perStep},
 		{"TP4 graphs decode", 4, graphs, decode, perStep},
 		{"TP4 eager prefill", 4, nil, prefill, 0},
-		{"TP4 eager decode", 4, nil, decode, 0},
+		{"TP4 eager mixed chunked step", 4, nil, mixed, perStep},
+		{"TP4 eager decode", 4, nil, decode, perStep},
 		{"TP1 graphs decode", 1, graphs, decode, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewStepCost(g, m, Pool{Count: 1, TP: tt.tp}, PriorCoeffs(tt.graphs == nil), tt.graphs)
 			without := c
-			without.Roofline.Collective = 0
+			without.Roofline.Collective, without.Roofline.PrefillCollective = 0, 0
 			if got := c.StepTime(tt.step) - without.StepTime(tt.step); math.Abs(got-tt.want) > 1e-12 {
 				t.Errorf("collective share %.4g s, want %.4g s", got, tt.want)
 			}

@@ -122,8 +122,9 @@ func TestPrefillGetsFasterWithTP(t *testing.T) {
 	// From a few hundred tokens up, dense compute dominates and more GPUs
 	// prefill faster. A prompt of a few tokens need not: each TP degree
 	// adds two all-reduces per layer at the link's latency (plus
-	// model.EngineCollectiveUs on a worker with CUDA graphs; Dynamo's
-	// prefill workers run eager), about what halving the weight read saves.
+	// model.EngineCollectiveUs, except in an eager worker's prefill-only
+	// steps, as Dynamo's prefill workers run), about what halving the
+	// weight read saves.
 	for _, gpu := range []string{"H20", "H100-SXM", "H200"} {
 		for _, n := range []int{500, 2500, 4096, 8000} {
 			prev := math.Inf(1)
