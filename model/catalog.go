@@ -12,6 +12,11 @@ type GPU struct {
 	Name     string   `json:"name"`    // catalog name, e.g. "H20"
 	Aliases  []string `json:"aliases"` // other spellings seen in benchmark files
 	MemoryGB float64  `json:"memory_gb"`
+	// MemoryMiB is the device memory the driver reports (nvidia-smi's
+	// total, rocm-smi's VRAM total), which engines size their KV cache
+	// from; 0 where not recorded (MemoryGB is then taken as decimal GB).
+	// An HBM card sold as "80 GB" has 80 GiB: 7% more than 80e9 bytes.
+	MemoryMiB float64 `json:"memory_mib,omitempty"`
 	// MemoryTBps is HBM/GDDR bandwidth in TB/s.
 	MemoryTBps float64 `json:"memory_tbps"`
 	// TFLOPS is dense BF16 tensor throughput (FP16 where the GPU has no BF16).
@@ -37,6 +42,14 @@ type Interconnect struct {
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
 	P2PUs  float64 `json:"p2p_us"`
 	Source string  `json:"source"`
+}
+
+// DeviceMemoryBytes is the memory the driver reports, in bytes.
+func (g GPU) DeviceMemoryBytes() float64 {
+	if g.MemoryMiB > 0 {
+		return g.MemoryMiB * (1 << 20)
+	}
+	return g.MemoryGB * 1e9
 }
 
 // AchievableBps is the bandwidth a large transfer reaches, in bytes/s.
@@ -88,36 +101,36 @@ func (g GPU) Link() Interconnect {
 // gpus is the GPU catalog. Figures from the vendors' public spec sheets and
 // datasheets named in Source; link bandwidth is per direction.
 var gpus = []GPU{
-	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, Interconnect: "NVLink4",
-		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, Interconnect: "PCIe4",
-		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16"},
-	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, Interconnect: "PCIe3",
-		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16"},
-	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer"},
-	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, Interconnect: "PCIe5",
-		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16"},
-	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
-		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%)"},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
-		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s"},
-	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, Interconnect: "NVLink3",
-		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s"},
-	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, Interconnect: "PCIe4",
-		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md)"},
-	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, Interconnect: "NVLink3",
-		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md)"},
-	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, Interconnect: "NVLink4",
-		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies"},
-	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md)"},
-	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check')"},
-	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, Interconnect: "NVLink5",
-		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak)"},
-	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, Interconnect: "PCIe4",
-		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16"},
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, Interconnect: "NVLink4",
+		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H20: 97871MiB"},
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, Interconnect: "PCIe4",
+		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB"},
+	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, MemoryMiB: 16160, Interconnect: "PCIe3",
+		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16. Device memory: nvidia-smi on a Tesla V100-PCIE-16GB: 16160MiB"},
+	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, MemoryMiB: 65536, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer. Device memory: 64 GiB, assumed binary as rocm-smi reports the MI300X's"},
+	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, MemoryMiB: 81559, Interconnect: "PCIe5",
+		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16. Device memory: 81559MiB, assumed as nvidia-smi reports the H100 SXM and H800"},
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, Interconnect: "NVLink4",
+		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB"},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, Interconnect: "NVLink4",
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB"},
+	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, MemoryMiB: 81920, Interconnect: "NVLink3",
+		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s. Device memory: nvidia-smi on an A100-SXM4-80GB: 81920MiB"},
+	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, MemoryMiB: 81920, Interconnect: "PCIe4",
+		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: 81920MiB, assumed as nvidia-smi reports the A100-SXM4-80GB"},
+	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, MemoryMiB: 40960, Interconnect: "NVLink3",
+		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: nvidia-smi on an A100-SXM4-40GB: 40960MiB"},
+	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, Interconnect: "NVLink4",
+		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies. Device memory: nvidia-smi on an H800: 81559MiB"},
+	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, MemoryMiB: 196288, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md). Device memory: rocm-smi VRAM total on an MI300X: 205822885888 B"},
+	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, MemoryMiB: 32768, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check'). Device memory: 32 GiB, assumed binary as rocm-smi reports the MI300X's"},
+	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, MemoryMiB: 183359, Interconnect: "NVLink5",
+		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak). Device memory: nvidia-smi on a B200: 183359MiB"},
+	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, MemoryMiB: 23034, Interconnect: "PCIe4",
+		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L4: 23034MiB"},
 }
 
 // LLM holds the architecture numbers of a dense transformer, from its Hugging Face config.json.

@@ -86,8 +86,8 @@ func TestWorkerMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 4×96×0.9 = 345.6 GB usable, 65.6 weights, 8 reserve: 272 GB of KV at 256 KiB per token.
-	if want := 272e9 / 262144; math.Abs(float64(mem.KVTokens)-want) > 0.01*want {
+	// 4×97871 MiB×0.9 = 369.5 GB usable, 65.6 weights, 8 reserve: 295.9 GB of KV at 256 KiB per token.
+	if want := 295.9e9 / 262144; math.Abs(float64(mem.KVTokens)-want) > 0.01*want {
 		t.Errorf("KVTokens = %d, want about %.0f", mem.KVTokens, want)
 	}
 	l4, _ := LookupGPU("L4")
@@ -95,6 +95,39 @@ func TestWorkerMemory(t *testing.T) {
 		t.Error("Qwen3-32B on one L4 should not fit")
 	} else if want := "smallest TP that fits: TP4"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q lacks %q", err, want)
+	}
+}
+
+// The KV cache vLLM 0.10.1.1 reported at startup ("Available KV cache
+// memory") in fixtures/corpus/b-dennislee-a100-qwen.md's test headings,
+// on A100-80GB: WorkerMemory comes within 10% of each, from the device's
+// 80 GiB (81920 MiB); taking the card as 80e9 bytes was 11–57% short.
+func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
+	a100, _ := LookupGPU("A100-80GB")
+	for _, c := range []struct {
+		test    string
+		model   string
+		tp      int
+		util    float64
+		statedG float64 // GiB per GPU
+	}{
+		{"Test 2", "Qwen2-7B-Instruct", 2, 0.25, 12.02},
+		{"Test 3", "Qwen2-7B-Instruct", 2, 0.5, 31.83},
+		{"Test 5", "Qwen2-7B-Instruct", 1, 0.5, 24.83},
+		{"Test 7", "Qwen2.5-32B", 1, 0.9, 9.70}, // utilization not stated: vLLM's default
+	} {
+		m, err := LookupLLM(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := WorkerMemory(a100, m, Pool{Count: 1, TP: c.tp}, MemoryOptions{Utilization: c.util})
+		if err != nil {
+			t.Fatalf("%s: %v", c.test, err)
+		}
+		got := mem.KVGB * 1e9 / float64(mem.GPUs) / (1 << 30)
+		if math.Abs(got/c.statedG-1) > 0.10 {
+			t.Errorf("%s (%s TP%d at %.2f): KV cache %.2f GiB per GPU, vLLM reported %.2f", c.test, c.model, c.tp, c.util, got, c.statedG)
+		}
 	}
 }
 

@@ -140,8 +140,8 @@ type defaultsRule struct {
 // (vllm-project/vllm); the release a PR first shipped in is inferred from
 // the PR's date against the release dates, not read at the release tag. The device name is
 // the catalog name lower-cased ("h100-sxm", "h20": H20 does not match
-// "h200"), the memory the catalog's nominal GB, which sits on the same side
-// of 70 GiB as the driver's figure for every catalog GPU.
+// "h200"), the memory the driver's figure (GPU.DeviceMemoryBytes), as
+// vLLM reads it from torch.
 var defaultsTable = []defaultsRule{
 	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
 	{"vllm", []int{0}, vllmV0}, // V0 engine
@@ -155,10 +155,10 @@ var defaultsTable = []defaultsRule{
 		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")
 	}},
 	{"vllm", []int{0, 8, 5}, func(g GPU, _ int) EngineDefaults { // V1 by memory (#17073)
-		return vllmV1(g.MemoryGB >= 70, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
+		return vllmV1(g.DeviceMemoryBytes() >= 70<<30, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
 	}},
 	{"vllm", []int{0, 9, 0}, func(g GPU, _ int) EngineDefaults { // V1 by memory, not A100 (#17885)
-		return vllmV1(g.MemoryGB >= 70 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+		return vllmV1(g.DeviceMemoryBytes() >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
 			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
 	}},
 	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM

@@ -64,7 +64,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	n := p.GPUsPerWorker()
 	mem := Memory{
 		GPUs:       n,
-		UsableGB:   g.MemoryGB * o.Utilization * float64(n),
+		UsableGB:   g.DeviceMemoryBytes() / gb * o.Utilization * float64(n),
 		WeightsGB:  o.weightBytes(m) / gb,
 		ReserveGB:  o.ReserveGB * float64(n),
 		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes),
@@ -85,7 +85,7 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 		}
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
-		if g.MemoryGB*o.Utilization*n-o.weightBytes(m)/gb-o.ReserveGB*n > 0 {
+		if g.DeviceMemoryBytes()/gb*o.Utilization*n-o.weightBytes(m)/gb-o.ReserveGB*n > 0 {
 			return fmt.Sprintf("; smallest TP that fits: TP%d", tp)
 		}
 	}
