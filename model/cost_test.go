@@ -19,8 +19,45 @@ func TestRooflineH20Qwen3(t *testing.T) {
 	if got := r1.BodyToken * 2500; got < 1.0 || got > 1.15 {
 		t.Errorf("2500-token body compute at TP1 = %g s, want about 1.05", got)
 	}
-	if r1.CommStep != 0 || r1.CommToken != 0 {
+	if r1.CommStep != 0 || r1.CommToken != 0 || r1.Collective != 0 || r1.PrefillCollective != 0 {
 		t.Errorf("TP1 has communication cost %+v", r1)
+	}
+}
+
+// The engine's collective cost (EngineCollectiveUs per all-reduce, two
+// per layer) is paid in every step except one that only prefills on an
+// eager worker; TP1 has no all-reduce to pay it on.
+func TestEngineCollectiveExceptEagerPrefill(t *testing.T) {
+	g, _ := LookupGPU("H20")
+	m, _ := LookupLLM("Qwen/Qwen3-32B")
+	prefill := Step{PrefillTokens: 2000, PrefillSeqs: 1, PrefillAttn: ChunkAttn(0, 2000)}
+	mixed := Step{PrefillTokens: 2000, PrefillSeqs: 1, PrefillAttn: ChunkAttn(0, 2000), DecodeSeqs: 8, DecodeKV: 8000}
+	decode := Step{DecodeSeqs: 8, DecodeKV: 8000}
+	perStep := 2 * float64(m.Layers) * EngineCollectiveUs * 1e-6
+	graphs := VLLMGraphSizes(128)
+	for _, tt := range []struct {
+		name   string
+		tp     int
+		graphs []int
+		step   Step
+		want   float64 // the collective's share of the step, at Comm = 1
+	}{
+		{"TP4 graphs prefill", 4, graphs, prefill, perStep},
+		{"TP4 graphs mixed chunked step", 4, graphs, mixed, perStep},
+		{"TP4 graphs decode", 4, graphs, decode, perStep},
+		{"TP4 eager prefill", 4, nil, prefill, 0},
+		{"TP4 eager mixed chunked step", 4, nil, mixed, perStep},
+		{"TP4 eager decode", 4, nil, decode, perStep},
+		{"TP1 graphs decode", 1, graphs, decode, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewStepCost(g, m, Pool{Count: 1, TP: tt.tp}, PriorCoeffs(tt.graphs == nil), tt.graphs)
+			without := c
+			without.Roofline.Collective, without.Roofline.PrefillCollective = 0, 0
+			if got := c.StepTime(tt.step) - without.StepTime(tt.step); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("collective share %.4g s, want %.4g s", got, tt.want)
+			}
+		})
 	}
 }
 
