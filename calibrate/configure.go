@@ -26,7 +26,8 @@ type Target struct {
 	Assumed bool
 	// Settings, when set, are the engine settings the deployment runs
 	// with (a benchmark's stated flags over the engine's defaults), in
-	// place of the source group's or the engine's defaults.
+	// place of the source group's or the engine's defaults; an empty
+	// Router keeps the source group's (or the default round-robin).
 	Settings *Settings
 }
 
@@ -62,6 +63,9 @@ type Deployment struct {
 	Settings Settings
 	// Topology is the target's topology (worker counts as configured).
 	Topology model.Topology
+	// RouterChoice is set when Settings.Router is the calibrated group's
+	// router that its records did not state and its fit chose (router.go).
+	RouterChoice *RouterChoice
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -127,7 +131,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings = src.Settings
 	}
 	if t.Settings != nil {
+		router := settings.Router
 		settings = *t.Settings
+		if settings.Router == "" {
+			// Flags that do not say how requests are spread keep the
+			// calibrated group's router (the one its fit chose, router.go).
+			settings.Router = router
+		}
 	}
 	if src != nil {
 		if src.Transfer.Source != "" {
@@ -135,6 +145,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	if src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen {
+		d.RouterChoice = src.RouterChoice
+	}
 	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma

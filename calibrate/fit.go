@@ -250,6 +250,8 @@ type groupFit struct {
 	notes  []string
 	// assumed explains a GPU or model inferred because the source did not state it.
 	assumed string
+	// router is set when the records did not state the router and the fit chose it.
+	router *RouterChoice
 }
 
 // fitGroup runs both stages on one group's points.
@@ -310,15 +312,38 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	}
 	gf.params = gf.lin.params
 	if !opts.SkipRefine && len(pts) > 0 {
-		p, note, err := refine(ctx, gf.env, gf.layout, gf.params, pts, opts, func(done int, loss float64) {
-			progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals() + 1, Loss: loss}) // the start, then Nelder–Mead's
-		})
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
+		// Stage 2 per candidate router (router.go): the stated one, or both
+		// when the records leave a multi-replica deployment's router open.
+		routers := routerCandidates(key.engine, gf.env.settings, pts)
+		var tries []routerTry
+		for _, r := range routers {
+			e := gf.env
+			e.settings.Router = r
+			p, note, err := refine(ctx, e, gf.layout, gf.lin.params, pts, opts, func(done int, loss float64) {
+				progress(Progress{Stage: "refine", Group: name, Done: done, Total: opts.maxEvals() + 1, Loss: loss}) // the start, then Nelder–Mead's
+			})
+			if err != nil {
+				return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
+			}
+			t := routerTry{router: r, params: p, note: note}
+			if len(routers) > 1 {
+				sims, err := simulateAll(ctx, e, p, pts, opts)
+				if err != nil {
+					return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
+				}
+				t.score = routerScore(pts, sims)
+			}
+			tries = append(tries, t)
 		}
-		gf.params = p
-		if note != "" {
-			gf.notes = append(gf.notes, note)
+		best := tries[0]
+		if len(tries) > 1 {
+			best, gf.router = chooseRouter(tries, hasTails(pts))
+			gf.notes = append(gf.notes, gf.router.Why)
+		}
+		gf.env.settings.Router = best.router
+		gf.params = best.params
+		if best.note != "" {
+			gf.notes = append(gf.notes, best.note)
 		}
 	}
 	gf.env.at = gf.params.coeffs
@@ -876,6 +901,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	if gf.assumed != "" {
 		g.Assumed = &Assumption{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Why: gf.assumed}
 	}
+	g.RouterChoice = gf.router
 	if gf.layout.frontend {
 		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
 		if gf.lin.frontendFitted {

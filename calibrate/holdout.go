@@ -180,6 +180,9 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 		p := test[i]
 		h := heldOut{p: p, measured: p.meas}
 		s := settingsFrom(p.rec.System.Engine, []*point{p})
+		if routerOpen(p.rec.System.Engine, []*point{p}) {
+			s.Router = "" // unstated: the calibrated group's choice, if any (Target.Settings)
+		}
 		sims := make([]map[string]float64, 3)
 		for j, band := range []float64{0, -1, 1} {
 			d, err := prof.Configure(Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine,

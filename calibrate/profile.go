@@ -59,6 +59,10 @@ type Group struct {
 	// used the catalog pair that explains the data best, and GPU / Model stay empty.
 	Assumed  *Assumption `json:"assumed,omitempty"`
 	Settings Settings    `json:"settings"`
+	// RouterChoice is set when the records did not state how requests were
+	// spread over several replicas: Settings.Router is then the router
+	// whose fit explained the records better (router.go), with both scores.
+	RouterChoice *RouterChoice `json:"router_choice,omitempty"`
 	// Transfer is the KV-transfer price between prefill and decode workers (disaggregated engines).
 	Transfer TransferFit `json:"transfer,omitzero"`
 	// Frontend is the per-request latency outside the engine (API server,

@@ -22,28 +22,42 @@ import (
 // router cannot give some requests two to three times the mean TPOT, as
 // these runs measured; a replica that random routing loads more than the
 // others does. Random routing also brings mean TTFT closer. It costs
-// request throughput and E2E (the simulated replicas are already slower
-// than measured at these loads, and imbalance idles some of them), which is
-// why it is not the default yet. Print the numbers with
+// request throughput and E2E (held out, about 6→10% and 7→11% on 0.8.4,
+// 4→11% and 6→13% on 0.9.0.1: the simulated replicas are already slower
+// than measured at these loads, and imbalance idles some of them).
+// That is why the router is not a global default but chosen per group by
+// the fit from the records themselves, p99s included (router.go), which
+// picks random for both groups here. Print the numbers with
 //
 //	go test -v -run TestHeldOutRoutingVLLMUnderLoad ./calibrate/
 func TestHeldOutRoutingVLLMUnderLoad(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four fits of one group each: about 4 s of CPU")
+		t.Skip("six fits of one group each: about 8 s of CPU")
 	}
 	metrics := []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT}
 	for _, engine := range []string{"vllm-0.8.4", "vllm-0.9.0.1"} {
 		median := map[string]map[string]float64{}
-		for _, router := range []string{"round-robin", "random"} {
+		chosen := ""
+		for _, router := range []string{"round-robin", "random", "unstated"} {
 			prof, held := predictPrefillHeavy(t, engine, func(r *results.Record) {
+				if router == "unstated" {
+					return // as seed 004 has it: the fit chooses
+				}
 				r.System.Settings = maps.Clone(r.System.Settings)
 				if r.System.Settings == nil {
 					r.System.Settings = map[string]string{}
 				}
 				r.System.Settings["router"] = router
 			})
-			if got := prof.Groups[0].Settings.Router; got != router {
-				t.Fatalf("%s: fitted group router %q, want %q", engine, got, router)
+			g := prof.Groups[0]
+			switch {
+			case router == "unstated" && g.RouterChoice == nil:
+				t.Fatalf("%s: unstated router, no choice recorded", engine)
+			case router == "unstated":
+				t.Logf("%s, decode-heavy fit: %s", engine, g.RouterChoice.Why)
+				chosen = g.RouterChoice.Chosen
+			case g.Settings.Router != router || g.RouterChoice != nil:
+				t.Fatalf("%s: fitted group router %q (choice %+v), want the stated %q", engine, g.Settings.Router, g.RouterChoice, router)
 			}
 			median[router] = map[string]float64{}
 			line := ""
@@ -55,6 +69,11 @@ func TestHeldOutRoutingVLLMUnderLoad(t *testing.T) {
 			t.Logf("%s, %s routing, %d held-out points, median |error|:%s", engine, router, len(held), line)
 		}
 		rr, rnd := median["round-robin"], median["random"]
+		// Held-out points that do not state the router are predicted with
+		// the one the fit chose.
+		if !maps.Equal(median["unstated"], median[chosen]) {
+			t.Errorf("%s: unstated router predicted %v, the chosen %s %v", engine, median["unstated"], chosen, median[chosen])
+		}
 		if !(rnd[model.P99TPOT] < rr[model.P99TPOT]/2) {
 			t.Errorf("%s: held-out p99 TPOT median |error| %.1f%% with random routing, %.1f%% with round-robin: imbalance no longer explains the TPOT tail",
 				engine, 100*rnd[model.P99TPOT], 100*rr[model.P99TPOT])

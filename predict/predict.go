@@ -123,6 +123,13 @@ type Prediction struct {
 	Mode sim.Mode `json:"mode"`
 	// Settings are the engine settings of each pool, as simulated.
 	Settings []EngineSettings `json:"engine_settings"`
+	// Router is how requests were spread over several replicas (or decode
+	// workers), and RouterFrom where that came from; both empty for one.
+	Router     string `json:"router,omitempty"`
+	RouterFrom string `json:"router_from,omitempty"`
+	// RouterChosenByFit: the calibration's records did not state the
+	// router and its fit chose Router (calibrate.RouterChoice).
+	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
 	// MaxModelLen and GPUMemoryUtilization are the engine's
 	// --max-model-len and --gpu-memory-utilization (0: vLLM's default).
 	MaxModelLen          int     `json:"max_model_len"`
@@ -240,6 +247,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Warnings:             extrapolationWarnings(prof, central, sh),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
+			Router:               routerOf(central),
+			RouterFrom:           routerFrom(central),
+			RouterChosenByFit:    routerOf(central) != "" && central.RouterChoice != nil,
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}
@@ -459,4 +469,35 @@ func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh S
 			sh.ISL, sh.OSL, minI, maxI, minO, maxO))
 	}
 	return w
+}
+
+// behindRouter is the number of workers the deployment's router spreads
+// requests over: replicas, or decode workers when disaggregated.
+func behindRouter(d calibrate.Deployment) int {
+	if d.Topology.Disaggregated() {
+		return d.Topology.Decode.Count
+	}
+	return d.Topology.Replicas.Count
+}
+
+// routerOf is the router a deployment with several workers behind it was
+// simulated with, or "" for one.
+func routerOf(d calibrate.Deployment) string {
+	if behindRouter(d) < 2 {
+		return ""
+	}
+	return string(d.Config.Router)
+}
+
+// routerFrom says where the router came from.
+func routerFrom(d calibrate.Deployment) string {
+	switch {
+	case behindRouter(d) < 2:
+		return ""
+	case d.RouterChoice != nil:
+		return "not stated by the calibration's records; the fit chose it (" + d.RouterChoice.Why + ")"
+	case d.Settings.Router != "":
+		return "the engine settings"
+	}
+	return "the default"
 }

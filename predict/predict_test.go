@@ -197,3 +197,35 @@ func TestSteadyStateIndependentOfRunLength(t *testing.T) {
 		}
 	}
 }
+
+// A prediction names the router it spread requests with when several
+// replicas share one, and says when the calibration's fit chose it
+// because the records did not state it (seed 004's vLLM groups).
+func TestRunNamesRouter(t *testing.T) {
+	prof := defaultProfile(t)
+	tests := []struct {
+		engine, topo string
+		router       string
+		chosen       bool
+	}{
+		{"vllm-0.9.0.1", "4xTP4", "random", true},
+		{"vllm-0.9.0.1", "1xTP4", "", false},
+		{"dynamo-0.3.0", "prefill 3xTP4 + decode 1xTP4", "", false},
+		{"dynamo-0.3.0", "prefill 2xTP4 + decode 2xTP4", "round-robin", false},
+	}
+	for _, tt := range tests {
+		topo, err := model.ParseTopology(tt.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: tt.engine, Topology: topo}
+		preds, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{1000, 100}}, Loads: []model.Load{model.Closed(1)}, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := preds[0]
+		if p.Router != tt.router || p.RouterChosenByFit != tt.chosen || (p.Router != "") != (p.RouterFrom != "") {
+			t.Errorf("%s %s: router %q chosen %v (from %q), want %q chosen %v", tt.engine, tt.topo, p.Router, p.RouterChosenByFit, p.RouterFrom, tt.router, tt.chosen)
+		}
+	}
+}

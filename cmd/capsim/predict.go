@@ -158,6 +158,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		for _, d := range p.Derived {
 			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
+		if p.RouterChosenByFit {
+			fmt.Fprintf(w, "router:      %s, chosen by the fit: the calibration's records do not say how requests were spread over replicas\n", p.Router)
+		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
 			fmt.Fprintf(w, "band:        at the highest load %.2f–%.2f req/s, mean TTFT %.0f–%.0f ms (costs ±1σ)\n",

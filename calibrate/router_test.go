@@ -1,0 +1,146 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/sim"
+)
+
+func TestRouterOpen(t *testing.T) {
+	pt := func(topo string, settings map[string]string) *point {
+		tp, err := model.ParseTopology(topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &point{topo: tp, rec: &results.Record{System: results.System{Topology: tp, Settings: settings}}}
+	}
+	tests := []struct {
+		name   string
+		engine string
+		pts    []*point
+		open   bool
+	}{
+		{"four replicas, router unstated", "vllm-0.9.0.1", []*point{pt("4xTP4", nil)}, true},
+		{"one replica", "vllm-0.9.0.1", []*point{pt("1xTP4", nil)}, false},
+		{"one multi-replica record among single ones", "vllm", []*point{pt("1xTP1", nil), pt("2xTP1", nil)}, true},
+		{"router stated", "vllm-0.9.0.1", []*point{pt("4xTP4", map[string]string{"router": "round-robin"})}, false},
+		{"router stated by one record", "vllm-0.9.0.1", []*point{pt("4xTP4", nil), pt("4xTP4", map[string]string{"Router": "random"})}, false},
+		{"Dynamo routes by itself", "dynamo-0.3.0", []*point{pt("prefill 2xTP4 + decode 2xTP4", nil)}, false},
+		{"disaggregated, one decode worker", "vllm", []*point{pt("prefill 2xTP4 + decode 1xTP4", nil)}, false},
+	}
+	for _, tt := range tests {
+		if got := routerOpen(tt.engine, tt.pts); got != tt.open {
+			t.Errorf("%s: routerOpen = %v, want %v", tt.name, got, tt.open)
+		}
+		want := 1
+		if tt.open {
+			want = 2
+		}
+		if got := routerCandidates(tt.engine, Settings{Router: "least-outstanding"}, tt.pts); len(got) != want {
+			t.Errorf("%s: candidates %v, want %d", tt.name, got, want)
+		}
+	}
+}
+
+func TestRouterScoreCountsTails(t *testing.T) {
+	p := &point{weight: 1, meas: map[string]float64{model.MeanTPOT: 20},
+		rec: &results.Record{Metrics: map[string]float64{model.MeanTPOT: 20, model.P99TPOT: 60}}}
+	exact := routerScore([]*point{p}, []map[string]float64{{model.MeanTPOT: 20, model.P99TPOT: 60}})
+	noTail := routerScore([]*point{p}, []map[string]float64{{model.MeanTPOT: 20, model.P99TPOT: 25}})
+	if exact != 0 || !(noTail > 0) {
+		t.Errorf("score with the measured tail %g, with a p99 TPOT of 25 ms for 60 measured %g: want 0 and more", exact, noTail)
+	}
+	best, rc := chooseRouter([]routerTry{{router: "round-robin", score: 0.1}, {router: "random", score: 0.1}}, true)
+	if best.router != "round-robin" || rc.Chosen != "round-robin" {
+		t.Errorf("a tie chose %s, want round-robin (the first)", best.router)
+	}
+}
+
+// vllmRecords simulates an aggregated vLLM sweep on H20 with known costs
+// under a router and returns it as measured records (with p99s) that do
+// not state the router.
+func vllmRecords(t *testing.T, router sim.Routing, concs []int) []results.Record {
+	t.Helper()
+	g, _ := model.LookupGPU("H20")
+	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
+	tp, _ := model.ParseTopology("4xTP4")
+	s := defaultSettings("vllm-0.9.0.1", g, 0)
+	s.Router = string(router)
+	e := env{gpu: g, llm: m, settings: s}
+	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}, frontend: 0.01}
+	var recs []results.Record
+	for _, c := range concs {
+		p := &point{topo: tp, load: model.Closed(c), isl: 2500, osl: 100, prompt: 10 * c}
+		cfg, err := simConfig(e, prm, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mt := map[string]float64{}
+		for _, k := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT} {
+			mt[k] = res.Metrics[k]
+		}
+		recs = append(recs, results.Record{
+			ID:     fmt.Sprintf("syn-%s:%d", router, c),
+			Source: results.Source{File: "synthetic-vllm.md", Line: len(recs) + 1, Format: "markdown"},
+			System: results.System{GPU: "H20", GPUCount: 16, Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Topology: tp},
+			Workload: results.Workload{ISL: 2500, OSL: 100, ISLMax: 2500, OSLMax: 100,
+				Load: model.Closed(c), NumPrompts: 10 * c},
+			Metrics: mt, Completed: 10 * c,
+		})
+	}
+	return recs
+}
+
+// TestFitChoosesUnstatedRouter fits sweeps simulated under each router,
+// which do not state it: the fit must find the router they were made
+// with, record both scores, and never override a stated router.
+func TestFitChoosesUnstatedRouter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits two synthetic groups under two routers each")
+	}
+	concs := []int{8, 32, 64}
+	for _, truth := range []sim.Routing{sim.RoundRobin, sim.Random} {
+		recs := vllmRecords(t, truth, concs)
+		prof, _, err := Fit(context.Background(), recs, Options{MaxEvals: 12}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := prof.Groups[0]
+		rc := g.RouterChoice
+		if rc == nil {
+			t.Fatalf("%s truth: no router choice recorded", truth)
+		}
+		t.Logf("%s truth: %s", truth, rc.Why)
+		if rc.Chosen != string(truth) || g.Settings.Router != string(truth) {
+			t.Errorf("%s truth: chose %s (settings %s), scores %v", truth, rc.Chosen, g.Settings.Router, rc.Scores)
+		}
+		other := sim.Random
+		if truth == sim.Random {
+			other = sim.RoundRobin
+		}
+		if !(rc.Scores[string(truth)] < rc.Scores[string(other)]) || math.IsNaN(rc.Scores[string(other)]) {
+			t.Errorf("%s truth: scores %v", truth, rc.Scores)
+		}
+	}
+	// A stated router stays, even where the data would choose the other.
+	recs := vllmRecords(t, sim.Random, concs)
+	for i := range recs {
+		recs[i].System.Settings = map[string]string{"router": "round-robin"}
+	}
+	prof, _, err := Fit(context.Background(), recs, Options{MaxEvals: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := prof.Groups[0]; g.RouterChoice != nil || g.Settings.Router != "round-robin" {
+		t.Errorf("stated round-robin: fitted router %s, choice %+v", g.Settings.Router, g.RouterChoice)
+	}
+}
