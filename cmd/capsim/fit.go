@@ -90,9 +90,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stderr, "fit: wrote %s (%s)\n", o.out, prof.Size())
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintln(stderr, "fit: warning: "+w)
-	}
+	warn(stderr, "fit", rep.Warnings...)
 	return writeOutput(stdout, o.format, rep, func(w io.Writer) error { return writeFitTable(w, rep) })
 }
 

@@ -199,3 +199,10 @@ func withFlagHint(err error, fs *pflag.FlagSet) error {
 	}
 	return err
 }
+
+// warn prints each note to stderr as a warning line prefixed by who.
+func warn(stderr io.Writer, who string, notes ...string) {
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", who, n)
+	}
+}

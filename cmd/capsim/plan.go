@@ -79,9 +79,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return flagHint(err)
 	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(stderr, "capsim: warning: %s\n", n)
-	}
+	warn(stderr, "capsim", res.Notes...)
 	if len(res.Recommendations) == 0 {
 		return fmt.Errorf("plan: %s", res.Why)
 	}

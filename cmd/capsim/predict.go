@@ -113,9 +113,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 		return nil, flagHint(err)
 	}
 	for _, p := range preds {
-		for _, w := range p.Warnings {
-			fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
-		}
+		warn(stderr, "capsim", p.Warnings...)
 	}
 	return preds, nil
 }

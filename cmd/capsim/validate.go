@@ -60,9 +60,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	v.Profile = cmp.Or(o.profile, "embedded default")
 	v.Summarise()
-	for _, w := range v.Warnings {
-		fmt.Fprintf(stderr, "capsim: warning: %s\n", w)
-	}
+	warn(stderr, "capsim", v.Warnings...)
 	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return writeValidation(w, v) })
 }
 
