@@ -42,6 +42,9 @@ type Spec struct {
 	Pools                []predict.EngineSettings
 	MaxModelLen          int
 	GPUMemoryUtilization float64 // 0: vLLM's default (0.9)
+	// Router is how the prediction spread requests over replicas ("" and
+	// "round-robin": round-robin; "random": a connection-level balancer).
+	Router string
 
 	// The workload the prediction is for.
 	ISL, OSL int
@@ -252,8 +255,19 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 			fmt.Fprintf(&b, "# Everything fits one 8-GPU node (%d GPUs):\ndynamo serve graphs.disagg:Frontend -f ./dynamo.yaml\n", dg+p.Workers*pg)
 			fmt.Fprintf(&b, "# Or across nodes, as below.\n")
 		}
-		fmt.Fprintf(&b, "# Node with the frontend, processor and %d decode worker(s) of TP%d (%d GPUs):\n", d.Workers, d.TP, dg)
-		fmt.Fprintf(&b, "dynamo serve graphs.agg:Frontend -f ./dynamo.yaml\n")
+		if dg <= 8 {
+			fmt.Fprintf(&b, "# Node with the frontend, processor and %d decode worker(s) of TP%d (%d GPUs):\n", d.Workers, d.TP, dg)
+			fmt.Fprintf(&b, "dynamo serve graphs.agg:Frontend -f ./dynamo.yaml\n")
+		} else {
+			// More decode GPUs than one 8-GPU node holds: the frontend's node
+			// runs as many decode workers as fit, the others the rest.
+			k := max(8/(d.TP*max(d.PP, 1)), 1)
+			fmt.Fprintf(&b, "# Decode: %d worker(s) of TP%d (%d GPUs), more than one 8-GPU node holds. On the frontend's node\n", d.Workers, d.TP, dg)
+			fmt.Fprintf(&b, "# (%d decode worker(s)):\n", k)
+			fmt.Fprintf(&b, "dynamo serve graphs.agg:Frontend -f ./dynamo.yaml --VllmWorker.ServiceArgs.workers=%d\n", k)
+			fmt.Fprintf(&b, "# On the other decode nodes, K worker(s) each (K = GPUs on the node / %d), K summing to %d:\n", d.TP*max(d.PP, 1), d.Workers-k)
+			fmt.Fprintf(&b, "dynamo serve components.worker:VllmWorker -f ./dynamo.yaml --VllmWorker.ServiceArgs.workers=K\n")
+		}
 		fmt.Fprintf(&b, "# Prefill: %d worker(s) of TP%d in all; on each prefill node start as many as its GPUs hold\n", p.Workers, p.TP)
 		fmt.Fprintf(&b, "# (K = GPUs on the node / %d), K summing to %d over the nodes:\n", pg, p.Workers)
 		fmt.Fprintf(&b, "dynamo serve components.prefill_worker:PrefillWorker -f ./dynamo.yaml --PrefillWorker.ServiceArgs.workers=K\n")
@@ -263,8 +277,12 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	balancer := "round-robin, as simulated"
+	if s.Router == "random" {
+		balancer = "random, as simulated: a connection-level balancer such as a Kubernetes Service"
+	}
 	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
-	fmt.Fprintf(&b, "# (round-robin, as simulated). vLLM %s.\n", e.VLLM)
+	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
 }
@@ -472,15 +490,28 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 	// each prefill pod runs one prefill worker. NATS and etcd are the
 	// cluster's (NATS_SERVER, ETCD_ENDPOINTS: see the README).
 	env := []any{[]kv{{"name", "NATS_SERVER"}, {"value", "nats://nats:4222"}}, []kv{{"name", "ETCD_ENDPOINTS"}, {"value", "http://etcd:2379"}}}
-	graph := deployment("decode", 1, d.Workers*d.TP*max(d.PP, 1),
-		[]any{"dynamo", "serve", "graphs.agg:Frontend"}, []any{"-f", "/config/dynamo.yaml"}, true)
+	// A pod lives on one node: decode workers beyond what an 8-GPU node
+	// holds run in their own pods (components.worker:VllmWorker).
+	decodeGPUs, graphWorkers := d.TP*max(d.PP, 1), d.Workers
+	graphArgs := []any{"-f", "/config/dynamo.yaml"}
+	if d.Workers*decodeGPUs > 8 {
+		graphWorkers = max(8/decodeGPUs, 1)
+		graphArgs = append(graphArgs, fmt.Sprintf("--VllmWorker.ServiceArgs.workers=%d", graphWorkers))
+	}
+	graph := deployment("decode", 1, graphWorkers*decodeGPUs, []any{"dynamo", "serve", "graphs.agg:Frontend"}, graphArgs, true)
 	pre := deployment("prefill", p.Workers, p.TP*max(p.PP, 1),
 		[]any{"dynamo", "serve", "components.prefill_worker:PrefillWorker"},
 		[]any{"-f", "/config/dynamo.yaml", "--PrefillWorker.ServiceArgs.workers=1"}, true)
-	for _, dep := range [][]kv{graph, pre} {
+	objs := [][]kv{cm, graph}
+	if rest := d.Workers - graphWorkers; rest > 0 {
+		objs = append(objs, deployment("decode-worker", rest, decodeGPUs, []any{"dynamo", "serve", "components.worker:VllmWorker"},
+			[]any{"-f", "/config/dynamo.yaml", "--VllmWorker.ServiceArgs.workers=1"}, true))
+	}
+	objs = append(objs, pre)
+	for _, dep := range objs[1:] {
 		setEnv(dep, env)
 	}
-	return marshal(cm, graph, pre, service("decode"))
+	return marshal(append(objs, service("decode"))...)
 }
 
 // setEnv adds env to the first container of a Deployment built by manifests.

@@ -305,3 +305,51 @@ func TestPredictionPoints(t *testing.T) {
 		}
 	}
 }
+
+// Decode workers beyond one 8-GPU node: serve.sh and k8s.yaml give the
+// frontend's node (the graph pod) what it holds and run the rest in pods
+// of their own.
+func TestDisaggregatedDecodeBeyondOneNode(t *testing.T) {
+	s := disaggSpec(t)
+	s.Topology = topo(t, "prefill 6xTP2 + decode 3xTP8")
+	s.Pools[1].Workers, s.Pools[1].TP = 3, 8
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(file(t, files, "serve.sh"))
+	for _, want := range []string{"graphs.agg:Frontend -f ./dynamo.yaml --VllmWorker.ServiceArgs.workers=1", "K summing to 2", "components.worker:VllmWorker"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("serve.sh lacks %q:\n%s", want, script)
+		}
+	}
+	k8s := docs(t, file(t, files, "k8s.yaml"))
+	var kinds []string
+	for _, o := range k8s {
+		kinds = append(kinds, o["kind"].(string))
+	}
+	if strings.Join(kinds, ",") != "ConfigMap,Deployment,Deployment,Deployment,Service" {
+		t.Fatalf("k8s kinds %v", kinds)
+	}
+	if g := dig(t, k8s[1], "spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"); g != "8" {
+		t.Errorf("graph pod GPUs %v, want 8 (one TP8 decode worker)", g)
+	}
+	if r, g := dig(t, k8s[2], "spec", "replicas"), dig(t, k8s[2], "spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"); r != 2 || g != "8" {
+		t.Errorf("decode-worker Deployment: %v replicas of %v GPUs, want 2 of 8", r, g)
+	}
+}
+
+// The replicas' load balancer is the one the prediction simulated.
+func TestAggregatedRouterAsSimulated(t *testing.T) {
+	for router, want := range map[string]string{"": "(round-robin, as simulated)", "random": "(random, as simulated: a connection-level balancer"} {
+		s := aggSpec(t)
+		s.Router = router
+		files, err := Files(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if script := string(file(t, files, "serve.sh")); !strings.Contains(script, want) {
+			t.Errorf("router %q: serve.sh lacks %q:\n%s", router, want, script)
+		}
+	}
+}

@@ -18,7 +18,7 @@ func FromPlan(r *plan.Result, profile string) []Spec {
 	for _, rec := range r.Recommendations {
 		s := Spec{
 			Rank: rec.Rank, Model: r.Model, GPU: rec.GPU, Engine: rec.Engine, Topology: rec.Topology, Pools: rec.Settings,
-			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization,
+			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization, Router: rec.Router,
 			ISL: r.ISL, OSL: r.OSL, Load: r.Load, Mode: string(r.Mode), Confidence: r.Confidence,
 			Metrics: rec.Metrics, Headroom: headroomLine(rec), Costs: costsLine(rec.Derived), Profile: profile,
 		}
@@ -44,7 +44,7 @@ func FromPrediction(preds []predict.Prediction, topo model.Topology, profile str
 	p := preds[0]
 	s := Spec{
 		Model: p.Model, GPU: p.GPU, Engine: p.Engine, Topology: topo, Pools: p.Settings,
-		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization,
+		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, Router: p.Router,
 		ISL: p.ISL, OSL: p.OSL, Mode: string(p.Mode), Costs: costsLine(p.Derived), Profile: profile,
 	}
 	for _, pt := range p.Points {

@@ -123,6 +123,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		Settings:     settingsOf(c.withSettings(dep, c.settings), c.t.disagg, c.settings),
 		Steady:       c.steady,
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
+		Router: predict.RouterOf(dep),
 	}
 	for _, m := range c.misses {
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))

@@ -111,9 +111,12 @@ type Recommendation struct {
 	Settings []predict.EngineSettings `json:"engine_settings"`
 	// MaxModelLen and GPUMemoryUtilization are the engine's --max-model-len
 	// and --gpu-memory-utilization as configured (0: vLLM's default).
-	MaxModelLen          int         `json:"max_model_len"`
-	GPUMemoryUtilization float64     `json:"gpu_memory_utilization,omitempty"`
-	Steady               *sim.Steady `json:"steady,omitempty"`
+	MaxModelLen          int     `json:"max_model_len"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	// Router is how the verdicts' simulation spread requests over several
+	// replicas or decode workers ("" for one; predict.RouterOf).
+	Router string      `json:"router,omitempty"`
+	Steady *sim.Steady `json:"steady,omitempty"`
 	// Central are the SLO values with central costs (band 0) at the target
 	// load, for comparison with SLOValues at the pessimistic edge.
 	Central []Achieved `json:"slo_values_central,omitempty"`

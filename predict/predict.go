@@ -247,9 +247,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Warnings:             extrapolationWarnings(prof, central, sh),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
-			Router:               routerOf(central),
+			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
-			RouterChosenByFit:    routerOf(central) != "" && central.RouterChoice != nil,
+			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}
@@ -480,9 +480,9 @@ func behindRouter(d calibrate.Deployment) int {
 	return d.Topology.Replicas.Count
 }
 
-// routerOf is the router a deployment with several workers behind it was
-// simulated with, or "" for one.
-func routerOf(d calibrate.Deployment) string {
+// RouterOf is the router a deployment with several replicas or decode
+// workers behind it was simulated with, or "" for one.
+func RouterOf(d calibrate.Deployment) string {
 	if behindRouter(d) < 2 {
 		return ""
 	}
