@@ -24,6 +24,25 @@ func syntheticRecords(t testing.TB, topo string, concs []int, shapes [][2]int) [
 	return syntheticOn(t, "H20", truthPrefill, truthDecode, topo, concs, shapes)
 }
 
+// simulateMetrics simulates point p of env e at costs prm and returns the
+// named metrics: a synthetic measurement with known truth.
+func simulateMetrics(t testing.TB, e env, prm params, p *point, metrics ...string) map[string]float64 {
+	t.Helper()
+	cfg, err := simConfig(e, prm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := map[string]float64{}
+	for _, k := range metrics {
+		mt[k] = res.Metrics[k]
+	}
+	return mt
+}
+
 // syntheticOn is syntheticRecords on another GPU with other truth costs.
 func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, concs []int, shapes [][2]int) []results.Record {
 	t.Helper()
@@ -44,18 +63,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 	for _, sh := range shapes {
 		for _, c := range concs {
 			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
-			cfg, err := simConfig(e, prm, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := sim.Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mt := map[string]float64{}
-			for _, k := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput} {
-				mt[k] = res.Metrics[k]
-			}
+			mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput)
 			recs = append(recs, results.Record{
 				ID:     strings.Replace(fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c), "syn", "syn"+map[bool]string{true: "", false: "-" + g.Name}[g.Name == "H20"], 1),
 				Source: results.Source{File: "synthetic-" + g.Name + ".md", Section: topo, Line: len(recs) + 1, Format: "markdown"},

@@ -76,18 +76,7 @@ func vllmRecords(t *testing.T, router sim.Routing, concs []int) []results.Record
 	var recs []results.Record
 	for _, c := range concs {
 		p := &point{topo: tp, load: model.Closed(c), isl: 2500, osl: 100, prompt: 10 * c}
-		cfg, err := simConfig(e, prm, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := sim.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mt := map[string]float64{}
-		for _, k := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT} {
-			mt[k] = res.Metrics[k]
-		}
+		mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT)
 		recs = append(recs, results.Record{
 			ID:     fmt.Sprintf("syn-%s:%d", router, c),
 			Source: results.Source{File: "synthetic-vllm.md", Line: len(recs) + 1, Format: "markdown"},
