@@ -29,6 +29,27 @@ type Target struct {
 	// place of the source group's or the engine's defaults; an empty
 	// Router keeps the source group's (or the default round-robin).
 	Settings *Settings
+	// Router, when set, is the load balancer the deployment runs behind
+	// (round-robin, least-outstanding, random), in place of the one the
+	// source group states or its fit chose.
+	Router string
+}
+
+// RouterError is CheckRouter's error: no deployment runs behind Router.
+type RouterError struct{ Router string }
+
+func (e *RouterError) Error() string {
+	return fmt.Sprintf("unknown router %q (want round-robin, least-outstanding or random)", e.Router)
+}
+
+// CheckRouter accepts "" and the load balancers a deployment can run
+// behind (Target.Router).
+func CheckRouter(router string) error {
+	switch sim.Routing(router) {
+	case "", sim.RoundRobin, sim.LeastOutstanding, sim.Random:
+		return nil
+	}
+	return fmt.Errorf("calibrate: %w", &RouterError{router})
 }
 
 // Derivation says where one pool's costs came from.
@@ -64,8 +85,10 @@ type Deployment struct {
 	// Topology is the target's topology (worker counts as configured).
 	Topology model.Topology
 	// RouterChoice is set when Settings.Router is the calibrated group's
-	// router that its records did not state and its fit chose (router.go).
+	// router that its records did not state and its fit chose (router.go);
+	// RouterAsked when Target.Router set it.
 	RouterChoice *RouterChoice
+	RouterAsked  bool
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -139,15 +162,21 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			settings.Router = router
 		}
 	}
+	if err := CheckRouter(t.Router); err != nil {
+		return Deployment{}, err
+	} else if t.Router != "" {
+		settings.Router = t.Router
+	}
 	if src != nil {
 		if src.Transfer.Source != "" {
 			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
-	if src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen {
+	if src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen && t.Router == "" {
 		d.RouterChoice = src.RouterChoice
 	}
+	d.RouterAsked = t.Router != ""
 	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma

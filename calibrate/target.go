@@ -70,6 +70,7 @@ func LLMList() string {
 type Override struct {
 	GPU, Model, Engine string
 	Topology           model.Topology
+	Router             string // Target.Router: the load balancer, over what the records state
 }
 
 // RecordTarget is the deployment a measured record ran on, as the profile
@@ -121,7 +122,7 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if err != nil {
 		return Target{}, notes, err
 	}
-	t.Assumed = assumed
+	t.Assumed, t.Router = assumed, o.Router
 	return t, notes, nil
 }
 

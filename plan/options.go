@@ -75,6 +75,10 @@ type Options struct {
 	// beyond the cheapest deployments (the frontier then covers only what
 	// the search itself simulated).
 	NoSweep bool
+	// Router is the load balancer in front of replicas and decode workers
+	// (round-robin, least-outstanding, random); "" keeps what the profile
+	// states or chose for a calibrated group, else round-robin.
+	Router string
 	// Seed for every random draw; the same options give the same result.
 	Seed uint64
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.

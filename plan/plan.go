@@ -210,6 +210,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
 		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
+	case calibrate.CheckRouter(o.Router) != nil:
+		return nil, fmt.Errorf("plan: %w", calibrate.CheckRouter(o.Router))
 	}
 	if o.Load.Kind == model.Burst {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
@@ -438,7 +440,7 @@ func joinInts(xs []int) string {
 
 // newTemplate configures one worker per pool and prices its bounds.
 func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64) (*template, error) {
-	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band})
+	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band, Router: s.opts.Router})
 	if err != nil {
 		return nil, err
 	}

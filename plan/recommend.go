@@ -106,10 +106,10 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band})
+	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band, Router: s.opts.Router})
 	var central calibrate.Deployment
 	if err == nil && s.band != 0 {
-		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo})
+		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Router: s.opts.Router})
 	}
 	s.mu.Unlock()
 	if err != nil {

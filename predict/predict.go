@@ -494,8 +494,10 @@ func routerFrom(d calibrate.Deployment) string {
 	switch {
 	case behindRouter(d) < 2:
 		return ""
+	case d.RouterAsked:
+		return "asked for (the load balancer the deployment runs behind)"
 	case d.RouterChoice != nil:
-		return "not stated by the calibration's records; the fit chose it (" + d.RouterChoice.Why + ")"
+		return "chosen by the fit (" + d.RouterChoice.Why + ")"
 	case d.Settings.Router != "":
 		return "the engine settings"
 	}

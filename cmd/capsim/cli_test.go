@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -127,5 +129,41 @@ func TestDataStatesTheSystem(t *testing.T) {
 	err = run([]string{"data", "--file", files[0], "--topology", "2xTP"}, &out, &errb)
 	if err == nil || !strings.HasPrefix(err.Error(), "data: --topology: ") {
 		t.Errorf("bad --topology: %v", err)
+	}
+}
+
+// --router replaces the router the calibration chose: seed 004's vLLM
+// 4xTP4 group chose random routing, which a round-robin balancer evens out.
+func TestPredictRouter(t *testing.T) {
+	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9.0.1",
+		"--isl", "1000", "--osl", "200", "--concurrency", "64", "--no-band", "--num-prompts", "2000", "--format", "json"}
+	p99 := map[string]float64{}
+	for _, router := range []string{"", "round-robin"} {
+		var out bytes.Buffer
+		a := args
+		if router != "" {
+			a = append(append([]string{}, args...), "--router", router)
+		}
+		if err := run(a, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Router     string `json:"router"`
+			RouterFrom string `json:"router_from"`
+			Points     []struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"": "random", "round-robin": "round-robin"}[router]
+		if p.Router != want || (router != "") != strings.HasPrefix(p.RouterFrom, "asked for") {
+			t.Errorf("--router %q: router %q from %q, want %q", router, p.Router, p.RouterFrom, want)
+		}
+		p99[p.Router] = p.Points[0].Metrics["p99_tpot_ms"]
+	}
+	if !(p99["round-robin"] < p99["random"]) {
+		t.Errorf("p99 TPOT %.1f ms round-robin, %.1f ms random: a balanced router should have the shorter tail", p99["round-robin"], p99["random"])
 	}
 }

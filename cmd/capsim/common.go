@@ -54,18 +54,14 @@ func (e *flagErr) Error() string {
 
 func (e *flagErr) Unwrap() error { return e.err }
 
-// resolveTarget turns the deployment flags into a profile target.
-func resolveTarget(p *calibrate.Profile, gpuName, modelName, engine string, topo model.Topology) (calibrate.Target, error) {
-	t, err := p.Resolve(gpuName, modelName, engine, topo)
-	return t, flagHint(err)
-}
+// routerHelp is the help of --router (predict, validate and plan).
+const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding or random\n(default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
 
-// orDash is s, or "-" for an empty table cell.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+// target turns the deployment flags into a profile target.
+func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo model.Topology) (calibrate.Target, error) {
+	t, err := p.Resolve(d.gpu, modelName, d.engine, topo)
+	t.Router = d.router
+	return t, flagHint(err)
 }
 
 // countCell is a count for a table cell, "-" for 0: absent, not stated.
@@ -78,11 +74,10 @@ func countCell(n int) string {
 
 // fmtMetric prints a metric with sensible precision, "-" when absent.
 func fmtMetric(m map[string]float64, name string) string {
-	v, ok := m[name]
-	if !ok {
-		return "-"
+	if v, ok := m[name]; ok {
+		return fmtValue(v)
 	}
-	return fmtValue(v)
+	return "-"
 }
 
 // fmtValue prints a metric value with sensible precision, "-" for NaN.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -84,7 +85,7 @@ func writeDataTable(w io.Writer, out dataOutput) error {
 	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, orDash(r.System.GPU), countCell(r.System.GPUCount), orDash(model.ShortName(r.System.Model)), orDash(r.System.Engine),
+			r.ID, cmp.Or(r.System.GPU, "-"), countCell(r.System.GPUCount), cmp.Or(model.ShortName(r.System.Model), "-"), cmp.Or(r.System.Engine, "-"),
 			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
 			fmtMetric(r.Metrics, model.RequestThroughput), fmtMetric(r.Metrics, model.OutputThroughput), fmtMetric(r.Metrics, model.MeanTTFT),
 			fmtMetric(r.Metrics, model.MeanTPOT), fmtMetric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
@@ -142,5 +143,5 @@ func dataFlags(anomalies []string) string {
 		code, _, _ := strings.Cut(a, ":")
 		codes = append(codes, code)
 	}
-	return orDash(strings.Join(codes, ","))
+	return cmp.Or(strings.Join(codes, ","), "-")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func writeSeriesTable(w io.Writer, rows []calibrate.SeriesReport, cv bool) error
 	}
 	fmt.Fprintln(t, head)
 	for _, s := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%g:%g\t%d\t%s\t%s\t%s\t%s\t%d\t", path.Base(s.Source), orDash(s.GPU), orDash(model.ShortName(s.Model)), s.Engine,
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%g:%g\t%d\t%s\t%s\t%s\t%s\t%d\t", path.Base(s.Source), cmp.Or(s.GPU, "-"), cmp.Or(model.ShortName(s.Model), "-"), s.Engine,
 			s.Topology, s.ISL, s.OSL, s.Points, apeCell(s, model.RequestThroughput), apeCell(s, model.MeanTTFT),
 			apeCell(s, model.MeanTPOT), apeCell(s, model.MeanE2EL), len(s.Flagged))
 		if cv {

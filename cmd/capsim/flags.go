@@ -58,7 +58,7 @@ func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) e
 // deploymentFlags name the deployment to predict (model aside, whose help
 // differs between commands) and the profile that prices it.
 type deploymentFlags struct {
-	gpu, engine               string
+	gpu, engine, router       string
 	prefill, decode, replicas string
 	topo                      string // --topology, the same in one flag
 	profile                   string
@@ -72,6 +72,7 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 	fs.StringVar(&d.prefill, "prefill", "", "prefill pool NxTPk (disaggregated)")
 	fs.StringVar(&d.decode, "decode", "", "decode pool NxTPk (disaggregated)")
 	fs.StringVar(&d.replicas, "replicas", "", "aggregated replicas NxTPk")
+	fs.StringVar(&d.router, "router", "", routerHelp)
 	fs.StringVar(&d.topo, "topology", "", "the deployment in one flag: NxTPk or \"prefill NxTPk + decode MxTPk\" (instead of --replicas or --prefill/--decode)")
 	addProfileFlag(fs, &d.profile)
 }

@@ -13,11 +13,14 @@ import (
 // what is missing, to the error that reports it; the libraries know
 // nothing of flags.
 func flagHint(err error) error {
+	var router *calibrate.RouterError
 	switch {
 	case errors.Is(err, calibrate.ErrNoGPU):
 		return fmt.Errorf("--gpu is required (known: %s)", calibrate.GPUList())
 	case errors.Is(err, sim.ErrTooManyPrompts):
 		return fmt.Errorf("%w (--num-prompts, at most %d)", err, sim.MaxNumPrompts)
+	case errors.As(err, &router):
+		return fmt.Errorf("--router: %w", router)
 	case errors.Is(err, plan.ErrTooManyGPUs):
 		return fmt.Errorf("%w (--max-gpus)", err)
 	}

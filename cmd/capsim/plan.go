@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,20 +18,20 @@ import (
 )
 
 type planOptions struct {
-	modelName, gpuCost, engine string
-	gpus                       []string
-	tps                        []int
-	isl, osl                   int
-	rate, concurrency          string
-	burstiness                 float64
-	slo, mode                  string
-	maxGPUs, top, numPrompts   int
-	seed                       uint64
-	profile, format, plot      string
-	confidence                 float64
-	export                     string
-	noSettings, noMargin       bool
-	quiet                      bool
+	modelName, gpuCost, engine, router string
+	gpus                               []string
+	tps                                []int
+	isl, osl                           int
+	rate, concurrency                  string
+	burstiness                         float64
+	slo, mode                          string
+	maxGPUs, top, numPrompts           int
+	seed                               uint64
+	profile, format, plot              string
+	confidence                         float64
+	export                             string
+	noSettings, noMargin               bool
+	quiet                              bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -47,6 +48,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.maxGPUs, "max-gpus", 64, "most GPUs in one deployment")
 	fs.StringVar(&o.gpuCost, "gpu-cost", "", "price per GPU-hour, e.g. H20=1.9,H200=3.5 (rank by cost; unpriced GPUs are left out)")
 	fs.StringVar(&o.engine, "engine", "", "engine label prefix (default: dynamo for disaggregated, newest vLLM for aggregated)")
+	fs.StringVar(&o.router, "router", "", routerHelp)
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
 	fs.IntSliceVar(&o.tps, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
@@ -141,7 +143,7 @@ func (o planOptions) options() (plan.Options, error) {
 		return opts, fmt.Errorf("plan: --confidence must be between 0 and 1 (exclusive), got %v", o.confidence)
 	}
 	opts = plan.Options{
-		Model: o.modelName, Engine: o.engine, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
+		Model: o.modelName, Engine: o.engine, Router: o.router, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed,
 		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
@@ -159,13 +161,8 @@ func (o planOptions) options() (plan.Options, error) {
 			return opts, fmt.Errorf("plan: --tp: %d is not a positive integer", tp)
 		}
 	}
-	switch o.mode {
-	case "both":
-	case "aggregated":
-		opts.Aggregated = true
-	case "disaggregated":
-		opts.Disaggregated = true
-	default:
+	opts.Aggregated, opts.Disaggregated = o.mode == "aggregated", o.mode == "disaggregated"
+	if o.mode != "both" && !opts.Aggregated && !opts.Disaggregated {
 		return opts, fmt.Errorf("plan: --mode must be aggregated, disaggregated or both, got %q", o.mode)
 	}
 	return opts, nil
@@ -205,7 +202,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 			row += fmtValue(v.Value) + "\t"
 		}
 		row += fmt.Sprintf("%.1f\t%.1f\t%s\t%s\t%s\t%s\t", rec.OutputPerGPU, rec.PerUser, planHeadroom(rec.Headroom),
-			orDash(rec.Headroom.Binding), rec.Bottleneck.Resource, planCosts(rec))
+			cmp.Or(rec.Headroom.Binding, "-"), rec.Bottleneck.Resource, planCosts(rec))
 		fmt.Fprintln(tw, row)
 	}
 	if err := tw.Flush(); err != nil {

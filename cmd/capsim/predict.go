@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/deploy"
@@ -98,7 +99,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	target, err := resolveTarget(prof, o.gpu, o.modelName, o.engine, topo)
+	target, err := o.target(prof, o.modelName, topo)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +157,8 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		for _, d := range p.Derived {
 			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
-		if p.RouterChosenByFit {
-			fmt.Fprintf(w, "router:      %s, chosen by the fit: the calibration's records do not say how requests were spread over replicas\n", p.Router)
+		if p.RouterChosenByFit || strings.HasPrefix(p.RouterFrom, "asked") {
+			fmt.Fprintf(w, "router:      %s, %s\n", p.Router, p.RouterFrom)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi

@@ -85,7 +85,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	target, err := resolveTarget(prof, o.gpu, o.modelName, o.engine, topo)
+	target, err := o.target(prof, o.modelName, topo)
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
@@ -139,7 +139,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine}
+	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router}
 	if o.topologyGiven() {
 		if over.Topology, err = o.topology(); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)
@@ -156,7 +156,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 	}
 	v, err := predict.ValidateRecords(ctx, prof, o.results, recs, predict.RecordOptions{Override: over, Seed: o.seed})
 	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
+		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}
 	return v, nil
 }
