@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -131,5 +132,28 @@ func TestFitChoosesUnstatedRouter(t *testing.T) {
 	}
 	if g := prof.Groups[0]; g.RouterChoice != nil || g.Settings.Router != "round-robin" {
 		t.Errorf("stated round-robin: fitted router %s, choice %+v", g.Settings.Router, g.RouterChoice)
+	}
+}
+
+// Target.Router is the load balancer asked for: it replaces the default
+// and is said to be asked for; an unknown one is refused by name.
+func TestTargetRouter(t *testing.T) {
+	p := pooledProfile()
+	tgt := Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
+	d, err := p.Configure(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Config.Router != sim.RoundRobin || d.RouterAsked {
+		t.Errorf("default router %q (asked %v), want round-robin, not asked", d.Config.Router, d.RouterAsked)
+	}
+	tgt.Router = "least-outstanding"
+	if d, err = p.Configure(tgt); err != nil || d.Config.Router != sim.LeastOutstanding || !d.RouterAsked {
+		t.Errorf("asked least-outstanding: router %q asked %v, err %v", d.Config.Router, d.RouterAsked, err)
+	}
+	tgt.Router = "sticky"
+	var re *RouterError
+	if _, err = p.Configure(tgt); !errors.As(err, &re) || re.Router != "sticky" {
+		t.Errorf("unknown router: err %v, want a RouterError naming it", err)
 	}
 }
