@@ -86,9 +86,11 @@ type Deployment struct {
 	Topology model.Topology
 	// RouterChoice is set when Settings.Router is the calibrated group's
 	// router that its records did not state and its fit chose (router.go);
-	// RouterAsked when Target.Router set it.
+	// RouterAsked when Target.Router set it; RouterFrom says where the
+	// router came from, in words.
 	RouterChoice *RouterChoice
 	RouterAsked  bool
+	RouterFrom   string
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -173,10 +175,18 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
-	if src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen && t.Router == "" {
-		d.RouterChoice = src.RouterChoice
+	switch {
+	case t.Router != "":
+		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
+	case t.Settings != nil && t.Settings.Router != "":
+		d.RouterFrom = "the stated engine settings"
+	case src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen:
+		d.RouterChoice, d.RouterFrom = src.RouterChoice, "chosen by the fit ("+src.RouterChoice.Why+")"
+	case src != nil && srcKind == "":
+		d.RouterFrom = "the calibrated deployment's settings"
+	default:
+		d.RouterFrom = "the default"
 	}
-	d.RouterAsked = t.Router != ""
 	frontend := 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma

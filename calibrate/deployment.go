@@ -81,11 +81,19 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 			return sim.Config{}, err
 		}
 		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
+		if topo.Decode.Count == 1 {
+			cfg.Router = sim.RoundRobin // one decode worker: as one replica below
+		}
 		cfg.Transfer = pr.transfer
 		return cfg, nil
 	}
 	if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
 		return sim.Config{}, err
+	}
+	if topo.Replicas.Count == 1 {
+		// One replica: no balancer chooses among its pipeline's microbatches;
+		// the engine fills them in turn.
+		cfg.Router = sim.RoundRobin
 	}
 	cfg.FrontendLatency = pr.frontend
 	return cfg, nil

@@ -29,8 +29,8 @@ const (
 	// zero (it is then absorbed by another term) would otherwise dominate.
 	pooledMinOverheadS = 2e-4
 	pooledMinPerSeqS   = 2e-6
-	// balanceMinGPUs is how many GPUs must have fitted a GEMM efficiency
-	// before its trend with the GPU's balance is trusted.
+	// balanceMinGPUs is how many distinct GPU balances must have fitted a
+	// GEMM efficiency before its trend with the balance is trusted.
 	balanceMinGPUs = 3
 )
 
@@ -133,17 +133,22 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		xmean /= xw
 		ws := make([]float64, len(ms))
 		ys := make([]float64, len(ms))
-		gpus := map[string]bool{}
+		balances := map[float64]bool{} // GPUs of one balance (H100-SXM, H800) tell no trend apart
 		for i, m := range ms {
 			if fitted[i] && !math.IsNaN(xs[i]) {
 				ws[i], ys[i] = m.w, math.Log(m.c.Compute)
-				gpus[m.g.GPU] = true
+				balances[math.Round(xs[i]*1000)] = true
 			}
 		}
-		if b, ok := balanceSlope(xs, ys, ws); ok && len(gpus) >= balanceMinGPUs {
-			shift := b * (gpuBalance(gpu, llm) - xmean)
-			out.coeffs.Compute = math.Max(1, out.coeffs.Compute*math.Exp(shift))
-			trend = fmt.Sprintf("; GEMM efficiency ×%.2f along the trend with FLOP/byte (inverse efficiency ∝ balance^%.2f over %d GPUs)", math.Exp(-shift), b, len(gpus))
+		if b, ok := balanceSlope(xs, ys, ws); ok && len(balances) >= balanceMinGPUs {
+			before := out.coeffs.Compute
+			out.coeffs.Compute = math.Max(1, before*math.Exp(b*(gpuBalance(gpu, llm)-xmean)))
+			clamped := ""
+			if out.coeffs.Compute == 1 {
+				clamped = ", held at peak"
+			}
+			trend = fmt.Sprintf("; GEMM efficiency ×%.2f along the trend with FLOP/byte (inverse efficiency ∝ balance^%.2f over %d GPU balances%s)",
+				before/out.coeffs.Compute, b, len(balances), clamped)
 		}
 	}
 	// The band: how far the pooled groups' own prices of a typical step of

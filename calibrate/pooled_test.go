@@ -244,7 +244,7 @@ func TestPooledBalanceTrend(t *testing.T) {
 	if math.Abs(pc.coeffs.Compute/want-1) > 1e-9 {
 		t.Errorf("H100 compute coefficient %v, want %v (plain mean %v moved along slope 0.5)", pc.coeffs.Compute, want, plainMean)
 	}
-	if !strings.Contains(pc.from, "balance^0.50 over 3 GPUs") {
+	if !strings.Contains(pc.from, "balance^0.50 over 3 GPU balances") {
 		t.Errorf("derivation %q does not state the trend", pc.from)
 	}
 	// A GPU with a group of its own is priced by the plain mean.
@@ -255,6 +255,16 @@ func TestPooledBalanceTrend(t *testing.T) {
 	two := &Profile{Schema: SchemaV1, Groups: p.Groups[:2]}
 	if pc2, _ := two.pooledCoeffs(h100, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); strings.Contains(pc2.from, "trend") {
 		t.Errorf("trend from two GPUs: %q", pc2.from)
+	}
+	// H100-SXM and H800 share one balance: with H20 that is two, too few.
+	same := &Profile{Schema: SchemaV1, Groups: []Group{group("H20", 1.1, true), group("H100-SXM", 3, true), group("H800", 3.2, true)}}
+	if pc3, _ := same.pooledCoeffs(lookup("A100-80GB"), llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); strings.Contains(pc3.from, "trend") {
+		t.Errorf("trend from two balances: %q", pc3.from)
+	}
+	// A trend that would price a GEMM faster than peak is held at peak, and says so.
+	steep := &Profile{Schema: SchemaV1, Groups: []Group{group("L40S", 4, true), group("A100-80GB", 2, true), group("H100-SXM", 3.5, true)}}
+	if pc4, _ := steep.pooledCoeffs(h20, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); pc4.coeffs.Compute != 1 || !strings.Contains(pc4.from, "held at peak") {
+		t.Errorf("steep trend to H20: compute %v, derivation %q", pc4.coeffs.Compute, pc4.from)
 	}
 	if b, ok := balanceSlope([]float64{1, 2, 3}, []float64{3, 2, 1}, []float64{1, 1, 1}); !ok || b != 0 {
 		t.Errorf("falling trend gives slope %v %v, want bounded to 0", b, ok)

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -42,8 +43,10 @@ type Spec struct {
 	Pools                []predict.EngineSettings
 	MaxModelLen          int
 	GPUMemoryUtilization float64 // 0: vLLM's default (0.9)
-	// Router is how the prediction spread requests over replicas ("" and
-	// "round-robin": round-robin; "random": a connection-level balancer).
+	// Router is how the prediction spread requests over replicas or decode
+	// workers ("" and "round-robin": round-robin; "random": a
+	// connection-level balancer; "least-outstanding": fewest in flight,
+	// which Dynamo 0.3's Processor cannot run).
 	Router string
 
 	// The workload the prediction is for.
@@ -111,6 +114,9 @@ func Files(s Spec) ([]File, error) {
 	}
 	if s.Topology.Disaggregated() && eng.Dynamo == "" {
 		return nil, fmt.Errorf("deploy: %s is disaggregated but %s is not a Dynamo engine", s.Topology, s.Engine)
+	}
+	if eng.Dynamo != "" && s.Router == "least-outstanding" {
+		return nil, fmt.Errorf("deploy: Dynamo %s's Processor has no least-outstanding router (round-robin, random or kv); predict or plan with --router round-robin or random to export", eng.Dynamo)
 	}
 	var out []File
 	serve, err := serveScript(s, eng)
@@ -277,10 +283,11 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	balancer := "round-robin, as simulated"
-	if s.Router == "random" {
-		balancer = "random, as simulated: a connection-level balancer such as a Kubernetes Service"
-	}
+	balancer := map[string]string{
+		"random":            "random, as simulated: a connection-level balancer such as a Kubernetes Service",
+		"least-outstanding": "least-outstanding, as simulated: each request to the replica with the fewest in flight",
+	}[s.Router]
+	balancer = cmp.Or(balancer, "round-robin, as simulated")
 	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
 	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
@@ -412,7 +419,7 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	return marshal([]kv{
 		{"Common", common},
 		{"Frontend", []kv{{"served_model_name", s.Model}, {"endpoint", "dynamo.Processor.chat/completions"}, {"port", 8000}}},
-		{"Processor", []kv{{"router", "round-robin"}, {"common-configs", flow{"model", "block-size"}}}},
+		{"Processor", []kv{{"router", cmp.Or(s.Router, "round-robin")}, {"common-configs", flow{"model", "block-size"}}}},
 		{"VllmWorker", worker(d, []kv{{"remote-prefill", true}, {"conditional-disagg", false}})},
 		{"PrefillWorker", worker(p, nil)},
 	})

@@ -341,7 +341,8 @@ func TestDisaggregatedDecodeBeyondOneNode(t *testing.T) {
 
 // The replicas' load balancer is the one the prediction simulated.
 func TestAggregatedRouterAsSimulated(t *testing.T) {
-	for router, want := range map[string]string{"": "(round-robin, as simulated)", "random": "(random, as simulated: a connection-level balancer"} {
+	for router, want := range map[string]string{"": "(round-robin, as simulated)", "random": "(random, as simulated: a connection-level balancer",
+		"least-outstanding": "(least-outstanding, as simulated: each request to the replica with the fewest in flight)"} {
 		s := aggSpec(t)
 		s.Router = router
 		files, err := Files(s)
@@ -351,5 +352,23 @@ func TestAggregatedRouterAsSimulated(t *testing.T) {
 		if script := string(file(t, files, "serve.sh")); !strings.Contains(script, want) {
 			t.Errorf("router %q: serve.sh lacks %q:\n%s", router, want, script)
 		}
+	}
+}
+
+// Dynamo's Processor routes to decode workers as the prediction did; it has
+// no least-outstanding router, so such a spec is refused.
+func TestDynamoRouterAsSimulated(t *testing.T) {
+	s := disaggSpec(t)
+	s.Router = "random"
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := dig(t, docs(t, file(t, files, "dynamo.yaml"))[0], "Processor", "router"); v != "random" {
+		t.Errorf("Processor router %v, want random", v)
+	}
+	s.Router = "least-outstanding"
+	if _, err := Files(s); err == nil || !strings.Contains(err.Error(), "no least-outstanding router") {
+		t.Errorf("least-outstanding on Dynamo: err %v", err)
 	}
 }

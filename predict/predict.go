@@ -253,6 +253,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}
+		if central.RouterAsked && behindRouter(central) < 2 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("router %s asked for, but %s has one worker behind its router: it changes nothing", opts.Target.Router, opts.Target.Topology))
+		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
@@ -491,15 +494,8 @@ func RouterOf(d calibrate.Deployment) string {
 
 // routerFrom says where the router came from.
 func routerFrom(d calibrate.Deployment) string {
-	switch {
-	case behindRouter(d) < 2:
+	if behindRouter(d) < 2 {
 		return ""
-	case d.RouterAsked:
-		return "asked for (the load balancer the deployment runs behind)"
-	case d.RouterChoice != nil:
-		return "chosen by the fit (" + d.RouterChoice.Why + ")"
-	case d.Settings.Router != "":
-		return "the engine settings"
 	}
-	return "the default"
+	return d.RouterFrom
 }

@@ -163,6 +163,13 @@ func TestPredictRouter(t *testing.T) {
 		}
 		p99[p.Router] = p.Points[0].Metrics["p99_tpot_ms"]
 	}
+	// One replica: nothing to balance, and the output says so.
+	var errb bytes.Buffer
+	one := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "200",
+		"--concurrency", "4", "--no-band", "--num-prompts", "200", "--router", "random"}
+	if err := run(one, io.Discard, &errb); err != nil || !strings.Contains(errb.String(), "one worker behind its router: it changes nothing") {
+		t.Errorf("--router on one replica: err %v, stderr %q", err, errb.String())
+	}
 	if !(p99["round-robin"] < p99["random"]) {
 		t.Errorf("p99 TPOT %.1f ms round-robin, %.1f ms random: a balanced router should have the shorter tail", p99["round-robin"], p99["random"])
 	}

@@ -94,7 +94,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
 		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay})
 	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
+		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}
 	pred := preds[0]
 	v := predict.NewValidation(loadgen.RedactURL(o.url), pred)

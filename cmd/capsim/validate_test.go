@@ -239,6 +239,7 @@ func TestValidateRejectsBadInput(t *testing.T) {
 		{"negative prompts", with("--num-prompts", "-1"), "--num-prompts must be positive"},
 		{"bad endpoint", with("--endpoint", "embeddings"), "--endpoint must be completions or chat"},
 		{"bad topology", with("--replicas", "twoxTP1"), "--replicas"},
+		{"unknown router, live", with("--router", "sticky"), `--router: unknown router "sticky"`},
 		{"unset api key", with("--api-key-env", "CAPSIM_VALIDATE_TEST_UNSET_KEY"), "CAPSIM_VALIDATE_TEST_UNSET_KEY"},
 		{"server down", live, "validate:"},
 	} {
