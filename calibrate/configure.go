@@ -180,7 +180,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
 	case t.Settings != nil && t.Settings.Router != "":
 		d.RouterFrom = "the stated engine settings"
-	case src != nil && srcKind == "" && src.RouterChoice != nil && settings.Router == src.RouterChoice.Chosen:
+	case src != nil && srcKind == "" && src.RouterChoice != nil:
 		d.RouterChoice, d.RouterFrom = src.RouterChoice, "chosen by the fit ("+src.RouterChoice.Why+")"
 	case src != nil && srcKind == "":
 		d.RouterFrom = "the calibrated deployment's settings"

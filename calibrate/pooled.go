@@ -122,7 +122,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	var xmean, xw float64
 	for i, m := range ms {
 		onGPU = onGPU || m.g.GPU == gpu.Name
-		xs[i], fitted[i] = memberBalance(m.g), slices.Contains(m.e.Fitted, "compute")
+		xs[i], fitted[i] = memberBalance(m.g), slices.Contains(m.e.Fitted, model.CoeffNames[iCompute])
 		if !math.IsNaN(xs[i]) {
 			xmean += m.w * xs[i]
 			xw += m.w

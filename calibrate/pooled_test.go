@@ -37,14 +37,7 @@ func pooledProfile() *Profile {
 func TestPooledCoeffs(t *testing.T) {
 	p := pooledProfile()
 	v1Overhead := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false).Overhead
-	gpu, err := model.LookupGPU("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	llm, err := model.LookupLLM("Llama-3.1-8B-Instruct")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 1}
 	pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", RoleAggregated, "another GPU", false)
 	if !ok {
@@ -146,14 +139,7 @@ func TestTransferPool(t *testing.T) {
 // Two fixed per-step costs the data know only as a sum: anti-correlated,
 // their errors cancel in the step's band instead of adding up.
 func TestStepSigmaUsesCorrelation(t *testing.T) {
-	gpu, err := model.LookupGPU("H20")
-	if err != nil {
-		t.Fatal(err)
-	}
-	llm, err := model.LookupLLM("Qwen3-32B")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu, llm := mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B")
 	cost := model.NewStepCost(gpu, llm, model.Pool{Count: 1, TP: 4}, model.PriorCoeffs(false), []int{1, 2, 4, 8, 16, 32, 64})
 	sig := make([]float64, len(model.CoeffNames))
 	sig[iOverhead], sig[iComm] = 0.5, 0.5
@@ -207,26 +193,16 @@ func TestPooledBalanceTrend(t *testing.T) {
 		}
 		return Group{GPU: gpu, Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Entries: []Entry{e}, Records: make([]string, 4)}
 	}
-	llm, err := model.LookupLLM("Llama-3.1-8B-Instruct")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lookup := func(name string) model.GPU {
-		g, err := model.LookupGPU(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	llm := mustLLM(t, "Llama-3.1-8B-Instruct")
 	// Inverse efficiency ∝ balance^0.5 exactly on three GPUs.
-	h20, a100, l40s := lookup("H20"), lookup("A100-80GB"), lookup("L40S")
+	h20, a100, l40s := mustGPU(t, "H20"), mustGPU(t, "A100-80GB"), mustGPU(t, "L40S")
 	at := func(g model.GPU) float64 { return 1.1 * math.Sqrt(math.Exp(gpuBalance(g, llm)-gpuBalance(h20, llm))) }
 	p := &Profile{Schema: SchemaV1, Groups: []Group{
 		group("H20", at(h20), true), group("A100-80GB", at(a100), true), group("L40S", at(l40s), true),
 		group("V100-PCIe-16GB", 50, false), // prior-only: not in the slope
 	}}
 	pool := model.Pool{Count: 1, TP: 1}
-	h100 := lookup("H100-SXM")
+	h100 := mustGPU(t, "H100-SXM")
 	pc, ok := p.pooledCoeffs(h100, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false)
 	if !ok {
 		t.Fatal("no pooled price")
@@ -237,7 +213,7 @@ func TestPooledBalanceTrend(t *testing.T) {
 	// slope 0.5 times the distance.
 	var xmean float64
 	for _, g := range []string{"H20", "A100-80GB", "L40S", "V100-PCIe-16GB"} {
-		xmean += gpuBalance(lookup(g), llm) / 4
+		xmean += gpuBalance(mustGPU(t, g), llm) / 4
 	}
 	plainMean := math.Exp((math.Log(at(h20)) + math.Log(at(a100)) + math.Log(at(l40s)) + math.Log(50)) / 4)
 	want := plainMean * math.Exp(0.5*(gpuBalance(h100, llm)-xmean))
@@ -258,7 +234,7 @@ func TestPooledBalanceTrend(t *testing.T) {
 	}
 	// H100-SXM and H800 share one balance: with H20 that is two, too few.
 	same := &Profile{Schema: SchemaV1, Groups: []Group{group("H20", 1.1, true), group("H100-SXM", 3, true), group("H800", 3.2, true)}}
-	if pc3, _ := same.pooledCoeffs(lookup("A100-80GB"), llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); strings.Contains(pc3.from, "trend") {
+	if pc3, _ := same.pooledCoeffs(mustGPU(t, "A100-80GB"), llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); strings.Contains(pc3.from, "trend") {
 		t.Errorf("trend from two balances: %q", pc3.from)
 	}
 	// A trend that would price a GEMM faster than peak is held at peak, and says so.

@@ -130,6 +130,8 @@ type Prediction struct {
 	// RouterChosenByFit: the calibration's records did not state the
 	// router and its fit chose Router (calibrate.RouterChoice).
 	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
+	// RouterAsked: the target asked for Router (calibrate.Target.Router).
+	RouterAsked bool `json:"router_asked,omitempty"`
 	// MaxModelLen and GPUMemoryUtilization are the engine's
 	// --max-model-len and --gpu-memory-utilization (0: vLLM's default).
 	MaxModelLen          int     `json:"max_model_len"`
@@ -250,6 +252,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
+			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/deploy"
@@ -157,7 +156,7 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		for _, d := range p.Derived {
 			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
-		if p.RouterChosenByFit || strings.HasPrefix(p.RouterFrom, "asked") {
+		if p.RouterChosenByFit || p.RouterAsked {
 			fmt.Fprintf(w, "router:      %s, %s\n", p.Router, p.RouterFrom)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
