@@ -71,7 +71,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 // by Deployment.WithWorkload.
 func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 	s := pr.settings
-	cfg := sim.Config{Router: sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin)))}
+	var cfg sim.Config
 	var err error
 	if topo.Disaggregated() {
 		if cfg.Prefill, err = pr.pool(RolePrefill, topo.Prefill); err != nil {
@@ -81,20 +81,44 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 			return sim.Config{}, err
 		}
 		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
-		if topo.Decode.Count == 1 {
-			cfg.Router = sim.RoundRobin // one decode worker: as one replica below
-		}
 		cfg.Transfer = pr.transfer
-		return cfg, nil
+	} else {
+		if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
+			return sim.Config{}, err
+		}
+		cfg.FrontendLatency = pr.frontend
 	}
-	if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
-		return sim.Config{}, err
-	}
-	if topo.Replicas.Count == 1 {
-		// One replica: no balancer chooses among its pipeline's microbatches;
-		// the engine fills them in turn.
-		cfg.Router = sim.RoundRobin
-	}
-	cfg.FrontendLatency = pr.frontend
+	cfg.Router = router(s, topo)
 	return cfg, nil
+}
+
+// router is the balancer in front of topo's replicas or decode workers:
+// the settings' (round-robin by default), and round-robin where there is
+// one replica or decode worker: no balancer chooses among a pipeline's
+// microbatches; the engine fills them in turn.
+func router(s Settings, topo model.Topology) sim.Routing {
+	one := topo.Replicas.Count == 1
+	if topo.Disaggregated() {
+		one = topo.Decode.Count == 1
+	}
+	if one {
+		return sim.RoundRobin
+	}
+	return sim.Routing(orDefaultS(s.Router, string(sim.RoundRobin)))
+}
+
+// Scaled is d with topo's worker counts (same roles and worker shapes as
+// d.Topology): each pool's workers and the router they run behind, as
+// Configure would build them for topo. A search configures one worker of
+// a shape and tries it at many counts.
+func (d Deployment) Scaled(topo model.Topology) Deployment {
+	if topo.Disaggregated() {
+		d.Config.Prefill.Workers = topo.Prefill.Count * topo.Prefill.Microbatches()
+		d.Config.Decode.Workers = topo.Decode.Count * topo.Decode.Microbatches()
+	} else {
+		d.Config.Replicas.Workers = topo.Replicas.Count * topo.Replicas.Microbatches()
+	}
+	d.Config.Router = router(d.Settings, topo)
+	d.Topology = topo
+	return d
 }

@@ -87,14 +87,13 @@ func (c *candidate) deployment() calibrate.Deployment {
 	return c.withSettings(c.t.dep, c.settings)
 }
 
-// withSettings scales d to the candidate's worker counts and applies v (nil: none).
+// withSettings scales d to the candidate's worker counts (and the router
+// that many run behind) and applies v (nil: none).
 func (c *candidate) withSettings(d calibrate.Deployment, v *variant) calibrate.Deployment {
+	d = d.Scaled(c.topo)
 	if c.t.disagg {
-		d.Config.Prefill.Workers = c.topo.Prefill.Count
-		d.Config.Decode.Workers = c.topo.Decode.Count
 		v.apply(&d.Config.Prefill, &d.Config.Decode)
 	} else {
-		d.Config.Replicas.Workers = c.topo.Replicas.Count
 		v.apply(&d.Config.Replicas, nil)
 	}
 	return d

@@ -1,0 +1,56 @@
+package calibrate
+
+import (
+	"os"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+)
+
+// A search configures one worker of a shape and tries it at many counts:
+// Scaled must give the pools and router Configure builds for that count.
+// Seed 004's vLLM groups run behind a random router (chosen by their fit),
+// and one replica behind none, so a one-replica deployment scaled to four
+// must switch to random, not keep one replica's round-robin.
+func TestScaledMatchesConfigure(t *testing.T) {
+	b, err := os.ReadFile("../fixtures/default-profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := ParseProfile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		engine, one, many string
+	}{
+		{"vllm-0.9.0.1", "1xTP4", "4xTP4"},
+		{"vllm-0.9.0.1", "1xTP2PP2", "3xTP2PP2"},
+		{"dynamo-0.3.0", "prefill 1xTP2 + decode 1xTP4", "prefill 6xTP2 + decode 2xTP4"},
+		{"dynamo-0.3.0", "prefill 1xTP4 + decode 1xTP4", "prefill 3xTP4 + decode 1xTP4"},
+	} {
+		configure := func(s string) Deployment {
+			topo, err := model.ParseTopology(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := prof.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: c.engine, Topology: topo})
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.engine, s, err)
+			}
+			return d
+		}
+		want := configure(c.many)
+		got := configure(c.one).Scaled(want.Topology)
+		g, w := got.Config, want.Config
+		if g.Router != w.Router || g.PrefillRouter != w.PrefillRouter ||
+			g.Replicas.Workers != w.Replicas.Workers || g.Prefill.Workers != w.Prefill.Workers || g.Decode.Workers != w.Decode.Workers {
+			t.Errorf("%s %s scaled to %s: router %q/%q, workers %d/%d/%d; Configure gives %q/%q, %d/%d/%d", c.engine, c.one, c.many,
+				g.Router, g.PrefillRouter, g.Replicas.Workers, g.Prefill.Workers, g.Decode.Workers,
+				w.Router, w.PrefillRouter, w.Replicas.Workers, w.Prefill.Workers, w.Decode.Workers)
+		}
+		if got.Topology != want.Topology {
+			t.Errorf("%s scaled: topology %v, want %v", c.one, got.Topology, want.Topology)
+		}
+	}
+}
