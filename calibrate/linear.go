@@ -381,10 +381,11 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // stay at the prior), Huber reweighting against outliers and an active set
 // keeping every multiplier non-negative.
 //
-// Each step's GEMMs cost max(compute, memory): the rows are linear once the
-// binding side of every step is fixed, so the fit starts with the sides the
-// prior picks and re-solves with the sides its own solution picks, until
-// they stop changing (at most linearPasses solves).
+// Each step's GEMMs cost the smooth roofline of their compute and memory
+// time (model.RooflineP): the rows are linear once the split between the
+// two is fixed, so the fit starts with the split the prior gives and
+// re-solves with the split its own solution gives, until it stops moving
+// (at most linearPasses solves).
 func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
 	var fit linearFit
@@ -404,8 +405,8 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 // linearPasses bounds the re-solves of fitLinear.
 const linearPasses = 4
 
-// sameSides reports whether coefficients at pick the same binding side of
-// every stage-1 row's GEMMs as e.at does.
+// sameSides reports whether coefficients at split every stage-1 row's GEMM
+// time between compute and memory as e.at does, within sideTolerance.
 func sameSides(e env, l layout, pts []*point, at map[string]model.Coeffs) bool {
 	f := e
 	f.at = at
@@ -414,14 +415,20 @@ func sameSides(e env, l layout, pts []*point, at map[string]model.Coeffs) bool {
 		for i := range a {
 			for _, r := range l.roles {
 				o := l.offset(r)
-				if (a[i].a[o+iCompute] == 0) != (b[i].a[o+iCompute] == 0) {
-					return false
+				for _, j := range []int{o + iCompute, o + iWeight} {
+					if math.Abs(a[i].a[j]-b[i].a[j]) > sideTolerance*math.Max(math.Abs(a[i].a[j]), math.Abs(b[i].a[j])) {
+						return false
+					}
 				}
 			}
 		}
 	}
 	return true
 }
+
+// sideTolerance is how far (relative) a row's compute or memory term may
+// move between passes for fitLinear to stop.
+const sideTolerance = 0.02
 
 func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row

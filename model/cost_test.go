@@ -131,32 +131,76 @@ func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
 	}
 }
 
-// A step's GEMMs take the larger of their compute and memory time: a lone
-// decode on H100 streams the weights (memory-bound), a large prefill is
-// compute-bound, and the crossover sits near the GPU's FLOPs per byte.
+// A step's GEMMs take the smooth roofline of their compute and memory
+// time: a lone decode on H100 streams the weights (memory-bound), a large
+// prefill is compute-bound, and where the two meet (near the GPU's FLOPs
+// per byte) the step takes 2^(1/p) times either; it is never below the
+// larger nor above their sum.
 func TestStepTimeIsRoofline(t *testing.T) {
 	g, _ := LookupGPU("H100-SXM")
 	m, _ := LookupLLM("Llama-3.1-8B-Instruct")
 	c := NewStepCost(g, m, Pool{Count: 1, TP: 1}, Coeffs{Weight: 1, Compute: 1}, nil)
 	r := c.Roofline
-	if got := c.StepTime(Step{DecodeSeqs: 1}); math.Abs(got-r.WeightRead) > 1e-12 {
-		t.Errorf("lone decode %g s, want the weight read %g s", got, r.WeightRead)
+	if got := c.StepTime(Step{DecodeSeqs: 1}); math.Abs(got/r.WeightRead-1) > 0.01 {
+		t.Errorf("lone decode %g s, want about the weight read %g s", got, r.WeightRead)
 	}
 	big := Step{PrefillTokens: 8192, PrefillSeqs: 1}
-	if got, want := c.StepTime(big), r.BodyToken*(8192+GEMMHalfTokens); math.Abs(got-want) > 1e-12 {
-		t.Errorf("8192-token prefill %g s, want its FLOP time %g s", got, want)
+	if got, want := c.StepTime(big), r.BodyToken*(8192+GEMMHalfTokens); math.Abs(got/want-1) > 0.01 {
+		t.Errorf("8192-token prefill %g s, want about its FLOP time %g s", got, want)
 	}
-	// The ridge: memory and compute time meet at about peak FLOPs ÷ bandwidth
-	// tokens (2 FLOPs and 2 bytes per BF16 weight), about 295 on H100-SXM.
 	ridge := 0
 	for n := 1; n < 4096; n++ {
-		if c.StepTime(Step{PrefillTokens: n, PrefillSeqs: 1}) > r.WeightRead*(1+1e-9) {
+		s := Step{PrefillTokens: n, PrefillSeqs: 1}
+		flop, got := r.gemmFLOPTime(float64(n), 0), c.StepTime(s)
+		if lo, hi := math.Max(flop, r.WeightRead), flop+r.WeightRead; got < lo*(1-1e-12) || got > hi*(1+1e-12) {
+			t.Fatalf("%d tokens: %g s outside [max %g, sum %g]", n, got, lo, hi)
+		}
+		if ridge == 0 && flop >= r.WeightRead {
 			ridge = n
-			break
+			if want := math.Pow(2, 1/RooflineP) * r.WeightRead; math.Abs(got/want-1) > 0.01 {
+				t.Errorf("at the ridge (%d tokens) %g s, want 2^(1/p) × the weight read = %g s", n, got, want)
+			}
 		}
 	}
+	// The ridge sits at about peak FLOPs ÷ bandwidth tokens (2 FLOPs and 2
+	// bytes per BF16 weight), about 295 on H100-SXM.
 	if want := g.TFLOPS / g.MemoryTBps; math.Abs(float64(ridge)-want) > 0.15*want {
-		t.Errorf("compute-bound from %d tokens, want about %.0f (H100's FLOPs per byte)", ridge, want)
+		t.Errorf("compute time reaches the weight read at %d tokens, want about %.0f (H100's FLOPs per byte)", ridge, want)
+	}
+}
+
+// A step's time is its overheads, the smooth roofline of its GEMMs and its
+// attention, KV and communication terms, and the design row carries it
+// exactly at the coefficients it is taken at (Euler's theorem for a
+// degree-1 homogeneous function), so the fit's linear rows and the
+// simulator's step times agree there.
+func TestTermsDotIsStepTime(t *testing.T) {
+	g, _ := LookupGPU("A100-80GB")
+	m, _ := LookupLLM("Qwen3-32B")
+	for _, k := range []Coeffs{
+		{Overhead: 0.002, PerSeq: 3e-5, Weight: 1.2, Compute: 1.6, Attn: 2, KV: 1.7, Comm: 1},
+		{Weight: 3, Compute: 1},
+		{Weight: 1, Compute: 5},
+	} {
+		c := NewStepCost(g, m, Pool{Count: 1, TP: 2}, k, nil)
+		for _, s := range []Step{
+			{DecodeSeqs: 1, DecodeKV: 500},
+			{DecodeSeqs: 150, DecodeKV: 150 * 800},
+			{PrefillTokens: 2048, PrefillSeqs: 2, PrefillAttn: ChunkAttn(0, 1024) * 2, DecodeSeqs: 64, DecodeKV: 64e3},
+		} {
+			r := c.Roofline
+			n := float64(s.DecodeSeqs)
+			tokens := float64(s.PrefillTokens) + n
+			gemm := math.Pow(math.Pow(k.Compute*r.gemmFLOPTime(tokens, n), RooflineP)+math.Pow(k.Weight*r.WeightRead, RooflineP), 1/RooflineP)
+			want := k.Overhead + k.PerSeq*(float64(s.PrefillSeqs)+n) + gemm + k.Attn*r.AttnPair*s.PrefillAttn +
+				k.KV*r.KVRead*s.DecodeKV + k.Comm*(r.CommToken*tokens+r.CommStep+r.Collective)
+			if got := c.StepTime(s); math.Abs(got/want-1) > 1e-9 {
+				t.Errorf("coeffs %+v, step %+v: step time %g s, want %g s", k, s, got, want)
+			}
+			if got := k.Dot(r.Terms(s, n, k)); math.Abs(got/want-1) > 1e-9 {
+				t.Errorf("coeffs %+v, step %+v: design row · coeffs = %g s, want %g s", k, s, got, want)
+			}
+		}
 	}
 }
 

@@ -369,9 +369,11 @@ func TestTTFTGrowsWithISLThroughAttentionOnly(t *testing.T) {
 		return c.StepTime(model.Step{PrefillTokens: n, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, n)})
 	}
 	// Per-token cost without attention does not depend on length once the
-	// step's GEMMs are compute-bound (an empty step streams the weights instead).
+	// step's GEMMs are compute-bound (an empty step streams the weights
+	// instead); the smooth roofline's memory share adds under 0.1% at
+	// these sizes on H20 (its ridge is at 37 tokens).
 	a, b := one(noAttn, 6000)-one(noAttn, 4000), one(noAttn, 4000)-one(noAttn, 2000)
-	if math.Abs(a/b-1) > 1e-9 {
+	if math.Abs(a/b-1) > 1e-3 {
 		t.Errorf("prefill without attention is not affine: %.4g s for the 2nd 2000 tokens, %.4g s for the 1st", a, b)
 	}
 	// With attention the second 2000 tokens cost more, by at most 30% at this size.
