@@ -4,7 +4,7 @@
 //
 // A worker's step time is model.StepCost: the roofline is the peak-hardware
 // time of each kind of work for a GPU, model and TP degree, each step's
-// GEMMs priced as the larger of their compute and memory time; the
+// GEMMs priced as the smooth roofline of their compute and memory time; the
 // coefficients are the engine's CPU overheads and inverse efficiencies,
 // kept physical (never faster than peak; a fit at that bound is reported).
 // Fit estimates one coefficient set per role (prefill, decode, aggregated)
