@@ -108,11 +108,13 @@ func router(s Settings, topo model.Topology) sim.Routing {
 }
 
 // Scaled is d with topo's worker counts (same roles and worker shapes as
-// d.Topology): each pool's workers and the router they run behind, as
-// Configure would build them for topo. A search configures one worker of
-// a shape and tries it at many counts.
+// d.Topology): each pool's workers, the router they run behind and the
+// pools its derivations name, as Configure would build them for topo. A
+// search configures one worker of a shape and tries it at many counts.
 func (d Deployment) Scaled(topo model.Topology) Deployment {
+	pools := map[string]model.Pool{RoleAggregated: topo.Replicas}
 	if topo.Disaggregated() {
+		pools = map[string]model.Pool{RolePrefill: topo.Prefill, RoleDecode: topo.Decode}
 		d.Config.Prefill.Workers = topo.Prefill.Count * topo.Prefill.Microbatches()
 		d.Config.Decode.Workers = topo.Decode.Count * topo.Decode.Microbatches()
 	} else {
@@ -120,5 +122,11 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 	}
 	d.Config.Router = router(d.Settings, topo)
 	d.Topology = topo
+	d.Derived = append([]Derivation(nil), d.Derived...)
+	for i, dv := range d.Derived {
+		if p, ok := pools[dv.Role]; ok {
+			d.Derived[i].Pool = p.String()
+		}
+	}
 	return d
 }

@@ -311,6 +311,9 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		gf.notes = append(gf.notes, gf.assumed)
 	}
 	gf.params = gf.lin.params
+	if gf.lin.unsettled {
+		gf.notes = append(gf.notes, fmt.Sprintf("stage 1: the GEMMs' compute/memory split did not settle in %d solves; the last is kept", linearPasses))
+	}
 	if !opts.SkipRefine && len(pts) > 0 {
 		// Stage 2 per candidate router (router.go): the stated one, or both
 		// when the records leave a multi-replica deployment's router open.

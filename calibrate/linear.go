@@ -125,8 +125,8 @@ type env struct {
 	llm      model.LLM
 	settings Settings
 	engine   string
-	// at are the coefficients that decide, per role, which side of each
-	// step's GEMMs (compute or memory) binds in the linear rows.
+	// at are the coefficients that split, per role, each step's GEMM time
+	// between its compute and memory terms in the linear rows.
 	at map[string]model.Coeffs
 }
 
@@ -317,6 +317,9 @@ type linearFit struct {
 	// frontendSigma and frontendFitted describe the frontend latency.
 	frontendSigma  float64
 	frontendFitted bool
+	// unsettled is set when the compute/memory split of the GEMM rows did
+	// not settle within linearPasses solves (see fitLinear).
+	unsettled bool
 }
 
 // Prior relative standard deviation of every multiplier, and the floor of
@@ -383,9 +386,14 @@ func lowerBounds(l layout, scale []float64) []float64 {
 //
 // Each step's GEMMs cost the smooth roofline of their compute and memory
 // time (model.RooflineP): the rows are linear once the split between the
-// two is fixed, so the fit starts with the split the prior gives and
-// re-solves with the split its own solution gives, until it stops moving
-// (at most linearPasses solves).
+// two is fixed, and the split depends only on each role's ratio of the
+// compute to the weight coefficient. The fit starts with the prior's
+// ratio and looks for the ratio the solution reproduces: each pass moves
+// the ratio halfway (geometrically) to the solution's, which keeps a
+// group whose solution swings between a high-overhead and a low-overhead
+// reading from alternating between them, until the two agree within
+// splitTolerance or linearPasses solves; the fit notes a split that did
+// not settle (linearFit.unsettled).
 func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
 	var fit linearFit
@@ -394,41 +402,56 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 		if fit, err = fitLinearOnce(e, l, prior, pts); err != nil {
 			return fit, err
 		}
-		if sameSides(e, l, pts, fit.params.coeffs) {
-			break
+		if splitSettled(e.at, fit.params.coeffs, l.roles) {
+			return fit, nil
 		}
-		e.at = fit.params.coeffs
+		e.at = splitBetween(e.at, fit.params.coeffs, l.roles)
 	}
+	fit.unsettled = true
 	return fit, nil
 }
 
-// linearPasses bounds the re-solves of fitLinear.
-const linearPasses = 4
+// linearPasses bounds the solves of fitLinear; splitTolerance is how far
+// (in log) a role's compute-to-weight ratio may differ from the one its
+// rows were split with.
+const (
+	linearPasses   = 20
+	splitTolerance = 1e-3
+)
 
-// sameSides reports whether coefficients at split every stage-1 row's GEMM
-// time between compute and memory as e.at does, within sideTolerance.
-func sameSides(e env, l layout, pts []*point, at map[string]model.Coeffs) bool {
-	f := e
-	f.at = at
-	for _, p := range pts {
-		a, b := rowsFor(e, l, p), rowsFor(f, l, p)
-		for i := range a {
-			for _, r := range l.roles {
-				o := l.offset(r)
-				for _, j := range []int{o + iCompute, o + iWeight} {
-					if math.Abs(a[i].a[j]-b[i].a[j]) > sideTolerance*math.Max(math.Abs(a[i].a[j]), math.Abs(b[i].a[j])) {
-						return false
-					}
-				}
-			}
+// splitRatio is the compute-to-weight coefficient ratio that splits a
+// role's GEMM time between its two terms.
+func splitRatio(c model.Coeffs) float64 { return c.Compute / c.Weight }
+
+// splitSettled reports whether solution splits every role's GEMMs as at does.
+func splitSettled(at, solution map[string]model.Coeffs, roles []string) bool {
+	for _, r := range roles {
+		a, b := splitRatio(at[r]), splitRatio(solution[r])
+		if !(a > 0 && b > 0) || math.Abs(math.Log(b/a)) > splitTolerance {
+			return false
 		}
 	}
 	return true
 }
 
-// sideTolerance is how far (relative) a row's compute or memory term may
-// move between passes for fitLinear to stop.
-const sideTolerance = 0.02
+// splitBetween is at with each role's compute and weight coefficients
+// moved halfway (geometric mean) to solution's.
+func splitBetween(at, solution map[string]model.Coeffs, roles []string) map[string]model.Coeffs {
+	out := make(map[string]model.Coeffs, len(at))
+	for r, c := range at {
+		out[r] = c
+	}
+	for _, r := range roles {
+		c, s := out[r], solution[r]
+		if c.Compute > 0 && s.Compute > 0 && c.Weight > 0 && s.Weight > 0 {
+			c.Compute, c.Weight = math.Sqrt(c.Compute*s.Compute), math.Sqrt(c.Weight*s.Weight)
+		} else {
+			c.Compute, c.Weight = s.Compute, s.Weight
+		}
+		out[r] = c
+	}
+	return out
+}
 
 func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/capsim/capsim/model"
@@ -28,6 +29,7 @@ func TestScaledMatchesConfigure(t *testing.T) {
 		{"vllm-0.9.0.1", "1xTP2PP2", "3xTP2PP2"},
 		{"dynamo-0.3.0", "prefill 1xTP2 + decode 1xTP4", "prefill 6xTP2 + decode 2xTP4"},
 		{"dynamo-0.3.0", "prefill 1xTP4 + decode 1xTP4", "prefill 3xTP4 + decode 1xTP4"},
+		{"dynamo-0.3.0", "prefill 1xTP2PP2 + decode 1xTP2PP2", "prefill 4xTP2PP2 + decode 3xTP2PP2"},
 	} {
 		configure := func(s string) Deployment {
 			topo, err := model.ParseTopology(s)
@@ -42,12 +44,14 @@ func TestScaledMatchesConfigure(t *testing.T) {
 		}
 		want := configure(c.many)
 		got := configure(c.one).Scaled(want.Topology)
-		g, w := got.Config, want.Config
-		if g.Router != w.Router || g.PrefillRouter != w.PrefillRouter ||
-			g.Replicas.Workers != w.Replicas.Workers || g.Prefill.Workers != w.Prefill.Workers || g.Decode.Workers != w.Decode.Workers {
-			t.Errorf("%s %s scaled to %s: router %q/%q, workers %d/%d/%d; Configure gives %q/%q, %d/%d/%d", c.engine, c.one, c.many,
+		if !reflect.DeepEqual(got.Config, want.Config) {
+			g, w := got.Config, want.Config
+			t.Errorf("%s %s scaled to %s: router %q/%q, workers %d/%d/%d; Configure gives %q/%q, %d/%d/%d (or another field differs)", c.engine, c.one, c.many,
 				g.Router, g.PrefillRouter, g.Replicas.Workers, g.Prefill.Workers, g.Decode.Workers,
 				w.Router, w.PrefillRouter, w.Replicas.Workers, w.Prefill.Workers, w.Decode.Workers)
+		}
+		if !reflect.DeepEqual(got.Derived, want.Derived) {
+			t.Errorf("%s %s scaled to %s: derivations %+v, Configure gives %+v", c.engine, c.one, c.many, got.Derived, want.Derived)
 		}
 		if got.Topology != want.Topology {
 			t.Errorf("%s scaled: topology %v, want %v", c.one, got.Topology, want.Topology)

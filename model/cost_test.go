@@ -197,8 +197,26 @@ func TestTermsDotIsStepTime(t *testing.T) {
 			if got := c.StepTime(s); math.Abs(got/want-1) > 1e-9 {
 				t.Errorf("coeffs %+v, step %+v: step time %g s, want %g s", k, s, got, want)
 			}
-			if got := k.Dot(r.Terms(s, n, k)); math.Abs(got/want-1) > 1e-9 {
+			row := r.Terms(s, n, k)
+			if got := k.Dot(row); math.Abs(got/want-1) > 1e-9 {
 				t.Errorf("coeffs %+v, step %+v: design row · coeffs = %g s, want %g s", k, s, got, want)
+			}
+			// Each GEMM entry is the step time's derivative in its
+			// coefficient, so the fit's linearisation is first-order exact.
+			const h = 1e-6
+			for _, d := range []struct {
+				name  string
+				entry float64
+				bump  func(*Coeffs)
+			}{
+				{"compute", row.Compute, func(c *Coeffs) { c.Compute += h }},
+				{"weight", row.Weight, func(c *Coeffs) { c.Weight += h }},
+			} {
+				up := c
+				d.bump(&up.Coeffs)
+				if got := (up.StepTime(s) - c.StepTime(s)) / h; math.Abs(got-d.entry) > 1e-4*math.Max(math.Abs(d.entry), 1e-9)+1e-12 {
+					t.Errorf("coeffs %+v, step %+v: ∂time/∂%s = %g, design row has %g", k, s, d.name, got, d.entry)
+				}
 			}
 		}
 	}
