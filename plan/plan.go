@@ -599,22 +599,26 @@ func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*
 	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
 }
 
-// steady is a verdict: deployment d simulated in steady state at load l
-// (sim.Converge), doubling the run until every SLO is met or missed by more
-// than its statistical uncertainty (decided) or the longest run is reached;
-// every run counted.
-func (s *search) steady(ctx context.Context, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
-	return s.converge(ctx, d, l, true)
+// steady is a verdict: deployment d of candidate c simulated in steady
+// state at load l (sim.Converge), doubling the run until every SLO is met
+// or missed by more than its statistical uncertainty (decided) or the
+// longest run is reached; every run counted, and charged to c (see run).
+func (s *search) steady(ctx context.Context, c *candidate, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
+	return s.converge(ctx, c, d, l, true)
 }
 
 // probe is a headroom probe: as steady, but it also stops once the SLOs'
 // statistics are stable within Options.Steady's tolerances, since the
 // headroom search brackets the boundary anyway.
-func (s *search) probe(ctx context.Context, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
-	return s.converge(ctx, d, l, false)
+func (s *search) probe(ctx context.Context, c *candidate, d calibrate.Deployment, l model.Load) (*sim.Result, error) {
+	return s.converge(ctx, c, d, l, false)
 }
 
-func (s *search) converge(ctx context.Context, d calibrate.Deployment, l model.Load, strict bool) (*sim.Result, error) {
+// converge runs d for candidate c. Its runs are charged to c as well as
+// counted, so that a candidate the final cutoff drops takes its runs out
+// of the count (simulate): which candidates beyond the cutoff were in
+// flight depends on timing, and the count must not.
+func (s *search) converge(ctx context.Context, c *candidate, d calibrate.Deployment, l model.Load, strict bool) (*sim.Result, error) {
 	o := s.opts
 	runs := 0
 	count := func(ctx context.Context, cfg sim.Config) (*sim.Result, error) {
@@ -632,6 +636,7 @@ func (s *search) converge(ctx context.Context, d calibrate.Deployment, l model.L
 	})
 	s.mu.Lock()
 	s.sims += runs
+	c.runs += runs
 	s.mu.Unlock()
 	return r, err
 }
@@ -834,7 +839,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 			return
 		}
 	}
-	r, err := s.steady(ctx, c.deployment(), o.Load)
+	r, err := s.steady(ctx, c, c.deployment(), o.Load)
 	if err != nil {
 		c.err = err
 		return
@@ -843,7 +848,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 	c.misses, c.ok, c.saturated = s.verdict(r)
 	if !c.ok && !o.NoSettingsSearch && !c.saturated && worst(c.misses).Ratio() <= settingsReach {
 		for _, v := range variants(c.t, o.ISL) {
-			r, err := s.steady(ctx, c.withSettings(c.t.dep, &v), o.Load)
+			r, err := s.steady(ctx, c, c.withSettings(c.t.dep, &v), o.Load)
 			if err != nil {
 				c.err = err
 				return

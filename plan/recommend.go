@@ -129,7 +129,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))
 	}
 	if s.band != 0 {
-		cr, err := s.steady(ctx, c.withSettings(central, c.settings), o.Load)
+		cr, err := s.steady(ctx, c, c.withSettings(central, c.settings), o.Load)
 		if err != nil {
 			return Recommendation{}, fmt.Errorf("plan: %s with central costs: %w", c.name(), err)
 		}
@@ -169,7 +169,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
 	o := s.opts
 	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
-		r, err := s.probe(ctx, c.deployment(), l)
+		r, err := s.probe(ctx, c, c.deployment(), l)
 		if err != nil {
 			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
 		}
@@ -295,7 +295,7 @@ func (s *search) confirmMisses(ctx context.Context) error {
 		}
 	}
 	for _, c := range runs {
-		r, err := s.steady(ctx, c.deployment(), o.Load)
+		r, err := s.steady(ctx, c, c.deployment(), o.Load)
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}
