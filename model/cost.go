@@ -197,14 +197,15 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 // fitted efficiency), they take (cᵖ + mᵖ)^(1/p). That is max(c, m) far
 // from the ridge point and 2^(1/p) = 1.59 times it where c = m: a GEMM
 // near its ridge neither keeps the tensor cores busy nor streams at full
-// bandwidth. p = 1.5 is measured, not fitted: Vidur's public profiling of
-// cuBLAS FP16 linears swept over M = 1…4096 tokens (microsoft/vidur,
-// data/profiling/compute/{h100,a100}/*/mlp.csv, 2024-05; Llama-2 7B/70B,
-// CodeLlama-34B, Qwen-72B shapes at TP1–8; 5,698 timings per GPU) fit
-// best at p = 1.5 on both H100-SXM and A100 (lower envelope over M; p = 2
-// close, p = 3 10–25% worse in RMS log error, the max 35–55% worse, p = 1
-// only with memory faster than its spec). On capsim's corpus it also
-// moved every held-out median the right way (docs/accuracy-analysis.md,
+// bandwidth. p = 1.5 is measured, not fitted to capsim's corpus: Vidur's
+// public profiling of cuBLAS FP16 linears swept over M = 1…4096 tokens
+// (microsoft/vidur, data/profiling/compute/{h100,a100}/*/mlp.csv, 2024-05;
+// Llama-2 7B/70B, CodeLlama-34B, Qwen-72B shapes at TP1–8; 13,209 timings
+// per GPU) fits best at p = 1.5 on both H100-SXM and A100, lower envelope
+// over M (RMS log error 0.111 and 0.085; p = 2 0.118 and 0.090, the max
+// 0.159 and 0.126, p = 1 only with memory at 96–98% of spec):
+// docs/measurements/vidur_gemm_roofline.py. On capsim's corpus it also
+// moved the held-out medians the right way (docs/accuracy-analysis.md,
 // fifth pass).
 const RooflineP = 1.5
 

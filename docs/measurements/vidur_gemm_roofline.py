@@ -16,8 +16,10 @@ with c = 2MKN / peak FLOP/s and m = 2(MK + KN + MN) / bandwidth (spec
 sheets: H100-SXM 989 TFLOP/s dense BF16/FP16, 3.35 TB/s; A100-80GB 312,
 2.039), by grid search on the RMS of log(t_fit / t_measured), and prints
 the best p and the RMS at fixed p (30 stands for the max). Result on
-2026-11-23: p = 1.5 on both GPUs (RMS 0.109 on H100, 0.077 on A100; the
-max 0.147 and 0.119; p = 2 0.112 and 0.083).
+2026-11-23 over the four models' CSVs (13,209 points per GPU): p = 1.5 on
+both GPUs, RMS 0.111 on H100 and 0.085 on A100 (p = 1: 0.117 and 0.094,
+with memory at 96-98% of spec; p = 2: 0.118 and 0.090; p = 3: 0.132 and
+0.104; the max: 0.159 and 0.126).
 
 usage: vidur_gemm_roofline.py GPU CSV...   (GPU: h100 or a100)
 """
