@@ -225,6 +225,13 @@ func gemmShares(compute, weight, kc, km float64) (computeTerm, weightTerm float6
 	case c <= 0:
 		return 0, weight
 	}
+	if RooflineP == 1.5 {
+		// cᵖ = c·√c, t = ∛((cᵖ + mᵖ)²), (c/t)^(p−1) = √(c/t): square and
+		// cube roots instead of math.Pow, which took 12% of a plan search.
+		s := c*math.Sqrt(c) + m*math.Sqrt(m)
+		t := math.Cbrt(s * s)
+		return compute * math.Sqrt(c/t), weight * math.Sqrt(m/t)
+	}
 	t := math.Pow(math.Pow(c, RooflineP)+math.Pow(m, RooflineP), 1/RooflineP)
 	return compute * math.Pow(c/t, RooflineP-1), weight * math.Pow(m/t, RooflineP-1)
 }
