@@ -312,7 +312,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	}
 	gf.params = gf.lin.params
 	if gf.lin.unsettled {
-		gf.notes = append(gf.notes, fmt.Sprintf("stage 1: the GEMMs' compute/memory split did not settle in %d solves; the last is kept", linearPasses))
+		gf.notes = append(gf.notes, fmt.Sprintf("stage 1: the GEMMs' compute/memory split did not settle in %d solves (the solutions alternate across a jump); the better fitting of the last two is kept", linearPasses))
 	}
 	if !opts.SkipRefine && len(pts) > 0 {
 		// Stage 2 per candidate router (router.go): the stated one, or both

@@ -318,7 +318,8 @@ type linearFit struct {
 	frontendSigma  float64
 	frontendFitted bool
 	// unsettled is set when the compute/memory split of the GEMM rows did
-	// not settle within linearPasses solves (see fitLinear).
+	// not settle within linearPasses solves; the better fitting of the last
+	// two solutions is kept (see fitLinear).
 	unsettled bool
 }
 
@@ -389,16 +390,19 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // two is fixed, and the split depends only on each role's ratio of the
 // compute to the weight coefficient. The fit starts with the prior's
 // ratio and looks for the ratio the solution reproduces: each pass moves
-// the ratio halfway (geometrically) to the solution's, which keeps a
-// group whose solution swings between a high-overhead and a low-overhead
-// reading from alternating between them, until the two agree within
-// splitTolerance or linearPasses solves; the fit notes a split that did
-// not settle (linearFit.unsettled).
+// the ratio halfway (geometrically) to the solution's, until the two agree
+// within splitTolerance or linearPasses solves. Where the solution jumps
+// (a coefficient reaching its bound on one side of some ratio and not on
+// the other) no ratio reproduces itself, and the damped passes end up
+// alternating between two solutions, one on each side: of those the one
+// whose rows it fits better (lower rmsRel) is kept, whichever the last
+// pass was, and the fit notes the split (linearFit.unsettled).
 func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
-	var fit linearFit
+	var fit, previous linearFit
 	var err error
 	for pass := 0; pass < linearPasses; pass++ {
+		previous = fit
 		if fit, err = fitLinearOnce(e, l, prior, pts); err != nil {
 			return fit, err
 		}
@@ -406,6 +410,9 @@ func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
 			return fit, nil
 		}
 		e.at = splitBetween(e.at, fit.params.coeffs, l.roles)
+	}
+	if previous.rmsRel < fit.rmsRel {
+		fit = previous
 	}
 	fit.unsettled = true
 	return fit, nil
