@@ -233,14 +233,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if pooled {
 				carried = nil
 			}
-			cc, der := resolveCoeffs(carried, srcKind, role, pool, engine, eager)
+			cc, der := resolveCoeffs(carried, srcKind, role, pool, engine, settings.AsyncScheduling, eager)
 			der.Pool, der.Engine = pool.String(), engine
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
 			graphs := settings.graphSizes(role)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, role, srcKind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, srcKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
 					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
 				}
@@ -367,9 +367,9 @@ func versionDistance(v, want []int) float64 {
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, async, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
-	target := model.EngineOverheadFor(engine)
+	target := model.EngineOverheadWith(engine, async)
 	if g == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
@@ -383,7 +383,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return carriedCost{coeffs: c, sig: constSigma(0), extra: sigmaPrior}, der
 	}
 	coeffs := e.Coeffs
-	srcO := model.EngineOverheadFor(g.Engine)
+	srcO := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version, or CUDA graphs where the source ran eager

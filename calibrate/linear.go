@@ -92,7 +92,7 @@ func layoutOf(pts []*point) layout {
 // priorParams are the roofline prior for a group.
 func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
-	o := model.EngineOverheadFor(engine)
+	o := model.EngineOverheadWith(engine, s.AsyncScheduling)
 	for _, r := range l.roles {
 		eager := s.DecodeEager
 		if r == RolePrefill {

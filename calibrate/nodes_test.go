@@ -42,6 +42,37 @@ func TestSettingsReadPlacement(t *testing.T) {
 	}
 }
 
+// A record that states vLLM's --async-scheduling (any spelling of the key)
+// sets Settings.AsyncScheduling, which prices the group's prior overheads
+// as async V1 where the flag was an opt-in.
+func TestSettingsReadAsyncScheduling(t *testing.T) {
+	for _, tt := range []struct {
+		settings map[string]string
+		want     bool
+	}{
+		{nil, false},
+		{map[string]string{"async-scheduling": "true"}, true},
+		{map[string]string{"async_scheduling": "True"}, true},
+		{map[string]string{"Async-Scheduling": "false"}, false},
+		{map[string]string{"async-scheduling": "maybe"}, false},
+	} {
+		r := &results.Record{ID: "x:1", System: results.System{GPU: "A100-80GB", Model: "Qwen/Qwen3-14B", Settings: tt.settings}}
+		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
+		if got := settingsFrom("vllm-0.11.0", []*point{p}).AsyncScheduling; got != tt.want {
+			t.Errorf("%v: AsyncScheduling = %v, want %v", tt.settings, got, tt.want)
+		}
+	}
+	pool := model.Pool{Count: 1, TP: 1}
+	sync, _ := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", false, false)
+	async, der := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", true, false)
+	if want := model.EngineOverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
+		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
+	}
+	if !strings.Contains(der.From, "V1 with async scheduling") {
+		t.Errorf("derivation %q does not name the async V1 row", der.From)
+	}
+}
+
 // Configure prices a target's all-reduces on the node network when its
 // workers span nodes, whichever way the target says so, and never because
 // the calibrated group it draws on ran across nodes.
@@ -170,7 +201,7 @@ func TestPooledCommByPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pc, ok := p.pooledCoeffs(tt.gpu, llm, pool, nil, "vllm-0.10.1", RoleAggregated, "another GPU", false)
+			pc, ok := p.pooledCoeffs(tt.gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
 			if !ok {
 				t.Fatal("no pooled price")
 			}
@@ -184,7 +215,7 @@ func TestPooledCommByPlacement(t *testing.T) {
 	}
 	// With no group of the target's placement, every group prices it.
 	p.Groups[1].Settings.Nodes = 0
-	pc, _ := p.pooledCoeffs(gpu.AcrossNodes(2), llm, pool, nil, "vllm-0.10.1", RoleAggregated, "another GPU", false)
+	pc, _ := p.pooledCoeffs(gpu.AcrossNodes(2), llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
 	if pc.coeffs.Comm <= 1.2 || pc.coeffs.Comm >= 6 {
 		t.Errorf("comm %v, want the mean of all groups (between 1.2 and 6)", pc.coeffs.Comm)
 	}

@@ -246,6 +246,8 @@ func settingsFrom(engine string, pts []*point) Settings {
 				if n := atoi(v); n > 0 {
 					s.MaxModelLen = n
 				}
+			case "async-scheduling":
+				s.AsyncScheduling = isTrue(v)
 			case "gpu-memory-utilization":
 				if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
 					s.GPUMemoryUtilization = f

@@ -59,10 +59,10 @@ type pooledCost struct {
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine, role, kind string, eager bool) (pooledCost, bool) {
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role, kind string, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
-	target := model.PriorCoeffsFor(model.EngineOverheadFor(engine), eager)
+	target := model.PriorCoeffsFor(model.EngineOverheadWith(engine, async), eager)
 	type member struct {
 		w float64
 		c model.Coeffs
@@ -93,7 +93,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 			w *= pooledSameModel
 		}
 		c := e.Coeffs
-		own := model.PriorCoeffsFor(model.EngineOverheadFor(g.Engine), e.Eager)
+		own := model.PriorCoeffsFor(model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
 		c.Overhead = math.Max(c.Overhead, pooledMinOverheadS) / own.Overhead * target.Overhead
 		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / own.PerSeq * target.PerSeq
 		c.Compute *= memberMatmulShare(g) / gpu.AchievableMatmulShare(llm.Quant)
@@ -169,7 +169,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		top = append(top, fmt.Sprintf("%s on %s / %s", m.g.Engine, m.g.GPU, model.ShortName(m.g.Model)))
 	}
 	out.from = fmt.Sprintf("%s: %d fitted groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio%s)",
-		kind, len(ms), strings.Join(top, ", "), model.EngineOverheadFor(engine).Generation, share)
+		kind, len(ms), strings.Join(top, ", "), model.EngineOverheadWith(engine, async).Generation, share)
 	return out, true
 }
 

@@ -40,7 +40,7 @@ func TestPooledCoeffs(t *testing.T) {
 	v1Overhead := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false).Overhead
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 1}
-	pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", RoleAggregated, "another GPU", false)
+	pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
 	if !ok {
 		t.Fatal("no pooled price")
 	}
@@ -87,7 +87,7 @@ func TestPooledCoeffs(t *testing.T) {
 	}
 	// No group names a GPU and model: nothing to pool.
 	empty := &Profile{Schema: SchemaV1, Groups: p.Groups[3:]}
-	if _, ok := empty.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); ok {
+	if _, ok := empty.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, "another GPU", false); ok {
 		t.Error("pooled a profile whose only group names no GPU")
 	}
 }
@@ -204,7 +204,7 @@ func TestPooledMatmulShare(t *testing.T) {
 	pool := model.Pool{Count: 1, TP: 1}
 	for _, target := range []string{"H100-SXM", "MI300X", "L4"} {
 		gpu := mustGPU(t, target)
-		pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false)
+		pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, "another GPU", false)
 		if !ok {
 			t.Fatalf("%s: no pooled price", target)
 		}
@@ -218,7 +218,7 @@ func TestPooledMatmulShare(t *testing.T) {
 	// Groups at the spec peak of GPUs with low matmul shares, carried to a
 	// GPU with a higher share, would beat its spec peak: held there.
 	fast := &Profile{Schema: SchemaV1, Groups: []Group{group("L4", 1), group("MI300X", 1)}}
-	pc, _ := fast.pooledCoeffs(mustGPU(t, "H20"), llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false)
+	pc, _ := fast.pooledCoeffs(mustGPU(t, "H20"), llm, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, "another GPU", false)
 	if pc.coeffs.Compute != 1 || !strings.Contains(pc.from, "GEMM held at peak") {
 		t.Errorf("groups at the spec peak of low-share GPUs carried to H20: compute %v, derivation %q", pc.coeffs.Compute, pc.from)
 	}
@@ -233,7 +233,7 @@ func TestPooledMatmulShare(t *testing.T) {
 		rs = append(rs, g)
 	}
 	mi300x := mustGPU(t, "MI300X")
-	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, llm, pool, nil, "vllm-0.9.0.1", RoleAggregated, "another GPU", false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
+	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, llm, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, "another GPU", false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
 		t.Errorf("MI300X weight coefficient %v, want %v (80%% of a %.0f%% bandwidth share)", pc.coeffs.Weight, read("MI300X"), 100*mi300x.AchievableMemoryShare())
 	}
 	// An FP8 checkpoint takes the GPU's FP8 share where one was measured.

@@ -127,6 +127,10 @@ type Settings struct {
 	// DelayedOutput: the engine streams a step's tokens as the next step
 	// ends (vLLM V0's async output processing; see model.EngineDefaults).
 	DelayedOutput bool `json:"delayed_output,omitempty"`
+	// AsyncScheduling is set when the records state vLLM's
+	// --async-scheduling (an opt-in from 0.10 to 0.13): the engine's CPU
+	// overheads are then priced as async V1 (model.EngineOverheadWith).
+	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 	// Nodes is how many servers each worker's GPUs span, as the records
 	// state their placement ("placement": "2 nodes"); 0 or 1 is one
 	// server. Beyond one, the worker's all-reduces and pipeline hand-offs

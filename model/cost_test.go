@@ -279,6 +279,40 @@ func TestEngineOverheadFor(t *testing.T) {
 	}
 }
 
+// A run that states --async-scheduling is priced as async V1 where vLLM
+// had the flag as an opt-in (0.10 to 0.13); elsewhere the flag changes
+// nothing: before 0.10 it did not exist, from 0.14 it is the default, and
+// other engines and unversioned labels keep their rows.
+func TestEngineOverheadWithAsyncScheduling(t *testing.T) {
+	tests := []struct {
+		label string
+		async bool
+		want  string
+	}{
+		{"vllm-0.10.1.1", true, "V1 with async scheduling"},
+		{"vllm-0.13.0", true, "V1 with async scheduling"},
+		{"vllm-0.11.0", false, "V1"},
+		{"vllm-0.9.0.1", true, "V1"},
+		{"vllm-0.14.0", true, "V1 with async scheduling"},
+		{"vllm-0.6.3", true, "V0 multi-step, async output"},
+		{"vllm", true, "V0 (unversioned label)"},
+		{"sglang-0.5.5", true, "SGLang overlap scheduler"},
+		{"dynamo-0.3.0", true, "Dynamo with vLLM V0 workers"},
+	}
+	for _, tt := range tests {
+		got := EngineOverheadWith(tt.label, tt.async)
+		if got.Generation != tt.want {
+			t.Errorf("EngineOverheadWith(%q, %v) = %q, want %q", tt.label, tt.async, got.Generation, tt.want)
+		}
+		if !tt.async && got != EngineOverheadFor(tt.label) {
+			t.Errorf("EngineOverheadWith(%q, false) differs from EngineOverheadFor", tt.label)
+		}
+	}
+	if o := EngineOverheadWith("vllm-0.11.0", true); !strings.Contains(o.Source, "--async-scheduling") || o.StepS >= EngineOverheadFor("vllm-0.11.0").StepS {
+		t.Errorf("async row for 0.11: %+v; want a source naming the flag and a lower step overhead than synchronous V1", o)
+	}
+}
+
 func TestInterconnectsHaveSources(t *testing.T) {
 	for _, g := range GPUs() {
 		if _, err := LookupInterconnect(g.Interconnect); err != nil {

@@ -39,9 +39,9 @@ var engineOverheads = []EngineOverhead{
 		Source: "vLLM blog 2024-09-05 (v0.6.0): before 0.6, Llama-3-8B on H100 spent only 38% of the time on GPU execution, 33% in the API server and 29% in scheduling"},
 	{Family: "vllm", From: "0.6", Generation: "V0 multi-step, async output", StepS: 0.002, EagerStepS: 0.002 + eagerExtra, PerSeqS: 35e-6, RelSigma: 0.6,
 		Source: "vLLM blog 2024-09-05 (v0.6.0): multi-step scheduling and asynchronous output processing hide most CPU time, 2.7× throughput and 5× lower TPOT on Llama-8B/H100"},
-	{Family: "vllm", From: "0.8", Generation: "V1", StepS: 0.0012, EagerStepS: 0.0012 + eagerExtra, PerSeqS: 25e-6, RelSigma: 0.6,
+	{Family: "vllm", From: "0.8", Generation: generationV1, StepS: 0.0012, EagerStepS: 0.0012 + eagerExtra, PerSeqS: 25e-6, RelSigma: 0.6,
 		Source: "vLLM V1 (default engine from 0.8.0; blog 2025-01-27): API server and scheduler in separate processes, persistent batch, piecewise CUDA graphs; scheduling synchronous with the GPU step by default through 0.13"},
-	{Family: "vllm", From: "0.14", Generation: "V1 with async scheduling", StepS: 0.0008, EagerStepS: 0.0008 + eagerExtra, PerSeqS: 20e-6, RelSigma: 0.7,
+	{Family: "vllm", From: "0.14", Generation: generationV1Async, StepS: 0.0008, EagerStepS: 0.0008 + eagerExtra, PerSeqS: 20e-6, RelSigma: 0.7,
 		Source: "vLLM v0.14.0 release notes: async scheduling on by default (vllm-project/vllm#27614; opt-in --async-scheduling from 0.10, SchedulerConfig.async_scheduling = False through 0.13), overlapping the next step's scheduling with the current GPU step; overhead assumed a third lower than synchronous V1"},
 	{Family: "dynamo", Generation: "Dynamo with vLLM V0 workers", StepS: 0.002, EagerStepS: 0.002 + eagerExtra, PerSeqS: 30e-6, RelSigma: 0.6,
 		Source: "Dynamo 0.3's vLLM backend runs patched vLLM 0.8 workers on the V0 engine (disaggregation patch); priced as vLLM V0 0.6+"},
@@ -53,6 +53,35 @@ var engineOverheads = []EngineOverhead{
 
 // EngineOverheads returns the per-version overhead table.
 func EngineOverheads() []EngineOverhead { return append([]EngineOverhead(nil), engineOverheads...) }
+
+// EngineOverheadWith is EngineOverheadFor for an engine run with its
+// --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13
+// had it as an opt-in (on by default from 0.14, vllm-project/vllm#27614),
+// and a run that turned it on is priced as the "V1 with async scheduling"
+// row. Other engines and versions (before 0.10 the flag did not exist)
+// are priced as EngineOverheadFor prices them.
+func EngineOverheadWith(label string, asyncScheduling bool) EngineOverhead {
+	o := EngineOverheadFor(label)
+	if !asyncScheduling || o.Family != "vllm" || o.Generation != generationV1 {
+		return o
+	}
+	if e := ParseEngine(label); len(e.Version) == 0 || versionLess(e.Version, ParseEngine("x-0.10").Version) {
+		return o
+	}
+	for _, a := range engineOverheads {
+		if a.Family == "vllm" && a.Generation == generationV1Async {
+			a.Source += "; here because the run states --async-scheduling"
+			return a
+		}
+	}
+	return o
+}
+
+// The vLLM V1 rows' generations, which EngineOverheadWith tells apart.
+const (
+	generationV1      = "V1"
+	generationV1Async = "V1 with async scheduling"
+)
 
 // EngineOverheadFor prices an engine label such as "vllm-0.9.0.1",
 // "dynamo-0.3.0" or "vllm": the newest row of its family whose From is not
