@@ -387,11 +387,13 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version, or CUDA graphs where the source ran eager
-		// (or the reverse): the CPU overheads scale by the ratio of the two
-		// engine-table priors; the efficiencies carry over. The table's own
+		// (or the reverse): the per-step overhead's scheduling part scales
+		// by the two engine-table rows' ratio and each mode pays its own
+		// launch cost (model.CarryOverhead), the per-sequence overhead scales
+		// by the rows' ratio; the efficiencies carry over. The table's own
 		// uncertainty is added.
 		from, to := model.PriorCoeffsFor(srcO, e.Eager), model.PriorCoeffsFor(target, eager)
-		coeffs.Overhead *= to.Overhead / from.Overhead
+		coeffs.Overhead = model.CarryOverhead(coeffs.Overhead, srcO, e.Eager, target, eager, minMult*srcO.StepS)
 		coeffs.PerSeq *= to.PerSeq / from.PerSeq
 		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads rescaled from %s (%s) to %s (%s) by the engine table",
 			srcO.Generation, mode[e.Eager], target.Generation, mode[eager]), "; ")

@@ -55,14 +55,17 @@ type pooledCost struct {
 //     geometric mean of each group's fitted overhead ÷ its own engine's
 //     table prior (in the group's eager or CUDA-graph mode), so a version's
 //     catalogued speed-up carries while the fits say how far the table is
-//     from measured engines.
+//     from measured engines; the per-step one carries only its scheduling
+//     part, eager mode's launch cost staying what the table says
+//     (model.CarryOverhead).
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
 func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role, kind string, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
-	target := model.PriorCoeffsFor(model.EngineOverheadWith(engine, async), eager)
+	targetRow := model.EngineOverheadWith(engine, async)
+	target := model.PriorCoeffsFor(targetRow, eager)
 	type member struct {
 		w float64
 		c model.Coeffs
@@ -93,8 +96,9 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 			w *= pooledSameModel
 		}
 		c := e.Coeffs
-		own := model.PriorCoeffsFor(model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
-		c.Overhead = math.Max(c.Overhead, pooledMinOverheadS) / own.Overhead * target.Overhead
+		ownRow := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
+		own := model.PriorCoeffsFor(ownRow, e.Eager)
+		c.Overhead = model.CarryOverhead(math.Max(c.Overhead, pooledMinOverheadS), ownRow, e.Eager, targetRow, eager, pooledMinOverheadS)
 		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / own.PerSeq * target.PerSeq
 		c.Compute *= memberMatmulShare(g) / gpu.AchievableMatmulShare(llm.Quant)
 		mem := memberMemoryShare(g) / gpu.AchievableMemoryShare()
