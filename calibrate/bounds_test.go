@@ -108,16 +108,24 @@ func TestEveryCoefficientHasABound(t *testing.T) {
 	}
 }
 
-// TestDefaultProfileWithinBounds: the shipped fit passes its own checks
-// (read from disk: calibrate's tests must not import fixtures).
+// TestDefaultProfileWithinBounds: the shipped fit passes its own checks.
 func TestDefaultProfileWithinBounds(t *testing.T) {
+	shippedProfile(t)
+}
+
+// shippedProfile is the embedded default profile, read from disk
+// (calibrate's tests must not import fixtures) and parsed.
+func shippedProfile(t *testing.T) *Profile {
+	t.Helper()
 	b, err := os.ReadFile("../fixtures/default-profile.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseProfile(b); err != nil {
+	p, err := ParseProfile(b)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return p
 }
 
 // FuzzParseProfile: any input is either refused with a one-line

@@ -392,9 +392,8 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		// launch cost (model.CarryOverhead), the per-sequence overhead scales
 		// by the rows' ratio; the efficiencies carry over. The table's own
 		// uncertainty is added.
-		from, to := model.PriorCoeffsFor(srcO, e.Eager), model.PriorCoeffsFor(target, eager)
 		coeffs.Overhead = model.CarryOverhead(coeffs.Overhead, srcO, e.Eager, target, eager, minMult*srcO.StepS)
-		coeffs.PerSeq *= to.PerSeq / from.PerSeq
+		coeffs.PerSeq *= target.PerSeqS / srcO.PerSeqS
 		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads rescaled from %s (%s) to %s (%s) by the engine table",
 			srcO.Generation, mode[e.Eager], target.Generation, mode[eager]), "; ")
 		extra = math.Hypot(extra, sigmaOtherVersion)

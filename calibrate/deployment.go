@@ -55,7 +55,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		seqs = (orDefault(seqs, 256) + mb - 1) / mb
 	}
 	return sim.PoolConfig{
-		Workers:          pl.Count * mb,
+		Workers:          workers(pl),
 		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
 		KVCapacity:       m.KVTokens / mb,
 		BlockSize:        s.BlockSize,
@@ -92,6 +92,10 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 	return cfg, nil
 }
 
+// workers is how many simulator workers a pool of shape pl runs: PP
+// virtual workers per worker, one per microbatch in flight (see pool).
+func workers(pl model.Pool) int { return pl.Count * pl.Microbatches() }
+
 // router is the balancer in front of topo's replicas or decode workers:
 // the settings' (round-robin by default), and round-robin where there is
 // one replica or decode worker: no balancer chooses among a pipeline's
@@ -115,10 +119,10 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 	pools := map[string]model.Pool{RoleAggregated: topo.Replicas}
 	if topo.Disaggregated() {
 		pools = map[string]model.Pool{RolePrefill: topo.Prefill, RoleDecode: topo.Decode}
-		d.Config.Prefill.Workers = topo.Prefill.Count * topo.Prefill.Microbatches()
-		d.Config.Decode.Workers = topo.Decode.Count * topo.Decode.Microbatches()
+		d.Config.Prefill.Workers = workers(topo.Prefill)
+		d.Config.Decode.Workers = workers(topo.Decode)
 	} else {
-		d.Config.Replicas.Workers = topo.Replicas.Count * topo.Replicas.Microbatches()
+		d.Config.Replicas.Workers = workers(topo.Replicas)
 	}
 	d.Config.Router = router(d.Settings, topo)
 	d.Topology = topo

@@ -450,11 +450,7 @@ func splitBetween(at, solution map[string]model.Coeffs, roles []string) map[stri
 	}
 	for _, r := range roles {
 		c, s := out[r], solution[r]
-		if c.Compute > 0 && s.Compute > 0 && c.Weight > 0 && s.Weight > 0 {
-			c.Compute, c.Weight = math.Sqrt(c.Compute*s.Compute), math.Sqrt(c.Weight*s.Weight)
-		} else {
-			c.Compute, c.Weight = s.Compute, s.Weight
-		}
+		c.Compute, c.Weight = math.Sqrt(c.Compute*s.Compute), math.Sqrt(c.Weight*s.Weight)
 		out[r] = c
 	}
 	return out

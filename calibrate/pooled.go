@@ -65,7 +65,6 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
 	targetRow := model.EngineOverheadWith(engine, async)
-	target := model.PriorCoeffsFor(targetRow, eager)
 	type member struct {
 		w float64
 		c model.Coeffs
@@ -97,9 +96,8 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		}
 		c := e.Coeffs
 		ownRow := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
-		own := model.PriorCoeffsFor(ownRow, e.Eager)
-		c.Overhead = model.CarryOverhead(math.Max(c.Overhead, pooledMinOverheadS), ownRow, e.Eager, targetRow, eager, pooledMinOverheadS)
-		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / own.PerSeq * target.PerSeq
+		c.Overhead = model.CarryOverhead(c.Overhead, ownRow, e.Eager, targetRow, eager, pooledMinOverheadS)
+		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / ownRow.PerSeqS * targetRow.PerSeqS
 		c.Compute *= memberMatmulShare(g) / gpu.AchievableMatmulShare(llm.Quant)
 		mem := memberMemoryShare(g) / gpu.AchievableMemoryShare()
 		c.Weight *= mem
@@ -173,7 +171,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		top = append(top, fmt.Sprintf("%s on %s / %s", m.g.Engine, m.g.GPU, model.ShortName(m.g.Model)))
 	}
 	out.from = fmt.Sprintf("%s: %d fitted groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio%s)",
-		kind, len(ms), strings.Join(top, ", "), model.EngineOverheadWith(engine, async).Generation, share)
+		kind, len(ms), strings.Join(top, ", "), targetRow.Generation, share)
 	return out, true
 }
 

@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"os"
 	"reflect"
 	"testing"
 
@@ -14,14 +13,7 @@ import (
 // and one replica behind none, so a one-replica deployment scaled to four
 // must switch to random, not keep one replica's round-robin.
 func TestScaledMatchesConfigure(t *testing.T) {
-	b, err := os.ReadFile("../fixtures/default-profile.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := ParseProfile(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := shippedProfile(t)
 	for _, c := range []struct {
 		engine, one, many string
 	}{
