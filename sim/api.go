@@ -35,6 +35,14 @@ type PoolConfig struct {
 	// when the following step ends (at once when no step follows). The
 	// V1 engine streams a step's outputs as soon as it ends (false).
 	DelayedOutput bool
+	// PrefillFirst runs prefill work as steps of their own, ahead of the
+	// running decodes, which wait meanwhile (SGLang's default scheduler).
+	PrefillFirst bool
+	// ReserveOutput admits a prompt only while the KV cache can hold every
+	// admitted request to its last token (TensorRT-LLM's default
+	// GUARANTEED_NO_EVICT capacity scheduler): the running requests then
+	// never need preempting. vLLM and SGLang admit on the prompt alone.
+	ReserveOutput bool
 }
 
 // Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,

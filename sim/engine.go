@@ -37,7 +37,16 @@ type engine struct {
 	maxTokens int
 	// delayed: tokens reach clients one step late (PoolConfig.DelayedOutput);
 	// lagFirst wait for their first token's delivery, lagDone for their last.
-	delayed  bool
+	delayed bool
+	// pfirst: prefill work runs in steps of its own while the decodes wait
+	// (PoolConfig.PrefillFirst); pause is how long the decoding requests
+	// have waited since their last token.
+	pfirst bool
+	pause  float64
+	// reserve: admissions keep KV blocks for every admitted request's last
+	// token (PoolConfig.ReserveOutput); reserved counts them.
+	reserve  bool
+	reserved int64
 	lagFirst []*request
 	lagDone  []*request
 
@@ -83,7 +92,7 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	}
 	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
 		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
-		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, hpos: -1}
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, hpos: -1}
 	e.residues = make([]int64, p.BlockSize)
 	mon.capBlocks = e.capBlocks
 	return e
@@ -170,6 +179,7 @@ func (e *engine) join(r *request, c, g int) {
 	r.goff = int64(g) - e.S
 	r.fin = int64(r.out) - 1 - r.goff
 	r.blocks = 0
+	r.pauseAt = e.pause
 	e.residues[e.mod(r.off)]++
 	e.sumOff += r.off
 	e.heap.push(r)
@@ -306,6 +316,7 @@ func (e *engine) latest() *request {
 // preempt evicts r (recompute): it frees its blocks and waits at the front
 // of the queue to prefill its prompt and the tokens generated so far again.
 func (e *engine) preempt(t float64, r *request) {
+	e.unreserve(r)
 	if r.hidx >= 0 {
 		e.addUsed(t, -e.leave(r))
 		r.lastTok = t
@@ -326,6 +337,12 @@ func (e *engine) preempt(t float64, r *request) {
 	e.mon.preemptions++
 	e.mon.queueAdd(t, 1)
 	e.waiting.pushFront(r)
+}
+
+// unreserve returns the KV blocks r kept for its last token (ReserveOutput).
+func (e *engine) unreserve(r *request) {
+	e.reserved -= r.resv
+	r.resv = 0
 }
 
 func (e *engine) stepTime(st model.Step) (float64, bool) {
@@ -377,6 +394,9 @@ func (e *engine) startStep(t float64) {
 	}
 	n := len(e.heap)
 	budget := e.maxTokens - n
+	if e.pfirst {
+		budget = e.maxTokens
+	}
 	ptoks, pseqs := 0, 0
 	attn := 0.0
 	i := 0
@@ -423,6 +443,14 @@ func (e *engine) startStep(t float64) {
 		if e.capBlocks > 0 && need > e.free() {
 			break
 		}
+		if e.reserve && e.capBlocks > 0 {
+			f := e.blocksFor(int64(r.prompt + r.out))
+			if e.reserved+f > e.capBlocks {
+				break
+			}
+			r.resv = f
+			e.reserved += f
+		}
 		e.waiting.pop()
 		e.mon.queueAdd(t, -1)
 		r.admit = e.nextAdmit
@@ -452,8 +480,14 @@ func (e *engine) startStep(t float64) {
 		e.s.prefill.submit(t, r)
 	}
 
+	if e.pfirst && ptoks > 0 {
+		n = 0 // the decodes wait for the prefill step
+	}
 	e.t0, e.n, e.pseqs = t, n, pseqs
-	e.k1 = float64(int64(n)*(e.S+1) + e.sumOff)
+	e.k1 = 0
+	if n > 0 {
+		e.k1 = float64(int64(n)*(e.S+1) + e.sumOff)
+	}
 	var first float64
 	switch {
 	case ptoks > 0:
@@ -572,15 +606,31 @@ func (e *engine) onStepEnd(t float64) {
 	span := t - e.t0
 	e.mon.busy += span
 	e.mon.batchArea += float64(n+e.pseqs) * span
+	if n == 0 && len(e.heap) > 0 {
+		// A prefill-first step: the decoding requests waited through it.
+		e.pause += span
+	}
 	if n > 0 {
 		s := e.s
-		if !s.itlOn {
+		first, delta := e.base+e.perKV*e.k1, e.perKV*float64(n)
+		switch {
+		case !s.itlOn:
 			// steady state before the measurement window
-		} else if e.pseqs > 0 {
+		case e.pseqs > 0:
 			s.itl.add(e.dur, n-e.nFirst)
-		} else {
-			s.itl.addRun(e.base+e.perKV*e.k1, e.perKV*float64(n), e.j, n-e.nFirst, n)
+		case e.pause > 0:
+			// Each request's first gap of the run also spans the prefill
+			// steps it waited through (those since it joined the decodes).
+			for _, h := range e.heap {
+				if r := h.r; e.S+r.goff > 0 {
+					s.itl.add(first+e.pause-r.pauseAt, 1)
+				}
+			}
+			s.itl.addRun(first+delta, delta, e.j-1, n, n)
+		default:
+			s.itl.addRun(first, delta, e.j, n-e.nFirst, n)
 		}
+		e.pause = 0
 		g := e.growth(e.j)
 		if g > 0 {
 			e.addUsed(t, g)
@@ -591,6 +641,7 @@ func (e *engine) onStepEnd(t float64) {
 		for len(e.heap) > 0 && e.heap[0].fin < e.S {
 			r := e.heap[0].r
 			e.addUsed(t, -e.leave(r))
+			e.unreserve(r)
 			if e.delayed {
 				e.lagDone = append(e.lagDone, r)
 			} else {
@@ -621,6 +672,7 @@ func (e *engine) onStepEnd(t float64) {
 			if r.g >= r.out {
 				e.addUsed(t, -r.blocks)
 				r.blocks = 0
+				e.unreserve(r)
 				if e.delayed {
 					e.lagDone = append(e.lagDone, r)
 				} else {

@@ -60,9 +60,11 @@ type request struct {
 	hidx         int     // index in the engine's completion heap, -1 outside it
 	preempt      int
 	eng          *engine
-	ptoks        int // prompt tokens computed by the prefill pool
-	cached       int // leading prompt tokens served from the prefix cache (Config.PrefixHitRate)
-	chunk        int // prompt tokens computed in the current step
+	ptoks        int     // prompt tokens computed by the prefill pool
+	cached       int     // leading prompt tokens served from the prefix cache (Config.PrefixHitRate)
+	chunk        int     // prompt tokens computed in the current step
+	pauseAt      float64 // the engine's prefill-first pause when it joined the decodes
+	resv         int64   // KV blocks kept for its last token (PoolConfig.ReserveOutput)
 }
 
 type simulator struct {
@@ -322,7 +324,8 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 }
 
 func checkBudget(name string, p PoolConfig) error {
-	if p.MaxBatchedTokens < p.MaxNumSeqs {
+	// A prefill-first step holds no decodes: the budget is the prefills' own.
+	if p.MaxBatchedTokens < p.MaxNumSeqs && !p.PrefillFirst {
 		return fmt.Errorf("sim: Config.%s.MaxBatchedTokens (%d) must be at least MaxNumSeqs (%d), as vLLM requires", name, p.MaxBatchedTokens, p.MaxNumSeqs)
 	}
 	return nil

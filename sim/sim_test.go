@@ -814,3 +814,62 @@ func TestDelayedOutputUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// Prefill first (SGLang's scheduler): with a one-prompt budget, a burst of
+// two prefills the first request, then the second in a step of its own
+// while the first waits for its next token; both then decode together.
+// Mixing (vLLM) would instead decode the first inside the second step.
+func TestPrefillFirst(t *testing.T) {
+	const P, O = 100, 5
+	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01, PerSeq: 1e-3}
+	res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2, PrefillFirst: true},
+		Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true})
+	prefill := c.StepTime(model.Step{PrefillTokens: P, PrefillSeqs: 1})
+	decode := c.StepTime(model.Step{DecodeSeqs: 2})
+	end := 2*prefill + (O-1)*decode
+	for i, want := range [][2]float64{{prefill, end}, {2 * prefill, end}} {
+		r := res.Requests[i]
+		if !near(r.FirstToken, want[0], 1e-12) || !near(r.Done, want[1], 1e-12) {
+			t.Errorf("request %d: first token %v, done %v; want %v, %v", i, r.FirstToken, r.Done, want[0], want[1])
+		}
+	}
+	// The first request's first gap spans the second's prefill step.
+	m := res.Metrics
+	meanITL := (prefill + 2*(O-1)*decode) / (2 * (O - 1))
+	if !near(m[model.MeanITL], meanITL*1000, 1e-9) {
+		t.Errorf("mean ITL %v ms, want %v", m[model.MeanITL], meanITL*1000)
+	}
+	tpot := ((prefill+(O-1)*decode)/(O-1) + decode) / 2
+	if !near(m[model.MeanTPOT], tpot*1000, 1e-9) {
+		t.Errorf("mean TPOT %v ms, want %v", m[model.MeanTPOT], tpot*1000)
+	}
+	// Without it the first request decodes inside the second's prefill.
+	mixed := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2},
+		Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true})
+	if mixed.Requests[0].Done >= res.Requests[0].Done {
+		t.Errorf("mixed steps finish the first request at %v, not before prefill-first's %v", mixed.Requests[0].Done, res.Requests[0].Done)
+	}
+}
+
+// Reserving the output (TensorRT-LLM's GUARANTEED_NO_EVICT): two requests
+// whose prompts fit the cache together but whose outputs do not run one
+// after the other, never preempted; admitted on their prompts (vLLM),
+// they run together until the cache runs out and one is preempted.
+func TestReserveOutput(t *testing.T) {
+	const P, O = 100, 100
+	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
+	cfg := func(reserve bool) Config {
+		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 300, ReserveOutput: reserve},
+			Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true}
+	}
+	res := run(t, cfg(true))
+	if r := res.Requests; r[1].FirstToken < r[0].Done || r[0].Preemptions+r[1].Preemptions != 0 {
+		t.Errorf("reserved: second request's first token at %v before the first is done at %v, or preempted (%d, %d)",
+			r[1].FirstToken, r[0].Done, r[0].Preemptions, r[1].Preemptions)
+	}
+	res = run(t, cfg(false))
+	if r := res.Requests; r[1].FirstToken >= r[0].Done || r[0].Preemptions+r[1].Preemptions == 0 {
+		t.Errorf("on prompts: second request's first token at %v, first done at %v, preemptions %d, %d; want together, then a preemption",
+			r[1].FirstToken, r[0].Done, r[0].Preemptions, r[1].Preemptions)
+	}
+}
