@@ -33,11 +33,10 @@ type Target struct {
 	// (round-robin, least-outstanding, random), in place of the one the
 	// source group states or its fit chose.
 	Router string
-	// Memory, when set, sizes the KV cache as one benchmark record did
-	// (RecordMemory: its own utilization and stated KV cache, zero fields
-	// the engine's defaults), over the settings', as the fit simulated
-	// that record; RecordTarget sets it.
-	Memory *RecordMemory
+	// Record, when set, sizes the KV cache and the batch limits as one
+	// benchmark record did (RecordSettings), over the settings', as the
+	// fit simulated that record; RecordTarget sets it.
+	Record *RecordSettings
 	// Nodes is how many servers each worker's GPUs span (0 or 1: one, on
 	// the GPU's own link; beyond, the node network prices its all-reduces:
 	// model.GPU.AcrossNodes); 0 takes Settings.Nodes when Settings is set.
@@ -165,7 +164,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// utilisation) describe that deployment; a derived target runs the
 		// engine's defaults.
 		settings = src.Settings
-		// A stated KV cache holds for one record's shape (RecordMemory);
+		// A stated KV cache holds for one record's shape (RecordSettings);
 		// a profile written before groups stopped keeping one may hold it.
 		settings.KVCacheGiB = 0
 	}
@@ -186,8 +185,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if t.Settings == nil || t.Nodes > 0 {
 		settings.Nodes = t.Nodes
 	}
-	if t.Memory != nil {
-		settings.GPUMemoryUtilization, settings.KVCacheGiB = t.Memory.Utilization, t.Memory.KVCacheGiB
+	if t.Record != nil {
+		t.Record.apply(&settings)
 	}
 	gpu = gpu.AcrossNodes(settings.Nodes)
 	if src != nil {
@@ -589,7 +588,8 @@ func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
 	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
-		DelayedOutput: d.DelayedOutput}
+		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
+		ReserveOutput: d.ReserveOutput}
 	if model.EngineFamily(engine) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}

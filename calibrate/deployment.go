@@ -63,6 +63,9 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		MaxBatchedTokens: s.MaxNumBatchedTokens,
 		// A prefill worker streams nothing: its output is the KV transfer.
 		DelayedOutput: s.DelayedOutput && role != RolePrefill,
+		// A decode worker of a disaggregated deployment has no prompts to run first.
+		PrefillFirst:  s.PrefillFirst && role == RoleAggregated,
+		ReserveOutput: s.ReserveOutput && role == RoleAggregated,
 	}, nil
 }
 

@@ -262,7 +262,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	gf := &groupFit{key: key, layout: layoutOf(pts)}
 	settings := settingsFrom(key.engine, pts)
 	// A stated KV cache holds for its own record's worker shape: each point
-	// keeps its own (forPoint), the group's settings none (RecordMemory).
+	// keeps its own (forPoint), the group's settings none (RecordSettings).
 	settings.KVCacheGiB = 0
 	cands, note, err := candidates(key, all)
 	if err != nil {
@@ -690,9 +690,9 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm}, nil
 }
 
-// forPoint is e with the KV-cache sizing p's record states.
+// forPoint is e with the KV-cache sizing and batch limits p's record states.
 func (e env) forPoint(p *point) env {
-	e.settings.GPUMemoryUtilization, e.settings.KVCacheGiB = p.memory.Utilization, p.memory.KVCacheGiB
+	p.stated.apply(&e.settings)
 	return e
 }
 

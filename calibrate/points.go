@@ -44,10 +44,11 @@ type point struct {
 	prompt int     // prompts to simulate
 	hit    float64 // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
 	data   string  // dataset whose lengths the run drew (series.Workload.Dataset), else ""
-	// memory is the KV-cache sizing the record itself states: a group's
-	// records may differ (one source ran --gpu-memory-utilization 0.25
-	// and 0.5), and each point is simulated with its own.
-	memory RecordMemory
+	// stated is the KV-cache sizing and batch limits of the record's own
+	// engine: a group's records may differ (one source ran
+	// --gpu-memory-utilization 0.25 and 0.5, another tuned
+	// max_num_tokens), and each point is simulated with its own.
+	stated RecordSettings
 	meas   map[string]float64
 	weight float64
 	notes  []string
@@ -105,7 +106,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
 			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
-		p.memory = recordMemory(r)
+		p.stated = recordSettings(r)
 		bad := false
 		for _, m := range fitMetrics {
 			v, ok := r.Metric(m.name)
@@ -200,20 +201,36 @@ func physicalCheck(r *results.Record) string {
 	return ""
 }
 
-// RecordMemory is how one benchmark record sized its KV cache: its own
-// --gpu-memory-utilization and the KV cache per GPU it states (GiB); zero
-// fields are the engine's defaults. A stated KV cache holds for the worker
-// shape the record ran (the weights per GPU depend on TP), so it sizes that
-// record's simulation and never a group's (Target.Memory).
-type RecordMemory struct {
-	Utilization float64 `json:"gpu_memory_utilization,omitempty"`
-	KVCacheGiB  float64 `json:"kv_cache_gib,omitempty"`
+// RecordSettings are the engine settings of one benchmark record that its
+// group's records may not share: how it sized its KV cache (its own
+// --gpu-memory-utilization and the KV cache per GPU it states, GiB; zero
+// fields are the engine's defaults) and its batch limits (the engine's
+// defaults unless it states its own). A stated KV cache holds for the
+// worker shape the record ran (the weights per GPU depend on TP), so it
+// sizes that record's simulation and never a group's (Target.Record).
+type RecordSettings struct {
+	Utilization         float64 `json:"gpu_memory_utilization,omitempty"`
+	KVCacheGiB          float64 `json:"kv_cache_gib,omitempty"`
+	MaxNumBatchedTokens int     `json:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs          int     `json:"max_num_seqs,omitempty"`
 }
 
-// recordMemory is the KV-cache sizing r states, read as settingsFrom reads it.
-func recordMemory(r *results.Record) RecordMemory {
+// recordSettings are the settings r states, read as settingsFrom reads them.
+func recordSettings(r *results.Record) RecordSettings {
 	s := settingsFrom(r.System.Engine, []*point{{rec: r}})
-	return RecordMemory{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB}
+	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
+		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs}
+}
+
+// apply sets s's KV-cache sizing and the batch limits the record states.
+func (rs RecordSettings) apply(s *Settings) {
+	s.GPUMemoryUtilization, s.KVCacheGiB = rs.Utilization, rs.KVCacheGiB
+	if rs.MaxNumBatchedTokens > 0 {
+		s.MaxNumBatchedTokens = rs.MaxNumBatchedTokens
+	}
+	if rs.MaxNumSeqs > 0 {
+		s.MaxNumSeqs = rs.MaxNumSeqs
+	}
 }
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
@@ -260,21 +277,25 @@ func settingsFrom(engine string, pts []*point) Settings {
 				if n := atoi(v); n > 0 {
 					s.BlockSize = n
 				}
-			case "max-num-batched-tokens":
+			case "max-num-batched-tokens", "chunked-prefill-size", "max-num-tokens": // vLLM, SGLang, TensorRT-LLM
 				if n := atoi(v); n > 0 {
 					s.MaxNumBatchedTokens, budgetStated = n, true
 				}
-			case "max-num-seqs":
+			case "max-num-seqs", "max-running-requests", "max-batch-size":
 				if n := atoi(v); n > 0 {
 					s.MaxNumSeqs = n
 				}
+			case "enable-mixed-chunk": // SGLang: prompts join the decodes' steps
+				s.PrefillFirst = !isTrue(v)
+			case "capacity-scheduler-policy", "capacity-scheduling-policy": // TensorRT-LLM
+				s.ReserveOutput = strings.EqualFold(strings.TrimSpace(v), "GUARANTEED_NO_EVICT")
 			case "max-model-len":
 				if n := atoi(v); n > 0 {
 					s.MaxModelLen = n
 				}
 			case "async-scheduling":
 				s.AsyncScheduling = isTrue(v)
-			case "gpu-memory-utilization":
+			case "gpu-memory-utilization", "mem-fraction-static":
 				if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
 					s.GPUMemoryUtilization = f
 				}

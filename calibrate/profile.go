@@ -121,8 +121,8 @@ type Settings struct {
 	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
 	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
 	// prints); 0 means what GPUMemoryUtilization leaves (model.WorkerMemory).
-	// A fitted group keeps none (RecordMemory): it reaches a deployment
-	// through Target.Settings or Target.Memory.
+	// A fitted group keeps none (RecordSettings): it reaches a deployment
+	// through Target.Settings or Target.Record.
 	KVCacheGiB   float64 `json:"kv_cache_gib,omitempty"`
 	PrefillEager bool    `json:"prefill_eager,omitempty"`
 	DecodeEager  bool    `json:"decode_eager,omitempty"`
@@ -142,6 +142,13 @@ type Settings struct {
 	// server. Beyond one, the worker's all-reduces and pipeline hand-offs
 	// are priced on the node network (model.GPU.AcrossNodes).
 	Nodes int `json:"nodes,omitempty"`
+	// PrefillFirst: the engine runs new prompts in steps of their own while
+	// the decodes wait (SGLang; model.EngineDefaults).
+	PrefillFirst bool `json:"prefill_first,omitempty"`
+	// ReserveOutput: the engine admits a prompt only while its KV cache can
+	// hold every admitted request to its last token (TensorRT-LLM;
+	// model.EngineDefaults).
+	ReserveOutput bool `json:"reserve_output,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

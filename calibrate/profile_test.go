@@ -374,3 +374,28 @@ func TestPipelineThroughput(t *testing.T) {
 		t.Errorf("throughput at concurrency 96 TP4PP2/TP4 = %.2f, want ≥ 1.2 (two microbatches in flight)", r)
 	}
 }
+
+// An engine's scheduling policy reaches the simulator's replicas: SGLang
+// runs prompts first, TensorRT-LLM reserves each request's output, vLLM
+// does neither; each with its own batch limits and page size.
+func TestConfigureEnginePolicies(t *testing.T) {
+	for _, tt := range []struct {
+		engine                string
+		prefillFirst, reserve bool
+		seqs, budget, block   int
+	}{
+		{"sglang-0.5.5.post1", true, false, 4096, 8192, 1},
+		{"trtllm-1.2.0rc1", false, true, 2048, 8192, 16},
+		{"vllm-0.11.0", false, false, 1024, 8192, 16},
+	} {
+		d, err := testProfile().Configure(Target{GPU: "H100-SXM", Model: "Qwen3-14B", Engine: tt.engine, Topology: mustTopo(t, "1xTP1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Config.Replicas
+		if r.PrefillFirst != tt.prefillFirst || r.ReserveOutput != tt.reserve || r.MaxNumSeqs != tt.seqs || r.MaxBatchedTokens != tt.budget || r.BlockSize != tt.block {
+			t.Errorf("%s: replicas prefill first %v, reserve %v, %d seqs, budget %d, block %d; want %v, %v, %d, %d, %d",
+				tt.engine, r.PrefillFirst, r.ReserveOutput, r.MaxNumSeqs, r.MaxBatchedTokens, r.BlockSize, tt.prefillFirst, tt.reserve, tt.seqs, tt.budget, tt.block)
+		}
+	}
+}

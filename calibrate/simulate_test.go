@@ -203,6 +203,36 @@ func TestPointsKeepTheirOwnKVCache(t *testing.T) {
 	}
 }
 
+// Records of one group that state different batch limits (a tuned run
+// beside the defaults) are each simulated with their own, whatever the
+// group's settings say.
+func TestPointsKeepTheirOwnBatchLimits(t *testing.T) {
+	base := results.Record{Source: results.Source{File: "trt.md", Format: "markdown"},
+		System:   results.System{GPU: "H100-SXM", GPUCount: 1, Model: "Qwen/Qwen3-14B", Engine: "trtllm-1.2.0rc1", Topology: mustTopo(t, "1xTP1")},
+		Workload: results.Workload{ISL: 2000, OSL: 100, ISLMax: 2000, OSLMax: 100, Load: model.Closed(64), NumPrompts: 500},
+		Metrics:  map[string]float64{model.RequestThroughput: 5, model.MeanTTFT: 3000, model.MeanTPOT: 60}, Completed: 500}
+	tuned := base
+	tuned.ID, tuned.Source.Line = "trt:2", 2
+	tuned.System.Settings = map[string]string{"max_num_tokens": "32768", "max_batch_size": "512"}
+	base.ID, base.Source.Line = "trt:1", 1
+	groups, keys, warn := preparePoints([]results.Record{base, tuned}, 0)
+	if len(keys) != 1 || len(groups[keys[0]]) != 2 {
+		t.Fatalf("%d groups, warnings %q; want both records in one", len(keys), warn)
+	}
+	g, m := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-14B")
+	pts := groups[keys[0]]
+	e := env{gpu: g, llm: m, settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
+	for i, want := range [][2]int{{8192, 2048}, {32768, 512}} {
+		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, pts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := cfg.Replicas; r.MaxBatchedTokens != want[0] || r.MaxNumSeqs != want[1] {
+			t.Errorf("record %s: budget %d, %d seqs; want its own %d, %d", pts[i].rec.ID, r.MaxBatchedTokens, r.MaxNumSeqs, want[0], want[1])
+		}
+	}
+}
+
 // A workload that names a dataset is simulated with its lengths scaled to
 // the workload's means, not every request at them, and the fit's memory
 // check sees its longest request; an unknown name keeps the means.

@@ -81,9 +81,9 @@ type Override struct {
 //   - its engine label when the profile calibrated it for this GPU and
 //     model, else the newest calibrated version of its family, else the
 //     profile's default engine for the topology (the notes say which);
-//   - where its workers ran (placement) and how it sized their KV cache
-//     (RecordMemory), unless o asks for another topology (or, for the
-//     KV cache, another GPU or model).
+//   - where its workers ran (placement), how it sized their KV cache and
+//     its batch limits (RecordSettings), unless o asks for another
+//     topology (or, for those settings, another GPU or model).
 func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string, error) {
 	var notes []string
 	gpu, llm := first(o.GPU, r.System.GPU), first(o.Model, r.System.Model)
@@ -129,8 +129,8 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if o.Topology.GPUs() == 0 {
 		t.Nodes = recordNodes(r) // where the record's workers ran, unless another topology is asked for
 		if o.GPU == "" && o.Model == "" {
-			m := recordMemory(r) // the KV cache the record's workers had, as the fit simulated it
-			t.Memory = &m
+			rs := recordSettings(r) // the KV cache and batch limits the record's workers had, as the fit simulated it
+			t.Record = &rs
 		}
 	}
 	return t, notes, nil

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -59,6 +60,16 @@ func (e Engine) String() string {
 // EngineFamily is the family of a label: "vllm-0.9.0.1" → "vllm".
 func EngineFamily(label string) string { return ParseEngine(label).Family }
 
+// canonicalFamily folds the spellings of one engine family into the
+// tables' name ("tensorrt-llm" → "trtllm").
+func canonicalFamily(family string) string {
+	switch family {
+	case "trt-llm", "tensorrt", "tensorrt-llm", "trt":
+		return "trtllm"
+	}
+	return family
+}
+
 // Older reports whether e's version is older than o's; a missing version
 // is older than any, and a prefix older than its extensions (0.9 < 0.9.0.1).
 func (e Engine) Older(o Engine) bool { return versionLess(e.Version, o.Version) }
@@ -104,6 +115,20 @@ type EngineDefaults struct {
 	// (vllm/engine/llm_engine.py, use_async_output_proc). V1 streams a
 	// step's outputs when it ends.
 	DelayedOutput bool
+	// GPUMemoryUtilization is the share of device memory the engine takes
+	// for weights and KV cache (vLLM's --gpu-memory-utilization, SGLang's
+	// --mem-fraction-static); 0 means vLLM's 0.9 (MemoryOptions).
+	GPUMemoryUtilization float64
+	// PrefillFirst: new prompts run in steps of their own, ahead of the
+	// running decodes, which wait meanwhile (SGLang, whose
+	// --enable-mixed-chunk is off by default). vLLM and TensorRT-LLM mix
+	// them into the decodes' steps.
+	PrefillFirst bool
+	// ReserveOutput: a prompt is admitted only while the KV cache can hold
+	// every admitted request to its last token (TensorRT-LLM's default
+	// GUARANTEED_NO_EVICT capacity scheduler); vLLM and SGLang admit on the
+	// prompt and preempt when the cache runs out.
+	ReserveOutput bool
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
@@ -165,6 +190,22 @@ var defaultsTable = []defaultsRule{
 	// workers (the seed 004 document's YAML): block size 128, a 4096-token
 	// budget, eager prefill workers, decode graphs up to 128.
 	{"dynamo", nil, dynamoRecipe},
+	// SGLang (python/sglang/srt/server_args.py, managers/scheduler.py of
+	// sgl-project/sglang at its 0.4.6.post2 and 0.5.5.post1 version bumps,
+	// 9858113 and 303cc95): see sglang04 and sglang05. A label without a
+	// version takes the newer rule.
+	{"sglang", nil, sglang05},
+	{"sglang", []int{0}, sglang04},
+	{"sglang", []int{0, 5, 0}, sglang05}, // read at 0.5.5.post1; the release that brought the memory table is not pinned
+	// TensorRT-LLM's PyTorch backend (trtllm-serve): max_batch_size 2048
+	// and max_num_tokens 8192 (BuildConfig's defaults, which its LLM
+	// arguments take), context and generation requests mixed in one
+	// iteration, a prompt admitted only when the KV cache can hold it to its
+	// last token (the GUARANTEED_NO_EVICT capacity scheduler, which
+	// trtllm-serve sets). Not modelled: it does not chunk a prompt
+	// (enable_chunked_prefill off) where the simulator does. Read in
+	// NVIDIA/TensorRT-LLM near 1.0–1.2, the exact tags not pinned.
+	{"trtllm", nil, trtllmDefaults},
 }
 
 func vllmUnknown(GPU, int) EngineDefaults {
@@ -189,6 +230,64 @@ func vllmV1(large bool, rule string) EngineDefaults {
 	return d
 }
 
+// sglang04 is SGLang 0.4's server defaults: a chunked-prefill budget of
+// 8192 tokens (2048 below 25,000 MiB), CUDA graphs to 160 sequences (256
+// above 96 GiB), --mem-fraction-static 0.88 (the TP1 figure; above 96 GiB
+// raised by 48 GiB × (1 − 0.88) ÷ memory, to at most memory − 18 GiB),
+// page size 1, and its scheduler's prefill-first policy.
+func sglang04(g GPU, _ int) EngineDefaults {
+	mib := g.DeviceMemoryBytes() / (1 << 20)
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true,
+		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
+	if mib < 25000 {
+		d.MaxNumBatchedTokens = 2048
+	}
+	if mib > 96*1024 {
+		d.GraphMax = 256
+		d.GPUMemoryUtilization = math.Min(0.88+48*1024*(1-0.88)/mib, (mib-18*1024)/mib)
+	}
+	return d
+}
+
+// sglang05 is SGLang 0.5's server defaults, set by device memory
+// (_handle_gpu_memory_settings): the chunked-prefill budget is 2048 below
+// 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB and 16384 above; CUDA
+// graphs go to 24, 32, 256 and 512 sequences in those bands (the TP<4
+// figures); --mem-fraction-static leaves the memory less a reserve of
+// 512 MiB + 1.5 × the budget + 2 MiB per graph size + 128 MiB per GPU of
+// the worker (the TP1 figure), at least 10 GiB above 60 GiB; page size 1;
+// prefill first.
+func sglang05(g GPU, _ int) EngineDefaults {
+	mib := g.DeviceMemoryBytes() / (1 << 20)
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true,
+		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
+	switch {
+	case mib < 35*1024:
+		d.MaxNumBatchedTokens, d.GraphMax = 2048, 24
+	case mib < 60*1024:
+		d.MaxNumBatchedTokens, d.GraphMax = 4096, 32
+	case mib < 160*1024:
+		d.MaxNumBatchedTokens, d.GraphMax = 8192, 256
+	}
+	reserve := 512 + 1.5*float64(max(d.MaxNumBatchedTokens, 2048)) + 2*float64(d.GraphMax) + 1024.0/8
+	if mib > 60*1024 {
+		reserve = math.Max(reserve, 10*1024)
+	}
+	d.GPUMemoryUtilization = math.Round((mib-reserve)/mib*1000) / 1000
+	return d
+}
+
+// sglangMaxRunning is the ceiling of SGLang's running-request cap when
+// --max-running-requests is unset: min(KV tokens ÷ 2, KV tokens ÷ context
+// length × 512 clamped to 2048–4096). The ceiling is taken: below it the
+// KV cache stops admissions first for all but the shortest requests.
+const sglangMaxRunning = 4096
+
+func trtllmDefaults(GPU, int) EngineDefaults {
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true,
+		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
+}
+
 func dynamoRecipe(GPU, int) EngineDefaults {
 	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
 		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
@@ -202,9 +301,10 @@ func dynamoRecipe(GPU, int) EngineDefaults {
 // an error saying so.
 func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 	var best *defaultsRule
+	fam := canonicalFamily(e.Family)
 	for i := range defaultsTable {
 		r := &defaultsTable[i]
-		if r.family != e.Family {
+		if r.family != fam {
 			continue
 		}
 		switch {
@@ -218,7 +318,7 @@ func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 	}
 	if best == nil {
 		for i := range defaultsTable {
-			if r := &defaultsTable[i]; r.family == e.Family && r.since == nil {
+			if r := &defaultsTable[i]; r.family == fam && r.since == nil {
 				best = r // a versioned label of a family known only unversioned
 			}
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -73,6 +74,49 @@ func TestDefaultsFor(t *testing.T) {
 	}
 	if _, err := DefaultsFor(ParseEngine("tgi-2.0"), gpu("H20"), 8192); err == nil {
 		t.Error("an unknown family gave no error")
+	}
+}
+
+// TestDefaultsOtherEngines checks SGLang's memory-banded defaults (0.4's
+// flat rule, 0.5's table), its prefill-first scheduler, and TensorRT-LLM's
+// batch limits and reserving scheduler under each spelling of its name.
+func TestDefaultsOtherEngines(t *testing.T) {
+	tests := []struct {
+		engine, gpu            string
+		budget, seqs, graphMax int
+		block                  int
+		util                   float64 // 0: not set (vLLM's 0.9)
+		prefillFirst, reserve  bool
+	}{
+		{"sglang-0.4.6.post2", "A100-80GB", 8192, 4096, 160, 1, 0.88, true, false},
+		{"sglang-0.4.6.post2", "L4", 2048, 4096, 160, 1, 0.88, true, false}, // 23,034 MiB: below 25,000
+		// Above 96 GiB: graphs to 256, and 0.88 raised by 48 GiB × 0.12 ÷ 143,771 MiB
+		// (0.921), held to (143,771 − 18 GiB) ÷ 143,771.
+		{"sglang-0.4.6.post2", "H200", 8192, 4096, 256, 1, (143771.0 - 18*1024) / 143771, true, false},
+		// 81,559 MiB: reserve 512 + 1.5·8192 + 2·256 + 128 = 13,440 MiB.
+		{"sglang-0.5.5.post1", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},
+		{"sglang-0.5.5.post1", "A100-40GB", 4096, 4096, 32, 1, 0.833, true, false}, // reserve 6,848 MiB of 40,960
+		{"sglang-0.5.5.post1", "L4", 2048, 4096, 24, 1, 0.837, true, false},        // reserve 3,760 MiB of 23,034
+		{"sglang-0.5.5.post1", "B200", 16384, 4096, 512, 1, 0.857, true, false},    // reserve 26,240 MiB of 183,359
+		{"sglang", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},             // no version: the newer rule
+		{"trtllm-1.2.0rc1", "H100-SXM", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
+		{"tensorrt-llm-1.0", "B200", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
+		{"vllm-0.11.0", "H100-SXM", 8192, 1024, VLLMGraphMax, 16, 0, false, false},
+	}
+	for _, tt := range tests {
+		g, err := LookupGPU(tt.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := DefaultsFor(ParseEngine(tt.engine), g, 40960)
+		if err != nil {
+			t.Errorf("%s on %s: %v", tt.engine, tt.gpu, err)
+		}
+		if d.MaxNumBatchedTokens != tt.budget || d.MaxNumSeqs != tt.seqs || d.GraphMax != tt.graphMax || d.BlockSize != tt.block ||
+			math.Abs(d.GPUMemoryUtilization-tt.util) > 1e-3 || d.PrefillFirst != tt.prefillFirst || d.ReserveOutput != tt.reserve || d.Rule == "" {
+			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, graphs to %d, block %d, utilization %.3f, prefill first %v, reserve %v",
+				tt.engine, tt.gpu, d, tt.budget, tt.seqs, tt.graphMax, tt.block, tt.util, tt.prefillFirst, tt.reserve)
+		}
 	}
 }
 

@@ -113,11 +113,7 @@ const (
 // has no version, the generic row for an unknown family.
 func EngineOverheadFor(label string) EngineOverhead {
 	e := ParseEngine(label)
-	fam := e.Family
-	switch fam {
-	case "trt-llm", "tensorrt", "tensorrt-llm", "trt":
-		fam = "trtllm"
-	}
+	fam := canonicalFamily(e.Family)
 	best := engineOverheads[0]
 	found := false
 	for _, o := range engineOverheads[1:] {
