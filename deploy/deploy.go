@@ -664,7 +664,7 @@ func readme(s Spec, e Engine) []byte {
 		fmt.Fprintf(&b, "\nCosts: %s.\n", s.Costs)
 	}
 	lead := "compare with this prediction (a benchmark-replay run of the same workload)"
-	if s.Dataset != "" || s.PrefixHitRate > 0 {
+	if s.PrefixHitRate > 0 {
 		lead = "compare with a prediction of what `capsim validate` sends (a benchmark-replay run; how it differs from the workload above is said below)"
 	}
 	b.WriteString("\n## Check it once it runs\n\nBenchmark the running deployment and " + lead + ":\n\n```\n")
@@ -676,8 +676,8 @@ func readme(s Spec, e Engine) []byte {
 			"that the metrics above assume (expect a higher TTFT than above).\n", 100*s.PrefixHitRate)
 	}
 	if s.Dataset != "" {
-		fmt.Fprintf(&b, "\n`capsim validate` sends every request at ISL %d and OSL %d, and compares the run with a prediction at those lengths: "+
-			"the %s dataset's spread of lengths that the metrics above assume is not in it.\n", s.ISL, s.OSL, s.Dataset)
+		fmt.Fprintf(&b, "\nWith `--dataset %s`, `capsim validate` gives each request its own prompt and output length, dealt from the %s dataset's spread of lengths "+
+			"scaled to ISL %d and OSL %d as the metrics above assume, and predicts the run with the same lengths.\n", s.Dataset, s.Dataset, s.ISL, s.OSL)
 	}
 	return b.Bytes()
 }
@@ -703,7 +703,8 @@ func num(x float64) string {
 }
 
 // ValidateCommand is the `capsim validate` command that benchmarks the
-// deployment at its workload and compares with the prediction: the
+// deployment at its workload (its dataset's lengths included) and compares
+// with the prediction: the
 // endpoint is the Service's (replace HOST), the prompts enough for five
 // minutes at the target rate (at least 1,000).
 func ValidateCommand(s Spec) string {
@@ -714,6 +715,9 @@ func ValidateCommand(s Spec) string {
 		parts = append(parts, "--replicas "+s.Topology.Replicas.String())
 	}
 	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
+	if s.Dataset != "" {
+		parts = append(parts, "--dataset "+s.Dataset)
+	}
 	loads := []model.Load{s.Load}
 	if len(s.Points) > 0 {
 		loads = loads[:0]

@@ -417,3 +417,28 @@ func TestPrefixHitRate(t *testing.T) {
 		}
 	}
 }
+
+// A prediction with a dataset exports a validate command that sends the
+// dataset's lengths (--dataset), so the README compares like with like.
+func TestDatasetValidateCommand(t *testing.T) {
+	for _, ds := range []string{"", "sharegpt"} {
+		s := disaggSpec(t)
+		s.Dataset = ds
+		files, err := Files(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme := string(file(t, files, "README.md"))
+		cmd := ValidateCommand(s)
+		if strings.Contains(cmd, "--dataset sharegpt") != (ds != "") || strings.Contains(cmd, "--dataset") != (ds != "") {
+			t.Errorf("dataset %q: validate command:\n%s", ds, cmd)
+		}
+		if !strings.Contains(readme, cmd) || !strings.Contains(readme, "compare with this prediction (a benchmark-replay run of the same workload)") {
+			t.Errorf("dataset %q: README lacks the command or the like-for-like lead:\n%s", ds, readme)
+		}
+		const says = "With `--dataset sharegpt`, `capsim validate` gives each request its own prompt and output length, dealt from the sharegpt dataset's spread of lengths scaled to ISL 3000 and OSL 150"
+		if strings.Contains(readme, says) != (ds != "") || strings.Contains(readme, "every request at ISL") {
+			t.Errorf("dataset %q: README on validate's lengths:\n%s", ds, readme)
+		}
+	}
+}

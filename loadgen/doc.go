@@ -9,7 +9,12 @@
 // (max_tokens with ignore_eos). On /v1/completions the prompt is an array of
 // ISL random token ids, so its length is exact without a tokenizer, and the
 // server's usage.prompt_tokens is checked against it; /v1/chat/completions
-// sends text whose token count is only approximately ISL.
+// sends text whose token count is only approximately ISL. With
+// Options.Dataset ("sharegpt") request i asks for its own lengths instead:
+// the i-th prompt and output length dealt, like a shuffled deck seeded from
+// Seed (datasets.Deal), from the dataset's lengths scaled to means ISL and
+// OSL — the lengths the simulator deals for the same seed — and the checks
+// of usage against the request compare with those.
 //
 // Timing follows vLLM bench serve: TTFT is the first streamed chunk that
 // carries text minus the send time; ITL are the gaps between later such

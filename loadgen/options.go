@@ -3,12 +3,14 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/model"
 )
 
@@ -38,8 +40,16 @@ type Options struct {
 	// Endpoint is Completions ("" means Completions) or Chat.
 	Endpoint Endpoint
 	// ISL is the prompt length in tokens; OSL the output length (max_tokens
-	// with ignore_eos).
+	// with ignore_eos). With a Dataset they are the means its lengths are
+	// scaled to.
 	ISL, OSL int
+	// Dataset names a dataset of package datasets ("sharegpt") whose
+	// prompt and output lengths, scaled to ISL and OSL (Dataset.Scaled),
+	// the requests take: request i gets the i-th length dealt from each
+	// scaled list (datasets.Deal on datasets.InputStream and OutputStream,
+	// seeded with Seed), as the simulator deals them. "" sends every
+	// request with ISL and OSL.
+	Dataset string
 	// NumPrompts is the number of requests in the load point.
 	NumPrompts int
 	// Load is the offered load: model.Closed(n), model.Open(rate, burstiness)
@@ -55,7 +65,8 @@ type Options struct {
 	Client *http.Client
 }
 
-// MaxPromptTokens bounds NumPrompts × ISL: every request body is built
+// MaxPromptTokens bounds the prompt tokens of a load point (NumPrompts ×
+// ISL, or the dealt lengths' sum with a Dataset): every request body is built
 // before the first is sent, so the prompts of a load point must fit in
 // memory (1e8 tokens are about 600 MB of JSON).
 const MaxPromptTokens = 100_000_000
@@ -85,7 +96,14 @@ func (o *Options) Validate() error {
 	if o.NumPrompts <= 0 {
 		return fmt.Errorf("loadgen: number of prompts must be positive, got %d", o.NumPrompts)
 	}
-	if tokens := float64(o.NumPrompts) * float64(o.ISL); tokens > MaxPromptTokens {
+	if _, err := datasets.Check(o.Dataset); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	if tokens := o.promptTokens(); tokens > MaxPromptTokens {
+		if o.Dataset != "" {
+			return fmt.Errorf("loadgen: %d prompts of %s lengths averaging %d tokens are %.3g prompt tokens, more than the %.0f one load point prepares (request bodies are built before sending, about 6 bytes a token)",
+				o.NumPrompts, o.Dataset, o.ISL, tokens, float64(MaxPromptTokens))
+		}
 		return fmt.Errorf("loadgen: %d prompts of %d tokens are %.3g prompt tokens, more than the %.0f one load point prepares (request bodies are built before sending, about 6 bytes a token)",
 			o.NumPrompts, o.ISL, tokens, float64(MaxPromptTokens))
 	}
@@ -96,6 +114,37 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("loadgen: %w", err)
 	}
 	return nil
+}
+
+// promptTokens is the sum of the load point's prompt lengths (ISL and
+// NumPrompts valid, Dataset known), dealt without keeping them.
+func (o *Options) promptTokens() float64 {
+	ds, ok := datasets.Lookup(o.Dataset)
+	if !ok || o.NumPrompts > MaxPromptTokens { // every prompt holds at least 1 token
+		return float64(o.NumPrompts) * float64(o.ISL)
+	}
+	ins, _ := ds.Scaled(o.ISL, o.OSL)
+	d := datasets.NewDeck(ins, rand.New(rand.NewPCG(o.Seed, datasets.InputStream)))
+	sum := 0.0
+	for range o.NumPrompts {
+		sum += float64(d.Next())
+	}
+	return sum
+}
+
+// lengths are each request's prompt and output length, in request order
+// (Dataset known).
+func (o *Options) lengths() (inputs, outputs []int) {
+	ds, ok := datasets.Lookup(o.Dataset)
+	if !ok {
+		inputs, outputs = make([]int, o.NumPrompts), make([]int, o.NumPrompts)
+		for i := range inputs {
+			inputs[i], outputs[i] = o.ISL, o.OSL
+		}
+		return inputs, outputs
+	}
+	ins, outs := ds.Scaled(o.ISL, o.OSL)
+	return datasets.Deal(ins, o.NumPrompts, o.Seed, datasets.InputStream), datasets.Deal(outs, o.NumPrompts, o.Seed, datasets.OutputStream)
 }
 
 func (o *Options) endpoint() Endpoint {

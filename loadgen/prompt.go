@@ -26,8 +26,9 @@ life being under never day same another know while last might us great old year 
 against go came right used take three`)
 
 // requestBodies builds every request body of a load point up front, so no
-// JSON is encoded on the timing path.
-func requestBodies(o *Options) [][]byte {
+// JSON is encoded on the timing path: request i asks for inputs[i] prompt
+// tokens and outputs[i] output tokens (Options.lengths).
+func requestBodies(o *Options, inputs, outputs []int) [][]byte {
 	rng := rand.New(rand.NewPCG(o.Seed, streamPrompts))
 	bodies := make([][]byte, o.NumPrompts)
 	streamOptions := map[string]any{"include_usage": true}
@@ -36,9 +37,9 @@ func requestBodies(o *Options) [][]byte {
 		if o.endpoint() == Chat {
 			payload = map[string]any{
 				"model":                 o.Model,
-				"messages":              []map[string]string{{"role": "user", "content": textPrompt(rng, o.ISL)}},
-				"max_completion_tokens": o.OSL,
-				"max_tokens":            o.OSL,
+				"messages":              []map[string]string{{"role": "user", "content": textPrompt(rng, inputs[i])}},
+				"max_completion_tokens": outputs[i],
+				"max_tokens":            outputs[i],
 				"ignore_eos":            true,
 				"stream":                true,
 				"stream_options":        streamOptions,
@@ -46,8 +47,8 @@ func requestBodies(o *Options) [][]byte {
 		} else {
 			payload = map[string]any{
 				"model":          o.Model,
-				"prompt":         tokenPrompt(rng, o.ISL),
-				"max_tokens":     o.OSL,
+				"prompt":         tokenPrompt(rng, inputs[i]),
+				"max_tokens":     outputs[i],
 				"ignore_eos":     true,
 				"stream":         true,
 				"stream_options": streamOptions,

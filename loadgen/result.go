@@ -59,14 +59,15 @@ type Result struct {
 	// capsim's additions.
 	Load                  model.Load
 	Endpoint              Endpoint
-	ISL, OSL              int
+	ISL, OSL              int    // the requested lengths; with a Dataset, the means its lengths were scaled to
+	Dataset               string // the dataset whose lengths the requests took (Options.Dataset); "" for ISL and OSL each
 	Seed                  uint64
 	InputLengthsExact     bool           // token-id prompts; false for chat's text prompts
 	Partial               bool           // interrupted before every request finished
 	Canceled              int            // requests cut off by the interruption (not failures)
 	Failures              map[string]int // failed requests by reason
-	PromptTokenMismatches int            // completed requests whose usage.prompt_tokens ≠ ISL (exact inputs only)
-	OutputTokenMismatches int            // completed requests whose usage.completion_tokens ≠ OSL
+	PromptTokenMismatches int            // completed requests whose usage.prompt_tokens ≠ the prompt length they sent (exact inputs only)
+	OutputTokenMismatches int            // completed requests whose usage.completion_tokens ≠ the max_tokens they asked for
 	ScheduleDelay         *DelaySummary  // open loop and burst: actual − scheduled send; nil for a closed loop
 
 	// Metadata are extra top-level string fields, like vLLM's --metadata KEY=VALUE.
@@ -212,6 +213,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	o.add("capsim_endpoint", r.Endpoint)
 	o.add("capsim_isl", r.ISL)
 	o.add("capsim_osl", r.OSL)
+	o.add("capsim_dataset", nullIfEmpty(r.Dataset))
 	o.add("capsim_seed", r.Seed)
 	o.add("capsim_input_lengths_exact", r.InputLengthsExact)
 	o.add("capsim_partial", r.Partial)

@@ -163,7 +163,7 @@ func TestSummarizeClientQueue(t *testing.T) {
 	}
 	due := []time.Duration{0, time.Second}
 	open := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Load{Kind: model.OpenLoop, Rate: 1, Burstiness: 1, Concurrency: 1}}
-	r := summarize(open, outs, due, 3)
+	r := summarize(open, []int{1, 1}, []int{2, 2}, outs, due, 3)
 	if len(r.QueueTimes) != 2 || r.QueueTimes[0] != 0.5 || r.QueueTimes[1] != 0.5 || r.ClientQueue == nil || r.ClientQueue.Mean != 500 {
 		t.Errorf("open loop: queue_times %v client queue %+v", r.QueueTimes, r.ClientQueue)
 	}
@@ -171,12 +171,12 @@ func TestSummarizeClientQueue(t *testing.T) {
 		t.Errorf("open loop: e2el including queue %+v, want mean 1500 ms", r.E2ELInclQueue)
 	}
 	closed := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Closed(1)}
-	r = summarize(closed, outs, due, 3)
+	r = summarize(closed, []int{1, 1}, []int{2, 2}, outs, due, 3)
 	if r.QueueTimes[1] != 1.5 || r.ClientQueue == nil || r.ClientQueue.Mean != 1000 || r.E2ELInclQueue != nil {
 		t.Errorf("closed loop: queue_times %v client queue %+v incl %+v", r.QueueTimes, r.ClientQueue, r.E2ELInclQueue)
 	}
 	uncapped := &Options{Model: "m", NumPrompts: 2, ISL: 1, OSL: 2, Load: model.Open(1, 1)}
-	if r = summarize(uncapped, outs, due, 3); r.ClientQueue != nil {
+	if r = summarize(uncapped, []int{1, 1}, []int{2, 2}, outs, due, 3); r.ClientQueue != nil {
 		t.Error("no concurrency cap: vLLM writes no client queue statistics")
 	}
 }

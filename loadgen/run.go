@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/model"
 )
 
@@ -59,8 +60,10 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	opts.Dataset, _ = datasets.Check(opts.Dataset) // its canonical name, for the result
 	n := opts.NumPrompts
-	bodies := requestBodies(&opts)
+	inputs, outputs := opts.lengths()
+	bodies := requestBodies(&opts, inputs, outputs)
 	due := Schedule(opts.Load, n, opts.Seed)
 	client := opts.Client
 	if client == nil {
@@ -174,7 +177,7 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 			progress(p)
 		}
 	}
-	r := summarize(&opts, outcomes, due, duration)
+	r := summarize(&opts, inputs, outputs, outcomes, due, duration)
 	r.Date = date
 	if err := ctx.Err(); err != nil {
 		r.Partial = true
@@ -184,8 +187,9 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (*Result, e
 }
 
 // summarize turns per-request outcomes into a Result the way vLLM's
-// calculate_metrics does.
-func summarize(o *Options, outcomes []outcome, due []time.Duration, duration float64) *Result {
+// calculate_metrics does; inputs and outputs are the lengths each request
+// asked for.
+func summarize(o *Options, inputs, outputs []int, outcomes []outcome, due []time.Duration, duration float64) *Result {
 	r := &Result{
 		Backend:           "openai",
 		ModelID:           o.Model,
@@ -198,6 +202,7 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 		Endpoint:          o.endpoint(),
 		ISL:               o.ISL,
 		OSL:               o.OSL,
+		Dataset:           o.Dataset,
 		Seed:              o.Seed,
 		InputLengthsExact: o.endpoint() == Completions,
 		Failures:          map[string]int{},
@@ -254,17 +259,17 @@ func summarize(o *Options, outcomes []outcome, due []time.Duration, duration flo
 		if out.reason != "" {
 			r.Failed++
 			r.Failures[out.reason]++
-			r.InputLens = append(r.InputLens, o.ISL)
+			r.InputLens = append(r.InputLens, inputs[i])
 			r.OutputLens = append(r.OutputLens, 0)
 			continue
 		}
 		prompt := out.promptTokens
 		if prompt == 0 {
-			prompt = o.ISL // the server did not say; vLLM keeps the requested length
-		} else if r.InputLengthsExact && prompt != o.ISL {
+			prompt = inputs[i] // the server did not say; vLLM keeps the requested length
+		} else if r.InputLengthsExact && prompt != inputs[i] {
 			r.PromptTokenMismatches++
 		}
-		if out.outputTokens != o.OSL {
+		if out.outputTokens != outputs[i] {
 			r.OutputTokenMismatches++
 		}
 		r.Completed++
@@ -372,7 +377,8 @@ func Check(ctx context.Context, opts Options) error {
 	if client == nil {
 		client = NewClient(1)
 	}
-	out := send(ctx, client, &opts, opts.requestURL(), requestBodies(&opts)[0], time.Now())
+	inputs, outputs := opts.lengths()
+	out := send(ctx, client, &opts, opts.requestURL(), requestBodies(&opts, inputs, outputs)[0], time.Now())
 	if err := ctx.Err(); err != nil {
 		return err
 	}

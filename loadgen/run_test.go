@@ -32,6 +32,8 @@ const (
 	faultNoTokens     // usage and [DONE] but no text
 	faultStreamError  // an error object inside the stream
 	faultPromptLength // reports one prompt token more than sent
+	faultBaseLengths  // streams and reports baseOptions' lengths (32+5), whatever the request asked
+	faultNoPromptUsage
 )
 
 // mockServer is an OpenAI-compatible streaming server whose timing and
@@ -103,6 +105,9 @@ func (m *mockServer) handle(w http.ResponseWriter, r *http.Request) {
 		promptTokens++
 	}
 	osl := int(body["max_tokens"].(float64))
+	if f == faultBaseLengths {
+		promptTokens, osl = 32, 5
+	}
 	chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -150,7 +155,9 @@ func (m *mockServer) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	event(`{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`)
-	if f != faultNoUsage {
+	if f == faultNoPromptUsage { // usage without prompt_tokens
+		event(fmt.Sprintf(`{"choices":[],"usage":{"completion_tokens":%d}}`, osl))
+	} else if f != faultNoUsage {
 		event(fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
 			promptTokens, osl, promptTokens+osl))
 	}

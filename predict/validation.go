@@ -35,12 +35,16 @@ type ValidationPoint struct {
 
 // Validation is measurements of one deployment against its predictions.
 type Validation struct {
-	Source   string            `json:"source"` // the server URL or the result file
-	GPU      string            `json:"gpu"`
-	Model    string            `json:"model"`
-	Engine   string            `json:"engine"`
-	Topology string            `json:"topology"`
-	Profile  string            `json:"profile"`
+	Source   string `json:"source"` // the server URL or the result file
+	GPU      string `json:"gpu"`
+	Model    string `json:"model"`
+	Engine   string `json:"engine"`
+	Topology string `json:"topology"`
+	Profile  string `json:"profile"`
+	// Dataset is the dataset whose lengths the requests took, measured and
+	// simulated alike (Options.Dataset; series.Workload.Dataset when every
+	// record states the same); "" when none or they differ.
+	Dataset  string            `json:"dataset,omitempty"`
 	Points   []ValidationPoint `json:"points"`
 	Summary  []ErrorSummary    `json:"summary"`
 	Derived  []string          `json:"derived"` // where the predicted costs came from
@@ -49,7 +53,7 @@ type Validation struct {
 
 // NewValidation starts a validation of a prediction's deployment.
 func NewValidation(source string, p Prediction) *Validation {
-	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology,
+	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology, Dataset: p.Dataset,
 		Warnings: p.Warnings, Derived: derivedText(p.Derived)}
 }
 
@@ -101,10 +105,13 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		t := rp.Target
 		if v == nil {
-			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Derived: derivedText(rp.Derived)}
+			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived)}
 		} else if t.GPU != v.GPU || t.Model != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
 				where, t.GPU, model.ShortName(t.Model), t.Engine, t.Topology))
+		}
+		if rp.Workload.Dataset != v.Dataset {
+			v.Dataset = ""
 		}
 		if r.Errors > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s (%s): %d requests failed; latencies are over the completed ones", where, r.Workload.Load, r.Errors))

@@ -26,6 +26,11 @@ type System struct {
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
+// DatasetSetting is the System.Settings key that names the dataset a run's
+// prompts came from (vLLM's --dataset-name, as --metadata dataset=sharegpt
+// states it; capsim bench's capsim_dataset is read into it).
+const DatasetSetting = "dataset"
+
 // Workload is what was offered to the deployment.
 type Workload struct {
 	ISL        float64    `json:"isl"`               // mean prompt tokens per request

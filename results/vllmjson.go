@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,6 +182,7 @@ var jsonConfigFields = map[string]bool{
 	"input_lens": true, "output_lens": true, "ttfts": true, "itls": true, "latencies": true,
 	"start_times": true, "queue_times": true, "generated_texts": true, "errors": true,
 	"rps_change_events": true, "ramp_up_strategy": true, "ramp_up_start_rps": true, "ramp_up_end_rps": true,
+	"capsim_dataset": true,
 }
 
 // statMetricRE matches vLLM's statistic fields: mean_ttft_ms, p99.9_itl_ms, std_e2el_ms, …
@@ -447,6 +450,10 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		}
 	}
 
+	if err := readDataset(&r, bad, str); err != nil {
+		return r, err
+	}
+
 	// Lengths: totals over successful requests are authoritative; outputs stop early.
 	tin, hasTin := r.Metrics["total_input_tokens"]
 	tout, hasTout := r.Metrics["total_output_tokens"]
@@ -477,6 +484,27 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		return r, errorf(name, line, "", "object has no metrics: not a vLLM bench serve result")
 	}
 	return r, nil
+}
+
+// readDataset reads capsim bench's capsim_dataset (the dataset whose
+// lengths the requests took; null or absent for fixed lengths) into the
+// DatasetSetting, which --metadata may also state: stating two datasets
+// is an error.
+func readDataset(r *Record, bad func(key, format string, args ...any) error, str func(string) (string, error)) error {
+	ds, err := str("capsim_dataset")
+	if err != nil || strings.TrimSpace(ds) == "" {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.System.Settings)) {
+		if v := r.System.Settings[k]; strings.EqualFold(strings.TrimSpace(k), DatasetSetting) && !strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(ds)) {
+			return bad("capsim_dataset", "names dataset %q, but the setting %s names %q", ds, k, v)
+		}
+	}
+	if r.System.Settings == nil {
+		r.System.Settings = map[string]string{}
+	}
+	r.System.Settings[DatasetSetting] = ds
+	return nil
 }
 
 // e2elFromLatencies fills vLLM's E2E statistics (mean, median, std, p99:

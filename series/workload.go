@@ -46,8 +46,8 @@ type Workload struct {
 }
 
 // DatasetSetting is the record setting that names the dataset a run's
-// prompts came from (vLLM's --dataset-name).
-const DatasetSetting = "dataset"
+// prompts came from (vLLM's --dataset-name; capsim bench's capsim_dataset).
+const DatasetSetting = results.DatasetSetting
 
 // datasetOf is the dataset a record's settings name, when package datasets
 // holds its lengths.

@@ -5,15 +5,17 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/capsim/capsim/datasets"
 )
 
 // Independent random streams derived from Config.Seed, so that changing the
 // arrival process does not shift the lengths drawn and vice versa.
 const (
-	streamArrivals = 0x61727269 // "arri"
-	streamInput    = 0x696e7075 // "inpu"
-	streamOutput   = 0x6f757470 // "outp"
-	streamRoute    = 0x726f7574 // "rout"
+	streamArrivals = 0x61727269            // "arri"
+	streamInput    = datasets.InputStream  // "inpu", shared with loadgen
+	streamOutput   = datasets.OutputStream // "outp", shared with loadgen
+	streamRoute    = 0x726f7574            // "rout"
 )
 
 func newStream(seed uint64, stream uint64) *rand.Rand {
@@ -21,29 +23,23 @@ func newStream(seed uint64, stream uint64) *rand.Rand {
 }
 
 // lengthSource draws one run's lengths of dist from its own stream. An
-// empirical distribution is dealt like a shuffled deck: every value once,
-// in a random order, then reshuffled. A benchmark client sends each prompt
-// of its sample once, and a burst of a dataset's whole sample holds its
-// longest request for certain, which sets how long the burst runs; drawn
-// with replacement, a 1000-prompt burst of a 1000-length sample would miss
-// a given length a third of the time.
+// empirical distribution is dealt like a shuffled deck (datasets.Deck, the
+// deal the load generator also uses): every value once, in a random order,
+// then reshuffled.
 type lengthSource struct {
 	dist LengthDist
 	r    *rand.Rand
-	deck []int
+	deck *datasets.Deck
 }
 
 func (s *lengthSource) next() int {
 	if s.dist.Kind != "empirical" {
 		return s.dist.draw(s.r)
 	}
-	if len(s.deck) == 0 {
-		s.deck = append(s.deck, s.dist.Values...)
-		s.r.Shuffle(len(s.deck), func(i, j int) { s.deck[i], s.deck[j] = s.deck[j], s.deck[i] })
+	if s.deck == nil {
+		s.deck = datasets.NewDeck(s.dist.Values, s.r)
 	}
-	v := s.deck[len(s.deck)-1]
-	s.deck = s.deck[:len(s.deck)-1]
-	return v
+	return s.deck.Next()
 }
 
 // validate checks a length distribution; field names the Config field for errors.

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/model"
 )
 
 func TestPercentileNumpy(t *testing.T) {
@@ -169,6 +172,30 @@ func TestEmpiricalDealsEachValueOncePerPass(t *testing.T) {
 	}
 	if want := 700; (LengthDist{Kind: "empirical", Values: values}).MaxLen() != want {
 		t.Errorf("MaxLen %d, want %d", (LengthDist{Kind: "empirical", Values: values}).MaxLen(), want)
+	}
+}
+
+// A simulated run deals its empirical lengths as datasets.Deal does on
+// the shared streams, which is what capsim bench --dataset sends: request
+// i of a simulation and of a measured run with the same seed have the same
+// prompt and output lengths.
+func TestEmpiricalLengthsAreTheLoadGeneratorsDeal(t *testing.T) {
+	ins, outs := []int{30, 4, 17, 250, 9}, []int{5, 80, 12}
+	for _, load := range []model.Load{model.Closed(3), model.Open(50, 1), model.Open(math.Inf(1), 1)} {
+		const n, seed = 23, 11
+		cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: testCost{Overhead: 0.01}}, Load: load,
+			Input: LengthDist{Kind: "empirical", Values: ins}, Output: LengthDist{Kind: "empirical", Values: outs},
+			NumPrompts: n, KeepRequests: true, Seed: seed}
+		res := run(t, cfg)
+		wantIn, wantOut := datasets.Deal(ins, n, seed, datasets.InputStream), datasets.Deal(outs, n, seed, datasets.OutputStream)
+		if len(res.Requests) != n {
+			t.Fatalf("%s: %d requests kept, want %d", load, len(res.Requests), n)
+		}
+		for _, r := range res.Requests {
+			if r.InputTokens != wantIn[r.ID] || r.OutputTokens != wantOut[r.ID] {
+				t.Errorf("%s: request %d is %d+%d tokens, the deal gives %d+%d", load, r.ID, r.InputTokens, r.OutputTokens, wantIn[r.ID], wantOut[r.ID])
+			}
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if base.Endpoint == loadgen.Chat {
-		fmt.Fprintf(stderr, "bench: chat prompts are text of %d words; input lengths are approximate (input_lens records the server's counts)\n", o.isl)
+		fmt.Fprintln(stderr, "bench: chat prompts are text, a word per requested token; input lengths are approximate (input_lens records the server's counts)")
 	}
 	var allFailed []string // load points where no request completed
 	done, err := o.measure(ctx, "bench", base, loads, stderr, func(r *loadgen.Result) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -147,14 +148,14 @@ func progressTo(stderr io.Writer, quiet bool) io.Writer {
 // serverFlags are a benchmark of a live OpenAI-compatible server: where it
 // is and how each load point's requests look.
 type serverFlags struct {
-	url, endpoint        string
-	isl, osl, numPrompts int
-	maxConcurrency       int
-	seed                 uint64
-	timeout              time.Duration
-	apiKeyEnv, out       string
-	skipCheck            bool
-	quiet                bool
+	url, endpoint, dataset string
+	isl, osl, numPrompts   int
+	maxConcurrency         int
+	seed                   uint64
+	timeout                time.Duration
+	apiKeyEnv, out         string
+	skipCheck              bool
+	quiet                  bool
 }
 
 // addServerFlags adds the flags of serverFlags; seedUse says what the seed
@@ -164,6 +165,7 @@ func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint
 	fs.StringVar(&s.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
 	fs.IntVar(&s.isl, "isl", 0, "input (prompt) length in tokens")
 	fs.IntVar(&s.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos")
+	fs.StringVar(&s.dataset, "dataset", "", "give each request its own prompt and output length from this dataset's sample (sharegpt), scaled to means --isl and --osl and dealt from --seed\n(default: every request at --isl and --osl)")
 	fs.IntVar(&s.maxConcurrency, "max-concurrency", 0, "cap on requests in flight for --rate points (0 = none)")
 	fs.IntVar(&s.numPrompts, "num-prompts", 200, "requests per load point")
 	fs.Uint64Var(&s.seed, "seed", seed, "seed for "+seedUse)
@@ -197,6 +199,10 @@ func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates 
 	if msg != "" {
 		return fail(errors.New(msg))
 	}
+	dataset, err := datasets.Check(s.dataset)
+	if err != nil {
+		return fail(flagHint(err))
+	}
 	open, err := parseLoads("", rates, burstiness)
 	if err != nil {
 		return fail(err)
@@ -214,7 +220,7 @@ func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates 
 			return fail(fmt.Errorf("--api-key-env %s: the variable is unset or empty", s.apiKeyEnv))
 		}
 	}
-	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl,
+	return loadgen.Options{URL: s.url, Model: modelName, Endpoint: endpoint, ISL: s.isl, OSL: s.osl, Dataset: dataset,
 		NumPrompts: s.numPrompts, Seed: s.seed, Timeout: s.timeout, APIKey: apiKey}, append(closed, open...), nil
 }
 

@@ -93,7 +93,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay})
+		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: o.dataset})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}
@@ -126,9 +126,9 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 	if o.url != "" {
 		return nil, errors.New("validate: give --url or --results, not both")
 	}
-	for _, f := range []string{"isl", "osl", "concurrency", "rate", "num-prompts", "max-concurrency", "burstiness"} {
+	for _, f := range []string{"isl", "osl", "dataset", "concurrency", "rate", "num-prompts", "max-concurrency", "burstiness"} {
 		if changed(f) {
-			return nil, fmt.Errorf("validate: --%s does not apply with --results (loads and shape come from the file)", f)
+			return nil, fmt.Errorf("validate: --%s does not apply with --results (loads, shape and dataset come from the file)", f)
 		}
 	}
 	for _, f := range []string{"served-model", "endpoint", "timeout", "api-key-env", "skip-check", "out"} {
@@ -163,8 +163,8 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 }
 
 func writeValidation(w io.Writer, v *predict.Validation) error {
-	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile as a benchmark replay (the same prompts, ramp-up and drain)\n",
-		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile)
+	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile as a benchmark replay (the same prompts, ramp-up and drain)%s\n",
+		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile, predict.WorkloadClause(0, v.Dataset))
 	for _, d := range v.Derived {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
