@@ -369,3 +369,24 @@ func TestSettingsReadOtherEngines(t *testing.T) {
 		}
 	}
 }
+
+// A vLLM V0 record that states a max-model-len of 32K or less runs without
+// chunked prefill: a budget of the whole length, and prefills first.
+func TestSettingsV0MaxModelLen(t *testing.T) {
+	for _, tt := range []struct {
+		settings map[string]string
+		budget   int
+		first    bool
+	}{
+		{nil, 2048, false}, // Llama-3.1's 128K context: chunked
+		{map[string]string{"max-model-len": "8192"}, 8192, true},
+		{map[string]string{"max-model-len": "8192", "max-num-batched-tokens": "16384"}, 16384, true},
+		{map[string]string{"max-model-len": "8192", "max-num-batched-tokens": "4096"}, 4096, false}, // a budget below it: chunked prefill
+	} {
+		r := &results.Record{ID: "x:1", System: results.System{GPU: "H100-SXM", Model: "meta-llama/Llama-3.1-8B-Instruct", Settings: tt.settings}}
+		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
+		if s := settingsFrom("vllm-0.6.3", []*point{p}); s.MaxNumBatchedTokens != tt.budget || s.PrefillFirst != tt.first {
+			t.Errorf("%v: budget %d, prefill first %v; want %d, %v", tt.settings, s.MaxNumBatchedTokens, s.PrefillFirst, tt.budget, tt.first)
+		}
+	}
+}

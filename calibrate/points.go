@@ -238,7 +238,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
 	s := defaultSettings(engine, gpu, llm.MaxContext)
-	budgetStated := false
+	budgetStated, mixStated := false, false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -286,7 +286,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 					s.MaxNumSeqs = n
 				}
 			case "enable-mixed-chunk": // SGLang: prompts join the decodes' steps
-				s.PrefillFirst = !isTrue(v)
+				s.PrefillFirst, mixStated = !isTrue(v), true
 			case "capacity-scheduler-policy", "capacity-scheduling-policy": // TensorRT-LLM
 				s.ReserveOutput = strings.EqualFold(strings.TrimSpace(v), "GUARANTEED_NO_EVICT")
 			case "max-model-len":
@@ -336,9 +336,19 @@ func settingsFrom(engine string, pts []*point) Settings {
 			}
 		}
 	}
-	if !budgetStated && s.MaxModelLen > 0 {
-		// Some engines' default budget follows the max-model-len the records state.
-		s.MaxNumBatchedTokens = defaultSettings(engine, gpu, s.MaxModelLen).MaxNumBatchedTokens
+	if s.MaxModelLen > 0 {
+		// Some engines' default budget, and with it whether they chunk
+		// prompts, follow the max-model-len the records state.
+		d := defaultSettings(engine, gpu, s.MaxModelLen)
+		if !budgetStated {
+			s.MaxNumBatchedTokens = d.MaxNumBatchedTokens
+		}
+		if !mixStated {
+			s.PrefillFirst = d.PrefillFirst
+			if model.EngineFamily(engine) == "vllm" && s.MaxNumBatchedTokens < s.MaxModelLen {
+				s.PrefillFirst = false // vLLM V0 takes a budget below the max-model-len only with chunked prefill, which mixes
+			}
+		}
 	}
 	return s
 }

@@ -150,7 +150,9 @@ type defaultsRule struct {
 //     its output processing overlaps the next step (DelayedOutput). The API server
 //     turns chunked prefill on for a max-model-len above 32K tokens, with a
 //     2048-token budget (#10544, November 2024; 512 before); otherwise the
-//     budget is max(max-model-len, 2048), so a prompt never needs chunking.
+//     budget is max(max-model-len, 2048), so a prompt never needs chunking,
+//     and the scheduler runs prefills first: "Don't schedule decodes if
+//     prefills are scheduled" (vllm/core/scheduler.py, _schedule_default).
 //     A label without a version keeps 8192 tokens / 256 sequences, the
 //     budget capsim assumed before this table existed.
 //   - V1 engine, the default from v0.8.0: #12369 (January 2025) gives 8192
@@ -214,10 +216,10 @@ func vllmUnknown(GPU, int) EngineDefaults {
 }
 
 func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax,
-		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill"}
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax, PrefillFirst: true,
+		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
 	if maxModelLen > 32768 {
-		d.MaxNumBatchedTokens, d.Rule = 2048, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
+		d.MaxNumBatchedTokens, d.PrefillFirst, d.Rule = 2048, false, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
 	}
 	return d
 }

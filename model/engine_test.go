@@ -140,3 +140,24 @@ func TestDefaultsDelayedOutput(t *testing.T) {
 		}
 	}
 }
+
+// vLLM V0 without chunked prefill (a max-model-len of 32K or less) runs
+// prefills first; with it, and from V1 on, prompts and decodes share steps.
+func TestDefaultsV0PrefillFirst(t *testing.T) {
+	g, err := LookupGPU("H100-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		engine string
+		maxLen int
+		want   bool
+	}{
+		{"vllm-0.5.4", 32768, true}, {"vllm-0.6.3", 8192, true}, {"vllm-0.6.3", 131072, false},
+		{"vllm-0.8.4", 8192, false}, {"vllm", 8192, false}, {"dynamo-0.3.0", 4096, false},
+	} {
+		if d, _ := DefaultsFor(ParseEngine(tt.engine), g, tt.maxLen); d.PrefillFirst != tt.want {
+			t.Errorf("%s at max-model-len %d: prefill first %v, want %v", tt.engine, tt.maxLen, d.PrefillFirst, tt.want)
+		}
+	}
+}
