@@ -106,7 +106,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
 			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
-		p.stated = recordSettings(r)
+		p.stated = recordSettings(r.System.Engine, r)
 		bad := false
 		for _, m := range fitMetrics {
 			v, ok := r.Metric(m.name)
@@ -215,9 +215,11 @@ type RecordSettings struct {
 	MaxNumSeqs          int     `json:"max_num_seqs,omitempty"`
 }
 
-// recordSettings are the settings r states, read as settingsFrom reads them.
-func recordSettings(r *results.Record) RecordSettings {
-	s := settingsFrom(r.System.Engine, []*point{{rec: r}})
+// recordSettings are the settings r states over engine's defaults, read as
+// settingsFrom reads them (engine: the record's own, or the one a
+// prediction simulates it with instead).
+func recordSettings(engine string, r *results.Record) RecordSettings {
+	s := settingsFrom(engine, []*point{{rec: r}})
 	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
 		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs}
 }

@@ -357,3 +357,31 @@ func TestDeploymentFits(t *testing.T) {
 		}
 	}
 }
+
+// A record predicted with another engine keeps what it states and takes
+// that engine's defaults for the rest, not its own engine's: vLLM 0.9 on
+// an H20 defaults to 1024 sequences, 0.8.4 (by device name) to 256.
+func TestRecordTargetOtherEngineDefaults(t *testing.T) {
+	rec := results.Record{ID: "x:1", Source: results.Source{File: "x.md", Line: 1},
+		System:   results.System{GPU: "H20", GPUCount: 4, Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")},
+		Workload: results.Workload{ISL: 1000, OSL: 100, Load: model.Closed(8), NumPrompts: 80}}
+	for _, tt := range []struct {
+		engine   string
+		settings map[string]string
+		seqs     int
+	}{
+		{"", nil, 1024},
+		{"vllm-0.8.4", nil, 256},
+		{"vllm-0.8.4", map[string]string{"max-num-seqs": "512"}, 512},
+	} {
+		r := rec
+		r.System.Settings = tt.settings
+		tg, _, err := testProfile().RecordTarget(&r, Override{Engine: tt.engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.Record == nil || tg.Record.MaxNumSeqs != tt.seqs {
+			t.Errorf("engine %q, settings %v: record settings %+v, want %d sequences", tt.engine, tt.settings, tg.Record, tt.seqs)
+		}
+	}
+}

@@ -126,8 +126,10 @@ type EngineDefaults struct {
 	PrefillFirst bool
 	// ReserveOutput: a prompt is admitted only while the KV cache can hold
 	// every admitted request to its last token (TensorRT-LLM's default
-	// GUARANTEED_NO_EVICT capacity scheduler); vLLM and SGLang admit on the
-	// prompt and preempt when the cache runs out.
+	// GUARANTEED_NO_EVICT capacity scheduler); vLLM admits on the prompt
+	// and preempts when the cache runs out. SGLang reserves a decaying
+	// share (from 0.7) of the running requests' remaining outputs, which
+	// is not modelled: it is simulated as vLLM admits.
 	ReserveOutput bool
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
@@ -233,8 +235,8 @@ func vllmV1(large bool, rule string) EngineDefaults {
 }
 
 // sglang04 is SGLang 0.4's server defaults: a chunked-prefill budget of
-// 8192 tokens (2048 below 25,000 MiB), CUDA graphs to 160 sequences (256
-// above 96 GiB), --mem-fraction-static 0.88 (the TP1 figure; above 96 GiB
+// 8192 tokens (2048 below 25,000 MiB), CUDA graphs to 160 sequences (8
+// below 25,000 MiB at TP<4, 256 above 96 GiB), --mem-fraction-static 0.88 (the TP1 figure; above 96 GiB
 // raised by 48 GiB × (1 − 0.88) ÷ memory, to at most memory − 18 GiB),
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
@@ -242,7 +244,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
-		d.MaxNumBatchedTokens = 2048
+		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
 	}
 	if mib > 96*1024 {
 		d.GraphMax = 256
@@ -254,8 +256,8 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // sglang05 is SGLang 0.5's server defaults, set by device memory
 // (_handle_gpu_memory_settings): the chunked-prefill budget is 2048 below
 // 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB and 16384 above; CUDA
-// graphs go to 24, 32, 256 and 512 sequences in those bands (the TP<4
-// figures); --mem-fraction-static leaves the memory less a reserve of
+// graphs go to 24, 32, 256 and 512 sequences in those bands and to 8
+// below 20 GiB (the TP<4 figures); --mem-fraction-static leaves the memory less a reserve of
 // 512 MiB + 1.5 × the budget + 2 MiB per graph size + 128 MiB per GPU of
 // the worker (the TP1 figure), at least 10 GiB above 60 GiB; page size 1;
 // prefill first.
@@ -264,6 +266,8 @@ func sglang05(g GPU, _ int) EngineDefaults {
 	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
+	case mib < 20*1024:
+		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
 	case mib < 35*1024:
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 24
 	case mib < 60*1024:
@@ -285,6 +289,8 @@ func sglang05(g GPU, _ int) EngineDefaults {
 // KV cache stops admissions first for all but the shortest requests.
 const sglangMaxRunning = 4096
 
+// trtllmDefaults: the block size and CUDA-graph sizes were not read in
+// TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(GPU, int) EngineDefaults {
 	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}

@@ -89,16 +89,17 @@ func TestDefaultsOtherEngines(t *testing.T) {
 		prefillFirst, reserve  bool
 	}{
 		{"sglang-0.4.6.post2", "A100-80GB", 8192, 4096, 160, 1, 0.88, true, false},
-		{"sglang-0.4.6.post2", "L4", 2048, 4096, 160, 1, 0.88, true, false}, // 23,034 MiB: below 25,000
+		{"sglang-0.4.6.post2", "L4", 2048, 4096, 8, 1, 0.88, true, false}, // 23,034 MiB: below 25,000
 		// Above 96 GiB: graphs to 256, and 0.88 raised by 48 GiB × 0.12 ÷ 143,771 MiB
 		// (0.921), held to (143,771 − 18 GiB) ÷ 143,771.
 		{"sglang-0.4.6.post2", "H200", 8192, 4096, 256, 1, (143771.0 - 18*1024) / 143771, true, false},
 		// 81,559 MiB: reserve 512 + 1.5·8192 + 2·256 + 128 = 13,440 MiB.
 		{"sglang-0.5.5.post1", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},
-		{"sglang-0.5.5.post1", "A100-40GB", 4096, 4096, 32, 1, 0.833, true, false}, // reserve 6,848 MiB of 40,960
-		{"sglang-0.5.5.post1", "L4", 2048, 4096, 24, 1, 0.837, true, false},        // reserve 3,760 MiB of 23,034
-		{"sglang-0.5.5.post1", "B200", 16384, 4096, 512, 1, 0.857, true, false},    // reserve 26,240 MiB of 183,359
-		{"sglang", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},             // no version: the newer rule
+		{"sglang-0.5.5.post1", "A100-40GB", 4096, 4096, 32, 1, 0.833, true, false},     // reserve 6,848 MiB of 40,960
+		{"sglang-0.5.5.post1", "L4", 2048, 4096, 24, 1, 0.837, true, false},            // reserve 3,760 MiB of 23,034
+		{"sglang-0.5.5.post1", "V100-PCIe-16GB", 2048, 4096, 8, 1, 0.769, true, false}, // below 20 GiB: reserve 3,728 MiB of 16,160
+		{"sglang-0.5.5.post1", "B200", 16384, 4096, 512, 1, 0.857, true, false},        // reserve 26,240 MiB of 183,359
+		{"sglang", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},                 // no version: the newer rule
 		{"trtllm-1.2.0rc1", "H100-SXM", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
 		{"tensorrt-llm-1.0", "B200", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
 		{"vllm-0.11.0", "H100-SXM", 8192, 1024, VLLMGraphMax, 16, 0, false, false},

@@ -26,6 +26,8 @@ func TestVLLMJSONCapsimDataset(t *testing.T) {
 		{"not a string", `"capsim_dataset": 3`, nil, `results: x.json:1: field "capsim_dataset": want a string, got a number`},
 		{"metadata disagrees", `"dataset": "random", "capsim_dataset": "sharegpt"`, nil,
 			`results: x.json:1: field "capsim_dataset": names dataset "sharegpt", but the setting dataset names "random"`},
+		{"metadata names one where bench sent fixed lengths", `"dataset": "sharegpt", "capsim_dataset": null`, nil,
+			`results: x.json:1: field "capsim_dataset": is null (capsim bench sent fixed lengths), but the setting dataset names "sharegpt"`},
 	} {
 		recs, err := ParseVLLMJSON("x.json", []byte(head+", "+c.kv+"}"))
 		if c.err != "" {

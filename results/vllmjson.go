@@ -450,7 +450,8 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		}
 	}
 
-	if err := readDataset(&r, bad, str); err != nil {
+	_, capsimDataset := f["capsim_dataset"]
+	if err := readDataset(&r, capsimDataset, bad, str); err != nil {
 		return r, err
 	}
 
@@ -487,13 +488,24 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 }
 
 // readDataset reads capsim bench's capsim_dataset (the dataset whose
-// lengths the requests took; null or absent for fixed lengths) into the
-// DatasetSetting, which --metadata may also state: stating two datasets
-// is an error.
-func readDataset(r *Record, bad func(key, format string, args ...any) error, str func(string) (string, error)) error {
+// lengths the requests took; null for fixed lengths) into the
+// DatasetSetting, which --metadata may also state: stating two datasets,
+// or one where capsim bench wrote that it sent fixed lengths, is an error.
+// present says the file has the key (a capsim bench file).
+func readDataset(r *Record, present bool, bad func(key, format string, args ...any) error, str func(string) (string, error)) error {
 	ds, err := str("capsim_dataset")
-	if err != nil || strings.TrimSpace(ds) == "" {
+	if err != nil {
 		return err
+	}
+	if strings.TrimSpace(ds) == "" {
+		if present {
+			for _, k := range slices.Sorted(maps.Keys(r.System.Settings)) {
+				if strings.EqualFold(strings.TrimSpace(k), DatasetSetting) {
+					return bad("capsim_dataset", "is null (capsim bench sent fixed lengths), but the setting %s names %q", k, r.System.Settings[k])
+				}
+			}
+		}
+		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.System.Settings)) {
 		if v := r.System.Settings[k]; strings.EqualFold(strings.TrimSpace(k), DatasetSetting) && !strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(ds)) {

@@ -41,7 +41,8 @@ type PoolConfig struct {
 	// ReserveOutput admits a prompt only while the KV cache can hold every
 	// admitted request to its last token (TensorRT-LLM's default
 	// GUARANTEED_NO_EVICT capacity scheduler): the running requests then
-	// never need preempting. vLLM and SGLang admit on the prompt alone.
+	// never need preempting. Off, a prompt is admitted on its own blocks
+	// and a decode preempted when the cache runs out (vLLM).
 	ReserveOutput bool
 }
 

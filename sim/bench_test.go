@@ -68,6 +68,20 @@ func BenchmarkAggregatedDelayed1000x1000(b *testing.B) {
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
+// BenchmarkAggregatedPrefillFirst1000x1000 is BenchmarkAggregated1000x1000
+// with SGLang's prefill-first steps (every arrival pauses the decodes).
+func BenchmarkAggregatedPrefillFirst1000x1000(b *testing.B) {
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefillFirst: true},
+		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
+}
+
+// BenchmarkBurstPrefillFirst is a 40,000-request burst on one SGLang-like
+// replica running up to 4096 requests: the decodes pause for every prefill.
+func BenchmarkBurstPrefillFirst(b *testing.B) {
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, MaxNumSeqs: 4096, PrefillFirst: true, BlockSize: 1},
+		Load: model.Load{Kind: model.Burst}, Input: Fixed(200), Output: Fixed(200), NumPrompts: 40_000, Seed: 1})
+}
+
 // BenchmarkMemory10M simulates 10 million requests (lengths drawn, so
 // nothing is constant) and reports the bytes allocated by the run and the
 // memory the process obtained from the OS (sysbytes, an upper bound on the

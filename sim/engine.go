@@ -39,10 +39,18 @@ type engine struct {
 	// lagFirst wait for their first token's delivery, lagDone for their last.
 	delayed bool
 	// pfirst: prefill work runs in steps of its own while the decodes wait
-	// (PoolConfig.PrefillFirst); pause is how long the decoding requests
-	// have waited since their last token.
+	// (PoolConfig.PrefillFirst). pause is the total time decodes have so
+	// waited, pmark its value when the last run of decode steps ended: the
+	// decodes that were running then have all waited pause − pmark since
+	// their last token, one that joined later pause − its pauseAt.
 	pfirst bool
 	pause  float64
+	pmark  float64
+	// With delayed output, a request whose first token reaches the client
+	// as a prefill-first step ends (late) waits through the next decode
+	// step too before its second token's gap ends: that step's time is
+	// carried into its next gap. nLate and nCarry count them.
+	nLate, nCarry int
 	// reserve: admissions keep KV blocks for every admitted request's last
 	// token (PoolConfig.ReserveOutput); reserved counts them.
 	reserve  bool
@@ -317,6 +325,7 @@ func (e *engine) latest() *request {
 // of the queue to prefill its prompt and the tokens generated so far again.
 func (e *engine) preempt(t float64, r *request) {
 	e.unreserve(r)
+	e.dropCarry(r)
 	if r.hidx >= 0 {
 		e.addUsed(t, -e.leave(r))
 		r.lastTok = t
@@ -337,6 +346,18 @@ func (e *engine) preempt(t float64, r *request) {
 	e.mon.preemptions++
 	e.mon.queueAdd(t, 1)
 	e.waiting.pushFront(r)
+}
+
+// dropCarry forgets r's pending late first token or carried gap.
+func (e *engine) dropCarry(r *request) {
+	if r.late {
+		r.late = false
+		e.nLate--
+	}
+	if r.carry > 0 {
+		r.carry = 0
+		e.nCarry--
+	}
 }
 
 // unreserve returns the KV blocks r kept for its last token (ReserveOutput).
@@ -511,8 +532,8 @@ func (e *engine) startStep(t float64) {
 		if len(e.inbound) > 0 && e.running() < e.maxSeqs {
 			e.j = e.boundaryAfter(e.inbound[0].t)
 		}
-		if len(e.lagDone) > 0 {
-			e.j = 1 // the finished requests' last tokens arrive when this step ends
+		if len(e.lagDone) > 0 || e.nLate > 0 {
+			e.j = 1 // the finished requests' last tokens arrive when this step ends; a late first token's gap spans it
 		}
 		first = t + (base + perKV*e.k1)
 		e.s.schedule(e, e.runEnd(e.j))
@@ -523,14 +544,17 @@ func (e *engine) startStep(t float64) {
 		e.state = engIdle
 	}
 	e.nFirst = 0
-	for _, r := range e.firstTimer {
-		if r.hidx >= 0 && r.g == 0 {
-			r.first = first
-			e.nFirst++
+	if n > 0 || ptoks == 0 { // a prefill-first step gives the joined decodes no token yet
+		for _, r := range e.firstTimer {
+			if r.hidx >= 0 && r.g == 0 {
+				r.first = first
+				r.noGap = true
+				e.nFirst++
+			}
 		}
+		clear(e.firstTimer)
+		e.firstTimer = e.firstTimer[:0]
 	}
-	clear(e.firstTimer)
-	e.firstTimer = e.firstTimer[:0]
 	if e.delayed {
 		e.deliver(t, first)
 	}
@@ -545,7 +569,18 @@ func (e *engine) deliver(t, first float64) {
 	}
 	for _, r := range e.lagFirst {
 		r.first = first
-		if r.hidx >= 0 {
+		switch {
+		case r.hidx < 0:
+		case e.n == 0:
+			// A prefill-first step delivers it while the decodes wait:
+			// its wait counts from this step's end on.
+			r.pauseAt = e.pause + (first - t)
+			if !r.late {
+				r.late = true
+				e.nLate++
+			}
+		default:
+			r.noGap = true
 			e.nFirst++ // decoding in this step, its first token not yet seen: no gap
 		}
 	}
@@ -566,7 +601,11 @@ func (e *engine) lagGaps(d float64) {
 	}
 	k := 0
 	for _, r := range e.lagDone {
-		if r.out > 1 {
+		switch {
+		case r.out <= 1:
+		case r.carry > 0:
+			e.s.itl.add(d+r.carry, 1)
+		default:
 			k++
 		}
 	}
@@ -581,6 +620,7 @@ func (e *engine) flushDone(t float64) {
 		r := e.lagDone[len(e.lagDone)-1]
 		e.lagDone[len(e.lagDone)-1] = nil
 		e.lagDone = e.lagDone[:len(e.lagDone)-1]
+		e.dropCarry(r)
 		e.s.complete(t, r)
 	}
 }
@@ -614,23 +654,53 @@ func (e *engine) onStepEnd(t float64) {
 		s := e.s
 		first, delta := e.base+e.perKV*e.k1, e.perKV*float64(n)
 		switch {
-		case !s.itlOn:
-			// steady state before the measurement window
 		case e.pseqs > 0:
-			s.itl.add(e.dur, n-e.nFirst)
-		case e.pause > 0:
-			// Each request's first gap of the run also spans the prefill
-			// steps it waited through (those since it joined the decodes).
+			if s.itlOn {
+				s.itl.add(e.dur, n-e.nFirst)
+			}
+		case e.pause > e.pmark || e.nLate > 0 || e.nCarry > 0:
+			// The run's first gap also spans the prefill steps each
+			// request waited through: since the last run for those that
+			// ran in it, since they joined (or saw their first token) for
+			// the others.
+			own := 0
 			for _, h := range e.heap {
-				if r := h.r; e.S+r.goff > 0 {
-					s.itl.add(first+e.pause-r.pauseAt, 1)
+				r := h.r
+				switch {
+				case r.noGap:
+				case r.late: // its gap ends a step later (e.j is 1)
+					r.carry = first + e.pause - r.pauseAt
+					r.late = false
+					e.nLate--
+					e.nCarry++
+					own++
+				case r.carry > 0:
+					if s.itlOn {
+						s.itl.add(first+e.pause-max(r.pauseAt, e.pmark)+r.carry, 1)
+					}
+					r.carry = 0
+					e.nCarry--
+					own++
+				case r.pauseAt > e.pmark:
+					if s.itlOn {
+						s.itl.add(first+e.pause-r.pauseAt, 1)
+					}
+					own++
 				}
 			}
-			s.itl.addRun(first+delta, delta, e.j-1, n, n)
-		default:
+			if s.itlOn {
+				s.itl.add(first+e.pause-e.pmark, n-e.nFirst-own)
+				s.itl.addRun(first+delta, delta, e.j-1, n, n)
+			}
+		case s.itlOn:
 			s.itl.addRun(first, delta, e.j, n-e.nFirst, n)
 		}
-		e.pause = 0
+		e.pmark = e.pause
+		if e.nFirst > 0 {
+			for _, h := range e.heap {
+				h.r.noGap = false
+			}
+		}
 		g := e.growth(e.j)
 		if g > 0 {
 			e.addUsed(t, g)

@@ -63,7 +63,10 @@ type request struct {
 	ptoks        int     // prompt tokens computed by the prefill pool
 	cached       int     // leading prompt tokens served from the prefix cache (Config.PrefixHitRate)
 	chunk        int     // prompt tokens computed in the current step
-	pauseAt      float64 // the engine's prefill-first pause when it joined the decodes
+	pauseAt      float64 // the engine's prefill-first pause when it joined the decodes (or its first token reached the client)
+	noGap        bool    // decoding in the current step before its first token is seen: no inter-token gap
+	late         bool    // delayed output: its first token reached the client as a prefill-first step ended
+	carry        float64 // time already in its next inter-token gap (a late first token's)
 	resv         int64   // KV blocks kept for its last token (PoolConfig.ReserveOutput)
 }
 
