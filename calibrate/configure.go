@@ -250,7 +250,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 			graphs := settings.graphSizes(role)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, srcKind, eager); ok {
+				kind := srcKind
+				if kind == "none" {
+					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
+				}
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
 					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
 				}

@@ -392,6 +392,9 @@ func TestConfigureEnginePolicies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if from := d.Derived[0].From; strings.HasPrefix(from, "none") {
+			t.Errorf("%s: derivation %q names no reason", tt.engine, from)
+		}
 		r := d.Config.Replicas
 		if r.PrefillFirst != tt.prefillFirst || r.ReserveOutput != tt.reserve || r.MaxNumSeqs != tt.seqs || r.MaxBatchedTokens != tt.budget || r.BlockSize != tt.block {
 			t.Errorf("%s: replicas prefill first %v, reserve %v, %d seqs, budget %d, block %d; want %v, %v, %d, %d, %d",
