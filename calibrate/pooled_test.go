@@ -242,3 +242,26 @@ func TestPooledMatmulShare(t *testing.T) {
 		t.Errorf("H100 FP8 share %v, want the measured FP8 %v apart from BF16 %v", h100.AchievableMatmulShare(fp8.Quant), h100.FP8MatmulShare, h100.MatmulShare)
 	}
 }
+
+// Any spelling of an engine family weighs that family's groups in a pooled
+// price alike.
+func TestPooledFamilySpellings(t *testing.T) {
+	prof := pooledProfile()
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("trtllm-1.0"), false)
+	c.Weight = 5
+	prof.Groups = append(prof.Groups, Group{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "trtllm-1.0", Records: make([]string, 4),
+		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}})
+	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-32B")
+	pool := model.Pool{Count: 1, TP: 1}
+	price := func(engine string) model.Coeffs {
+		pc, ok := prof.pooledCoeffs(gpu, llm, pool, nil, engine, false, RoleAggregated, "another GPU", false)
+		if !ok {
+			t.Fatalf("%s: nothing pooled", engine)
+		}
+		return pc.coeffs
+	}
+	a, b, v := price("trtllm-1.0"), price("tensorrt-llm-1.0"), price("vllm-0.9.0.1")
+	if a != b || a.Weight <= v.Weight {
+		t.Errorf("weight read: trtllm-1.0 pooled %v, tensorrt-llm-1.0 %v, vllm-0.9.0.1 %v; want the first two equal and above vLLM's (the TensorRT-LLM group weighs more)", a.Weight, b.Weight, v.Weight)
+	}
+}

@@ -19,10 +19,11 @@ type Engine struct {
 // ParseEngine splits an engine label into family and version: the
 // version is the dot-separated numbers after the first '-', '_' or space
 // that a digit (or "v" and a digit) follows ("vllm-v0.8.4",
-// "llm-d-inference-sim-0.10.2"), the family the lower-cased text before it.
+// "llm-d-inference-sim-0.10.2"), the family the lower-cased text before it,
+// one spelling per engine ("tensorrt-llm-1.0" is family "trtllm").
 func ParseEngine(label string) Engine {
 	label = strings.TrimSpace(label)
-	e := Engine{Label: label, Family: strings.ToLower(label)}
+	e := Engine{Label: label, Family: canonicalFamily(strings.ToLower(label))}
 	low := strings.ToLower(label)
 	for i := 0; i < len(low); i++ {
 		if !strings.ContainsRune("-_ ", rune(low[i])) {
@@ -32,7 +33,7 @@ func ParseEngine(label string) Engine {
 		if rest == "" || rest[0] < '0' || rest[0] > '9' {
 			continue
 		}
-		e.Family = low[:i]
+		e.Family = canonicalFamily(low[:i])
 		for _, f := range strings.Split(rest, ".") {
 			n, err := strconv.Atoi(f)
 			if err != nil {
@@ -309,7 +310,7 @@ func dynamoRecipe(GPU, int) EngineDefaults {
 // an error saying so.
 func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 	var best *defaultsRule
-	fam := canonicalFamily(e.Family)
+	fam := e.Family
 	for i := range defaultsTable {
 		r := &defaultsTable[i]
 		if r.family != fam {

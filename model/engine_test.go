@@ -19,6 +19,8 @@ func TestParseEngine(t *testing.T) {
 		{"llm-d-inference-sim-0.10.2", "llm-d-inference-sim", []int{0, 10, 2}, "llm-d-inference-sim-0.10.2"},
 		{"vllm 0.8.4", "vllm", []int{0, 8, 4}, "vllm-0.8.4"},
 		{"vllm-0.9.0rc1", "vllm", []int{0, 9}, "vllm-0.9"},
+		{"tensorrt-llm-1.0", "trtllm", []int{1, 0}, "trtllm-1.0"}, // one spelling per engine family
+		{"TRT-LLM", "trtllm", nil, "trtllm"},
 	}
 	for _, tt := range tests {
 		e := ParseEngine(tt.label)

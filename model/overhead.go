@@ -113,7 +113,7 @@ const (
 // has no version, the generic row for an unknown family.
 func EngineOverheadFor(label string) EngineOverhead {
 	e := ParseEngine(label)
-	fam := canonicalFamily(e.Family)
+	fam := e.Family
 	best := engineOverheads[0]
 	found := false
 	for _, o := range engineOverheads[1:] {
