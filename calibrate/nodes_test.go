@@ -390,3 +390,27 @@ func TestSettingsV0MaxModelLen(t *testing.T) {
 		}
 	}
 }
+
+// A record that names its vLLM engine generation is scheduled as that
+// generation: KubeAI's vLLM 0.7.2 with VLLM_USE_V1=1 mixes prompts into
+// the decodes' steps; a 0.9 release run with VLLM_USE_V1=0 runs prefills
+// first (no chunked prefill at 8K) and delays its output.
+func TestSettingsVLLMGeneration(t *testing.T) {
+	for _, tt := range []struct {
+		engine         string
+		settings       map[string]string
+		first, delayed bool
+	}{
+		{"vllm-0.7.2", map[string]string{"max-model-len": "16384", "max-num-batched-tokens": "16384"}, true, true},
+		{"vllm-0.7.2", map[string]string{"VLLM_USE_V1": "1", "max-model-len": "16384", "max-num-batched-tokens": "16384"}, false, false},
+		{"vllm-0.9.0", map[string]string{"VLLM_USE_V1": "0", "max-model-len": "8192"}, true, true},
+		{"vllm-0.9.0", map[string]string{"vllm-engine": "v0"}, false, true}, // Llama-3.1's 128K context: chunked
+		{"vllm-0.9.0", nil, false, false},
+	} {
+		r := &results.Record{ID: "x:1", System: results.System{GPU: "H100-SXM", Model: "meta-llama/Llama-3.1-8B-Instruct", Settings: tt.settings}}
+		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
+		if s := settingsFrom(tt.engine, []*point{p}); s.PrefillFirst != tt.first || s.DelayedOutput != tt.delayed {
+			t.Errorf("%s %v: prefill first %v, delayed output %v; want %v, %v", tt.engine, tt.settings, s.PrefillFirst, s.DelayedOutput, tt.first, tt.delayed)
+		}
+	}
+}

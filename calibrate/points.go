@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -241,6 +242,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
 	s := defaultSettings(engine, gpu, llm.MaxContext)
 	budgetStated, mixStated := false, false
+	vllmGen := "" // "v0" or "v1" when the records name the vLLM engine generation
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -327,10 +329,20 @@ func settingsFrom(engine string, pts []*point) Settings {
 				s.Router = v
 			case "vllm-engine", "vllm-use-v1":
 				// A vLLM release run with its V0 engine (VLLM_USE_V1=0) processes
-				// outputs asynchronously, as V0 does from v0.6 (model.EngineDefaults).
-				v0 := strings.EqualFold(strings.TrimSpace(v), "v0") || (k == "vllm-use-v1" && strings.TrimSpace(v) == "0")
+				// outputs asynchronously, as V0 does from v0.6 (model.EngineDefaults);
+				// one run with V1 (VLLM_USE_V1=1 before 0.8) does not, and mixes
+				// prompts into the decodes' steps.
+				v := strings.ToLower(strings.TrimSpace(v))
 				e := model.ParseEngine(engine)
-				s.DelayedOutput = e.Family == "vllm" && v0 && e.AtLeast(0, 6)
+				switch {
+				case e.Family != "vllm":
+				case v == "v0" || (k == "vllm-use-v1" && v == "0"):
+					vllmGen = "v0"
+					s.DelayedOutput = e.AtLeast(0, 6)
+				case v == "v1" || (k == "vllm-use-v1" && v == "1"):
+					vllmGen = "v1"
+					s.DelayedOutput = false
+				}
 			case "disable-async-output-proc":
 				if isTrue(v) {
 					s.DelayedOutput = false
@@ -347,10 +359,20 @@ func settingsFrom(engine string, pts []*point) Settings {
 		}
 		if !mixStated {
 			s.PrefillFirst = d.PrefillFirst
-			if model.EngineFamily(engine) == "vllm" && s.MaxNumBatchedTokens < s.MaxModelLen {
-				s.PrefillFirst = false // vLLM V0 takes a budget below the max-model-len only with chunked prefill, which mixes
-			}
 		}
+	}
+	// The engine generation a record names decides how vLLM schedules: V1
+	// always mixes; V0 runs prefills first unless its API server turned
+	// chunked prefill on, which a budget below the max-model-len also needs.
+	maxLen := cmp.Or(s.MaxModelLen, llm.MaxContext)
+	switch {
+	case model.EngineFamily(engine) != "vllm":
+	case vllmGen == "v1":
+		s.PrefillFirst = false
+	case vllmGen == "v0":
+		s.PrefillFirst = !model.VLLMV0Chunks(maxLen) && s.MaxNumBatchedTokens >= maxLen
+	case s.PrefillFirst && s.MaxNumBatchedTokens < maxLen:
+		s.PrefillFirst = false
 	}
 	return s
 }

@@ -218,10 +218,14 @@ func vllmUnknown(GPU, int) EngineDefaults {
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
+// VLLMV0Chunks reports whether vLLM V0's API server turns chunked prefill
+// on by default at a max-model-len: above 32K tokens (vllm#10544).
+func VLLMV0Chunks(maxModelLen int) bool { return maxModelLen > 32768 }
+
 func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
 	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax, PrefillFirst: true,
 		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
-	if maxModelLen > 32768 {
+	if VLLMV0Chunks(maxModelLen) {
 		d.MaxNumBatchedTokens, d.PrefillFirst, d.Rule = 2048, false, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
 	}
 	return d
