@@ -414,3 +414,32 @@ func TestSettingsVLLMGeneration(t *testing.T) {
 		}
 	}
 }
+
+// A record's engine generation takes that generation's defaults, what it
+// says of chunked prefill decides V0's scheduling and budget, and a stated
+// disable-async-output-proc wins however the keys are spelled.
+func TestSettingsVLLMStatedScheduling(t *testing.T) {
+	for _, tt := range []struct {
+		engine, gpu, llm string
+		settings         map[string]string
+		budget, seqs     int
+		first, delayed   bool
+	}{
+		{"vllm-0.9.0", "L4", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"VLLM_USE_V1": "0", "max-model-len": "8192"}, 8192, 256, true, true},
+		{"vllm-0.7.2", "L4", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"VLLM_USE_V1": "1", "max-model-len": "16384"}, 2048, 256, false, false},
+		{"vllm-0.6.3", "MI300X", "meta-llama/Llama-3.1-405B-Instruct", map[string]string{"enable-chunked-prefill": "False"}, 131072, 256, true, true},
+		{"vllm-0.6.3", "MI300X", "meta-llama/Llama-3.1-405B-Instruct", nil, 2048, 256, false, true},
+		{"vllm-0.6.3", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"enable-chunked-prefill": "true", "max-model-len": "8192"}, 2048, 256, false, true},
+		{"vllm-0.7.3", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"vllm-engine": "v0", "disable-async-output-proc": "true"}, 2048, 256, false, false},
+		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"vllm_use_v1": "0", "disable_async_output_proc": "true"}, 2048, 256, false, false},
+		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"enable-chunked-prefill": "false", "max-model-len": "16384"}, 16384, 1024, false, false},
+	} {
+		r := &results.Record{ID: "x:1", System: results.System{GPU: tt.gpu, Model: tt.llm, Settings: tt.settings}}
+		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
+		s := settingsFrom(tt.engine, []*point{p})
+		if s.MaxNumBatchedTokens != tt.budget || s.MaxNumSeqs != tt.seqs || s.PrefillFirst != tt.first || s.DelayedOutput != tt.delayed {
+			t.Errorf("%s on %s %v: budget %d, %d seqs, prefill first %v, delayed %v; want %d, %d, %v, %v",
+				tt.engine, tt.gpu, tt.settings, s.MaxNumBatchedTokens, s.MaxNumSeqs, s.PrefillFirst, s.DelayedOutput, tt.budget, tt.seqs, tt.first, tt.delayed)
+		}
+	}
+}

@@ -240,9 +240,12 @@ func (rs RecordSettings) apply(s *Settings) {
 func settingsFrom(engine string, pts []*point) Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
+	// A vLLM release run with the other engine generation (VLLM_USE_V1)
+	// takes that generation's defaults.
+	engine = vllmGeneration(engine, pts)
 	s := defaultSettings(engine, gpu, llm.MaxContext)
-	budgetStated, mixStated := false, false
-	vllmGen := "" // "v0" or "v1" when the records name the vLLM engine generation
+	budgetStated, disableAsync := false, false
+	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -290,7 +293,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 					s.MaxNumSeqs = n
 				}
 			case "enable-mixed-chunk": // SGLang: prompts join the decodes' steps
-				s.PrefillFirst, mixStated = !isTrue(v), true
+				s.PrefillFirst = !isTrue(v)
 			case "capacity-scheduler-policy", "capacity-scheduling-policy": // TensorRT-LLM
 				s.ReserveOutput = strings.EqualFold(strings.TrimSpace(v), "GUARANTEED_NO_EVICT")
 			case "max-model-len":
@@ -321,60 +324,81 @@ func settingsFrom(engine string, pts []*point) Settings {
 				}
 			case "decode-enforce-eager":
 				s.DecodeEager = isTrue(v)
-			case "cuda-graph-max", "cudagraph-max", "max-seq-len-to-capture", "cudagraph-capture-max":
+			case "cuda-graph-max", "cudagraph-max", "cudagraph-capture-max": // not max-seq-len-to-capture: a context length, not a batch
 				if n := atoi(v); n > 0 {
 					s.GraphMax = n
 				}
 			case "router":
 				s.Router = v
-			case "vllm-engine", "vllm-use-v1":
-				// A vLLM release run with its V0 engine (VLLM_USE_V1=0) processes
-				// outputs asynchronously, as V0 does from v0.6 (model.EngineDefaults);
-				// one run with V1 (VLLM_USE_V1=1 before 0.8) does not, and mixes
-				// prompts into the decodes' steps.
-				v := strings.ToLower(strings.TrimSpace(v))
-				e := model.ParseEngine(engine)
-				switch {
-				case e.Family != "vllm":
-				case v == "v0" || (k == "vllm-use-v1" && v == "0"):
-					vllmGen = "v0"
-					s.DelayedOutput = e.AtLeast(0, 6)
-				case v == "v1" || (k == "vllm-use-v1" && v == "1"):
-					vllmGen = "v1"
-					s.DelayedOutput = false
-				}
+			case "enable-chunked-prefill":
+				chunkStated, chunkOn = true, isTrue(v)
 			case "disable-async-output-proc":
-				if isTrue(v) {
-					s.DelayedOutput = false
-				}
+				disableAsync = disableAsync || isTrue(v)
 			}
 		}
 	}
-	if s.MaxModelLen > 0 {
-		// Some engines' default budget, and with it whether they chunk
-		// prompts, follow the max-model-len the records state.
-		d := defaultSettings(engine, gpu, s.MaxModelLen)
+	if disableAsync {
+		s.DelayedOutput = false // the stated flag wins over the generation's default
+	}
+	e := model.ParseEngine(engine)
+	switch {
+	case e.Family == "vllm" && len(e.Version) > 0 && !e.AtLeast(0, 8):
+		// V0 schedules by whether chunked prefill is on: as stated, else by
+		// its API server's rule, and a budget below the max-model-len needs
+		// it; without it prefills run first (model.EngineDefaults).
+		maxLen := cmp.Or(s.MaxModelLen, llm.MaxContext)
+		chunked := model.VLLMV0Chunks(maxLen) || (budgetStated && s.MaxNumBatchedTokens < maxLen)
+		if chunkStated {
+			chunked = chunkOn
+		}
 		if !budgetStated {
+			s.MaxNumBatchedTokens = model.VLLMV0Budget(chunked, maxLen)
+		}
+		s.PrefillFirst = !chunked
+	case e.Family == "vllm" && len(e.Version) > 0:
+		// V1 mixes prompts into the decodes' steps; without chunked
+		// prefill a prompt must fit the budget whole.
+		if chunkStated && !chunkOn && !budgetStated {
+			s.MaxNumBatchedTokens = max(s.MaxNumBatchedTokens, cmp.Or(s.MaxModelLen, llm.MaxContext))
+		}
+		s.PrefillFirst = false
+	case s.MaxModelLen > 0:
+		// Some engines' default budget follows the max-model-len the records state.
+		if d := defaultSettings(engine, gpu, s.MaxModelLen); !budgetStated {
 			s.MaxNumBatchedTokens = d.MaxNumBatchedTokens
 		}
-		if !mixStated {
-			s.PrefillFirst = d.PrefillFirst
-		}
-	}
-	// The engine generation a record names decides how vLLM schedules: V1
-	// always mixes; V0 runs prefills first unless its API server turned
-	// chunked prefill on, which a budget below the max-model-len also needs.
-	maxLen := cmp.Or(s.MaxModelLen, llm.MaxContext)
-	switch {
-	case model.EngineFamily(engine) != "vllm":
-	case vllmGen == "v1":
-		s.PrefillFirst = false
-	case vllmGen == "v0":
-		s.PrefillFirst = !model.VLLMV0Chunks(maxLen) && s.MaxNumBatchedTokens >= maxLen
-	case s.PrefillFirst && s.MaxNumBatchedTokens < maxLen:
-		s.PrefillFirst = false
 	}
 	return s
+}
+
+// vllmGeneration is the label whose defaults a vLLM group runs with: a
+// release from 0.8 run with its V0 engine (VLLM_USE_V1=0, vllm-engine v0)
+// takes the last V0 release's (0.7.3), one before 0.8 run with V1
+// (VLLM_USE_V1=1) the first V1 release's (0.8.0); other labels are kept.
+func vllmGeneration(engine string, pts []*point) string {
+	e := model.ParseEngine(engine)
+	if e.Family != "vllm" || len(e.Version) == 0 {
+		return engine
+	}
+	gen := ""
+	for _, p := range pts {
+		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) {
+			v := strings.ToLower(strings.TrimSpace(p.rec.System.Settings[k]))
+			switch strings.ReplaceAll(strings.ToLower(k), "_", "-") {
+			case "vllm-use-v1":
+				gen = map[string]string{"0": "v0", "1": "v1"}[v]
+			case "vllm-engine":
+				gen = map[string]string{"v0": "v0", "v1": "v1"}[v]
+			}
+		}
+	}
+	switch {
+	case gen == "v0" && e.AtLeast(0, 8):
+		return "vllm-0.7.3"
+	case gen == "v1" && !e.AtLeast(0, 8):
+		return "vllm-0.8.0"
+	}
+	return engine
 }
 
 // nodesOf reads a stated placement, "2 nodes", "1 node", "2" or "2 nodes,

@@ -222,11 +222,21 @@ func vllmUnknown(GPU, int) EngineDefaults {
 // on by default at a max-model-len: above 32K tokens (vllm#10544).
 func VLLMV0Chunks(maxModelLen int) bool { return maxModelLen > 32768 }
 
+// VLLMV0Budget is vLLM V0's default token budget: 2048 with chunked
+// prefill (vllm#10544; 512 before), else max(max-model-len, 2048), so a
+// prompt never needs chunking.
+func VLLMV0Budget(chunked bool, maxModelLen int) int {
+	if chunked {
+		return 2048
+	}
+	return max(maxModelLen, 2048)
+}
+
 func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: max(maxModelLen, 2048), GraphMax: VLLMGraphMax, PrefillFirst: true,
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: VLLMV0Budget(false, maxModelLen), GraphMax: VLLMGraphMax, PrefillFirst: true,
 		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
 	if VLLMV0Chunks(maxModelLen) {
-		d.MaxNumBatchedTokens, d.PrefillFirst, d.Rule = 2048, false, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
+		d.MaxNumBatchedTokens, d.PrefillFirst, d.Rule = VLLMV0Budget(true, maxModelLen), false, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
 	}
 	return d
 }

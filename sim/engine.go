@@ -70,8 +70,12 @@ type engine struct {
 	S          int64
 	used       int64 // KV blocks allocated
 	firstTimer []*request
-	nFirst     int
-	nextAdmit  uint64
+	// gapless are the decodes whose first token is not yet seen in the
+	// current step (noGap, counted in nFirst); firstLag the disaggregated
+	// ones whose first token, with delayed output, is delivered a step late.
+	gapless, firstLag []*request
+	nFirst            int
+	nextAdmit         uint64
 
 	outstanding int // routed and not completed, for LeastOutstanding
 
@@ -532,8 +536,11 @@ func (e *engine) startStep(t float64) {
 		if len(e.inbound) > 0 && e.running() < e.maxSeqs {
 			e.j = e.boundaryAfter(e.inbound[0].t)
 		}
-		if len(e.lagDone) > 0 || e.nLate > 0 {
-			e.j = 1 // the finished requests' last tokens arrive when this step ends; a late first token's gap spans it
+		if len(e.lagDone) > 0 || e.nLate > 0 || (e.delayed && len(e.firstTimer) > 0) {
+			// The finished requests' last tokens arrive when this step ends;
+			// a late first token's gap spans it; a joined decode's first
+			// token, with delayed output, arrives as the next step ends.
+			e.j = 1
 		}
 		first = t + (base + perKV*e.k1)
 		e.s.schedule(e, e.runEnd(e.j))
@@ -544,12 +551,20 @@ func (e *engine) startStep(t float64) {
 		e.state = engIdle
 	}
 	e.nFirst = 0
+	for _, r := range e.gapless {
+		r.noGap = false
+	}
+	clear(e.gapless)
+	e.gapless = e.gapless[:0]
 	if n > 0 || ptoks == 0 { // a prefill-first step gives the joined decodes no token yet
 		for _, r := range e.firstTimer {
 			if r.hidx >= 0 && r.g == 0 {
-				r.first = first
-				r.noGap = true
-				e.nFirst++
+				if e.delayed {
+					e.firstLag = append(e.firstLag, r) // produced as this step ends, delivered as the next does
+				} else {
+					r.first = first
+				}
+				e.markGapless(r)
 			}
 		}
 		clear(e.firstTimer)
@@ -558,6 +573,13 @@ func (e *engine) startStep(t float64) {
 	if e.delayed {
 		e.deliver(t, first)
 	}
+}
+
+// markGapless excludes r from the current step's inter-token gaps.
+func (e *engine) markGapless(r *request) {
+	r.noGap = true
+	e.nFirst++
+	e.gapless = append(e.gapless, r)
 }
 
 // deliver hands out, with delayed output, the tokens of the step that just
@@ -580,8 +602,7 @@ func (e *engine) deliver(t, first float64) {
 				e.nLate++
 			}
 		default:
-			r.noGap = true
-			e.nFirst++ // decoding in this step, its first token not yet seen: no gap
+			e.markGapless(r) // decoding in this step, its first token not yet seen: no gap
 		}
 	}
 	clear(e.lagFirst)
@@ -696,11 +717,6 @@ func (e *engine) onStepEnd(t float64) {
 			s.itl.addRun(first, delta, e.j, n-e.nFirst, n)
 		}
 		e.pmark = e.pause
-		if e.nFirst > 0 {
-			for _, h := range e.heap {
-				h.r.noGap = false
-			}
-		}
 		g := e.growth(e.j)
 		if g > 0 {
 			e.addUsed(t, g)
@@ -754,6 +770,12 @@ func (e *engine) onStepEnd(t float64) {
 		}
 		clear(e.prefilling[k:])
 		e.prefilling = e.prefilling[:k]
+	}
+	if len(e.firstLag) > 0 && n > 0 {
+		// Their first tokens were produced by this step: delivered as the next ends.
+		e.lagFirst = append(e.lagFirst, e.firstLag...)
+		clear(e.firstLag)
+		e.firstLag = e.firstLag[:0]
 	}
 	e.pseqs = 0
 	if e.s.err != nil {

