@@ -432,7 +432,9 @@ func TestSettingsVLLMStatedScheduling(t *testing.T) {
 		{"vllm-0.6.3", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"enable-chunked-prefill": "true", "max-model-len": "8192"}, 2048, 256, false, true},
 		{"vllm-0.7.3", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"vllm-engine": "v0", "disable-async-output-proc": "true"}, 2048, 256, false, false},
 		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"vllm_use_v1": "0", "disable_async_output_proc": "true"}, 2048, 256, false, false},
-		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"enable-chunked-prefill": "false", "max-model-len": "16384"}, 16384, 1024, false, false},
+		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"enable-chunked-prefill": "false", "max-model-len": "16384"}, 8192, 1024, false, false}, // V1 always chunks
+		{"vllm-0.9.0", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"VLLM_USE_V1": "1", "vllm-engine": "v0"}, 2048, 256, false, true},                       // the engine's own name wins
+		{"vllm", "H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", map[string]string{"VLLM_USE_V1": "false", "max-model-len": "8192"}, 8192, 256, true, true},
 	} {
 		r := &results.Record{ID: "x:1", System: results.System{GPU: tt.gpu, Model: tt.llm, Settings: tt.settings}}
 		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}

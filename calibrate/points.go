@@ -205,15 +205,20 @@ func physicalCheck(r *results.Record) string {
 // RecordSettings are the engine settings of one benchmark record that its
 // group's records may not share: how it sized its KV cache (its own
 // --gpu-memory-utilization and the KV cache per GPU it states, GiB; zero
-// fields are the engine's defaults) and its batch limits (the engine's
-// defaults unless it states its own). A stated KV cache holds for the
-// worker shape the record ran (the weights per GPU depend on TP), so it
-// sizes that record's simulation and never a group's (Target.Record).
+// fields are the engine's defaults), its batch limits and how its engine
+// scheduled (the engine's defaults unless it states its own: the budget
+// and whether prompts run first are decided together, chunked prefill
+// on or off). A stated KV cache holds for the worker shape the record ran
+// (the weights per GPU depend on TP), so it sizes that record's
+// simulation and never a group's (Target.Record).
 type RecordSettings struct {
 	Utilization         float64 `json:"gpu_memory_utilization,omitempty"`
 	KVCacheGiB          float64 `json:"kv_cache_gib,omitempty"`
 	MaxNumBatchedTokens int     `json:"max_num_batched_tokens,omitempty"`
 	MaxNumSeqs          int     `json:"max_num_seqs,omitempty"`
+	PrefillFirst        bool    `json:"prefill_first,omitempty"`
+	ReserveOutput       bool    `json:"reserve_output,omitempty"`
+	DelayedOutput       bool    `json:"delayed_output,omitempty"`
 }
 
 // recordSettings are the settings r states over engine's defaults, read as
@@ -222,10 +227,11 @@ type RecordSettings struct {
 func recordSettings(engine string, r *results.Record) RecordSettings {
 	s := settingsFrom(engine, []*point{{rec: r}})
 	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
-		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs}
+		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
+		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput}
 }
 
-// apply sets s's KV-cache sizing and the batch limits the record states.
+// apply sets s's KV-cache sizing, batch limits and scheduling to the record's.
 func (rs RecordSettings) apply(s *Settings) {
 	s.GPUMemoryUtilization, s.KVCacheGiB = rs.Utilization, rs.KVCacheGiB
 	if rs.MaxNumBatchedTokens > 0 {
@@ -234,6 +240,7 @@ func (rs RecordSettings) apply(s *Settings) {
 	if rs.MaxNumSeqs > 0 {
 		s.MaxNumSeqs = rs.MaxNumSeqs
 	}
+	s.PrefillFirst, s.ReserveOutput, s.DelayedOutput = rs.PrefillFirst, rs.ReserveOutput, rs.DelayedOutput
 }
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
@@ -356,11 +363,8 @@ func settingsFrom(engine string, pts []*point) Settings {
 		}
 		s.PrefillFirst = !chunked
 	case e.Family == "vllm" && len(e.Version) > 0:
-		// V1 mixes prompts into the decodes' steps; without chunked
-		// prefill a prompt must fit the budget whole.
-		if chunkStated && !chunkOn && !budgetStated {
-			s.MaxNumBatchedTokens = max(s.MaxNumBatchedTokens, cmp.Or(s.MaxModelLen, llm.MaxContext))
-		}
+		// V1 always chunks and mixes prompts into the decodes' steps
+		// (its arg_utils forces enable_chunked_prefill on).
 		s.PrefillFirst = false
 	case s.MaxModelLen > 0:
 		// Some engines' default budget follows the max-model-len the records state.
@@ -377,26 +381,38 @@ func settingsFrom(engine string, pts []*point) Settings {
 // (VLLM_USE_V1=1) the first V1 release's (0.8.0); other labels are kept.
 func vllmGeneration(engine string, pts []*point) string {
 	e := model.ParseEngine(engine)
-	if e.Family != "vllm" || len(e.Version) == 0 {
+	if e.Family != "vllm" {
 		return engine
 	}
-	gen := ""
+	// The engine's own name for it wins over the environment variable.
+	fromEngine, fromEnv := "", ""
 	for _, p := range pts {
-		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) {
-			v := strings.ToLower(strings.TrimSpace(p.rec.System.Settings[k]))
+		for k, v := range p.rec.System.Settings {
+			v = strings.ToLower(strings.TrimSpace(v))
 			switch strings.ReplaceAll(strings.ToLower(k), "_", "-") {
 			case "vllm-use-v1":
-				gen = map[string]string{"0": "v0", "1": "v1"}[v]
+				switch {
+				case isTrue(v):
+					fromEnv = "v1"
+				case v == "0" || v == "false":
+					fromEnv = "v0"
+				}
 			case "vllm-engine":
-				gen = map[string]string{"v0": "v0", "v1": "v1"}[v]
+				if v == "v0" || v == "v1" {
+					fromEngine = v
+				}
 			}
 		}
 	}
-	switch {
-	case gen == "v0" && e.AtLeast(0, 8):
-		return "vllm-0.7.3"
-	case gen == "v1" && !e.AtLeast(0, 8):
-		return "vllm-0.8.0"
+	switch cmp.Or(fromEngine, fromEnv) {
+	case "v0":
+		if len(e.Version) == 0 || e.AtLeast(0, 8) {
+			return "vllm-0.7.3"
+		}
+	case "v1":
+		if len(e.Version) == 0 || !e.AtLeast(0, 8) {
+			return "vllm-0.8.0"
+		}
 	}
 	return engine
 }

@@ -233,6 +233,37 @@ func TestPointsKeepTheirOwnBatchLimits(t *testing.T) {
 	}
 }
 
+// Records of one group that differ on chunked prefill are each scheduled
+// as they ran: the budget and prefill-first decided together, per record.
+func TestPointsKeepTheirOwnScheduling(t *testing.T) {
+	base := results.Record{Source: results.Source{File: "v0.md", Format: "markdown"},
+		System:   results.System{GPU: "MI300X", GPUCount: 8, Model: "meta-llama/Llama-3.1-405B-Instruct", Engine: "vllm-0.6.3", Topology: mustTopo(t, "1xTP8")},
+		Workload: results.Workload{ISL: 2000, OSL: 100, ISLMax: 2000, OSLMax: 100, Load: model.Closed(16), NumPrompts: 160},
+		Metrics:  map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 3000, model.MeanTPOT: 60}, Completed: 160}
+	unchunked := base
+	unchunked.ID, unchunked.Source.Line = "v0:1", 1
+	unchunked.System.Settings = map[string]string{"enable-chunked-prefill": "False"}
+	base.ID, base.Source.Line = "v0:2", 2
+	groups, keys, warn := preparePoints([]results.Record{unchunked, base}, 0)
+	if len(keys) != 1 || len(groups[keys[0]]) != 2 {
+		t.Fatalf("%d groups, warnings %q; want both records in one", len(keys), warn)
+	}
+	pts := groups[keys[0]]
+	e := env{gpu: mustGPU(t, "MI300X"), llm: mustLLM(t, "Llama-3.1-405B-Instruct"), settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
+	for i, want := range []struct {
+		budget int
+		first  bool
+	}{{131072, true}, {2048, false}} {
+		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, pts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := cfg.Replicas; r.MaxBatchedTokens != want.budget || r.PrefillFirst != want.first {
+			t.Errorf("record %s: budget %d, prefill first %v; want %d, %v", pts[i].rec.ID, r.MaxBatchedTokens, r.PrefillFirst, want.budget, want.first)
+		}
+	}
+}
+
 // A workload that names a dataset is simulated with its lengths scaled to
 // the workload's means, not every request at them, and the fit's memory
 // check sees its longest request; an unknown name keeps the means.

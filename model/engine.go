@@ -223,8 +223,9 @@ func vllmUnknown(GPU, int) EngineDefaults {
 func VLLMV0Chunks(maxModelLen int) bool { return maxModelLen > 32768 }
 
 // VLLMV0Budget is vLLM V0's default token budget: 2048 with chunked
-// prefill (vllm#10544; 512 before), else max(max-model-len, 2048), so a
-// prompt never needs chunking.
+// prefill (vllm#10544, November 2024; the 512 of the releases before it
+// is not modelled), else max(max-model-len, 2048), so a prompt never needs
+// chunking.
 func VLLMV0Budget(chunked bool, maxModelLen int) int {
 	if chunked {
 		return 2048

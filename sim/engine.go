@@ -73,6 +73,8 @@ type engine struct {
 	// gapless are the decodes whose first token is not yet seen in the
 	// current step (noGap, counted in nFirst); firstLag the disaggregated
 	// ones whose first token, with delayed output, is delivered a step late.
+	// startStep clears gapless before marking anew, and every step end
+	// calls startStep, so a completed (recycled) request is never marked.
 	gapless, firstLag []*request
 	nFirst            int
 	nextAdmit         uint64

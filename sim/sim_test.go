@@ -889,7 +889,7 @@ func TestPoliciesKeepInvariants(t *testing.T) {
 						for i, l := range loads {
 							name := fmt.Sprintf("disagg=%v/first=%v/reserve=%v/delayed=%v/kv=%d/%s", disagg, prefillFirst, reserve, delayed, kv, l)
 							t.Run(name, func(t *testing.T) {
-								if delayed && kv > 0 {
+								if delayed && kv > 0 && (disagg || l.Kind == model.OpenLoop) {
 									// Delayed output with preemption: a recomputed request's gap
 									// around its preemption is timed from the preemption, not from
 									// its last token's delivery (off by ~1e-5 of Σ, with or without
