@@ -387,8 +387,8 @@ func vllmGeneration(engine string, pts []*point) string {
 	// The engine's own name for it wins over the environment variable.
 	fromEngine, fromEnv := "", ""
 	for _, p := range pts {
-		for k, v := range p.rec.System.Settings {
-			v = strings.ToLower(strings.TrimSpace(v))
+		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) { // the same answer every time
+			v := strings.ToLower(strings.TrimSpace(p.rec.System.Settings[k]))
 			switch strings.ReplaceAll(strings.ToLower(k), "_", "-") {
 			case "vllm-use-v1":
 				switch {
