@@ -223,9 +223,13 @@ func vllmUnknown(GPU, int) EngineDefaults {
 func VLLMV0Chunks(maxModelLen int) bool { return maxModelLen > 32768 }
 
 // VLLMV0Budget is vLLM V0's default token budget: 2048 with chunked
-// prefill (vllm#10544, November 2024; the 512 of the releases before it
-// is not modelled), else max(max-model-len, 2048), so a prompt never needs
-// chunking.
+// prefill, else max(max-model-len, 2048), so a prompt never needs
+// chunking. Releases before v0.6.5 chunked at 512 tokens (vllm#10544,
+// merged 2024-11-21, raised it); that is not modelled: tried on the
+// corpus's V0 groups (dstack's vLLM 0.6.3 Llama-405B runs), it improved the
+// MI300X fit (TPOT 22 → 13%) but worsened the H100 one (TTFT 28 → 44%) and
+// leave-one-GPU-out TTFT (26.4 → 27.1%), and whether those runs chunked
+// at all is not stated.
 func VLLMV0Budget(chunked bool, maxModelLen int) int {
 	if chunked {
 		return 2048
