@@ -171,6 +171,16 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			slices.Sort(ns)
 			warn = append(warn, fmt.Sprintf("group %s: its records state workers on %v nodes; every record is priced on the widest, %d", k, ns, ns[len(ns)-1]))
 		}
+		// Each record runs with its own engine generation's defaults
+		// (RecordSettings); the group's own settings, which price other
+		// deployments from it, take the last record's.
+		gens := map[string]bool{}
+		for _, p := range groups[k] {
+			gens[vllmGeneration(k.engine, []*point{p})] = true
+		}
+		if len(gens) > 1 {
+			warn = append(warn, fmt.Sprintf("group %s: its records state different vLLM engine generations (VLLM_USE_V1); each record is simulated with its own, and the group's settings take the last record's", k))
+		}
 	}
 	return groups, order, warn
 }

@@ -245,8 +245,14 @@ func TestPointsKeepTheirOwnScheduling(t *testing.T) {
 	unchunked.System.Settings = map[string]string{"enable-chunked-prefill": "False"}
 	base.ID, base.Source.Line = "v0:2", 2
 	groups, keys, warn := preparePoints([]results.Record{unchunked, base}, 0)
-	if len(keys) != 1 || len(groups[keys[0]]) != 2 {
-		t.Fatalf("%d groups, warnings %q; want both records in one", len(keys), warn)
+	if len(keys) != 1 || len(groups[keys[0]]) != 2 || len(warn) != 0 {
+		t.Fatalf("%d groups, warnings %q; want both records in one, no warning", len(keys), warn)
+	}
+	v1 := base
+	v1.ID, v1.Source.Line = "v0:3", 3
+	v1.System.Settings = map[string]string{"VLLM_USE_V1": "1"}
+	if _, _, warn := preparePoints([]results.Record{unchunked, base, v1}, 0); len(warn) != 1 || !strings.Contains(warn[0], "different vLLM engine generations") {
+		t.Errorf("records of V0 and V1 in one group: warnings %q, want one naming the generations", warn)
 	}
 	pts := groups[keys[0]]
 	e := env{gpu: mustGPU(t, "MI300X"), llm: mustLLM(t, "Llama-3.1-405B-Instruct"), settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
