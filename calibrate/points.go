@@ -360,18 +360,13 @@ func settingsFrom(engine string, pts []*point) Settings {
 	e := model.ParseEngine(engine)
 	switch {
 	case e.Family == "vllm" && len(e.Version) > 0 && !e.AtLeast(0, 8):
-		// V0 schedules by whether chunked prefill is on: as stated, else by
-		// its API server's rule, and a budget below the max-model-len needs
-		// it; without it prefills run first (model.EngineDefaults).
-		maxLen := cmp.Or(s.MaxModelLen, llm.MaxContext)
-		chunked := model.VLLMV0Chunks(maxLen) || (budgetStated && s.MaxNumBatchedTokens < maxLen)
-		if chunkStated {
-			chunked = chunkOn
+		// V0 schedules by whether chunked prefill is on (model.VLLMV0Scheduling).
+		stated := 0
+		if budgetStated {
+			stated = s.MaxNumBatchedTokens
 		}
-		if !budgetStated {
-			s.MaxNumBatchedTokens = model.VLLMV0Budget(chunked, maxLen)
-		}
-		s.PrefillFirst = !chunked
+		chunked, budget := model.VLLMV0Scheduling(cmp.Or(s.MaxModelLen, llm.MaxContext), stated, chunkStated, chunkOn)
+		s.MaxNumBatchedTokens, s.PrefillFirst = budget, !chunked
 	case e.Family == "vllm" && len(e.Version) > 0:
 		// V1 always chunks and mixes prompts into the decodes' steps
 		// (its arg_utils forces enable_chunked_prefill on).

@@ -211,23 +211,12 @@ func TestPointsKeepTheirOwnBatchLimits(t *testing.T) {
 		System:   results.System{GPU: "H100-SXM", GPUCount: 1, Model: "Qwen/Qwen3-14B", Engine: "trtllm-1.2.0rc1", Topology: mustTopo(t, "1xTP1")},
 		Workload: results.Workload{ISL: 2000, OSL: 100, ISLMax: 2000, OSLMax: 100, Load: model.Closed(64), NumPrompts: 500},
 		Metrics:  map[string]float64{model.RequestThroughput: 5, model.MeanTTFT: 3000, model.MeanTPOT: 60}, Completed: 500}
-	tuned := base
-	tuned.ID, tuned.Source.Line = "trt:2", 2
-	tuned.System.Settings = map[string]string{"max_num_tokens": "32768", "max_batch_size": "512"}
-	base.ID, base.Source.Line = "trt:1", 1
-	groups, keys, warn := preparePoints([]results.Record{base, tuned}, 0)
-	if len(keys) != 1 || len(groups[keys[0]]) != 2 {
-		t.Fatalf("%d groups, warnings %q; want both records in one", len(keys), warn)
+	pts, reps, warn := groupReplicas(t, base, map[string]string{}, map[string]string{"max_num_tokens": "32768", "max_batch_size": "512"})
+	if len(pts) != 2 {
+		t.Fatalf("warnings %q; want both records in one group", warn)
 	}
-	g, m := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-14B")
-	pts := groups[keys[0]]
-	e := env{gpu: g, llm: m, settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
 	for i, want := range [][2]int{{8192, 2048}, {32768, 512}} {
-		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, pts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := cfg.Replicas; r.MaxBatchedTokens != want[0] || r.MaxNumSeqs != want[1] {
+		if r := reps[i]; r.MaxBatchedTokens != want[0] || r.MaxNumSeqs != want[1] {
 			t.Errorf("record %s: budget %d, %d seqs; want its own %d, %d", pts[i].rec.ID, r.MaxBatchedTokens, r.MaxNumSeqs, want[0], want[1])
 		}
 	}
@@ -240,34 +229,51 @@ func TestPointsKeepTheirOwnScheduling(t *testing.T) {
 		System:   results.System{GPU: "MI300X", GPUCount: 8, Model: "meta-llama/Llama-3.1-405B-Instruct", Engine: "vllm-0.6.3", Topology: mustTopo(t, "1xTP8")},
 		Workload: results.Workload{ISL: 2000, OSL: 100, ISLMax: 2000, OSLMax: 100, Load: model.Closed(16), NumPrompts: 160},
 		Metrics:  map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 3000, model.MeanTPOT: 60}, Completed: 160}
-	unchunked := base
-	unchunked.ID, unchunked.Source.Line = "v0:1", 1
-	unchunked.System.Settings = map[string]string{"enable-chunked-prefill": "False"}
-	base.ID, base.Source.Line = "v0:2", 2
-	groups, keys, warn := preparePoints([]results.Record{unchunked, base}, 0)
-	if len(keys) != 1 || len(groups[keys[0]]) != 2 || len(warn) != 0 {
-		t.Fatalf("%d groups, warnings %q; want both records in one, no warning", len(keys), warn)
+	pts, reps, warn := groupReplicas(t, base, map[string]string{"enable-chunked-prefill": "False"}, map[string]string{})
+	if len(pts) != 2 || len(warn) != 0 {
+		t.Fatalf("warnings %q; want both records in one group, no warning", warn)
 	}
-	v1 := base
-	v1.ID, v1.Source.Line = "v0:3", 3
-	v1.System.Settings = map[string]string{"VLLM_USE_V1": "1"}
-	if _, _, warn := preparePoints([]results.Record{unchunked, base, v1}, 0); len(warn) != 1 || !strings.Contains(warn[0], "different vLLM engine generations") {
+	v1 := map[string]string{"VLLM_USE_V1": "1"}
+	if _, _, warn := groupReplicas(t, base, map[string]string{"enable-chunked-prefill": "False"}, map[string]string{}, v1); len(warn) != 1 || !strings.Contains(warn[0], "different vLLM engine generations") {
 		t.Errorf("records of V0 and V1 in one group: warnings %q, want one naming the generations", warn)
 	}
-	pts := groups[keys[0]]
-	e := env{gpu: mustGPU(t, "MI300X"), llm: mustLLM(t, "Llama-3.1-405B-Instruct"), settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
 	for i, want := range []struct {
 		budget int
 		first  bool
 	}{{131072, true}, {2048, false}} {
-		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, pts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := cfg.Replicas; r.MaxBatchedTokens != want.budget || r.PrefillFirst != want.first {
+		if r := reps[i]; r.MaxBatchedTokens != want.budget || r.PrefillFirst != want.first {
 			t.Errorf("record %s: budget %d, prefill first %v; want %d, %v", pts[i].rec.ID, r.MaxBatchedTokens, r.PrefillFirst, want.budget, want.first)
 		}
 	}
+}
+
+// groupReplicas makes one record of base per settings map (IDs in order),
+// groups them as the fit does, and returns the group's points, the
+// replicas each point is simulated with (over the group's own settings)
+// and preparePoints' warnings.
+func groupReplicas(t *testing.T, base results.Record, settings ...map[string]string) ([]*point, []sim.PoolConfig, []string) {
+	t.Helper()
+	var recs []results.Record
+	for i, st := range settings {
+		r := base
+		r.ID, r.Source.Line, r.System.Settings = base.Source.File+":"+itoa(i+1), i+1, st
+		recs = append(recs, r)
+	}
+	groups, keys, warn := preparePoints(recs, 0)
+	if len(keys) != 1 {
+		return nil, nil, warn
+	}
+	pts := groups[keys[0]]
+	e := env{gpu: mustGPU(t, base.System.GPU), llm: mustLLM(t, model.ShortName(base.System.Model)), settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
+	var reps []sim.PoolConfig
+	for _, p := range pts {
+		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, cfg.Replicas)
+	}
+	return pts, reps, warn
 }
 
 // A workload that names a dataset is simulated with its lengths scaled to

@@ -218,30 +218,39 @@ func vllmUnknown(GPU, int) EngineDefaults {
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
-// VLLMV0Chunks reports whether vLLM V0's API server turns chunked prefill
-// on by default at a max-model-len: above 32K tokens (vllm#10544).
-func VLLMV0Chunks(maxModelLen int) bool { return maxModelLen > 32768 }
-
-// VLLMV0Budget is vLLM V0's default token budget: 2048 with chunked
-// prefill, else max(max-model-len, 2048), so a prompt never needs
-// chunking. Releases before v0.6.5 chunked at 512 tokens (vllm#10544,
-// merged 2024-11-21, raised it); that is not modelled: tried on the
-// corpus's V0 groups (dstack's vLLM 0.6.3 Llama-405B runs), it improved the
-// MI300X fit (TPOT 22 → 13%) but worsened the H100 one (TTFT 28 → 44%) and
-// leave-one-GPU-out TTFT (26.4 → 27.1%), and whether those runs chunked
-// at all is not stated.
-func VLLMV0Budget(chunked bool, maxModelLen int) int {
-	if chunked {
-		return 2048
+// VLLMV0Scheduling is how vLLM V0 schedules at a max-model-len: whether
+// chunked prefill is on and the token budget. The API server turns
+// chunked prefill on above 32K tokens; a stated flag (chunkStated) decides
+// instead, and a stated budget below the max-model-len (budget > 0) can
+// only run chunked. The default budget is 2048 with chunked prefill, else
+// max(max-model-len, 2048), so a prompt never needs chunking; without it
+// the scheduler runs prefills first ("Don't schedule decodes if prefills
+// are scheduled", vllm/core/scheduler.py). Releases before v0.6.5 chunked
+// at 512 tokens (vllm#10544, merged 2024-11-21, raised it); that is not
+// modelled: tried on the corpus's V0 groups (dstack's vLLM 0.6.3
+// Llama-405B runs), it improved the MI300X fit (TPOT 22 → 13%) but
+// worsened the H100 one (TTFT 28 → 44%) and leave-one-GPU-out TTFT
+// (26.4 → 27.1%), and whether those runs chunked at all is not stated.
+func VLLMV0Scheduling(maxModelLen, budget int, chunkStated, chunkOn bool) (chunked bool, budgetOut int) {
+	chunked = maxModelLen > 32768 || (budget > 0 && budget < maxModelLen)
+	if chunkStated {
+		chunked = chunkOn
 	}
-	return max(maxModelLen, 2048)
+	switch {
+	case budget > 0:
+		return chunked, budget
+	case chunked:
+		return true, 2048
+	}
+	return false, max(maxModelLen, 2048)
 }
 
 func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: VLLMV0Budget(false, maxModelLen), GraphMax: VLLMGraphMax, PrefillFirst: true,
+	chunked, budget := VLLMV0Scheduling(maxModelLen, 0, false, false)
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: budget, GraphMax: VLLMGraphMax, PrefillFirst: !chunked,
 		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
-	if VLLMV0Chunks(maxModelLen) {
-		d.MaxNumBatchedTokens, d.PrefillFirst, d.Rule = VLLMV0Budget(true, maxModelLen), false, "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
+	if chunked {
+		d.Rule = "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
 	}
 	return d
 }
