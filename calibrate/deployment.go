@@ -41,7 +41,8 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		return sim.PoolConfig{}, err
 	}
 	s := pr.settings
-	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, model.MemoryOptions{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB})
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, model.MemoryOptions{Utilization: s.GPUMemoryUtilization,
+		ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB, MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens})
 	if err != nil {
 		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
 	}

@@ -149,6 +149,9 @@ type Settings struct {
 	// hold every admitted request to its last token (TensorRT-LLM;
 	// model.EngineDefaults).
 	ReserveOutput bool `json:"reserve_output,omitempty"`
+	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
+	// beside the weights; 0 is vLLM's profiling rule (model.MemoryOptions).
+	ReserveGB float64 `json:"reserve_gb,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

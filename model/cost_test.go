@@ -86,8 +86,10 @@ func TestWorkerMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 4×97871 MiB×0.9 = 369.5 GB usable, 65.6 weights, 8 reserve: 295.9 GB of KV at 256 KiB per token.
-	if want := 295.9e9 / 262144; math.Abs(float64(mem.KVTokens)-want) > 0.01*want {
+	// 4×97871 MiB×0.9 = 369.5 GB usable, 65.6 weights, 4×0.70 GB for
+	// the profiling run (the sampler over 256 rows of 151,936 logits at
+	// 18 bytes): 301.1 GB of KV at 256 KiB per token.
+	if want := 301.1e9 / 262144; math.Abs(float64(mem.KVTokens)-want) > 0.01*want {
 		t.Errorf("KVTokens = %d, want about %.0f", mem.KVTokens, want)
 	}
 	l4, _ := LookupGPU("L4")
@@ -119,7 +121,9 @@ func TestWorkerMemoryStatedKVCache(t *testing.T) {
 		t.Errorf("KVTokens = %d, want %.0f (6.77 GiB on each of 2 GPUs)", mem.KVTokens, want)
 	}
 	computed, err := WorkerMemory(a100, m, pool, MemoryOptions{})
-	if err == nil && computed.KVTokens >= mem.KVTokens/2 {
+	// The default 0.9 leaves 54% of it (the run must have raised the
+	// utilization to about 0.94).
+	if err == nil && computed.KVTokens >= mem.KVTokens*3/5 {
 		t.Errorf("without the statement: %d tokens; the test expects the default budget to leave far less than vLLM's %d", computed.KVTokens, mem.KVTokens)
 	}
 	if _, err := WorkerMemory(a100, m, pool, MemoryOptions{KVCacheGiB: 20}); err == nil || !strings.Contains(err.Error(), "stated KV cache") {
@@ -129,8 +133,14 @@ func TestWorkerMemoryStatedKVCache(t *testing.T) {
 
 // The KV cache vLLM 0.10.1.1 reported at startup ("Available KV cache
 // memory") in fixtures/corpus/b-dennislee-a100-qwen.md's test headings,
-// on A100-80GB: WorkerMemory comes within 10% of each, from the device's
-// 80 GiB (81920 MiB); taking the card as 80e9 bytes was 11–57% short.
+// on A100-80GB: WorkerMemory comes within 7% of each, from the device's
+// 80 GiB (81920 MiB) less the profiling run's peak (SamplerBytesPerLogit,
+// derived from these same logs, so this checks the rule's form: one
+// reserve for every model, TP and utilization). Taking the card as 80e9
+// bytes was 11–57% short; a fixed 2 GB reserve left Test 4 21% short.
+// What is left (Test 7 6% over) is nvidia-smi's total against the
+// 79.26 GiB CUDA lets the engine see, which the logs' pairs of
+// utilizations give.
 func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
 	a100, _ := LookupGPU("A100-80GB")
 	for _, c := range []struct {
@@ -142,6 +152,7 @@ func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
 	}{
 		{"Test 2", "Qwen2-7B-Instruct", 2, 0.25, 12.02},
 		{"Test 3", "Qwen2-7B-Instruct", 2, 0.5, 31.83},
+		{"Test 4", "Qwen2-7B-Instruct", 1, 0.25, 5.01},
 		{"Test 5", "Qwen2-7B-Instruct", 1, 0.5, 24.83},
 		{"Test 7", "Qwen2.5-32B", 1, 0.9, 9.70}, // utilization not stated: vLLM's default
 	} {
@@ -154,9 +165,35 @@ func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
 			t.Fatalf("%s: %v", c.test, err)
 		}
 		got := mem.KVGB * 1e9 / float64(mem.GPUs) / (1 << 30)
-		if math.Abs(got/c.statedG-1) > 0.10 {
+		if math.Abs(got/c.statedG-1) > 0.07 {
 			t.Errorf("%s (%s TP%d at %.2f): KV cache %.2f GiB per GPU, vLLM reported %.2f", c.test, c.model, c.tp, c.util, got, c.statedG)
 		}
+	}
+}
+
+// vLLM's profiling run peaks at the sampler over max-num-seqs rows of the
+// vocabulary unless a forward pass over the token budget takes more: on
+// H100, where vLLM defaults to 1024 sequences, four times what 256 take.
+func TestProfilePeakBytes(t *testing.T) {
+	m, _ := LookupLLM("Qwen3-32B")
+	for _, c := range []struct {
+		tp, tokens, seqs int
+		want             float64 // bytes
+	}{
+		{1, 2048, 256, 256 * 151936 * SamplerBytesPerLogit},
+		{1, 8192, 1024, 1024 * 151936 * SamplerBytesPerLogit},
+		{1, 8192, 0, 8192 * (3*25600 + 4*5120) * 2}, // no sampler: the MLP's activations
+		{4, 8192, 0, 8192 * (3*25600/4 + 4*5120) * 2},
+	} {
+		if got := ProfilePeakBytes(m, c.tp, c.tokens, c.seqs); math.Abs(got-c.want) > 1 {
+			t.Errorf("TP%d, %d tokens, %d seqs: %.0f bytes, want %.0f", c.tp, c.tokens, c.seqs, got, c.want)
+		}
+	}
+	g, _ := LookupGPU("H100-SXM")
+	small, _ := WorkerMemory(g, m, Pool{Count: 1, TP: 1}, MemoryOptions{MaxNumSeqs: 256, MaxBatchedTokens: 2048})
+	large, _ := WorkerMemory(g, m, Pool{Count: 1, TP: 1}, MemoryOptions{MaxNumSeqs: 1024, MaxBatchedTokens: 8192})
+	if d := small.KVGB - large.KVGB; math.Abs(d-3*256*151936*SamplerBytesPerLogit/1e9) > 1e-6 {
+		t.Errorf("1024 sequences leave %.2f GB less KV cache than 256, want %.2f", d, 3*256*151936*SamplerBytesPerLogit/1e9)
 	}
 }
 

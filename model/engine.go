@@ -132,9 +132,23 @@ type EngineDefaults struct {
 	// share (from 0.7) of the running requests' remaining outputs, which
 	// is not modelled: it is simulated as vLLM admits.
 	ReserveOutput bool
+	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
+	// beyond the weights; 0 is vLLM's rule, the peak of its profiling run
+	// (model.ProfilePeakBytes).
+	ReserveGB float64
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
+
+// fixedReserveGB is what SGLang's and TensorRT-LLM's rows keep out of the
+// KV cache beside the weights: an assumption, as before vLLM's own rule
+// was modelled. SGLang's --mem-fraction-static already leaves activations
+// out, so what is left is the CUDA context and communication buffers;
+// TensorRT-LLM gives its KV cache 90% of the memory free after the weights
+// and a warm-up (free_gpu_memory_fraction), which, priced as that share,
+// made its gpustack A100 runs' held-out TPOT 10–40 points worse (the
+// engines' runtime buffers are not known): neither is modelled.
+const fixedReserveGB = 2
 
 // defaultsRule is one row of the engine-defaults table: from version since
 // of a family on (until the next row of that family), the defaults for a
@@ -270,7 +284,7 @@ func vllmV1(large bool, rule string) EngineDefaults {
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -292,7 +306,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // prefill first.
 func sglang05(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -321,7 +335,7 @@ const sglangMaxRunning = 4096
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true,
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 

@@ -116,8 +116,9 @@ func TestDefaultsOtherEngines(t *testing.T) {
 			t.Errorf("%s on %s: %v", tt.engine, tt.gpu, err)
 		}
 		if d.MaxNumBatchedTokens != tt.budget || d.MaxNumSeqs != tt.seqs || d.GraphMax != tt.graphMax || d.BlockSize != tt.block ||
-			math.Abs(d.GPUMemoryUtilization-tt.util) > 1e-3 || d.PrefillFirst != tt.prefillFirst || d.ReserveOutput != tt.reserve || d.Rule == "" {
-			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, graphs to %d, block %d, utilization %.3f, prefill first %v, reserve %v",
+			math.Abs(d.GPUMemoryUtilization-tt.util) > 1e-3 || d.PrefillFirst != tt.prefillFirst || d.ReserveOutput != tt.reserve || d.Rule == "" ||
+			(d.ReserveGB == 0) != (ParseEngine(tt.engine).Family == "vllm") {
+			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, graphs to %d, block %d, utilization %.3f, prefill first %v, reserve %v, a fixed memory reserve unless vLLM",
 				tt.engine, tt.gpu, d, tt.budget, tt.seqs, tt.graphMax, tt.block, tt.util, tt.prefillFirst, tt.reserve)
 		}
 	}

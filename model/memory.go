@@ -11,9 +11,13 @@ type MemoryOptions struct {
 	// Utilization is the fraction of GPU memory the engine may use (vLLM's
 	// --gpu-memory-utilization); 0 means 0.9.
 	Utilization float64
-	// ReserveGB is memory per GPU taken by activations, CUDA graphs and the
-	// runtime, beyond weights and KV; 0 means 2 GB.
+	// ReserveGB is memory per GPU taken by activations, the sampler and
+	// the runtime, beyond weights and KV; 0 means the peak of vLLM's
+	// profiling run (ProfilePeakBytes) for MaxNumSeqs and MaxBatchedTokens.
 	ReserveGB float64
+	// MaxNumSeqs and MaxBatchedTokens size vLLM's profiling run; 0 means
+	// its defaults on most GPUs, 256 and 2048.
+	MaxNumSeqs, MaxBatchedTokens int
 	// BytesPerParam is the weight precision; 0 means the checkpoint's (2 for BF16/FP16).
 	BytesPerParam float64
 	// KVBytes is the KV-cache element size; 0 means the checkpoint's
@@ -25,12 +29,15 @@ type MemoryOptions struct {
 	KVCacheGiB float64
 }
 
-func (o MemoryOptions) withDefaults() MemoryOptions {
+func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 	if o.Utilization == 0 {
 		o.Utilization = 0.9
 	}
 	if o.ReserveGB == 0 {
-		o.ReserveGB = 2
+		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, 2048), orInt(o.MaxNumSeqs, 256)) / gb
+	}
+	if o.ReserveGB == 0 {
+		o.ReserveGB = 2 // a model without its shape in the catalog: the old assumption
 	}
 	if o.KVBytes == 0 {
 		o.KVBytes = 2
@@ -54,6 +61,47 @@ const (
 	gib = 1 << 30
 )
 
+// SamplerBytesPerLogit is the memory vLLM's profiling run takes per logit
+// when it samples its dummy batch: max-num-seqs rows of the vocabulary
+// with temperature, top-k and top-p on, so the float32 logits, their
+// probabilities and a sorted copy with int64 indices are live together
+// (gpu_model_runner.profile_run, then _dummy_sampler_run). The engine
+// sets aside that peak, beside the weights, before it sizes the KV cache.
+// It is measured, not fitted to capsim's corpus: dennislee22's vLLM
+// 0.10.1.1 startup logs on A100-80GB (fixtures/corpus/b-dennislee-a100-qwen.md,
+// Tests 2–5 and 7: Qwen2-7B at TP1 and TP2 and utilization 0.25 and 0.5,
+// Qwen2.5-32B at 0.9) leave 0.60–0.70 GiB between utilization × device
+// memory, the weights and the KV cache they print, whatever the model's
+// size or TP: 256 rows (the default there) of Qwen's 152,064 logits at 18
+// bytes each. Their 2048-token forward pass takes less (ActivationBytes).
+// On GPUs where vLLM defaults to 1024 sequences (H100, H200, H20 from
+// v0.9) the sampler's peak is four times larger.
+const SamplerBytesPerLogit = 18
+
+// ProfilePeakBytes is the peak memory per GPU of vLLM's profiling run
+// beyond the weights: the larger of a forward pass over tokens tokens
+// (ActivationBytes) and the sampler over seqs rows of logits (every rank
+// samples the whole vocabulary).
+func ProfilePeakBytes(m LLM, tp, tokens, seqs int) float64 {
+	return math.Max(ActivationBytes(m, tp, tokens), float64(seqs)*float64(m.Vocab)*SamplerBytesPerLogit)
+}
+
+// ActivationBytes is the live activation memory per GPU of a forward pass
+// over tokens tokens: the MLP's gate-and-up output and its activated half
+// (3·intermediate/TP values per token) beside the residual, normed and
+// attention tensors (4·hidden), in 16-bit values.
+func ActivationBytes(m LLM, tp, tokens int) float64 {
+	tp = max(tp, 1)
+	return float64(tokens) * (3*float64(m.Intermediate)/float64(tp) + 4*float64(m.Hidden)) * 2
+}
+
+func orInt(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
 // WorkerMemory computes the KV-cache capacity of one worker of pool shape p
 // (its Count is ignored). It fails when the weights do not fit, naming the
 // smallest TP that would.
@@ -61,10 +109,10 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	if o.KVBytes == 0 {
 		o.KVBytes = m.KVElemBytes()
 	}
-	o = o.withDefaults()
 	if p.TP <= 0 {
 		return Memory{}, fmt.Errorf("model: TP must be positive, got %d", p.TP)
 	}
+	o = o.withDefaults(m, p.TP)
 	if err := m.CheckTP(p.TP); err != nil {
 		return Memory{}, err
 	}
