@@ -52,6 +52,7 @@ var profileBounds = map[string]bound{
 	"settings.max_model_len":          {0, 1e8},
 	"settings.gpu_memory_utilization": {0, 1},
 	"settings.kv_cache_gib":           {0, 1 << 14},
+	"settings.reserve_gb":             {0, 1 << 14},
 	"settings.cuda_graph_max":         {0, 1 << 16},
 }
 
@@ -86,6 +87,7 @@ func validateBounds(label string, g *Group) error {
 		{"settings.max_model_len", float64(s.MaxModelLen)},
 		{"settings.gpu_memory_utilization", s.GPUMemoryUtilization},
 		{"settings.kv_cache_gib", s.KVCacheGiB},
+		{"settings.reserve_gb", s.ReserveGB},
 		{"settings.cuda_graph_max", float64(s.GraphMax)},
 		{"transfer.latency_s", g.Transfer.LatencyS},
 		{"transfer.per_token_s", g.Transfer.PerTokenS},

@@ -34,6 +34,56 @@ func (s Settings) graphSizes(role string) []int {
 	return model.VLLMGraphSizes(orDefault(s.GraphMax, model.VLLMGraphMax))
 }
 
+// memoryOptions are what sizes a worker's KV cache under these settings:
+// the engine's memory share and reserve, a stated KV cache, and the batch
+// limits vLLM's profiling run takes its peak from.
+func (s Settings) memoryOptions() model.MemoryOptions {
+	return model.MemoryOptions{Utilization: s.GPUMemoryUtilization, ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB,
+		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens}
+}
+
+// MemoryOptionsFor are the KV-cache sizing options an engine runs with by
+// default on a GPU and model: plan screens TP degrees with them, so that
+// a shape the screen keeps is one Configure can size.
+func MemoryOptionsFor(engine string, g model.GPU, m model.LLM) model.MemoryOptions {
+	return defaultSettings(engine, g, m.MaxContext).memoryOptions()
+}
+
+// WithBatchLimits is d with one role's workers (RoleAggregated,
+// RolePrefill or RoleDecode) running at most seqs sequences and tokens
+// tokens per step (0 keeps a limit): the settings plan searches and
+// predict's overrides set. Their KV cache is resized too, since vLLM
+// sizes it less its profiling run's peak, which these limits set.
+func (d Deployment) WithBatchLimits(role string, seqs, tokens int) (Deployment, error) {
+	var p *sim.PoolConfig
+	var pl model.Pool
+	switch role {
+	case RoleAggregated:
+		p, pl = &d.Config.Replicas, d.Topology.Replicas
+	case RolePrefill:
+		p, pl = &d.Config.Prefill, d.Topology.Prefill
+	case RoleDecode:
+		p, pl = &d.Config.Decode, d.Topology.Decode
+	default:
+		return d, fmt.Errorf("calibrate: unknown role %q", role)
+	}
+	if pl.IsZero() || (seqs <= 0 && tokens <= 0) {
+		return d, nil
+	}
+	s := d.Settings
+	s.MaxNumSeqs = orDefault(seqs, p.MaxNumSeqs*pl.Microbatches())
+	s.MaxNumBatchedTokens = orDefault(tokens, p.MaxBatchedTokens)
+	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, s.memoryOptions())
+	if err != nil {
+		return d, fmt.Errorf("calibrate: %s workers at max-num-seqs %d, max-num-batched-tokens %d: %w", role, s.MaxNumSeqs, s.MaxNumBatchedTokens, err)
+	}
+	mb := pl.Microbatches()
+	p.KVCapacity = m.KVTokens / mb
+	p.MaxNumSeqs = (s.MaxNumSeqs + mb - 1) / mb
+	p.MaxBatchedTokens = s.MaxNumBatchedTokens
+	return d, nil
+}
+
 // pool is the simulator pool of one role and shape.
 func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	c, err := pr.coeffs(role, pl)
@@ -41,8 +91,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		return sim.PoolConfig{}, err
 	}
 	s := pr.settings
-	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, model.MemoryOptions{Utilization: s.GPUMemoryUtilization,
-		ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB, MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens})
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, s.memoryOptions())
 	if err != nil {
 		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
 	}

@@ -418,7 +418,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 					if pl.IsZero() {
 						continue
 					}
-					mem, err := model.WorkerMemory(g, m, pl, model.MemoryOptions{})
+					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m))
 					if err != nil || mem.KVTokens < longest {
 						ok = false
 					}

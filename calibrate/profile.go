@@ -257,6 +257,10 @@ func validateGroup(label string, g *Group) error {
 	if err := validateBounds(label, g); err != nil {
 		return err
 	}
+	if g.Settings.ReserveGB == 0 {
+		// A profile written before reserve_gb existed: the engine's own.
+		g.Settings.ReserveGB = model.ReserveGBFor(model.ParseEngine(g.Engine))
+	}
 	for j, e := range g.Entries {
 		if e.Corr == nil {
 			continue

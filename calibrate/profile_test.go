@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -399,6 +400,90 @@ func TestConfigureEnginePolicies(t *testing.T) {
 		if r.PrefillFirst != tt.prefillFirst || r.ReserveOutput != tt.reserve || r.MaxNumSeqs != tt.seqs || r.MaxBatchedTokens != tt.budget || r.BlockSize != tt.block {
 			t.Errorf("%s: replicas prefill first %v, reserve %v, %d seqs, budget %d, block %d; want %v, %v, %d, %d, %d",
 				tt.engine, r.PrefillFirst, r.ReserveOutput, r.MaxNumSeqs, r.MaxBatchedTokens, r.BlockSize, tt.prefillFirst, tt.reserve, tt.seqs, tt.budget, tt.block)
+		}
+	}
+}
+
+// A deployment's KV cache is sized by its engine's rule: vLLM less the
+// peak of its profiling run for the limits it runs with (1024 sequences
+// and 8192 tokens for vLLM 0.10 on H100, so the sampler's peak is four
+// times 256 sequences'), SGLang and TensorRT-LLM less a fixed 2 GB; and
+// WithBatchLimits resizes it with the limits.
+func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
+	h100, qwen := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-32B")
+	perToken := qwen.KVBytesPerToken(1, qwen.KVElemBytes())
+	tokens := func(utilization, reserve float64) int {
+		return int(math.Floor((utilization*h100.DeviceMemoryBytes() - qwen.StoredWeightBytes() - reserve) / perToken))
+	}
+	p := testProfile()
+	for _, c := range []struct {
+		engine string
+		want   int
+	}{
+		{"vllm-0.10.1", tokens(0.9, 1024*151936*model.SamplerBytesPerLogit)},
+		{"trtllm-1.2.0rc1", tokens(0.9, 2e9)},
+		{"sglang-0.5.5.post1", tokens(0.835, 2e9)}, // mem-fraction-static for 81,559 MiB (model.DefaultsFor)
+	} {
+		d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: c.engine, Topology: mustTopo(t, "1xTP1")})
+		if err != nil {
+			t.Fatalf("%s: %v", c.engine, err)
+		}
+		if got := d.Config.Replicas.KVCapacity; math.Abs(float64(got-c.want)) > 2 {
+			t.Errorf("%s: KV capacity %d tokens, want %d", c.engine, got, c.want)
+		}
+	}
+	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: "vllm-0.10.1", Topology: mustTopo(t, "1xTP1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewer, err := d.WithBatchLimits(RoleAggregated, 768, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fewer.Config.Replicas.KVCapacity, tokens(0.9, 768*151936*model.SamplerBytesPerLogit); math.Abs(float64(got-want)) > 2 || fewer.Config.Replicas.MaxNumSeqs != 768 {
+		t.Errorf("at 768 sequences: %d tokens and %d sequences, want %d and 768", got, fewer.Config.Replicas.MaxNumSeqs, want)
+	}
+	// At 256 the forward pass over 8192 tokens is the larger peak.
+	if got, want := mustLimits(t, d, 256).Config.Replicas.KVCapacity, tokens(0.9, 8192*(3*25600+4*5120)*2); math.Abs(float64(got-want)) > 2 {
+		t.Errorf("at 256 sequences: %d tokens, want %d", got, want)
+	}
+	if _, err := d.WithBatchLimits("replicas", 512, 0); err == nil {
+		t.Error(`WithBatchLimits("replicas"): want an error naming the unknown role`)
+	}
+}
+
+func mustLimits(t *testing.T, d Deployment, seqs int) Deployment {
+	t.Helper()
+	d, err := d.WithBatchLimits(RoleAggregated, seqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A profile written before reserve_gb existed prices its SGLang and
+// TensorRT-LLM groups with their engines' 2 GB, not with vLLM's rule at
+// SGLang's 4096 sequences.
+func TestParseProfileFillsMissingReserve(t *testing.T) {
+	p := testProfile()
+	g := p.Groups[1]
+	g.Engine, g.Settings.ReserveGB = "sglang-0.5.5.post1", 0
+	p.Groups = append(p.Groups, g)
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ParseProfile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range q.Groups {
+		want := 0.0
+		if strings.HasPrefix(g.Engine, "sglang") {
+			want = 2
+		}
+		if g.Settings.ReserveGB != want {
+			t.Errorf("%s: reserve_gb %v, want %v", g.Engine, g.Settings.ReserveGB, want)
 		}
 	}
 }

@@ -544,3 +544,14 @@ func TestAcrossNodesPricesTheNetwork(t *testing.T) {
 		t.Errorf("TP1 across nodes: comm %+v, want none", r)
 	}
 }
+
+// Every catalog model states the shape the memory rule and the roofline
+// read: a zero vocabulary or MLP would size vLLM's profiling peak from
+// nothing.
+func TestCatalogModelsHaveShapes(t *testing.T) {
+	for _, m := range LLMs() {
+		if m.Vocab <= 0 || m.Intermediate <= 0 || m.Hidden <= 0 || m.Layers <= 0 {
+			t.Errorf("%s: vocab %d, intermediate %d, hidden %d, layers %d; want all positive", m.Name, m.Vocab, m.Intermediate, m.Hidden, m.Layers)
+		}
+	}
+}

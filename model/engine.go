@@ -150,6 +150,18 @@ type EngineDefaults struct {
 // engines' runtime buffers are not known): neither is modelled.
 const fixedReserveGB = 2
 
+// ReserveGBFor is the memory per GPU an engine family keeps out of its KV
+// cache beside the weights (EngineDefaults.ReserveGB): 0, vLLM's profiling
+// rule, for vLLM and Dynamo's vLLM workers; fixedReserveGB for SGLang and
+// TensorRT-LLM.
+func ReserveGBFor(e Engine) float64 {
+	switch e.Family {
+	case "sglang", "trtllm":
+		return fixedReserveGB
+	}
+	return 0
+}
+
 // defaultsRule is one row of the engine-defaults table: from version since
 // of a family on (until the next row of that family), the defaults for a
 // GPU and max-model-len are apply's.
@@ -284,7 +296,7 @@ func vllmV1(large bool, rule string) EngineDefaults {
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: ReserveGBFor(Engine{Family: "sglang"}),
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -306,7 +318,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // prefill first.
 func sglang05(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: ReserveGBFor(Engine{Family: "sglang"}),
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -335,7 +347,7 @@ const sglangMaxRunning = 4096
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB,
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: ReserveGBFor(Engine{Family: "trtllm"}),
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 

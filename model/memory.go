@@ -63,19 +63,26 @@ const (
 
 // SamplerBytesPerLogit is the memory vLLM's profiling run takes per logit
 // when it samples its dummy batch: max-num-seqs rows of the vocabulary
-// with temperature, top-k and top-p on, so the float32 logits, their
-// probabilities and a sorted copy with int64 indices are live together
-// (gpu_model_runner.profile_run, then _dummy_sampler_run). The engine
-// sets aside that peak, beside the weights, before it sizes the KV cache.
-// It is measured, not fitted to capsim's corpus: dennislee22's vLLM
-// 0.10.1.1 startup logs on A100-80GB (fixtures/corpus/b-dennislee-a100-qwen.md,
-// Tests 2–5 and 7: Qwen2-7B at TP1 and TP2 and utilization 0.25 and 0.5,
-// Qwen2.5-32B at 0.9) leave 0.60–0.70 GiB between utilization × device
-// memory, the weights and the KV cache they print, whatever the model's
-// size or TP: 256 rows (the default there) of Qwen's 152,064 logits at 18
-// bytes each. Their 2048-token forward pass takes less (ActivationBytes).
-// On GPUs where vLLM defaults to 1024 sequences (H100, H200, H20 from
-// v0.9) the sampler's peak is four times larger.
+// with temperature, top-k and top-p on, so float32 logits, probabilities
+// and a sorted copy with int64 indices are live together, about 20 bytes
+// a logit by the tensors (gpu_model_runner.profile_run, then
+// _dummy_sampler_run). The engine sets that peak aside, beside the
+// weights, before it sizes the KV cache. The value is measured, not fitted
+// to capsim's corpus: dennislee22's vLLM 0.10.1.1 startup logs on
+// A100-80GB (fixtures/corpus/b-dennislee-a100-qwen.md; Qwen2-7B at TP1 and
+// TP2 and utilization 0.25 and 0.5, Tests 2–5, whose pairs of
+// utilizations give the 79.26 GiB CUDA lets vLLM see, and Qwen2.5-32B at
+// the default 0.9, Test 7, whose utilization is not stated) leave
+// 0.54–0.70 GiB between utilization × that memory, the weights and the KV
+// cache they print, whatever the model's size or TP: 256 rows (the
+// default there) of Qwen's 152,064 logits at 18 bytes. Against the 80 GiB
+// of the catalog (nvidia-smi's total) the estimate is 1–6% high. All five
+// logs have one vocabulary and 256 rows: that the peak grows with the rows
+// (four times at the 1024 sequences vLLM V1 defaults to on GPUs of 70 GiB
+// or more other than A100: H100, H200, H20, H800, B200, MI300X) is read
+// from vLLM's code, not measured here. A forward pass over the token
+// budget (ActivationBytes) is the larger peak for V0's budgets of a whole
+// max-model-len; no log checks that branch.
 const SamplerBytesPerLogit = 18
 
 // ProfilePeakBytes is the peak memory per GPU of vLLM's profiling run
@@ -112,6 +119,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	if p.TP <= 0 {
 		return Memory{}, fmt.Errorf("model: TP must be positive, got %d", p.TP)
 	}
+	asked := o // the reserve follows the TP: the hint recomputes it per TP
 	o = o.withDefaults(m, p.TP)
 	if err := m.CheckTP(p.TP); err != nil {
 		return Memory{}, err
@@ -136,7 +144,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	}
 	if mem.KVGB <= 0 {
 		return mem, fmt.Errorf("model: %s does not fit on %s at %s: weights %.1f GB + reserve %.1f GB exceed %.1f GB usable%s",
-			ShortName(m.Name), g.Name, p.Worker(), mem.WeightsGB, mem.ReserveGB, mem.UsableGB, smallestFitHint(g, m, p, o))
+			ShortName(m.Name), g.Name, p.Worker(), mem.WeightsGB, mem.ReserveGB, mem.UsableGB, smallestFitHint(g, m, p, asked))
 	}
 	mem.KVTokens = int(math.Floor(mem.KVGB * gb / mem.KVPerToken))
 	return mem, nil
@@ -149,7 +157,8 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 		}
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
-		if g.DeviceMemoryBytes()/gb*o.Utilization*n-o.weightBytes(m)/gb-o.ReserveGB*n > 0 {
+		at := o.withDefaults(m, tp)
+		if g.DeviceMemoryBytes()/gb*at.Utilization*n-at.weightBytes(m)/gb-at.ReserveGB*n > 0 {
 			return fmt.Sprintf("; smallest TP that fits: TP%d", tp)
 		}
 	}

@@ -92,10 +92,8 @@ func (c *candidate) deployment() calibrate.Deployment {
 // that many run behind) and applies v (nil: none).
 func (c *candidate) withSettings(d calibrate.Deployment, v *variant) calibrate.Deployment {
 	d = d.Scaled(c.topo)
-	if c.t.disagg {
-		v.apply(&d.Config.Prefill, &d.Config.Decode)
-	} else {
-		v.apply(&d.Config.Replicas, nil)
+	if s, err := v.applyTo(d, c.t.disagg); err == nil {
+		return s // variants kept only settings it sizes without error
 	}
 	return d
 }
@@ -322,36 +320,6 @@ func (s *search) buildTemplates() error {
 		if p, ok := prices[g.Name]; ok {
 			price = p
 		}
-		var fit []int
-		for _, tp := range o.TPs {
-			if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, model.MemoryOptions{}); err == nil {
-				fit = append(fit, tp)
-			}
-		}
-		if len(fit) == 0 {
-			if explicit {
-				msg := fmt.Sprintf("%s does not fit on %s at TP %s", model.ShortName(s.llm.Name), g.Name, joinInts(o.TPs))
-				if tp, err := model.SmallestTP(g, s.llm, model.MemoryOptions{}); err == nil {
-					msg += fmt.Sprintf(" (smallest TP that fits: TP%d)", tp)
-				} else {
-					msg += " (nor at any TP up to 64)"
-				}
-				configureErrs = append(configureErrs, msg)
-			}
-			continue
-		}
-		// The smallest deployment that fits, whatever the profile says.
-		need, shape := fit[0], fmt.Sprintf("1xTP%d on %s", fit[0], g.Name)
-		if !o.Aggregated {
-			need, shape = 2*fit[0], fmt.Sprintf("1P(TP%d) 1D(TP%d) on %s", fit[0], fit[0], g.Name)
-		}
-		if need < minGPUs {
-			minGPUs, minGPUsOn = need, shape
-		}
-		if need > o.MaxGPUs {
-			continue
-		}
-		var gt []*template
 		modes := []bool{}
 		if o.Aggregated {
 			modes = append(modes, false)
@@ -359,10 +327,45 @@ func (s *search) buildTemplates() error {
 		if o.Disaggregated {
 			modes = append(modes, true)
 		}
+		var gt []*template
 		for _, disagg := range modes {
 			engine, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
 			if err != nil {
 				configureErrs = append(configureErrs, err.Error())
+				continue
+			}
+			// The TP degrees whose workers hold the model with the
+			// engine's own memory rule, as Configure will size them.
+			mo := calibrate.MemoryOptionsFor(engine, g, s.llm)
+			var fit []int
+			for _, tp := range o.TPs {
+				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {
+					fit = append(fit, tp)
+				}
+			}
+			if len(fit) == 0 {
+				if explicit {
+					msg := fmt.Sprintf("%s does not fit on %s at TP %s with %s", model.ShortName(s.llm.Name), g.Name, joinInts(o.TPs), engine)
+					if tp, err := model.SmallestTP(g, s.llm, mo); err == nil {
+						msg += fmt.Sprintf(" (smallest TP that fits: TP%d)", tp)
+					} else {
+						msg += " (nor at any TP up to 64)"
+					}
+					if !slices.Contains(configureErrs, msg) {
+						configureErrs = append(configureErrs, msg)
+					}
+				}
+				continue
+			}
+			// The smallest deployment that fits, whatever the profile says.
+			need, shape := fit[0], fmt.Sprintf("1xTP%d on %s", fit[0], g.Name)
+			if disagg {
+				need, shape = 2*fit[0], fmt.Sprintf("1P(TP%d) 1D(TP%d) on %s", fit[0], fit[0], g.Name)
+			}
+			if need < minGPUs {
+				minGPUs, minGPUsOn = need, shape
+			}
+			if need > o.MaxGPUs {
 				continue
 			}
 			if !disagg {
@@ -858,7 +861,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 	c.state, c.metrics, c.pools, c.steady = stateSimulated, r.Metrics, r.Pools, r.Steady
 	c.misses, c.ok, c.saturated = s.verdict(r)
 	if !c.ok && !o.NoSettingsSearch && !c.saturated && worst(c.misses).Ratio() <= settingsReach {
-		for _, v := range variants(c.t, o.ISL) {
+		for _, v := range variants(c.t, o.workload(o.Load, 1)) {
 			r, err := s.steady(ctx, c, c.withSettings(c.t.dep, &v), o.Load)
 			if err != nil {
 				c.err = err

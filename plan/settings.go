@@ -23,23 +23,20 @@ type poolSetting struct{ seqs, budget int }
 // variant is one alternative to the engines' default settings.
 type variant struct{ a, b poolSetting } // a: replicas or prefill; b: decode
 
-func (v *variant) apply(a, b *sim.PoolConfig) {
+// applyTo is d with v's settings (nil: none), each changed pool's KV cache
+// resized as the engine sizes it for them (calibrate.WithBatchLimits).
+func (v *variant) applyTo(d calibrate.Deployment, disagg bool) (calibrate.Deployment, error) {
 	if v == nil {
-		return
+		return d, nil
 	}
-	set := func(p *sim.PoolConfig, s poolSetting) {
-		if p == nil {
-			return
-		}
-		if s.seqs > 0 {
-			p.MaxNumSeqs = s.seqs
-		}
-		if s.budget > 0 {
-			p.MaxBatchedTokens = s.budget
-		}
+	if !disagg {
+		return d.WithBatchLimits(calibrate.RoleAggregated, v.a.seqs, v.a.budget)
 	}
-	set(a, v.a)
-	set(b, v.b)
+	d, err := d.WithBatchLimits(calibrate.RolePrefill, v.a.seqs, v.a.budget)
+	if err != nil {
+		return d, err
+	}
+	return d.WithBatchLimits(calibrate.RoleDecode, v.b.seqs, v.b.budget)
 }
 
 func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
@@ -50,7 +47,9 @@ func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
 // fewer sequences per step shorten each step. Disaggregated: fewer
 // sequences per decode step (TPOT), a larger or smaller prefill budget
 // (batching prompts against the TTFT of each).
-func variants(t *template, isl int) []variant {
+// A variant whose KV cache, resized for its limits, no longer holds the
+// workload's longest request is not tried.
+func variants(t *template, w calibrate.Workload) []variant {
 	var out []variant
 	ok := func(s poolSetting, p sim.PoolConfig) bool {
 		seqs, budget := seqsOf(p), budgetOf(p)
@@ -65,6 +64,9 @@ func variants(t *template, isl int) []variant {
 	}
 	add := func(v variant, pa, pb sim.PoolConfig, disagg bool) {
 		if (v.a != poolSetting{} && !ok(v.a, pa)) || (disagg && v.b != poolSetting{} && !ok(v.b, pb)) {
+			return
+		}
+		if d, err := v.applyTo(t.dep, disagg); err != nil || d.Fits(w) != nil {
 			return
 		}
 		for _, w := range out {

@@ -203,7 +203,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			}
 		}
 	}
-	central = override(central, opts.Settings)
+	if central, err = override(central, opts.Settings); err != nil {
+		return nil, err
+	}
 	deps := []calibrate.Deployment{central}
 	if !opts.NoBand {
 		for _, band := range []float64{-1, 1} {
@@ -213,7 +215,10 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			if err != nil {
 				return nil, err
 			}
-			deps = append(deps, override(d, opts.Settings))
+			if d, err = override(d, opts.Settings); err != nil {
+				return nil, err
+			}
+			deps = append(deps, d)
 		}
 	}
 
@@ -305,28 +310,20 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	return preds, nil
 }
 
-// override applies engine-setting overrides to d's pools.
-func override(d calibrate.Deployment, settings []EngineSettings) calibrate.Deployment {
+// override applies engine-setting overrides to d's pools, their KV caches
+// resized for the new limits as the engine sizes them.
+func override(d calibrate.Deployment, settings []EngineSettings) (calibrate.Deployment, error) {
 	for _, st := range settings {
-		var p *sim.PoolConfig
-		switch st.Role {
-		case "replicas":
-			p = &d.Config.Replicas
-		case "prefill":
-			p = &d.Config.Prefill
-		case "decode":
-			p = &d.Config.Decode
-		default:
-			continue
+		role := st.Role
+		if role == "replicas" {
+			role = calibrate.RoleAggregated
 		}
-		if st.MaxNumSeqs > 0 {
-			p.MaxNumSeqs = st.MaxNumSeqs
-		}
-		if st.MaxNumBatchedTokens > 0 {
-			p.MaxBatchedTokens = st.MaxNumBatchedTokens
+		var err error
+		if d, err = d.WithBatchLimits(role, st.MaxNumSeqs, st.MaxNumBatchedTokens); err != nil {
+			return d, fmt.Errorf("predict: %w", err)
 		}
 	}
-	return d
+	return d, nil
 }
 
 // calibratedShape is the workload a series was run with: the requested
