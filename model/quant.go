@@ -25,6 +25,7 @@ var quantSuffixes = []struct {
 	{"-w4a16", QuantInt4},
 	{"-gptq", QuantInt4},
 	{"-awq", QuantInt4},
+	{"-fp8-dynamic", QuantFP8}, // compressed-tensors FP8 with dynamic activation scales
 	{"-fp8", QuantFP8},
 	{"-fp4", QuantFP4},
 }
