@@ -209,6 +209,12 @@ func TestWorkloadsReadTheDataset(t *testing.T) {
 		if noted := strings.Contains(strings.Join(w.Notes, "; "), "dataset's"); noted != (tt.want != "") {
 			t.Errorf("settings %v: notes %q", tt.settings, w.Notes)
 		}
+		// A dataset capsim does not hold is said to be simulated at the
+		// means; random prompts are (fixed lengths), so they are not.
+		unknown := tt.want == "" && tt.settings != nil && tt.settings["dataset"] != "random"
+		if noted := strings.Contains(strings.Join(w.Notes, "; "), "simulated at the measured means"); noted != unknown {
+			t.Errorf("settings %v: notes %q, want a note on the unknown dataset: %v", tt.settings, w.Notes, unknown)
+		}
 	}
 	recs, err := fixtures.CorpusRecords()
 	if err != nil {

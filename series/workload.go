@@ -50,8 +50,8 @@ type Workload struct {
 const DatasetSetting = results.DatasetSetting
 
 // datasetOf is the dataset a record's settings name, when package datasets
-// holds its lengths.
-func datasetOf(settings map[string]string) (datasets.Dataset, bool) {
+// holds its lengths; stated is the name as written ("" when none is).
+func datasetOf(settings map[string]string) (d datasets.Dataset, stated string, ok bool) {
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)
@@ -59,10 +59,11 @@ func datasetOf(settings map[string]string) (datasets.Dataset, bool) {
 	sort.Strings(keys) // the first spelling, whatever the map's order
 	for _, k := range keys {
 		if strings.ToLower(strings.TrimSpace(k)) == DatasetSetting {
-			return datasets.Lookup(settings[k])
+			d, ok := datasets.Lookup(settings[k])
+			return d, strings.TrimSpace(settings[k]), ok
 		}
 	}
-	return datasets.Dataset{}, false
+	return datasets.Dataset{}, "", false
 }
 
 // HitRateSetting is the record setting that states a run's prefix-cache hit
@@ -168,12 +169,20 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		w.ISL = max(1, int(math.Round(r.Workload.ISL)))
 		w.OSL = max(2, int(math.Round(o)))
 		w.NumPrompts = Prompts(r, maxPrompts)
-		if ds, ok := datasetOf(r.System.Settings); ok {
+		ds, stated, ok := datasetOf(r.System.Settings)
+		if ok {
 			// The dataset's own spread of lengths is the outputs' spread.
 			w.Dataset = ds.Name
 			w.Notes = append(w.Notes, fmt.Sprintf("lengths: the %s dataset's, scaled to the measured means (%s)", ds.Name, ds.Source))
-		} else if m := r.Workload.OSLMax; m > 0 && float64(w.OSL) < earlyStop*float64(m) {
-			w.OSLMax = m
+		} else {
+			if stated != "" && !strings.EqualFold(stated, "random") {
+				// Say so: a known dataset spelled otherwise would
+				// otherwise be simulated at its means without a word.
+				w.Notes = append(w.Notes, fmt.Sprintf("dataset %q is not one whose lengths capsim holds (%s): simulated at the measured means", stated, strings.Join(datasets.Names(), ", ")))
+			}
+			if m := r.Workload.OSLMax; m > 0 && float64(w.OSL) < earlyStop*float64(m) {
+				w.OSLMax = m
+			}
 		}
 	}
 	// Outputs that stop early, per series.
