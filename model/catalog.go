@@ -401,7 +401,12 @@ func LookupLLM(name string) (LLM, error) {
 	if base, q := splitQuant(name); q != QuantNone {
 		m, err := lookupLLM(base)
 		if err != nil {
-			return LLM{}, err
+			// Meta-Llama-3 (not 3.1) keeps "Meta-" in its catalog name.
+			full := ShortName(strings.TrimSpace(name))
+			var ok bool
+			if m, ok = lookupQuantBase(full, base); !ok {
+				return LLM{}, err
+			}
 		}
 		m.Name, m.Quant = strings.TrimSpace(name), q
 		if fp8KVCache(name, q) {
@@ -410,6 +415,17 @@ func LookupLLM(name string) (LLM, error) {
 		return m, nil
 	}
 	return lookupLLM(name)
+}
+
+// lookupQuantBase looks up a quantized checkpoint's base with the prefix
+// splitQuant drops ("Meta-") put back.
+func lookupQuantBase(full, base string) (LLM, bool) {
+	i := strings.Index(strings.ToLower(full), strings.ToLower(base))
+	if i <= 0 {
+		return LLM{}, false
+	}
+	m, err := lookupLLM(full[:i] + base)
+	return m, err == nil
 }
 
 func lookupLLM(name string) (LLM, error) {

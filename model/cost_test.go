@@ -462,6 +462,10 @@ func TestQuantizedCheckpoints(t *testing.T) {
 		{"Qwen3-32B-W4A16-GPTQ-selfbuilt", "Qwen/Qwen3-32B", QuantInt4},
 		{"nvidia/Llama-3.3-70B-Instruct-FP4", "meta-llama/Llama-3.3-70B-Instruct", QuantFP4},
 		{"Qwen/Qwen3-32B", "Qwen/Qwen3-32B", QuantNone},
+		// Meta-Llama-3 (not 3.1) keeps "Meta-" in its catalog name.
+		{"neuralmagic/Meta-Llama-3-8B-Instruct-FP8", "meta-llama/Meta-Llama-3-8B-Instruct", QuantFP8},
+		{"RedHatAI/Meta-Llama-3-70B-Instruct-FP8-dynamic", "meta-llama/Meta-Llama-3-70B-Instruct", QuantFP8},
+		{"neuralmagic/Llama-3.1-Nemotron-70B-Instruct-HF-FP8-dynamic", "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", QuantFP8},
 	}
 	for _, tt := range tests {
 		m, err := LookupLLM(tt.name)

@@ -37,7 +37,11 @@ type EngineSettings struct {
 func SettingsOf(d calibrate.Deployment) []EngineSettings {
 	one := func(role string, p sim.PoolConfig, eager bool, pool model.Pool) EngineSettings {
 		p = p.Limits()
-		return EngineSettings{Role: role, Workers: p.Workers, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs,
+		// A pipeline runs as Microbatches virtual workers, each with that
+		// share of the sequences (model.Pool.Microbatches): the engine
+		// has the whole of both.
+		mb := max(pool.Microbatches(), 1)
+		return EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
 			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager}
 	}
 	c, st := d.Config, d.Settings

@@ -178,7 +178,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 			if stated != "" && !strings.EqualFold(stated, "random") {
 				// Say so: a known dataset spelled otherwise would
 				// otherwise be simulated at its means without a word.
-				w.Notes = append(w.Notes, fmt.Sprintf("dataset %q is not one whose lengths capsim holds (%s): simulated at the measured means", stated, strings.Join(datasets.Names(), ", ")))
+				w.Notes = append(w.Notes, fmt.Sprintf("dataset %q is not one whose lengths capsim holds (it holds: %s): simulated at the measured means", stated, strings.Join(datasets.Names(), ", ")))
 			}
 			if m := r.Workload.OSLMax; m > 0 && float64(w.OSL) < earlyStop*float64(m) {
 				w.OSLMax = m
