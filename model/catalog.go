@@ -400,13 +400,13 @@ func SameModel(a, b string) bool {
 func LookupLLM(name string) (LLM, error) {
 	if base, q := splitQuant(name); q != QuantNone {
 		m, err := lookupLLM(base)
+		if err != nil && strings.HasPrefix(strings.ToLower(base), "meta-llama-") {
+			// Quantizers keep "Meta-" on Llama 3.1+ names the catalog
+			// writes without it (Meta-Llama-3 itself keeps it).
+			m, err = lookupLLM(base[len("Meta-"):])
+		}
 		if err != nil {
-			// Meta-Llama-3 (not 3.1) keeps "Meta-" in its catalog name.
-			full := ShortName(strings.TrimSpace(name))
-			var ok bool
-			if m, ok = lookupQuantBase(full, base); !ok {
-				return LLM{}, err
-			}
+			return LLM{}, err
 		}
 		m.Name, m.Quant = strings.TrimSpace(name), q
 		if fp8KVCache(name, q) {
@@ -415,17 +415,6 @@ func LookupLLM(name string) (LLM, error) {
 		return m, nil
 	}
 	return lookupLLM(name)
-}
-
-// lookupQuantBase looks up a quantized checkpoint's base with the prefix
-// splitQuant drops ("Meta-") put back.
-func lookupQuantBase(full, base string) (LLM, bool) {
-	i := strings.Index(strings.ToLower(full), strings.ToLower(base))
-	if i <= 0 {
-		return LLM{}, false
-	}
-	m, err := lookupLLM(full[:i] + base)
-	return m, err == nil
 }
 
 func lookupLLM(name string) (LLM, error) {

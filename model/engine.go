@@ -296,7 +296,7 @@ func vllmV1(large bool, rule string) EngineDefaults {
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: ReserveGBFor(Engine{Family: "sglang"}),
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -318,7 +318,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // prefill first.
 func sglang05(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: ReserveGBFor(Engine{Family: "sglang"}),
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -347,7 +347,7 @@ const sglangMaxRunning = 4096
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: ReserveGBFor(Engine{Family: "trtllm"}),
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 

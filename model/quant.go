@@ -32,17 +32,14 @@ var quantSuffixes = []struct {
 
 // splitQuant splits a checkpoint id into its base model name and its
 // quantization: "nvidia/Llama-3.1-8B-Instruct-FP8" → "Llama-3.1-8B-Instruct", fp8;
-// "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8" → "Llama-3.1-70B-Instruct", fp8.
+// "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8" → "Meta-Llama-3.1-70B-Instruct", fp8
+// (LookupLLM drops the "Meta-" where the catalog's name lacks it).
 func splitQuant(name string) (string, Quantization) {
 	short := ShortName(strings.TrimSpace(name))
 	low := strings.ToLower(short)
 	for _, s := range quantSuffixes {
 		if strings.HasSuffix(low, s.suffix) {
-			base := short[:len(short)-len(s.suffix)]
-			if strings.HasPrefix(strings.ToLower(base), "meta-llama-") {
-				base = base[len("Meta-"):]
-			}
-			return base, s.q
+			return short[:len(short)-len(s.suffix)], s.q
 		}
 	}
 	return name, QuantNone
