@@ -204,7 +204,7 @@ func physicalCheck(r *results.Record) string {
 	} else if v, ok := r.Metric(model.RequestThroughput); ok {
 		tokPerS = v * (r.Workload.ISL + r.Workload.OSL)
 	}
-	peak := float64(gpus) * g.GEMMTFLOPS(m.Quant) * 1e12 / (2 * m.BodyParams())
+	peak := float64(gpus) * g.GEMMTFLOPS(m.Quant) * 1e12 / (2 * m.ActiveBodyParams())
 	if tokPerS > peak {
 		return fmt.Sprintf("record %s: %.0f tokens/s exceeds the %.0f tokens/s %d×%s could compute at 100%% of peak for %s: non-physical, check the record",
 			r.ID, tokPerS, peak, gpus, g.Name, model.ShortName(m.Name))

@@ -245,7 +245,63 @@ type LLM struct {
 	// 2 (BF16). LookupLLM sets 1 for NVIDIA's FP8 and FP4 checkpoints (see
 	// fp8KVCache).
 	KVCacheBytes float64 `json:"kv_cache_bytes,omitempty"`
-	Source       string  `json:"source"`
+	// Experts is the number of routed experts in each mixture-of-experts
+	// layer (0: a dense model), ActiveExperts how many each token is routed
+	// to, and ExpertIntermediate one expert's FFN width (gate, up and down
+	// projections of Hidden × ExpertIntermediate each).
+	Experts            int `json:"experts,omitempty"`
+	ActiveExperts      int `json:"active_experts,omitempty"`
+	ExpertIntermediate int `json:"expert_intermediate,omitempty"`
+	// ExpertBytes is the stored size of one expert weight where the
+	// checkpoint stores its experts differently from the rest of the body
+	// (gpt-oss: MXFP4 experts, 4.25 bits with their scales, beside BF16
+	// attention); 0 takes the body's quantization.
+	ExpertBytes float64 `json:"expert_bytes,omitempty"`
+	// FullAttentionLayers is how many layers attend over the whole context
+	// where the others attend over a short sliding window (gpt-oss
+	// alternates the two, with a 128-token window); 0 means every layer.
+	// Only full-attention layers are counted in the KV cache and in prompt
+	// attention: a windowed layer keeps and reads at most its window.
+	FullAttentionLayers int    `json:"full_attention_layers,omitempty"`
+	Source              string `json:"source"`
+}
+
+// IsMoE reports whether m is a mixture-of-experts model.
+func (m LLM) IsMoE() bool { return m.Experts > 0 && m.ActiveExperts > 0 }
+
+// ExpertParams are the parameters of every routed expert of every layer.
+func (m LLM) ExpertParams() float64 {
+	if !m.IsMoE() {
+		return 0
+	}
+	return float64(m.Layers) * float64(m.Experts) * 3 * float64(m.Hidden) * float64(m.ExpertIntermediate)
+}
+
+// ActiveBodyParams are the body parameters one token passes through: all
+// of a dense model's, and a mixture-of-experts model's shared parts plus
+// its ActiveExperts routed experts per layer. Its GEMM FLOPs follow from it.
+func (m LLM) ActiveBodyParams() float64 {
+	if !m.IsMoE() {
+		return m.BodyParams()
+	}
+	return m.BodyParams() - m.ExpertParams()*(1-float64(m.ActiveExperts)/float64(m.Experts))
+}
+
+// attentionLayers are the layers that attend over the whole context.
+func (m LLM) attentionLayers() int {
+	if m.FullAttentionLayers > 0 {
+		return m.FullAttentionLayers
+	}
+	return m.Layers
+}
+
+// ffnWidth is the FFN width one token's activations pass through:
+// Intermediate, or a mixture-of-experts model's active experts' together.
+func (m LLM) ffnWidth() float64 {
+	if m.IsMoE() {
+		return float64(m.ActiveExperts) * float64(m.ExpertIntermediate)
+	}
+	return float64(m.Intermediate)
 }
 
 // KVElemBytes is the size of one cached key or value element.
@@ -322,6 +378,27 @@ var llms = []LLM{
 		Source: "huggingface.co/microsoft/phi-4 config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Phi3ForCausalLM; marked check there: not re-read in this session)"},
 	{Name: "mistralai/Mistral-7B-Instruct-v0.3", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, Params: 7.25e9, MaxContext: 32768,
 		Source: "huggingface.co/mistralai/Mistral-7B-Instruct-v0.3 config.json"},
+	// Mixture-of-experts models: Intermediate is config.json's
+	// intermediate_size, ExpertIntermediate its per-expert width
+	// (moe_intermediate_size), Params the model card's total.
+	{Name: "Qwen/Qwen3-235B-A22B", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: 40960,
+		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536,
+		Source: "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card)"},
+	{Name: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 6144, Vocab: 151936, Params: 30.5e9, MaxContext: 40960,
+		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 768,
+		Source: "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active (model card)"},
+	{Name: "mistralai/Mixtral-8x7B-Instruct-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32000, Params: 46.7e9, MaxContext: 32768,
+		Experts: 8, ActiveExperts: 2, ExpertIntermediate: 14336,
+		Source: "huggingface.co/mistralai/Mixtral-8x7B-Instruct-v0.1 config.json; 46.7B total, 12.9B active (Mistral AI's announcement)"},
+	// gpt-oss stores its experts in MXFP4 (4-bit values with an 8-bit
+	// scale per 32: 4.25 bits) beside BF16 attention and embeddings, and
+	// alternates full and 128-token sliding-window attention layers.
+	{Name: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 116.8e9, MaxContext: 131072,
+		Experts: 128, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 18,
+		Source: "huggingface.co/openai/gpt-oss-120b config.json (layer_types: sliding and full attention alternating, sliding_window 128; quantization_config mxfp4 on the experts); 116.8B total, 5.1B active (model card)"},
+	{Name: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 20.9e9, MaxContext: 131072,
+		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12,
+		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card)"},
 }
 
 // GPUs returns the GPU catalog, sorted by name.
@@ -469,7 +546,7 @@ func (m LLM) KVHeadsPerGPU(tp int) float64 {
 }
 
 // KVBytesPerToken is the KV cache of one token on one worker of tensor
-// degree tp, summed over its GPUs (keys and values, every layer).
+// degree tp, summed over its GPUs (keys and values, every full-attention layer).
 func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
-	return 2 * float64(m.Layers) * m.KVHeadsPerGPU(tp) * float64(tp) * float64(m.HeadDim) * bytesPerElem
+	return 2 * float64(m.attentionLayers()) * m.KVHeadsPerGPU(tp) * float64(tp) * float64(m.HeadDim) * bytesPerElem
 }

@@ -35,6 +35,34 @@ type Roofline struct {
 	// where NewStepCost sets it to 0 (see EngineCollectiveUs).
 	Collective        float64 `json:"collective_s,omitempty"`
 	PrefillCollective float64 `json:"prefill_collective_s,omitempty"`
+	// A mixture-of-experts model's routed experts, apart from WeightRead
+	// and BodyToken (which then cover the rest): ExpertRead is streaming
+	// every expert's weights once, ExpertToken the GEMM work of one token
+	// through every expert, and ExpertMiss the chance that a token is not
+	// routed to a given expert (1 − k/E). A step over T tokens reads the
+	// experts it touches, 1 − ExpertMiss^T of them, and computes k/E of
+	// ExpertToken per token; each touched expert is a GEMM of its own and
+	// pays the small-batch penalty.
+	ExpertRead  float64 `json:"expert_read_s,omitempty"`
+	ExpertToken float64 `json:"expert_token_s,omitempty"`
+	ExpertMiss  float64 `json:"expert_miss,omitempty"`
+}
+
+// touched is the share of experts a step over tokens tokens routes to.
+func (r Roofline) touched(tokens float64) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	return 1 - math.Pow(r.ExpertMiss, tokens)
+}
+
+// weightRead is the peak-bandwidth time of a step's weight reads: every
+// shared weight, and the experts its tokens touch.
+func (r Roofline) weightRead(tokens float64) float64 {
+	if r.ExpertRead == 0 {
+		return r.WeightRead
+	}
+	return r.WeightRead + r.ExpertRead*r.touched(tokens)
 }
 
 // GEMMHalfTokens is the small-batch size dependence of matmul efficiency:
@@ -91,11 +119,16 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	flops := g.GEMMTFLOPS(m.Quant) * 1e12 * tp
 	bw := g.MemoryTBps * 1e12 * tp
 	r := Roofline{
-		WeightRead: m.StoredWeightBytes() / bw,
-		BodyToken:  2 * m.BodyParams() / flops,
+		WeightRead: m.sharedWeightBytes() / bw,
+		BodyToken:  2 * (m.BodyParams() - m.ExpertParams()) / flops,
 		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
-		AttnPair:   4 * float64(m.Layers*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
+		AttnPair:   4 * float64(m.attentionLayers()*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
+	}
+	if m.IsMoE() {
+		r.ExpertRead = m.expertWeightBytes() / bw
+		r.ExpertToken = 2 * m.ExpertParams() / flops
+		r.ExpertMiss = 1 - float64(m.ActiveExperts)/float64(m.Experts)
 	}
 	ic := g.TPLink(p.Stages())
 	if p.TP > 1 {
@@ -188,7 +221,7 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 	if decodeSeqs == 0 {
 		t.Comm += r.PrefillCollective - r.Collective
 	}
-	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.WeightRead, at.Compute, at.Weight)
+	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.weightRead(tokens), at.Compute, at.Weight)
 	return t
 }
 
@@ -242,7 +275,11 @@ func (r Roofline) gemmFLOPTime(tokens, sampled float64) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	return r.BodyToken*(tokens+GEMMHalfTokens) + r.HeadSeq*sampled
+	t := r.BodyToken*(tokens+GEMMHalfTokens) + r.HeadSeq*sampled
+	if r.ExpertToken > 0 {
+		t += r.ExpertToken * (tokens*(1-r.ExpertMiss) + GEMMHalfTokens*r.touched(tokens))
+	}
+	return t
 }
 
 // Dot is Σ aᵢ·bᵢ over the coefficient fields.

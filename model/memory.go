@@ -95,11 +95,12 @@ func ProfilePeakBytes(m LLM, tp, tokens, seqs int) float64 {
 
 // ActivationBytes is the live activation memory per GPU of a forward pass
 // over tokens tokens: the MLP's gate-and-up output and its activated half
-// (3·intermediate/TP values per token) beside the residual, normed and
+// (3·intermediate/TP values per token; a mixture-of-experts model's
+// active experts' widths together) beside the residual, normed and
 // attention tensors (4·hidden), in 16-bit values.
 func ActivationBytes(m LLM, tp, tokens int) float64 {
 	tp = max(tp, 1)
-	return float64(tokens) * (3*float64(m.Intermediate)/float64(tp) + 4*float64(m.Hidden)) * 2
+	return float64(tokens) * (3*m.ffnWidth()/float64(tp) + 4*float64(m.Hidden)) * 2
 }
 
 func orInt(v, d int) int {

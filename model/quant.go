@@ -62,7 +62,23 @@ func (q Quantization) BytesPerWeight() float64 {
 // StoredWeightBytes is the size of the checkpoint's weights: the body at
 // its quantization, embeddings and LM head in BF16.
 func (m LLM) StoredWeightBytes() float64 {
-	return m.BodyParams()*m.Quant.BytesPerWeight() + m.EmbedParams()*2
+	return m.sharedWeightBytes() + m.expertWeightBytes()
+}
+
+// sharedWeightBytes are the weights every step reads whatever its tokens:
+// all of a dense model's, a mixture-of-experts model's but its experts.
+func (m LLM) sharedWeightBytes() float64 {
+	return (m.BodyParams()-m.ExpertParams())*m.Quant.BytesPerWeight() + m.EmbedParams()*2
+}
+
+// expertWeightBytes are the routed experts' weights, at ExpertBytes where
+// the checkpoint sets it apart.
+func (m LLM) expertWeightBytes() float64 {
+	b := m.Quant.BytesPerWeight()
+	if m.ExpertBytes > 0 {
+		b = m.ExpertBytes
+	}
+	return m.ExpertParams() * b
 }
 
 // GEMMTFLOPS is the dense tensor rate the model's GEMMs run at on g: FP8

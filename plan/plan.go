@@ -84,18 +84,20 @@ const (
 
 // deployment is the template's deployment scaled to the candidate's worker
 // counts, with its engine settings.
-func (c *candidate) deployment() calibrate.Deployment {
+func (c *candidate) deployment() (calibrate.Deployment, error) {
 	return c.withSettings(c.t.dep, c.settings)
 }
 
 // withSettings scales d to the candidate's worker counts (and the router
-// that many run behind) and applies v (nil: none).
-func (c *candidate) withSettings(d calibrate.Deployment, v *variant) calibrate.Deployment {
-	d = d.Scaled(c.topo)
-	if s, err := v.applyTo(d, c.t.disagg); err == nil {
-		return s // variants kept only settings it sizes without error
+// that many run behind) and applies v (nil: none). An error means v's
+// limits cannot be sized on d: the settings are not simulated, so never
+// reported.
+func (c *candidate) withSettings(d calibrate.Deployment, v *variant) (calibrate.Deployment, error) {
+	d, err := v.applyTo(d.Scaled(c.topo), c.t.disagg)
+	if err != nil {
+		return calibrate.Deployment{}, fmt.Errorf("plan: %s with its searched engine settings: %w", c.name(), err)
 	}
-	return d
+	return d, nil
 }
 
 // shape names the template's GPU, engine and worker TP degrees.
@@ -610,7 +612,11 @@ func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*
 	s.sims++
 	c.runs++
 	s.mu.Unlock()
-	return c.deployment().SimulateWith(ctx, w, s.opts.Simulate)
+	d, err := c.deployment()
+	if err != nil {
+		return nil, err
+	}
+	return d.SimulateWith(ctx, w, s.opts.Simulate)
 }
 
 // steady is a verdict: deployment d of candidate c simulated in steady
@@ -853,7 +859,12 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 			return
 		}
 	}
-	r, err := s.steady(ctx, c, c.deployment(), o.Load)
+	d, err := c.deployment()
+	if err != nil {
+		c.err = err
+		return
+	}
+	r, err := s.steady(ctx, c, d, o.Load)
 	if err != nil {
 		c.err = err
 		return
@@ -862,7 +873,11 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 	c.misses, c.ok, c.saturated = s.verdict(r)
 	if !c.ok && !o.NoSettingsSearch && !c.saturated && worst(c.misses).Ratio() <= settingsReach {
 		for _, v := range variants(c.t, o.workload(o.Load, 1)) {
-			r, err := s.steady(ctx, c, c.withSettings(c.t.dep, &v), o.Load)
+			d, err := c.withSettings(c.t.dep, &v)
+			if err != nil {
+				continue // variants() screens these out; a limit it cannot size is not tried
+			}
+			r, err := s.steady(ctx, c, d, o.Load)
 			if err != nil {
 				c.err = err
 				return

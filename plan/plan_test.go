@@ -543,7 +543,11 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			long, err := s.steady(context.Background(), c, c.deployment(), opts.Load)
+			d, err := c.deployment()
+			if err != nil {
+				t.Fatal(err)
+			}
+			long, err := s.steady(context.Background(), c, d, opts.Load)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -115,12 +115,16 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	if err != nil {
 		return Recommendation{}, err
 	}
+	withSettings, err := c.withSettings(dep, c.settings)
+	if err != nil {
+		return Recommendation{}, err
+	}
 	r := Recommendation{
 		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
 		GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
 		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 		PerUser:      round(perUser(c.metrics), 3),
-		Settings:     settingsOf(c.withSettings(dep, c.settings), c.t.disagg, c.settings),
+		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
 		Steady:       c.steady,
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
 		Router: predict.RouterOf(dep),
@@ -129,7 +133,11 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))
 	}
 	if s.band != 0 {
-		cr, err := s.steady(ctx, c, c.withSettings(central, c.settings), o.Load)
+		d, err := c.withSettings(central, c.settings)
+		if err != nil {
+			return Recommendation{}, err
+		}
+		cr, err := s.steady(ctx, c, d, o.Load)
 		if err != nil {
 			return Recommendation{}, fmt.Errorf("plan: %s with central costs: %w", c.name(), err)
 		}
@@ -169,7 +177,11 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim.PoolStats, error) {
 	o := s.opts
 	pass := func(l model.Load) (bool, []Miss, []sim.PoolStats, error) {
-		r, err := s.probe(ctx, c, c.deployment(), l)
+		d, err := c.deployment()
+		if err != nil {
+			return false, nil, nil, err
+		}
+		r, err := s.probe(ctx, c, d, l)
 		if err != nil {
 			return false, nil, nil, fmt.Errorf("plan: headroom of %s at %s: %w", c.name(), l, err)
 		}
@@ -295,7 +307,11 @@ func (s *search) confirmMisses(ctx context.Context) error {
 		}
 	}
 	for _, c := range runs {
-		r, err := s.steady(ctx, c, c.deployment(), o.Load)
+		d, err := c.deployment()
+		if err != nil {
+			return err
+		}
+		r, err := s.steady(ctx, c, d, o.Load)
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}

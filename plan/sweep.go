@@ -70,7 +70,12 @@ func (s *search) sweep(ctx context.Context) error {
 	s.done = 0
 	err := parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
 		c := picks[i]
-		r, err := s.steadyOnce(ctx, c.deployment(), o.Load)
+		d, err := c.deployment()
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		r, err := s.steadyOnce(ctx, d, o.Load)
 		if err != nil {
 			errs[i] = err
 			return

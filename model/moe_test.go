@@ -1,0 +1,95 @@
+package model
+
+import (
+	"math"
+	"testing"
+)
+
+// The catalog's mixture-of-experts shapes reproduce the model cards' total
+// and active parameter counts: attention, experts and embeddings from the
+// config, within 2% of the stated total; the active body plus the LM head
+// (gpt-oss's card) or plus both embeddings (Qwen's and Mistral's) within
+// 3% of the stated active count.
+func TestMoECatalogShapes(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		active float64
+	}{
+		{"Qwen/Qwen3-235B-A22B", 22e9},
+		{"Qwen/Qwen3-30B-A3B", 3.3e9},
+		{"mistralai/Mixtral-8x7B-Instruct-v0.1", 12.9e9},
+		{"openai/gpt-oss-120b", 5.1e9},
+		{"openai/gpt-oss-20b", 3.6e9},
+	} {
+		m, err := LookupLLM(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.IsMoE() {
+			t.Fatalf("%s: not a mixture-of-experts model", tt.name)
+		}
+		h := float64(m.Hidden)
+		attn := float64(m.Layers) * (2*h*float64(m.Heads*m.HeadDim) + 2*h*float64(m.KVHeads*m.HeadDim))
+		total := attn + m.ExpertParams() + m.EmbedParams()
+		if math.Abs(total/m.Params-1) > 0.02 {
+			t.Errorf("%s: shapes give %.1fB parameters, catalog says %.1fB", tt.name, total/1e9, m.Params/1e9)
+		}
+		lo, hi := m.ActiveBodyParams()+m.HeadParams(), m.ActiveBodyParams()+m.EmbedParams()
+		if lo > tt.active*1.03 || hi < tt.active*0.97 {
+			t.Errorf("%s: active parameters %.2f–%.2fB, model card says %.1fB", tt.name, lo/1e9, hi/1e9, tt.active/1e9)
+		}
+	}
+}
+
+// A MoE step reads the experts its tokens touch: one decoded token reads
+// k of E experts, a long prefill all of them, and a dense model's weight
+// read does not depend on the tokens at all.
+func TestMoEWeightReadFollowsTouchedExperts(t *testing.T) {
+	g, _ := LookupGPU("H100")
+	m, _ := LookupLLM("Qwen/Qwen3-30B-A3B")
+	r := NewRoofline(g, m, Pool{Count: 1, TP: 1})
+	bw := g.MemoryTBps * 1e12
+	if got, want := r.WeightRead+r.ExpertRead, m.StoredWeightBytes()/bw; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("shared + expert read = %g s, want the whole checkpoint's %g s", got, want)
+	}
+	share := float64(m.ActiveExperts) / float64(m.Experts)
+	if got, want := r.weightRead(1), r.WeightRead+share*r.ExpertRead; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("one token reads %g s of weights, want %g (k/E of the experts)", got, want)
+	}
+	if got, want := r.weightRead(4096), r.WeightRead+r.ExpertRead; math.Abs(got/want-1) > 1e-6 {
+		t.Errorf("a 4096-token prefill reads %g s of weights, want every expert's %g", got, want)
+	}
+	if a, b := r.weightRead(8), r.weightRead(64); !(a < b) {
+		t.Errorf("weight read at 8 tokens %g not below 64 tokens' %g", a, b)
+	}
+	// GEMM FLOPs are the active experts' (plus the small-batch penalty
+	// of each touched expert), far below a dense model of the same size.
+	dense, _ := LookupLLM("Qwen/Qwen3-32B")
+	rd := NewRoofline(g, dense, Pool{Count: 1, TP: 1})
+	if rd.ExpertRead != 0 || rd.weightRead(1) != rd.weightRead(4096) {
+		t.Errorf("dense model's weight read depends on tokens: %g vs %g", rd.weightRead(1), rd.weightRead(4096))
+	}
+	if moe, den := r.gemmFLOPTime(4096, 0), rd.gemmFLOPTime(4096, 0); moe > den/5 {
+		t.Errorf("4096-token GEMM time %g s for a 3B-active MoE, %g s for a 32B dense; want well under a fifth", moe, den)
+	}
+	c := PriorCoeffs(false)
+	sm := NewStepCost(g, m, Pool{Count: 1, TP: 1}, c, nil)
+	sd := NewStepCost(g, dense, Pool{Count: 1, TP: 1}, c, nil)
+	one := Step{DecodeSeqs: 1, DecodeKV: 1000}
+	if a, b := sm.StepTime(one), sd.StepTime(one); a > b/3 {
+		t.Errorf("decode of one sequence: MoE %g s, dense %g s; want the MoE under a third (it reads ~7 GB, not 66)", a, b)
+	}
+}
+
+// gpt-oss keeps a KV cache only in its full-attention layers (the others
+// hold a 128-token window): half of its 36 layers, 8 KV heads of 64 values.
+func TestSlidingWindowLayersHoldNoKVCache(t *testing.T) {
+	m, _ := LookupLLM("openai/gpt-oss-120b")
+	if got, want := m.KVBytesPerToken(1, 2), 2.0*18*8*64*2; got != want {
+		t.Errorf("gpt-oss-120b KV bytes per token = %g, want %g", got, want)
+	}
+	// MXFP4 experts beside BF16 attention and embeddings: about 65 GB.
+	if got := m.StoredWeightBytes() / 1e9; got < 60 || got > 70 {
+		t.Errorf("gpt-oss-120b stored weights %.1f GB, want about 65", got)
+	}
+}
