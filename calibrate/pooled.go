@@ -46,7 +46,7 @@ type pooledCost struct {
 
 // pooledCoeffs prices a role of a target pool from every group (of Groups
 // and of the transfer Pool) that names its GPU and model and has an entry
-// of the role (or its nearest role):
+// of the role (or its nearest role), a dense target from dense groups only:
 //   - efficiencies are the weighted geometric mean of the groups' fitted
 //     inverse efficiencies, the GEMM one first carried to the target GPU
 //     by the ratio of the two GPUs' measured matmul shares, the weight and
@@ -85,6 +85,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		}
 		e := roleEntry(g, roles)
 		if e == nil {
+			continue
+		}
+		if !llm.IsMoE() && isMoE(g.Model) {
+			// A mixture-of-experts group's efficiencies are its fused
+			// expert kernels' and its routing's: they price other MoE
+			// models, not a dense model's GEMMs.
 			continue
 		}
 		w := math.Sqrt(float64(len(g.Records)))
@@ -189,6 +195,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 // (docs/accuracy-analysis.md). Weight and KV reads carry the same way as
 // shares of each GPU's measured streaming bandwidth (model.GPU.MemoryShare:
 // 77% on the AMD GPUs, 85–96% on NVIDIA's).
+
+// isMoE reports whether the catalog knows name as a mixture-of-experts model.
+func isMoE(name string) bool {
+	m, err := model.LookupLLM(name)
+	return err == nil && m.IsMoE()
+}
 
 // memberMemoryShare is the bandwidth share of a group's GPU;
 // MemoryShareUnmeasured when it is not in the catalog.

@@ -265,3 +265,25 @@ func TestPooledFamilySpellings(t *testing.T) {
 		t.Errorf("weight read: trtllm-1.0 pooled %v, tensorrt-llm-1.0 %v, vllm-0.9.0.1 %v; want the first two equal and above vLLM's (the TensorRT-LLM group weighs more)", a.Weight, b.Weight, v.Weight)
 	}
 }
+
+// A mixture-of-experts group prices other MoE models, never a dense one:
+// its efficiencies are its fused expert kernels' and its routing's.
+func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
+	p := pooledProfile()
+	moe := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.10.1.1"), false)
+	moe.Weight, moe.Overhead = 6.8, 10*moe.Overhead
+	g := Group{GPU: "A100-80GB", Model: "openai/gpt-oss-120b", Engine: "vllm-0.10.1.1",
+		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: moe, Records: make([]string, 10)}}}
+	g.Records = make([]string, 10)
+	p.Groups = append(p.Groups, g)
+	gpu, pool := mustGPU(t, "H100-SXM"), model.Pool{Count: 1, TP: 1}
+	dense, _ := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+	base, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+	if dense.groups != 3 || dense.coeffs != base.coeffs {
+		t.Errorf("dense target pooled %d groups to %+v; want the 3 dense groups' %+v", dense.groups, dense.coeffs, base.coeffs)
+	}
+	moeTarget, _ := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU and model", false)
+	if moeTarget.groups != 4 {
+		t.Errorf("MoE target pooled %d groups, want all 4", moeTarget.groups)
+	}
+}

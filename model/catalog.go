@@ -261,7 +261,12 @@ type LLM struct {
 	// where the others attend over a short sliding window (gpt-oss
 	// alternates the two, with a 128-token window); 0 means every layer.
 	// Only full-attention layers are counted in the KV cache and in prompt
-	// attention: a windowed layer keeps and reads at most its window.
+	// attention: a windowed layer keeps and reads at most its window. That
+	// is vLLM V1's hybrid KV cache manager; SGLang keeps a separate window
+	// pool (about 0.8 of the full pool by default), and a vLLM run with the
+	// hybrid manager off treats every layer as full, so there the cache
+	// holds fewer tokens than capsim assumes. The windows' own decode reads
+	// (≤ 128 tokens a layer) are left out too.
 	FullAttentionLayers int    `json:"full_attention_layers,omitempty"`
 	Source              string `json:"source"`
 }

@@ -7,19 +7,20 @@ import (
 
 // The catalog's mixture-of-experts shapes reproduce the model cards' total
 // and active parameter counts: attention, experts and embeddings from the
-// config, within 2% of the stated total; the active body plus the LM head
-// (gpt-oss's card) or plus both embeddings (Qwen's and Mistral's) within
-// 3% of the stated active count.
+// config, within 2% of the stated total; the active body plus both
+// embeddings (Qwen's and Mistral's cards) or plus the LM head alone
+// (gpt-oss's) within 3% of the stated active count.
 func TestMoECatalogShapes(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		active float64
+		name      string
+		active    float64
+		headAlone bool
 	}{
-		{"Qwen/Qwen3-235B-A22B", 22e9},
-		{"Qwen/Qwen3-30B-A3B", 3.3e9},
-		{"mistralai/Mixtral-8x7B-Instruct-v0.1", 12.9e9},
-		{"openai/gpt-oss-120b", 5.1e9},
-		{"openai/gpt-oss-20b", 3.6e9},
+		{"Qwen/Qwen3-235B-A22B", 22e9, false},
+		{"Qwen/Qwen3-30B-A3B", 3.3e9, false},
+		{"mistralai/Mixtral-8x7B-Instruct-v0.1", 12.9e9, false},
+		{"openai/gpt-oss-120b", 5.1e9, true},
+		{"openai/gpt-oss-20b", 3.6e9, true},
 	} {
 		m, err := LookupLLM(tt.name)
 		if err != nil {
@@ -34,9 +35,12 @@ func TestMoECatalogShapes(t *testing.T) {
 		if math.Abs(total/m.Params-1) > 0.02 {
 			t.Errorf("%s: shapes give %.1fB parameters, catalog says %.1fB", tt.name, total/1e9, m.Params/1e9)
 		}
-		lo, hi := m.ActiveBodyParams()+m.HeadParams(), m.ActiveBodyParams()+m.EmbedParams()
-		if lo > tt.active*1.03 || hi < tt.active*0.97 {
-			t.Errorf("%s: active parameters %.2f–%.2fB, model card says %.1fB", tt.name, lo/1e9, hi/1e9, tt.active/1e9)
+		active := m.ActiveBodyParams() + m.EmbedParams()
+		if tt.headAlone {
+			active = m.ActiveBodyParams() + m.HeadParams()
+		}
+		if math.Abs(active/tt.active-1) > 0.03 {
+			t.Errorf("%s: active parameters %.2fB, model card says %.1fB", tt.name, active/1e9, tt.active/1e9)
 		}
 	}
 }
@@ -72,7 +76,12 @@ func TestMoEWeightReadFollowsTouchedExperts(t *testing.T) {
 	if moe, den := r.gemmFLOPTime(4096, 0), rd.gemmFLOPTime(4096, 0); moe > den/5 {
 		t.Errorf("4096-token GEMM time %g s for a 3B-active MoE, %g s for a 32B dense; want well under a fifth", moe, den)
 	}
+	// The step's design row carries the touched experts' read.
 	c := PriorCoeffs(false)
+	one1, long := r.Terms(Step{DecodeSeqs: 1}, 1, c), r.Terms(Step{PrefillTokens: 4096, PrefillSeqs: 1}, 0, c)
+	if !(long.Weight > 5*one1.Weight) {
+		t.Errorf("weight term of a 4096-token prefill %g, of one decoded token %g; want the prefill's several times larger", long.Weight, one1.Weight)
+	}
 	sm := NewStepCost(g, m, Pool{Count: 1, TP: 1}, c, nil)
 	sd := NewStepCost(g, dense, Pool{Count: 1, TP: 1}, c, nil)
 	one := Step{DecodeSeqs: 1, DecodeKV: 1000}
@@ -91,5 +100,39 @@ func TestSlidingWindowLayersHoldNoKVCache(t *testing.T) {
 	// MXFP4 experts beside BF16 attention and embeddings: about 65 GB.
 	if got := m.StoredWeightBytes() / 1e9; got < 60 || got > 70 {
 		t.Errorf("gpt-oss-120b stored weights %.1f GB, want about 65", got)
+	}
+}
+
+// At TP the experts are split like every other weight: each GPU reads
+// 1/TP of each touched expert, so the touched share does not change.
+func TestMoETensorParallel(t *testing.T) {
+	g, _ := LookupGPU("A100")
+	m, _ := LookupLLM("Qwen/Qwen3-235B-A22B")
+	r1, r8 := NewRoofline(g, m, Pool{Count: 1, TP: 1}), NewRoofline(g, m, Pool{Count: 1, TP: 8})
+	for _, tokens := range []float64{1, 16, 4096} {
+		if a, b := r1.weightRead(tokens), 8*r8.weightRead(tokens); math.Abs(a/b-1) > 1e-9 {
+			t.Errorf("%v tokens: TP1 weight read %g s, 8 × TP8's %g s", tokens, a, b)
+		}
+	}
+	// 4 KV heads over 8 GPUs: each GPU keeps one head, half of them copies.
+	if got, want := m.KVBytesPerToken(8, 2), 2.0*94*8*128*2; got != want {
+		t.Errorf("KV bytes per token at TP8 = %g, want %g (a head per GPU)", got, want)
+	}
+}
+
+// A dense model is priced as before mixture-of-experts pricing: its whole
+// checkpoint read each step, its body's FLOPs for every token.
+func TestDenseRooflineUnchangedByMoE(t *testing.T) {
+	g, _ := LookupGPU("H100")
+	m, _ := LookupLLM("Llama-3.1-8B-Instruct")
+	r := NewRoofline(g, m, Pool{Count: 1, TP: 1})
+	if r.WeightRead != m.StoredWeightBytes()/(g.MemoryTBps*1e12) || r.ExpertRead != 0 || r.ExpertToken != 0 {
+		t.Errorf("dense roofline %+v: want the whole checkpoint in WeightRead and no expert terms", r)
+	}
+	if got, want := r.BodyToken, 2*m.BodyParams()/(g.GEMMTFLOPS(m.Quant)*1e12); got != want {
+		t.Errorf("BodyToken = %g, want %g", got, want)
+	}
+	if got, want := r.gemmFLOPTime(100, 1), r.BodyToken*(100+GEMMHalfTokens)+r.HeadSeq; got != want {
+		t.Errorf("dense GEMM time %g, want %g", got, want)
 	}
 }
