@@ -267,8 +267,25 @@ type LLM struct {
 	// hybrid manager off treats every layer as full, so there the cache
 	// holds fewer tokens than capsim assumes. The windows' own decode reads
 	// (≤ 128 tokens a layer) are left out too.
-	FullAttentionLayers int    `json:"full_attention_layers,omitempty"`
-	Source              string `json:"source"`
+	FullAttentionLayers int `json:"full_attention_layers,omitempty"`
+	// MoELayers is how many layers hold routed experts where the first
+	// ones are dense (DeepSeek-V3: 58 of 61); 0 means every layer.
+	MoELayers int `json:"moe_layers,omitempty"`
+	// LatentKV is the width of a multi-head latent attention cache
+	// (DeepSeek-V3's kv_lora_rank + qk_rope_head_dim = 576): one
+	// compressed vector per token and layer in place of per-head keys and
+	// values, kept whole on every tensor-parallel rank; 0 for models with
+	// KV heads.
+	LatentKV int    `json:"latent_kv,omitempty"`
+	Source   string `json:"source"`
+}
+
+// deepSeekV3 is a model of DeepSeek-V3's architecture and size.
+func deepSeekV3(name string) LLM {
+	return LLM{Name: name, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 160, Intermediate: 18432, Vocab: 129280,
+		Params: 671e9, MaxContext: 163840, Quant: QuantFP8,
+		Experts: 256, ActiveExperts: 8, ExpertIntermediate: 2048, MoELayers: 58, LatentKV: 512 + 64,
+		Source: "huggingface.co/" + name + " config.json (n_routed_experts 256, n_shared_experts 1, num_experts_per_tok 8, first_k_dense_replace 3, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, quantization_config fp8 128×128 blocks); 671B total without the 14B multi-token-prediction layer, 37B active (DeepSeek-V3 technical report)"}
 }
 
 // IsMoE reports whether m is a mixture-of-experts model.
@@ -279,7 +296,11 @@ func (m LLM) ExpertParams() float64 {
 	if !m.IsMoE() {
 		return 0
 	}
-	return float64(m.Layers) * float64(m.Experts) * 3 * float64(m.Hidden) * float64(m.ExpertIntermediate)
+	layers := m.Layers
+	if m.MoELayers > 0 {
+		layers = m.MoELayers
+	}
+	return float64(layers) * float64(m.Experts) * 3 * float64(m.Hidden) * float64(m.ExpertIntermediate)
 }
 
 // ActiveBodyParams are the body parameters one token passes through: all
@@ -404,6 +425,17 @@ var llms = []LLM{
 	{Name: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 20.9e9, MaxContext: 131072,
 		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12,
 		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card)"},
+	// DeepSeek-V3's architecture: multi-head latent attention (HeadDim is
+	// the prompt attention's mean of its 192-wide query-key and 128-wide
+	// value heads, which sets its FLOPs; the cache is LatentKV), 256 routed
+	// experts and one shared expert in 58 of 61 layers (the shared expert
+	// and the 3 dense layers count as shared weights), FP8 weights with
+	// block scales. Its multi-token-prediction layer is not counted: it is
+	// loaded only for speculative decoding, which capsim does not model.
+	deepSeekV3("deepseek-ai/DeepSeek-V3"),
+	deepSeekV3("deepseek-ai/DeepSeek-V3-0324"),
+	deepSeekV3("deepseek-ai/DeepSeek-R1"),
+	deepSeekV3("deepseek-ai/DeepSeek-R1-0528"),
 }
 
 // GPUs returns the GPU catalog, sorted by name.
@@ -551,7 +583,11 @@ func (m LLM) KVHeadsPerGPU(tp int) float64 {
 }
 
 // KVBytesPerToken is the KV cache of one token on one worker of tensor
-// degree tp, summed over its GPUs (keys and values, every full-attention layer).
+// degree tp, summed over its GPUs (keys and values, every full-attention
+// layer; a latent cache once per layer on every GPU).
 func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
+	if m.LatentKV > 0 {
+		return float64(m.attentionLayers()) * float64(m.LatentKV) * float64(tp) * bytesPerElem
+	}
 	return 2 * float64(m.attentionLayers()) * m.KVHeadsPerGPU(tp) * float64(tp) * float64(m.HeadDim) * bytesPerElem
 }

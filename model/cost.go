@@ -125,6 +125,16 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		AttnPair:   4 * float64(m.attentionLayers()*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
 	}
+	if m.LatentKV > 0 {
+		// Latent attention decodes "absorbed": every head scores and mixes
+		// the whole latent vector of each cached token, 2·LatentKV
+		// multiply-adds (the value side's 512 taken as the 576), so a KV
+		// token costs 4·heads·LatentKV FLOPs a layer against its 2·576
+		// bytes: compute-bound on a GPU of few FLOPs per byte (H20) at
+		// low TP, where heads per GPU are many.
+		flop := 4 * float64(m.attentionLayers()*m.Heads*m.LatentKV) / (g.TFLOPS * 1e12 * tp)
+		r.KVRead = math.Max(r.KVRead, flop)
+	}
 	if m.IsMoE() {
 		r.ExpertRead = m.expertWeightBytes() / bw
 		r.ExpertToken = 2 * m.ExpertParams() / flops

@@ -136,3 +136,67 @@ func TestDenseRooflineUnchangedByMoE(t *testing.T) {
 		t.Errorf("dense GEMM time %g, want %g", got, want)
 	}
 }
+
+// DeepSeek-V3's architecture: 37B of 671B active; a latent KV cache of
+// 576 values a layer, whole on every tensor-parallel rank; FP8 weights
+// that fit one 8-GPU H200 server but not an H100 one.
+func TestDeepSeekV3Shape(t *testing.T) {
+	for _, name := range []string{"deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "DeepSeek-R1-0528"} {
+		m, err := LookupLLM(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Quant != QuantFP8 || !m.IsMoE() {
+			t.Errorf("%s: quant %q, MoE %v; want FP8 weights and routed experts", name, m.Quant, m.IsMoE())
+		}
+		if active := m.ActiveBodyParams() + m.EmbedParams(); math.Abs(active/37e9-1) > 0.03 {
+			t.Errorf("%s: %.1fB active parameters, want about 37B", name, active/1e9)
+		}
+		// Routed experts: 58 layers × 256 × 3 × 7168 × 2048.
+		if got, want := m.ExpertParams(), 58.0*256*3*7168*2048; got != want {
+			t.Errorf("%s: routed expert parameters %g, want %g", name, got, want)
+		}
+		for _, tp := range []int{1, 8} {
+			if got, want := m.KVBytesPerToken(tp, 2), 61.0*576*2*float64(tp); got != want {
+				t.Errorf("%s: KV bytes per token at TP%d = %g, want %g", name, tp, got, want)
+			}
+		}
+		h200, _ := LookupGPU("H200")
+		h100, _ := LookupGPU("H100")
+		if tp, err := SmallestTP(h200, m, MemoryOptions{}); err != nil || tp != 8 {
+			t.Errorf("%s on H200: smallest TP %d (%v), want 8", name, tp, err)
+		}
+		if tp, _ := SmallestTP(h100, m, MemoryOptions{}); tp <= 8 {
+			t.Errorf("%s on H100: smallest TP %d; 671 GB of FP8 weights do not fit 8 × 80 GB", name, tp)
+		}
+	}
+	// NVIDIA's FP4 build: FP4 weights, FP8 KV cache.
+	fp4, err := LookupLLM("nvidia/DeepSeek-R1-FP4")
+	if err != nil || fp4.Quant != QuantFP4 || fp4.KVElemBytes() != 1 {
+		t.Errorf("nvidia/DeepSeek-R1-FP4: %v quant %q KV bytes %v; want FP4 weights and an FP8 cache", err, fp4.Quant, fp4.KVElemBytes())
+	}
+}
+
+// Latent attention's decode is compute-bound where a GPU has few FLOPs
+// per byte and a rank holds many heads: on H20 at TP1 a cached token costs
+// its FLOPs, not its bytes; on H200 at TP8 its bytes.
+func TestLatentAttentionDecodeRoofline(t *testing.T) {
+	m, _ := LookupLLM("deepseek-ai/DeepSeek-V3")
+	for _, tt := range []struct {
+		gpu     string
+		tp      int
+		compute bool
+	}{{"H20", 1, true}, {"H200", 8, false}} {
+		g, _ := LookupGPU(tt.gpu)
+		r := NewRoofline(g, m, Pool{Count: 1, TP: tt.tp})
+		bytes := m.KVBytesPerToken(tt.tp, 2) / (g.MemoryTBps * 1e12 * float64(tt.tp))
+		flop := 4 * 61.0 * 128 * 576 / (g.TFLOPS * 1e12 * float64(tt.tp))
+		want := bytes
+		if tt.compute {
+			want = flop
+		}
+		if math.Abs(r.KVRead/want-1) > 1e-9 || (flop > bytes) != tt.compute {
+			t.Errorf("%s TP%d: KV time per token %g s (bytes %g, FLOPs %g)", tt.gpu, tt.tp, r.KVRead, bytes, flop)
+		}
+	}
+}
