@@ -46,7 +46,8 @@ type pooledCost struct {
 
 // pooledCoeffs prices a role of a target pool from every group (of Groups
 // and of the transfer Pool) that names its GPU and model and has an entry
-// of the role (or its nearest role), a dense target from dense groups only:
+// of the role (or its nearest role), a dense target from dense groups only
+// and a mixture-of-experts target from MoE groups where there are any:
 //   - efficiencies are the weighted geometric mean of the groups' fitted
 //     inverse efficiencies, the GEMM one first carried to the target GPU
 //     by the ratio of the two GPUs' measured matmul shares, the weight and
@@ -79,6 +80,10 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for i := range p.Pool {
 		groups = append(groups, &p.Pool[i])
 	}
+	anyMoE := false
+	for _, g := range groups {
+		anyMoE = anyMoE || (g.GPU != "" && isMoE(g.Model) && roleEntry(g, roles) != nil)
+	}
 	for _, g := range groups {
 		if g.GPU == "" || g.Model == "" {
 			continue // an assumed GPU or model is not a measurement of it
@@ -87,10 +92,11 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		if e == nil {
 			continue
 		}
-		if !llm.IsMoE() && isMoE(g.Model) {
+		if isMoE(g.Model) != llm.IsMoE() && (!llm.IsMoE() || anyMoE) {
 			// A mixture-of-experts group's efficiencies are its fused
-			// expert kernels' and its routing's: they price other MoE
-			// models, not a dense model's GEMMs.
+			// expert kernels' and its routing's, well below a dense
+			// GEMM's: they price other MoE models, not a dense one, and
+			// a MoE model is priced from them alone where there are any.
 			continue
 		}
 		w := math.Sqrt(float64(len(g.Records)))

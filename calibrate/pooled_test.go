@@ -266,8 +266,9 @@ func TestPooledFamilySpellings(t *testing.T) {
 	}
 }
 
-// A mixture-of-experts group prices other MoE models, never a dense one:
-// its efficiencies are its fused expert kernels' and its routing's.
+// A mixture-of-experts group prices other MoE models, never a dense one,
+// and a MoE model is priced from MoE groups where there are any: their
+// efficiencies are fused expert kernels' and routing's.
 func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 	p := pooledProfile()
 	moe := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.10.1.1"), false)
@@ -283,7 +284,12 @@ func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 		t.Errorf("dense target pooled %d groups to %+v; want the 3 dense groups' %+v", dense.groups, dense.coeffs, base.coeffs)
 	}
 	moeTarget, _ := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU and model", false)
-	if moeTarget.groups != 4 {
-		t.Errorf("MoE target pooled %d groups, want all 4", moeTarget.groups)
+	if moeTarget.groups != 1 {
+		t.Errorf("MoE target pooled %d groups, want the MoE group alone", moeTarget.groups)
+	}
+	// With no MoE group, a MoE model is priced from the dense ones.
+	alone, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU and model", false)
+	if alone.groups != 3 {
+		t.Errorf("MoE target with no MoE group pooled %d groups, want the 3 dense ones", alone.groups)
 	}
 }

@@ -409,10 +409,13 @@ var llms = []LLM{
 	// (moe_intermediate_size), Params the model card's total.
 	{Name: "Qwen/Qwen3-235B-A22B", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: 40960,
 		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536,
-		Source: "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card)"},
+		Source: "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card; shapes checked in fixtures/corpus/CATALOG-NEEDS-h.md)"},
+	{Name: "Qwen/Qwen3-235B-A22B-Instruct-2507", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: 262144,
+		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536,
+		Source: "Qwen3-235B-A22B's shape (the 2507 model card: 94 layers, 64 Q / 4 KV heads, 128 experts, 8 active), context 262,144 natively (fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	{Name: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 6144, Vocab: 151936, Params: 30.5e9, MaxContext: 40960,
 		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 768,
-		Source: "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active (model card)"},
+		Source: "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	{Name: "mistralai/Mixtral-8x7B-Instruct-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32000, Params: 46.7e9, MaxContext: 32768,
 		Experts: 8, ActiveExperts: 2, ExpertIntermediate: 14336,
 		Source: "huggingface.co/mistralai/Mixtral-8x7B-Instruct-v0.1 config.json; 46.7B total, 12.9B active (Mistral AI's announcement)"},
@@ -421,10 +424,10 @@ var llms = []LLM{
 	// alternates full and 128-token sliding-window attention layers.
 	{Name: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 116.8e9, MaxContext: 131072,
 		Experts: 128, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 18,
-		Source: "huggingface.co/openai/gpt-oss-120b config.json (layer_types: sliding and full attention alternating, sliding_window 128; quantization_config mxfp4 on the experts); 116.8B total, 5.1B active (model card)"},
+		Source: "huggingface.co/openai/gpt-oss-120b config.json (layer_types: sliding and full attention alternating, sliding_window 128; quantization_config mxfp4 on the experts); 116.8B total, 5.1B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	{Name: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 20.9e9, MaxContext: 131072,
 		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12,
-		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card)"},
+		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	// DeepSeek-V3's architecture: multi-head latent attention (HeadDim is
 	// the prompt attention's mean of its 192-wide query-key and 128-wide
 	// value heads, which sets its FLOPs; the cache is LatentKV), 256 routed
