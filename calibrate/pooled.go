@@ -182,8 +182,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for _, m := range ms[:min(3, len(ms))] {
 		top = append(top, fmt.Sprintf("%s on %s / %s", m.g.Engine, m.g.GPU, model.ShortName(m.g.Model)))
 	}
-	out.from = fmt.Sprintf("%s: %d fitted groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio%s)",
-		kind, len(ms), strings.Join(top, ", "), targetRow.Generation, share)
+	arch := ""
+	if llm.IsMoE() && anyMoE {
+		arch = " mixture-of-experts"
+	}
+	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio%s)",
+		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, share)
 	return out, true
 }
 

@@ -284,6 +284,9 @@ func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 		t.Errorf("dense target pooled %d groups to %+v; want the 3 dense groups' %+v", dense.groups, dense.coeffs, base.coeffs)
 	}
 	moeTarget, _ := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU and model", false)
+	if !strings.Contains(moeTarget.from, "1 fitted mixture-of-experts groups pooled") {
+		t.Errorf("MoE target's derivation %q does not say it pooled MoE groups", moeTarget.from)
+	}
 	if moeTarget.groups != 1 {
 		t.Errorf("MoE target pooled %d groups, want the MoE group alone", moeTarget.groups)
 	}
