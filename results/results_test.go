@@ -372,3 +372,26 @@ func TestMetaLines(t *testing.T) {
 		t.Errorf("a bad patch under lines: err %v, want it named lines.7.isl", err)
 	}
 }
+
+// A CSV of sglang.bench_serving's result fields (dstack's DeepSeek-R1 raw
+// data) writes the client's cap as max_concurrency, the measured mean in
+// flight as concurrency, and request_rate empty: the cap is the load, the
+// measured column is not a second load, and the empty rate is not an error.
+// Without max_concurrency beside it, an empty rate cell still fails.
+func TestCSVBenchServingFields(t *testing.T) {
+	data := []byte("\ufeffGPU,backend,request_rate,max_concurrency,completed,mean_ttft_ms,mean_tpot_ms,concurrency,,\n" +
+		"h200,sglang,,64,500,20637.1,80.24,62.58,,\n")
+	recs, err := ParseCSV("b.csv", data)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	if l := recs[0].Workload.Load; l.Kind != model.ClosedLoop || l.Concurrency != 64 {
+		t.Errorf("load %+v, want closed loop 64", l)
+	}
+	if recs[0].Metrics["mean_ttft_ms"] != 20637.1 {
+		t.Errorf("metrics %v", recs[0].Metrics)
+	}
+	if _, err := ParseCSV("r.csv", []byte("backend,request_rate,mean_ttft_ms\nsglang,,20.5\n")); err == nil {
+		t.Errorf("empty request_rate without max_concurrency: no error")
+	}
+}

@@ -203,6 +203,7 @@ func (t *table) records(name, doc string) ([]Record, error) {
 	if !hasMetric {
 		return nil, nil
 	}
+	benchFields := benchServingFields(t.header, cols)
 	if err := duplicateColumn(name, t.headerLine, cols, fields); err != nil {
 		return nil, err
 	}
@@ -240,6 +241,9 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				continue
 			}
 			if cell == "" {
+				if c.kind == colRate && benchFields {
+					continue // request_rate left empty beside max_concurrency: not stated
+				}
 				return nil, errorf(name, row.line, field, "empty cell")
 			}
 			if absentCell(cell) {
@@ -329,6 +333,29 @@ func (t *table) records(name, doc string) ([]Record, error) {
 		}
 	}
 	return recs, nil
+}
+
+// benchServingFields reports a header of sglang.bench_serving's result field
+// names (a CSV of its JSON lines: both request_rate and max_concurrency) and
+// drops its "concurrency" column: there max_concurrency is the client's cap
+// and concurrency the measured mean of requests in flight (total latency over
+// duration), which the text reader skips too ("Concurrency: 92.26"). In such
+// a table an empty request_rate cell says nothing (the JSON's Infinity or
+// null, written empty), so the caller skips it instead of failing.
+func benchServingFields(header []string, cols []column) bool {
+	has := map[string]bool{}
+	for _, h := range header {
+		has[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = true
+	}
+	if !has["max_concurrency"] || !has["request_rate"] {
+		return false
+	}
+	for i, h := range header {
+		if strings.TrimSpace(h) == "concurrency" && cols[i].kind == colConcurrency {
+			cols[i].kind = colIgnore
+		}
+	}
+	return true
 }
 
 // colKindNames say what a column holds, for errors.
