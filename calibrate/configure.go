@@ -308,6 +308,11 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 		return g, ""
 	}
 	fam := model.EngineFamily(engine)
+	// Another model's group stands in for a model of the same kind (dense
+	// or mixture-of-experts) first: its frontend and KV transfer were
+	// measured beside engine settings (expert parallelism, DP attention)
+	// that a model of the other kind does not run.
+	moe := isMoE(llm)
 	type pick struct {
 		ok   func(g *Group) bool
 		kind string
@@ -317,8 +322,9 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
 		}, kindOtherVersion},
 		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
-		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
+		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam && isMoE(g.Model) == moe }, "another model"},
 		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe }, "another GPU and model"},
 		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
 	want := model.ParseEngine(engine).Version
