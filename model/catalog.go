@@ -280,6 +280,12 @@ type LLM struct {
 	Source   string `json:"source"`
 }
 
+// qwen3235B is a model of Qwen3-235B-A22B's shape with its context length.
+func qwen3235B(name string, context int, source string) LLM {
+	return LLM{Name: name, Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: context,
+		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536, Source: source}
+}
+
 // deepSeekV3 is a model of DeepSeek-V3's architecture and size.
 func deepSeekV3(name string) LLM {
 	return LLM{Name: name, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 160, Intermediate: 18432, Vocab: 129280,
@@ -407,12 +413,8 @@ var llms = []LLM{
 	// Mixture-of-experts models: Intermediate is config.json's
 	// intermediate_size, ExpertIntermediate its per-expert width
 	// (moe_intermediate_size), Params the model card's total.
-	{Name: "Qwen/Qwen3-235B-A22B", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: 40960,
-		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536,
-		Source: "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card; shapes checked in fixtures/corpus/CATALOG-NEEDS-h.md)"},
-	{Name: "Qwen/Qwen3-235B-A22B-Instruct-2507", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: 262144,
-		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536,
-		Source: "Qwen3-235B-A22B's shape (the 2507 model card: 94 layers, 64 Q / 4 KV heads, 128 experts, 8 active), context 262,144 natively (fixtures/corpus/CATALOG-NEEDS-h.md)"},
+	qwen3235B("Qwen/Qwen3-235B-A22B", 40960, "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card; shapes checked in fixtures/corpus/CATALOG-NEEDS-h.md)"),
+	qwen3235B("Qwen/Qwen3-235B-A22B-Instruct-2507", 262144, "Qwen3-235B-A22B's shape (the 2507 model card: 94 layers, 64 Q / 4 KV heads, 128 experts, 8 active), context 262,144 natively (fixtures/corpus/CATALOG-NEEDS-h.md)"),
 	{Name: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 6144, Vocab: 151936, Params: 30.5e9, MaxContext: 40960,
 		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 768,
 		Source: "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
