@@ -391,6 +391,20 @@ func TestCSVBenchServingFields(t *testing.T) {
 	if recs[0].Metrics["mean_ttft_ms"] != 20637.1 {
 		t.Errorf("metrics %v", recs[0].Metrics)
 	}
+	// A stated rate beside max_concurrency is an open loop capped at it,
+	// whichever column comes first.
+	for _, csv := range []string{
+		"backend,request_rate,max_concurrency,mean_ttft_ms,concurrency\nsglang,4,16,20.5,3.9\n",
+		"backend,max_concurrency,request_rate,mean_ttft_ms,concurrency\nsglang,16,4,20.5,3.9\n",
+	} {
+		recs, err := ParseCSV("o.csv", []byte(csv))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%q: %d records, %v", csv, len(recs), err)
+		}
+		if l := recs[0].Workload.Load; l.Kind != model.OpenLoop || l.Rate != 4 || l.Concurrency != 16 {
+			t.Errorf("%q: load %+v, want 4 req/s capped at 16", csv, l)
+		}
+	}
 	if _, err := ParseCSV("r.csv", []byte("backend,request_rate,mean_ttft_ms\nsglang,,20.5\n")); err == nil {
 		t.Errorf("empty request_rate without max_concurrency: no error")
 	}

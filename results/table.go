@@ -230,6 +230,7 @@ func (t *table) records(name, doc string) ([]Record, error) {
 		for _, g := range groups {
 			metrics[g] = map[string]float64{}
 		}
+		rowCap, rowRate := 0, 0.0 // a bench_serving table's max_concurrency and request_rate on this row
 		for i, c := range cols {
 			cell := strings.TrimSpace(row.cells[i])
 			field := fields[i]
@@ -252,6 +253,7 @@ func (t *table) records(name, doc string) ([]Record, error) {
 			if c.kind == colRate && strings.EqualFold(cell, "inf") {
 				// Every prompt sent at once, as bench serve's request_rate "inf".
 				base.Workload.Load = model.Open(math.Inf(1), 0)
+				rowRate = math.Inf(1)
 				continue
 			}
 			v, err := parseNumber(cell)
@@ -274,11 +276,13 @@ func (t *table) records(name, doc string) ([]Record, error) {
 					return nil, errorf(name, row.line, field, "want a positive concurrency, got 0")
 				}
 				base.Workload.Load = model.Closed(n)
+				rowCap = n
 			case colRate:
 				if v <= 0 {
 					return nil, errorf(name, row.line, field, "want a positive rate, got %q", cell)
 				}
 				base.Workload.Load = model.Open(v, 0)
+				rowRate = v
 			case colNumPrompts:
 				if base.Workload.NumPrompts, err = integer(); err != nil {
 					return nil, err
@@ -313,6 +317,12 @@ func (t *table) records(name, doc string) ([]Record, error) {
 					}
 				}
 			}
+		}
+		if benchFields && rowCap > 0 && rowRate > 0 {
+			// A stated rate beside max_concurrency: an open loop capped at
+			// it, whichever of the two columns comes first.
+			base.Workload.Load = model.Open(rowRate, 0)
+			base.Workload.Load.Concurrency = rowCap
 		}
 		for _, g := range groups {
 			r := base
