@@ -188,6 +188,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if t.Record != nil {
 		t.Record.apply(&settings)
 	}
+	llm = llm.WithAttentionDP(settings.DPAttention)
 	gpu = gpu.AcrossNodes(settings.Nodes)
 	if src != nil {
 		if src.Transfer.Source != "" {

@@ -459,7 +459,7 @@ func splitBetween(at, solution map[string]model.Coeffs, roles []string) map[stri
 func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row
 	for _, p := range pts {
-		rows = append(rows, rowsFor(e, l, p)...)
+		rows = append(rows, rowsFor(e.forPoint(p), l, p)...)
 	}
 	k := l.size()
 	scale := make([]float64, k) // prior value of each unknown

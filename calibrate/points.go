@@ -229,6 +229,7 @@ type RecordSettings struct {
 	PrefillFirst        bool    `json:"prefill_first,omitempty"`
 	ReserveOutput       bool    `json:"reserve_output,omitempty"`
 	DelayedOutput       bool    `json:"delayed_output,omitempty"`
+	DPAttention         int     `json:"dp_attention,omitempty"`
 }
 
 // recordSettings are the settings r states over engine's defaults, read as
@@ -238,7 +239,8 @@ func recordSettings(engine string, r *results.Record) RecordSettings {
 	s := settingsFrom(engine, []*point{{rec: r}})
 	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
 		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
-		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput}
+		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput,
+		DPAttention: s.DPAttention}
 }
 
 // apply sets s's KV-cache sizing, batch limits and scheduling to the record's.
@@ -251,6 +253,7 @@ func (rs RecordSettings) apply(s *Settings) {
 		s.MaxNumSeqs = rs.MaxNumSeqs
 	}
 	s.PrefillFirst, s.ReserveOutput, s.DelayedOutput = rs.PrefillFirst, rs.ReserveOutput, rs.DelayedOutput
+	s.DPAttention = rs.DPAttention
 }
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
@@ -262,6 +265,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 	engine = vllmGeneration(engine, pts)
 	s := defaultSettings(engine, gpu, llm.MaxContext)
 	budgetStated, disableAsync := false, false
+	dpAttention, dpSize := false, 0
 	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -351,7 +355,19 @@ func settingsFrom(engine string, pts []*point) Settings {
 				chunkStated, chunkOn = true, isTrue(v)
 			case "disable-async-output-proc":
 				disableAsync = disableAsync || isTrue(v)
+			case "enable-dp-attention":
+				dpAttention = isTrue(v)
+			case "dp", "dp-size", "data-parallel-size":
+				dpSize = atoi(v)
 			}
+		}
+	}
+	if dpAttention {
+		// SGLang's attention groups: --dp of them, or (its 0.4 releases,
+		// which set dp_size to tp_size themselves) one per TP rank.
+		s.DPAttention = dpSize
+		if s.DPAttention <= 1 {
+			s.DPAttention = max(pts[0].topo.Replicas.TP, pts[0].topo.Decode.TP)
 		}
 	}
 	if disableAsync {

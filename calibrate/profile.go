@@ -152,6 +152,10 @@ type Settings struct {
 	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
 	// beside the weights; 0 is vLLM's profiling rule (model.MemoryOptions).
 	ReserveGB float64 `json:"reserve_gb,omitempty"`
+	// DPAttention is the data-parallel attention degree (SGLang's
+	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
+	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
+	DPAttention int `json:"dp_attention,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

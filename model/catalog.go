@@ -276,8 +276,44 @@ type LLM struct {
 	// compressed vector per token and layer in place of per-head keys and
 	// values, kept whole on every tensor-parallel rank; 0 for models with
 	// KV heads.
-	LatentKV int    `json:"latent_kv,omitempty"`
-	Source   string `json:"source"`
+	LatentKV int `json:"latent_kv,omitempty"`
+	// AttentionParams are the attention projections' parameters over all
+	// layers where the heads formula (q and o of Heads·HeadDim, k and v
+	// of KVHeads·HeadDim, each against Hidden) does not give them: latent
+	// attention's low-rank projections. 0 means the formula.
+	AttentionParams float64 `json:"attention_params,omitempty"`
+	// AttentionDP is a deployment's data-parallel attention degree
+	// (SGLang's --enable-dp-attention with --dp N): the TP ranks form N
+	// groups that each attend over their own requests, so a token's KV
+	// cache lives in one group only and every group holds a whole copy of
+	// the attention weights. 0 or 1, or a degree that does not divide the
+	// TP, is attention split by TP. Pricing sets it from the engine
+	// settings (WithAttentionDP); no catalog entry has it.
+	AttentionDP int    `json:"attention_dp,omitempty"`
+	Source      string `json:"source"`
+}
+
+// WithAttentionDP is m deployed with data-parallel attention of degree dp.
+func (m LLM) WithAttentionDP(dp int) LLM {
+	m.AttentionDP = dp
+	return m
+}
+
+// attentionDP is the data-parallel attention degree at tensor degree tp:
+// AttentionDP where it is above 1 and divides tp, else 1.
+func (m LLM) attentionDP(tp int) int {
+	if m.AttentionDP > 1 && tp%m.AttentionDP == 0 {
+		return m.AttentionDP
+	}
+	return 1
+}
+
+// attentionParams are the attention projections' parameters, all layers.
+func (m LLM) attentionParams() float64 {
+	if m.AttentionParams > 0 {
+		return m.AttentionParams
+	}
+	return float64(m.Layers) * 2 * float64(m.Hidden) * float64(m.Heads*m.HeadDim+m.KVHeads*m.HeadDim)
 }
 
 // qwen3235B is a model of Qwen3-235B-A22B's shape with its context length.
@@ -291,7 +327,10 @@ func deepSeekV3(name string) LLM {
 	return LLM{Name: name, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 160, Intermediate: 18432, Vocab: 129280,
 		Params: 671e9, MaxContext: 163840, Quant: QuantFP8,
 		Experts: 256, ActiveExperts: 8, ExpertIntermediate: 2048, MoELayers: 58, LatentKV: 512 + 64,
-		Source: "huggingface.co/" + name + " config.json (n_routed_experts 256, n_shared_experts 1, num_experts_per_tok 8, first_k_dense_replace 3, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, quantization_config fp8 128×128 blocks); 671B total without the 14B multi-token-prediction layer, 37B active (DeepSeek-V3 technical report)"}
+		// Per layer: q_a 7168×1536, q_b 1536×128·192, kv_a 7168×576,
+		// kv_b 512×128·256, o 128·128×7168 (187.1M), over 61 layers.
+		AttentionParams: 61 * 187.1e6,
+		Source:          "huggingface.co/" + name + " config.json (n_routed_experts 256, n_shared_experts 1, num_experts_per_tok 8, first_k_dense_replace 3, q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, quantization_config fp8 128×128 blocks); 671B total without the 14B multi-token-prediction layer, 37B active (DeepSeek-V3 technical report)"}
 }
 
 // IsMoE reports whether m is a mixture-of-experts model.
@@ -589,8 +628,14 @@ func (m LLM) KVHeadsPerGPU(tp int) float64 {
 
 // KVBytesPerToken is the KV cache of one token on one worker of tensor
 // degree tp, summed over its GPUs (keys and values, every full-attention
-// layer; a latent cache once per layer on every GPU).
+// layer; a latent cache once per layer on every GPU). Under data-parallel
+// attention a token is cached by one attention group of tp/AttentionDP
+// GPUs only.
 func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
+	if dp := m.attentionDP(tp); dp > 1 {
+		m.AttentionDP = 0
+		return m.KVBytesPerToken(tp/dp, bytesPerElem)
+	}
 	if m.LatentKV > 0 {
 		return float64(m.attentionLayers()) * float64(m.LatentKV) * float64(tp) * bytesPerElem
 	}

@@ -109,6 +109,11 @@ const GEMMHalfTokens = 16
 // kernels, where one rank's delay holds the others up.
 const EngineCollectiveUs = 89
 
+// LatentRopeDim is the part of a latent attention cache entry that carries
+// the rotary key (DeepSeek-V3's qk_rope_head_dim): it is scored, not mixed
+// into the values.
+const LatentRopeDim = 64
+
 // NewRoofline derives the roofline times of one worker of shape p. A
 // pipeline-parallel worker's stages each hold 1/PP of the layers, so one
 // step through all of them streams the weights once over TP GPUs' memory:
@@ -119,20 +124,20 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	flops := g.GEMMTFLOPS(m.Quant) * 1e12 * tp
 	bw := g.MemoryTBps * 1e12 * tp
 	r := Roofline{
-		WeightRead: m.sharedWeightBytes() / bw,
+		WeightRead: (m.sharedWeightBytes() + m.ReplicatedAttentionBytes(p.TP)) / bw,
 		BodyToken:  2 * (m.BodyParams() - m.ExpertParams()) / flops,
 		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
 		AttnPair:   4 * float64(m.attentionLayers()*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
 	}
 	if m.LatentKV > 0 {
-		// Latent attention decodes "absorbed": every head scores and mixes
-		// the whole latent vector of each cached token, 2·LatentKV
-		// multiply-adds (the value side's 512 taken as the 576), so a KV
-		// token costs 4·heads·LatentKV FLOPs a layer against its 2·576
-		// bytes: compute-bound on a GPU of few FLOPs per byte (H20) at
-		// low TP, where heads per GPU are many.
-		flop := 4 * float64(m.attentionLayers()*m.Heads*m.LatentKV) / (g.TFLOPS * 1e12 * tp)
+		// Latent attention decodes "absorbed": every head scores the whole
+		// latent vector of each cached token (LatentKV multiply-adds) and
+		// mixes its compressed part (LatentKV − LatentRopeDim), so a KV
+		// token costs 2·heads·(2·LatentKV − 64) FLOPs a layer against its
+		// 2·576 bytes: compute-bound on a GPU of few FLOPs per byte (H20)
+		// at low TP, where heads per GPU are many.
+		flop := 2 * float64(m.attentionLayers()*m.Heads*(2*m.LatentKV-LatentRopeDim)) / (g.TFLOPS * 1e12 * tp)
 		r.KVRead = math.Max(r.KVRead, flop)
 	}
 	if m.IsMoE() {

@@ -190,13 +190,49 @@ func TestLatentAttentionDecodeRoofline(t *testing.T) {
 		g, _ := LookupGPU(tt.gpu)
 		r := NewRoofline(g, m, Pool{Count: 1, TP: tt.tp})
 		bytes := m.KVBytesPerToken(tt.tp, 2) / (g.MemoryTBps * 1e12 * float64(tt.tp))
-		flop := 4 * 61.0 * 128 * 576 / (g.TFLOPS * 1e12 * float64(tt.tp))
+		// Scores over the 576-wide latent, values mixed from its 512.
+		flop := 2 * 61.0 * 128 * (576 + 512) / (g.TFLOPS * 1e12 * float64(tt.tp))
 		want := bytes
 		if tt.compute {
 			want = flop
 		}
 		if math.Abs(r.KVRead/want-1) > 1e-9 || (flop > bytes) != tt.compute {
 			t.Errorf("%s TP%d: KV time per token %g s (bytes %g, FLOPs %g)", tt.gpu, tt.tp, r.KVRead, bytes, flop)
+		}
+	}
+}
+
+// Data-parallel attention over a worker's TP ranks caches each token in
+// one attention group only and gives every group the attention weights.
+func TestDataParallelAttention(t *testing.T) {
+	m, _ := LookupLLM("deepseek-ai/DeepSeek-R1")
+	g, _ := LookupGPU("H200")
+	pool := Pool{Count: 1, TP: 8}
+	tpOnly := NewRoofline(g, m, pool)
+	for _, tt := range []struct {
+		dp          int
+		kvShare     float64 // KV bytes per token against attention split by TP
+		extraWeight float64 // attention copies beyond TP's one
+	}{
+		{0, 1, 0}, {1, 1, 0}, {8, 1.0 / 8, 7}, {2, 1.0 / 2, 1},
+		{3, 1, 0}, // does not divide TP8: attention split by TP
+	} {
+		dm := m.WithAttentionDP(tt.dp)
+		if got, want := dm.KVBytesPerToken(8, 1), tt.kvShare*m.KVBytesPerToken(8, 1); math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("dp %d: KV bytes per token %g, want %g", tt.dp, got, want)
+		}
+		extra := tt.extraWeight * 61 * 187.1e6 * 1 // FP8 weights
+		if got := dm.ReplicatedAttentionBytes(8); math.Abs(got-extra) > 1 {
+			t.Errorf("dp %d: replicated attention %g bytes, want %g", tt.dp, got, extra)
+		}
+		r := NewRoofline(g, dm, pool)
+		if want := tpOnly.WeightRead + extra/(g.MemoryTBps*1e12*8); math.Abs(r.WeightRead/want-1) > 1e-12 {
+			t.Errorf("dp %d: weight read %g s, want %g", tt.dp, r.WeightRead, want)
+		}
+		mem, err := WorkerMemory(g, dm, pool, MemoryOptions{})
+		base, _ := WorkerMemory(g, m, pool, MemoryOptions{})
+		if err != nil || math.Abs(mem.WeightsGB-base.WeightsGB-extra/1e9) > 1e-6 {
+			t.Errorf("dp %d: weights %v GB (%v), want %v GB more than TP's %v", tt.dp, mem.WeightsGB, err, extra/1e9, base.WeightsGB)
 		}
 	}
 }

@@ -71,6 +71,18 @@ func (m LLM) sharedWeightBytes() float64 {
 	return (m.BodyParams()-m.ExpertParams())*m.Quant.BytesPerWeight() + m.EmbedParams()*2
 }
 
+// ReplicatedAttentionBytes are the attention weights data-parallel
+// attention adds to a worker of tensor degree tp: each of its attention
+// groups holds a whole copy where tensor parallelism splits one over all
+// the GPUs. Every GPU stores its copy and every step reads it.
+func (m LLM) ReplicatedAttentionBytes(tp int) float64 {
+	dp := m.attentionDP(tp)
+	if dp <= 1 {
+		return 0
+	}
+	return float64(dp-1) * m.attentionParams() * m.Quant.BytesPerWeight()
+}
+
 // expertWeightBytes are the routed experts' weights, at ExpertBytes where
 // the checkpoint sets it apart.
 func (m LLM) expertWeightBytes() float64 {
