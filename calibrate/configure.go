@@ -327,6 +327,7 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 			return g.GPU == gpu && model.EngineFamily(g.Engine) == fam && isMoE(g.Model) == moe
 		}, "another model"},
 		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
 		{func(g *Group) bool {
 			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
 		}, "another GPU and model"},

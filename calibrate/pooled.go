@@ -58,7 +58,7 @@ type pooledCost struct {
 //     catalogued speed-up carries while the fits say how far the table is
 //     from measured engines; the per-step one carries only its scheduling
 //     part, eager mode's launch cost staying what the table says
-//     (model.CarryOverhead).
+//     (model.CarryOverhead); the per-sequence one is at least the table's;
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
@@ -130,6 +130,15 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
+	// Most fits cannot tell the per-sequence CPU cost from the KV reads and
+	// batch GEMMs that grow with the batch alike, and drive it to its
+	// floor, the others' terms absorbing it on their own GPU; carried to
+	// another GPU those terms scale with its bandwidth and FLOPs, not with
+	// the host. The engine table's per-sequence cost (sampling, output
+	// processing) is what a step of the target engine pays at least.
+	// Leave-one-GPU-out, request throughput 20.8% → 20.2%, mean TTFT
+	// 43.5% → 42.5% and mean TPOT 20.6% → 20.0% (docs/accuracy-analysis.md).
+	sum[iPerSeq] = math.Max(sum[iPerSeq], targetRow.PerSeqS)
 	// The comm multiplier is how far the engine's collectives are from the
 	// link's catalogue figures; a group whose workers spanned servers
 	// measured that against the node network, one on a server against its
