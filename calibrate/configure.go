@@ -158,7 +158,6 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		src, srcKind = g, ""
 	}
 	settings := defaultSettings(engine, gpu, llm.MaxContext)
-	transfer := priorTransfer(llm, t.Topology.Prefill)
 	if src != nil && srcKind == "" {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
@@ -189,6 +188,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		t.Record.apply(&settings)
 	}
 	llm = llm.WithAttentionDP(settings.DPAttention)
+	transfer := priorTransfer(llm, t.Topology.Prefill)
 	gpu = gpu.AcrossNodes(settings.Nodes)
 	if src != nil {
 		if src.Transfer.Source != "" {
@@ -631,6 +631,7 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 			srcLLM = m
 		}
 	}
+	srcLLM = srcLLM.WithAttentionDP(g.Settings.DPAttention)
 	srcTP := 0
 	for _, e := range g.Entries {
 		if e.Role == RolePrefill && (srcTP == 0 || e.TP < srcTP) {

@@ -284,7 +284,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	best := math.Inf(1)
 	for i, c := range cands {
 		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
-		prior := priorParams(gf.layout, c.llm, pts, settings, key.engine)
+		prior := priorParams(gf.layout, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
 		lin, err := fitLinear(e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
@@ -874,7 +874,7 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 		out[i] = map[string]float64{}
 		inFlight, _ := loadShape(p)
 		var ttft, tpot float64
-		for _, rw := range rowsFor(e, l, p) {
+		for _, rw := range rowsFor(e.forPoint(p), l, p) {
 			v := dot(rw.a, ones, x)
 			switch rw.what {
 			case model.MeanTTFT:

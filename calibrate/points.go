@@ -107,7 +107,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
 			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
-		p.stated = recordSettings(r.System.Engine, r)
+		p.stated = recordSettings(r.System.Engine, r, topo)
 		bad := false
 		for _, m := range fitMetrics {
 			v, ok := r.Metric(m.name)
@@ -235,8 +235,8 @@ type RecordSettings struct {
 // recordSettings are the settings r states over engine's defaults, read as
 // settingsFrom reads them (engine: the record's own, or the one a
 // prediction simulates it with instead).
-func recordSettings(engine string, r *results.Record) RecordSettings {
-	s := settingsFrom(engine, []*point{{rec: r}})
+func recordSettings(engine string, r *results.Record, topo model.Topology) RecordSettings {
+	s := settingsFrom(engine, []*point{{rec: r, topo: topo}})
 	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
 		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
 		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput,
@@ -256,6 +256,46 @@ func (rs RecordSettings) apply(s *Settings) {
 	s.DPAttention = rs.DPAttention
 }
 
+// dpAttentionOf is a record's data-parallel attention degree:
+// SGLang's --enable-dp-attention with --dp N (N > 1), or, without --dp,
+// one group per TP rank in the releases that set it so themselves
+// (sglangAutoDP); 0 otherwise (later releases run plain TP attention or
+// refuse to start without --dp).
+func dpAttentionOf(engine string, topo model.Topology, settings map[string]string) int {
+	on, dp := false, 0
+	for k, v := range settings {
+		k = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "_", "-")
+		if i := strings.IndexByte(k, '.'); i >= 0 {
+			k = k[i+1:]
+		}
+		switch k {
+		case "enable-dp-attention":
+			on = isTrue(v)
+		case "dp", "dp-size", "data-parallel-size":
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				dp = n
+			}
+		}
+	}
+	switch {
+	case !on:
+		return 0
+	case dp > 1:
+		return dp
+	case sglangAutoDP(engine):
+		return max(topo.Replicas.TP, topo.Decode.TP)
+	}
+	return 0
+}
+
+// sglangAutoDP reports an SGLang release that set dp_size to tp_size
+// itself under --enable-dp-attention (0.4.0 to 0.4.3; 0.4.4 made --dp an
+// explicit setting). An unversioned SGLang label is taken as a later one.
+func sglangAutoDP(engine string) bool {
+	e := model.ParseEngine(engine)
+	return e.Family == "sglang" && len(e.Version) > 0 && e.AtLeast(0, 4) && !e.AtLeast(0, 4, 4)
+}
+
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
 func settingsFrom(engine string, pts []*point) Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
@@ -265,7 +305,6 @@ func settingsFrom(engine string, pts []*point) Settings {
 	engine = vllmGeneration(engine, pts)
 	s := defaultSettings(engine, gpu, llm.MaxContext)
 	budgetStated, disableAsync := false, false
-	dpAttention, dpSize := false, 0
 	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -355,19 +394,27 @@ func settingsFrom(engine string, pts []*point) Settings {
 				chunkStated, chunkOn = true, isTrue(v)
 			case "disable-async-output-proc":
 				disableAsync = disableAsync || isTrue(v)
-			case "enable-dp-attention":
-				dpAttention = isTrue(v)
-			case "dp", "dp-size", "data-parallel-size":
-				dpSize = atoi(v)
 			}
 		}
 	}
-	if dpAttention {
-		// SGLang's attention groups: --dp of them, or (its 0.4 releases,
-		// which set dp_size to tp_size themselves) one per TP rank.
-		s.DPAttention = dpSize
-		if s.DPAttention <= 1 {
-			s.DPAttention = max(pts[0].topo.Replicas.TP, pts[0].topo.Decode.TP)
+	// A group's records that disagree on data-parallel attention are
+	// priced one by one (RecordSettings); the group states none.
+	for i, p := range pts {
+		dp := dpAttentionOf(engine, p.topo, p.rec.System.Settings)
+		if i == 0 {
+			s.DPAttention = dp
+		} else if dp != s.DPAttention {
+			s.DPAttention = 0
+			break
+		}
+	}
+	if s.DPAttention > 1 && !budgetStated && model.EngineFamily(engine) == "sglang" {
+		// SGLang splits its chunked-prefill budget over the attention
+		// groups (its 0.4.0–0.4.3 releases halved it).
+		if sglangAutoDP(engine) {
+			s.MaxNumBatchedTokens /= 2
+		} else {
+			s.MaxNumBatchedTokens /= s.DPAttention
 		}
 	}
 	if disableAsync {

@@ -148,6 +148,25 @@ func TestConfigureKVAndSettings(t *testing.T) {
 	}
 }
 
+// Configure prices a deployment with data-parallel attention as the fit
+// does: the model's KV cache and weights with the stated degree.
+func TestConfigureDPAttention(t *testing.T) {
+	g, _ := model.LookupGPU("H200")
+	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
+	for _, dp := range []int{0, 8} {
+		s := defaultSettings("sglang-0.5.7", g, m.MaxContext)
+		s.DPAttention = dp
+		d, err := testProfile().Configure(Target{GPU: "H200", Model: m.Name, Engine: "sglang-0.5.7", Topology: mustTopo(t, "1xTP8"), Settings: &s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := model.WorkerMemory(g, m.WithAttentionDP(dp), model.Pool{Count: 1, TP: 8}, s.memoryOptions())
+		if err != nil || d.Config.Replicas.KVCapacity != mem.KVTokens || d.LLM.AttentionDP != dp {
+			t.Errorf("dp %d: KV capacity %d, model's DP %d; want %d tokens (%v) and DP %d", dp, d.Config.Replicas.KVCapacity, d.LLM.AttentionDP, mem.KVTokens, err, dp)
+		}
+	}
+}
+
 func TestConfigureBand(t *testing.T) {
 	p := testProfile()
 	step := model.Step{DecodeSeqs: 16, DecodeKV: 16000}

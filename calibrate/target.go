@@ -129,7 +129,7 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if o.Topology.GPUs() == 0 {
 		t.Nodes = recordNodes(r) // where the record's workers ran, unless another topology is asked for
 		if o.GPU == "" && o.Model == "" {
-			rs := recordSettings(engine, r) // the KV cache and batch limits the record's workers had, over the simulated engine's defaults
+			rs := recordSettings(engine, r, topo) // the KV cache and batch limits the record's workers had, over the simulated engine's defaults
 			t.Record = &rs
 		}
 	}

@@ -129,7 +129,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	mem := Memory{
 		GPUs:       n,
 		UsableGB:   g.DeviceMemoryBytes() / gb * o.Utilization * float64(n),
-		WeightsGB:  (o.weightBytes(m) + m.ReplicatedAttentionBytes(p.TP)) / gb,
+		WeightsGB:  (o.weightBytes(m) + m.ReplicatedAttentionBytes(p.TP) + m.replicatedEmbedBytes(p.TP)) / gb,
 		ReserveGB:  o.ReserveGB * float64(n),
 		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes),
 	}
@@ -159,7 +159,7 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
 		at := o.withDefaults(m, tp)
-		if g.DeviceMemoryBytes()/gb*at.Utilization*n-(at.weightBytes(m)+m.ReplicatedAttentionBytes(tp))/gb-at.ReserveGB*n > 0 {
+		if g.DeviceMemoryBytes()/gb*at.Utilization*n-(at.weightBytes(m)+m.ReplicatedAttentionBytes(tp)+m.replicatedEmbedBytes(tp))/gb-at.ReserveGB*n > 0 {
 			return fmt.Sprintf("; smallest TP that fits: TP%d", tp)
 		}
 	}

@@ -231,8 +231,22 @@ func TestDataParallelAttention(t *testing.T) {
 		}
 		mem, err := WorkerMemory(g, dm, pool, MemoryOptions{})
 		base, _ := WorkerMemory(g, m, pool, MemoryOptions{})
+		if tt.extraWeight > 0 {
+			extra += 7 * 129280 * 7168 * 2 // the BF16 input embedding whole on every GPU
+		}
 		if err != nil || math.Abs(mem.WeightsGB-base.WeightsGB-extra/1e9) > 1e-6 {
 			t.Errorf("dp %d: weights %v GB (%v), want %v GB more than TP's %v", tt.dp, mem.WeightsGB, err, extra/1e9, base.WeightsGB)
+		}
+	}
+}
+
+// A latent-attention model's attention weights are not the heads formula's
+// (DeepSeek-V3's would come to 35.8B against its 11.4B): the catalog must
+// state them, or data-parallel attention replicates the wrong size.
+func TestLatentModelsStateAttentionParams(t *testing.T) {
+	for _, m := range LLMs() {
+		if m.LatentKV > 0 && m.AttentionParams == 0 {
+			t.Errorf("%s: latent attention without AttentionParams", m.Name)
 		}
 	}
 }

@@ -83,6 +83,17 @@ func (m LLM) ReplicatedAttentionBytes(tp int) float64 {
 	return float64(dp-1) * m.attentionParams() * m.Quant.BytesPerWeight()
 }
 
+// replicatedEmbedBytes is the input embedding SGLang keeps whole on every
+// GPU under data-parallel attention (its VocabParallelEmbedding is not
+// split then), beside TP's one split copy: memory only, since a step
+// reads just its tokens' rows.
+func (m LLM) replicatedEmbedBytes(tp int) float64 {
+	if m.attentionDP(tp) <= 1 {
+		return 0
+	}
+	return float64(tp-1) * float64(m.Vocab) * float64(m.Hidden) * 2
+}
+
 // expertWeightBytes are the routed experts' weights, at ExpertBytes where
 // the checkpoint sets it apart.
 func (m LLM) expertWeightBytes() float64 {

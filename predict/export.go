@@ -27,6 +27,10 @@ type EngineSettings struct {
 	BlockSize           int `json:"block_size"`
 	// Eager is --enforce-eager (no CUDA graphs), as the calibrated workers ran.
 	Eager bool `json:"enforce_eager,omitempty"`
+	// DPAttention is SGLang's --dp with --enable-dp-attention, as the
+	// calibrated workers ran: each of the groups holds its own requests'
+	// KV cache and a whole copy of the attention weights.
+	DPAttention int `json:"dp_attention,omitempty"`
 	// Searched is true when the planner chose a value other than the
 	// engine's default for this deployment.
 	Searched bool `json:"searched,omitempty"`
@@ -42,11 +46,20 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 		// has the whole of both.
 		mb := max(pool.Microbatches(), 1)
 		return EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
-			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager}
+			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM, pool)}
 	}
 	c, st := d.Config, d.Settings
 	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {
 		return []EngineSettings{one("prefill", c.Prefill, st.PrefillEager, d.Topology.Prefill), one("decode", c.Decode, st.DecodeEager, d.Topology.Decode)}
 	}
 	return []EngineSettings{one("replicas", c.Replicas, st.DecodeEager, d.Topology.Replicas)}
+}
+
+// dpAttention is the data-parallel attention degree d's model runs at on
+// a worker of shape pool, 0 when attention is split by TP.
+func dpAttention(m model.LLM, pool model.Pool) int {
+	if m.AttentionDP > 1 && pool.TP%m.AttentionDP == 0 {
+		return m.AttentionDP
+	}
+	return 0
 }

@@ -196,6 +196,16 @@ func TestVLLMMetadataSystem(t *testing.T) {
 	if len(s.Settings) != 1 || s.Settings["max-num-batched-tokens"] != "8192" {
 		t.Errorf("settings %v: want only the engine setting", s.Settings)
 	}
+	// Beside SGLang's --enable-dp-attention, --dp splits each server's
+	// attention: an engine setting, not a replica count.
+	recs, err = ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200",
+		"tp": "8", "dp": "8", "enable-dp-attention": "true"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := recs[0].System; s.Topology.String() != "1xTP8" || s.Settings["dp"] != "8" || s.Settings["enable-dp-attention"] != "true" {
+		t.Errorf("DP attention: topology %s, settings %v; want 1xTP8 with dp 8 kept as a setting", s.Topology, s.Settings)
+	}
 	for _, bad := range []struct{ kv, want string }{
 		{`"tensor_parallel_size": "two"`, `results: x.json:1: field "tensor_parallel_size": want a positive integer, got "two"`},
 		{`"topology": "3 boxes"`, `results: x.json:1: field "topology": model: topology "3 boxes"`},

@@ -87,6 +87,15 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		case "pp":
 			pp, err = positive()
 		case "replicas":
+			if k := normKey(k); (k == "dp" || k == "data_parallel_size") && dpAttention(r.System.Settings, kv) {
+				// SGLang's --dp beside --enable-dp-attention splits each
+				// server's attention, not the servers: an engine setting.
+				if r.System.Settings == nil {
+					r.System.Settings = map[string]string{}
+				}
+				r.System.Settings[k] = v
+				continue
+			}
 			replicas, err = positive()
 		}
 		if err != nil {
@@ -116,6 +125,18 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// dpAttention reports whether any of the pairs turns on data-parallel attention.
+func dpAttention(pairs ...map[string]string) bool {
+	for _, kv := range pairs {
+		for k, v := range kv {
+			if b, err := strconv.ParseBool(strings.TrimSpace(v)); normKey(k) == "enable_dp_attention" && err == nil && b {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // systemSettings splits the system-stating pairs out of settings (in place)
