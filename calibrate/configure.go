@@ -312,7 +312,11 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	// Another model's group stands in for a model of the same kind (dense
 	// or mixture-of-experts) first: its frontend and KV transfer were
 	// measured beside engine settings (expert parallelism, DP attention)
-	// that a model of the other kind does not run.
+	// that a model of the other kind does not run. Only after the target
+	// model's own groups on other GPUs does a group of the other kind on
+	// the target's GPU stand in (same host and client; no measured
+	// difference, docs/accuracy-analysis.md, tenth pass), and a group of
+	// the same kind on another GPU after that.
 	moe := isMoE(llm)
 	type pick struct {
 		ok   func(g *Group) bool

@@ -447,41 +447,57 @@ func TestSettingsVLLMStatedScheduling(t *testing.T) {
 }
 
 // SGLang's data-parallel attention: --dp N, or one group per TP rank in
-// the releases that set it so themselves (0.4.0–0.4.3); a later release
-// without --dp runs plain TP attention. The chunked-prefill budget is
-// split over the groups (halved by the early releases) unless stated.
-// A group whose records disagree states none; each record keeps its own.
+// the releases that set it so themselves (0.4.0–0.4.3, whatever --dp
+// said); a later release without --dp runs plain TP attention, and
+// another engine family has no such setting. The chunked-prefill budget
+// stays the worker's. A group whose records disagree states none (in
+// either order); each record keeps its own.
 func TestSettingsReadDPAttention(t *testing.T) {
 	on := map[string]string{"enable-dp-attention": "true"}
 	for _, tt := range []struct {
 		engine   string
 		settings map[string]string
 		dp       int
-		budget   int
 	}{
-		{"sglang-0.4.3.post2", on, 8, 8192 / 2},
-		{"sglang-0.5.3", on, 0, 8192},
-		{"sglang-0.5.7", map[string]string{"enable_dp_attention": "true", "dp": "8"}, 8, 8192 / 8},
-		{"sglang-0.5.7", map[string]string{"enable-dp-attention": "true", "dp-size": "2", "chunked-prefill-size": "4096"}, 2, 4096},
-		{"sglang-0.5.7", map[string]string{"dp": "8"}, 0, 8192},
-		{"sglang-0.4.3.post2", map[string]string{"enable-dp-attention": "false"}, 0, 8192},
-		{"vllm-0.11.0", map[string]string{"enable-dp-attention": "true"}, 0, 8192},
+		{"sglang-0.4.3.post2", on, 8},
+		{"sglang-0.4.3.post2", map[string]string{"enable-dp-attention": "true", "dp": "2"}, 8},
+		{"sglang-0.5.3", on, 0},
+		{"sglang-0.5.7", map[string]string{"enable_dp_attention": "True", "dp": "8"}, 8},
+		{"sglang-0.5.7", map[string]string{"enable-dp-attention": "1", "dp-size": "2"}, 2},
+		{"sglang-0.5.7", map[string]string{"dp": "8"}, 0},
+		{"sglang-0.5.7", map[string]string{"decode.enable-dp-attention": "true", "prefill.enable-dp-attention": "false", "dp": "4"}, 4},
+		{"sglang-0.5.7", map[string]string{"decode.enable-dp-attention": "true", "enable-dp-attention": "false", "dp": "4"}, 0},
+		{"sglang-0.4.3.post2", map[string]string{"enable-dp-attention": "false"}, 0},
+		{"vllm-0.11.0", map[string]string{"enable-dp-attention": "true", "dp": "8"}, 0},
 	} {
-		r := &results.Record{ID: "x:1", System: results.System{GPU: "H200", Model: "deepseek-ai/DeepSeek-R1", Settings: tt.settings}}
+		r := &results.Record{ID: "x:1", System: results.System{GPU: "H200", Model: "deepseek-ai/DeepSeek-R1", Engine: tt.engine, Settings: tt.settings}}
 		topo := model.Aggregated(model.Pool{Count: 1, TP: 8})
-		s := settingsFrom(tt.engine, []*point{{rec: r, topo: topo}})
-		rs := recordSettings(tt.engine, r, topo)
-		if s.DPAttention != tt.dp || rs.DPAttention != tt.dp || s.MaxNumBatchedTokens != tt.budget {
-			t.Errorf("%s %v: group dp %d, record dp %d, budget %d; want dp %d, budget %d",
-				tt.engine, tt.settings, s.DPAttention, rs.DPAttention, s.MaxNumBatchedTokens, tt.dp, tt.budget)
+		for i := 0; i < 20; i++ { // map order must not matter
+			s := settingsFrom(tt.engine, []*point{{rec: r, topo: topo}})
+			rs := recordSettings(tt.engine, r, topo)
+			if s.DPAttention != tt.dp || rs.DPAttention != tt.dp || s.MaxNumBatchedTokens != 8192 {
+				t.Fatalf("%s %v: group dp %d, record dp %d, budget %d; want dp %d, budget 8192",
+					tt.engine, tt.settings, s.DPAttention, rs.DPAttention, s.MaxNumBatchedTokens, tt.dp)
+			}
 		}
 	}
-	// GPUStack's H200 page runs some blocks with DP attention and some without.
+	// Simulated as another engine, a record keeps its own release's rule
+	// where the family has the setting.
+	old := &results.Record{ID: "x:1", System: results.System{Engine: "sglang-0.4.3.post2", Settings: on}}
 	topo := model.Aggregated(model.Pool{Count: 1, TP: 8})
+	if rs := recordSettings("sglang-0.5.7", old, topo); rs.DPAttention != 8 {
+		t.Errorf("an SGLang 0.4.3 record simulated as 0.5.7: dp %d, want its own 8", rs.DPAttention)
+	}
+	if rs := recordSettings("vllm-0.11.0", old, topo); rs.DPAttention != 0 {
+		t.Errorf("an SGLang record simulated as vLLM: dp %d, want 0", rs.DPAttention)
+	}
+	// GPUStack's H200 page runs some blocks with DP attention and some without.
 	with := &point{rec: &results.Record{ID: "x:1", System: results.System{Settings: map[string]string{"enable-dp-attention": "true", "dp": "8"}}}, topo: topo}
 	without := &point{rec: &results.Record{ID: "x:2"}, topo: topo}
-	if s := settingsFrom("sglang-0.5.3", []*point{without, with}); s.DPAttention != 0 {
-		t.Errorf("mixed group: dp %d, want 0 (each record priced with its own)", s.DPAttention)
+	for _, pts := range [][]*point{{without, with}, {with, without}} {
+		if s := settingsFrom("sglang-0.5.3", pts); s.DPAttention != 0 {
+			t.Errorf("mixed group: dp %d, want 0 (each record priced with its own)", s.DPAttention)
+		}
 	}
 	e := env{llm: mustLLM(t, "DeepSeek-R1"), settings: settingsFrom("sglang-0.5.3", []*point{without, with})}
 	with.stated = recordSettings("sglang-0.5.3", with.rec, topo)

@@ -256,16 +256,45 @@ func (rs RecordSettings) apply(s *Settings) {
 	s.DPAttention = rs.DPAttention
 }
 
-// dpAttentionOf is a record's data-parallel attention degree:
-// SGLang's --enable-dp-attention with --dp N (N > 1), or, without --dp,
-// one group per TP rank in the releases that set it so themselves
-// (sglangAutoDP); 0 otherwise (later releases run plain TP attention or
-// refuse to start without --dp).
-func dpAttentionOf(engine string, topo model.Topology, settings map[string]string) int {
+// dpAttentionOf is the data-parallel attention degree a record ran with,
+// simulated as engine: SGLang's --enable-dp-attention with --dp N (N > 1),
+// or one group per TP rank in the releases that set it so themselves
+// whatever --dp said (sglangAutoDP, read from the record's own engine
+// label, recEngine, where it has one); 0 otherwise: later releases without
+// --dp run plain TP attention or refuse to start, and another engine
+// family has no such setting. A prefill worker's own setting is not read:
+// the degree prices the KV cache the decoding workers hold. Keys are read
+// in order, the role-free spelling last, so the answer never depends on
+// map order.
+//
+// The chunked-prefill budget is left as stated or defaulted: SGLang
+// divides it among the groups, but the simulator schedules the worker as
+// one, and the groups together take the whole budget a step (the
+// 0.4.0–0.4.3 releases' halving per group, dp/2 times the budget a step
+// over the worker, is not modelled).
+func dpAttentionOf(engine, recEngine string, topo model.Topology, settings map[string]string) int {
+	if model.EngineFamily(engine) != "sglang" {
+		return 0
+	}
 	on, dp := false, 0
-	for k, v := range settings {
+	keys := slices.Sorted(maps.Keys(settings))
+	plain := func(k string) bool { return !strings.Contains(k, ".") }
+	slices.SortStableFunc(keys, func(a, b string) int { // role-prefixed keys first, so a plain one wins
+		switch {
+		case plain(a) == plain(b):
+			return 0
+		case plain(a):
+			return 1
+		}
+		return -1
+	})
+	for _, k := range keys {
+		v := settings[k]
 		k = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "_", "-")
 		if i := strings.IndexByte(k, '.'); i >= 0 {
+			if k[:i] == "prefill" {
+				continue
+			}
 			k = k[i+1:]
 		}
 		switch k {
@@ -277,13 +306,16 @@ func dpAttentionOf(engine string, topo model.Topology, settings map[string]strin
 			}
 		}
 	}
+	if recEngine == "" {
+		recEngine = engine
+	}
 	switch {
 	case !on:
 		return 0
+	case sglangAutoDP(recEngine):
+		return max(topo.Replicas.TP, topo.Decode.TP)
 	case dp > 1:
 		return dp
-	case sglangAutoDP(engine):
-		return max(topo.Replicas.TP, topo.Decode.TP)
 	}
 	return 0
 }
@@ -400,7 +432,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 	// A group's records that disagree on data-parallel attention are
 	// priced one by one (RecordSettings); the group states none.
 	for i, p := range pts {
-		dp := dpAttentionOf(engine, p.topo, p.rec.System.Settings)
+		dp := dpAttentionOf(engine, p.rec.System.Engine, p.topo, p.rec.System.Settings)
 		if i == 0 {
 			s.DPAttention = dp
 		} else if dp != s.DPAttention {
@@ -408,15 +440,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 			break
 		}
 	}
-	if s.DPAttention > 1 && !budgetStated && model.EngineFamily(engine) == "sglang" {
-		// SGLang splits its chunked-prefill budget over the attention
-		// groups (its 0.4.0–0.4.3 releases halved it).
-		if sglangAutoDP(engine) {
-			s.MaxNumBatchedTokens /= 2
-		} else {
-			s.MaxNumBatchedTokens /= s.DPAttention
-		}
-	}
+
 	if disableAsync {
 		s.DelayedOutput = false // the stated flag wins over the generation's default
 	}

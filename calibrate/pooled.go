@@ -130,14 +130,18 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
-	// Most fits cannot tell the per-sequence CPU cost from the KV reads and
-	// batch GEMMs that grow with the batch alike, and drive it to its
-	// floor, the others' terms absorbing it on their own GPU; carried to
-	// another GPU those terms scale with its bandwidth and FLOPs, not with
-	// the host. The engine table's per-sequence cost (sampling, output
-	// processing) is what a step of the target engine pays at least.
-	// Leave-one-GPU-out, request throughput 20.8% → 20.2%, mean TTFT
-	// 43.5% → 42.5% and mean TPOT 20.6% → 20.0% (docs/accuracy-analysis.md).
+	// A fit often cannot tell the per-sequence CPU cost from the KV reads
+	// and batch GEMMs that grow with the batch alike: a fifth of the
+	// corpus's groups end below 0.2× their engine row, and the pooled
+	// ratio is about 0.66. Their other terms absorb it on their own GPU;
+	// carried to another GPU those terms scale with its bandwidth and
+	// FLOPs, not with its host. The engine table's per-sequence cost
+	// (sampling, output processing) is taken as what a step of the target
+	// engine pays at least. Where the members did absorb it, this counts
+	// some of it twice, and the band (below) is the members' own spread,
+	// not this floor's. Leave-one-GPU-out, request throughput 20.8% →
+	// 20.2%, mean TTFT 43.5% → 42.5%, mean TPOT 20.6% → 20.0%; 2× or 4×
+	// the row raised dense TPOT (docs/accuracy-analysis.md, tenth pass).
 	sum[iPerSeq] = math.Max(sum[iPerSeq], targetRow.PerSeqS)
 	// The comm multiplier is how far the engine's collectives are from the
 	// link's catalogue figures; a group whose workers spanned servers

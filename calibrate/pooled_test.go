@@ -296,3 +296,20 @@ func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 		t.Errorf("MoE target with no MoE group pooled %d groups, want the 3 dense ones", alone.groups)
 	}
 }
+
+// A pooled price's per-sequence CPU cost is at least the target engine
+// table's, however low the members' fits drove theirs.
+func TestPooledPerSeqFloor(t *testing.T) {
+	p := pooledProfile()
+	for i := range p.Groups {
+		p.Groups[i].Entries[0].Coeffs.PerSeq = 1e-9
+	}
+	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
+	for _, engine := range []string{"vllm-0.10.1", "sglang-0.5.5"} {
+		pc, ok := p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, nil, engine, false, RoleAggregated, "another GPU", false)
+		row := model.EngineOverheadWith(engine, false)
+		if !ok || pc.coeffs.PerSeq != row.PerSeqS {
+			t.Errorf("%s: pooled per-sequence cost %g, want the table's %g", engine, pc.coeffs.PerSeq, row.PerSeqS)
+		}
+	}
+}

@@ -167,6 +167,32 @@ func TestConfigureDPAttention(t *testing.T) {
 	}
 }
 
+// A calibrated group's data-parallel attention prices its deployment; a
+// record that ran without it is priced without it.
+func TestConfigureGroupDPAttention(t *testing.T) {
+	g, _ := model.LookupGPU("H200")
+	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
+	s := defaultSettings("sglang-0.4.3.post2", g, m.MaxContext)
+	s.DPAttention = 8
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("sglang-0.4.3.post2"), false)
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Settings: s,
+		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
+	topo := mustTopo(t, "1xTP8")
+	for _, tt := range []struct {
+		record *RecordSettings
+		want   int
+	}{{nil, 8}, {&RecordSettings{}, 0}, {&RecordSettings{DPAttention: 8}, 8}} {
+		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), model.Pool{Count: 1, TP: 8}, d.Settings.memoryOptions())
+		if d.LLM.AttentionDP != tt.want || d.Config.Replicas.KVCapacity != mem.KVTokens {
+			t.Errorf("record %+v: DP %d, KV %d; want DP %d, KV %d", tt.record, d.LLM.AttentionDP, d.Config.Replicas.KVCapacity, tt.want, mem.KVTokens)
+		}
+	}
+}
+
 func TestConfigureBand(t *testing.T) {
 	p := testProfile()
 	step := model.Step{DecodeSeqs: 16, DecodeKV: 16000}

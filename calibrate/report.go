@@ -153,7 +153,7 @@ func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options
 				}
 			}
 			if full.transfer && !gf.layout.transfer {
-				prm.transfer = priorTransfer(gf.env.llm, model.Pool{Count: 1, TP: test[0].topo.Prefill.TP})
+				prm.transfer = priorTransfer(gf.env.forPoint(test[0]).llm, model.Pool{Count: 1, TP: test[0].topo.Prefill.TP})
 			}
 			res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
 			if err != nil {

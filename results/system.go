@@ -90,6 +90,9 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 			if k := normKey(k); (k == "dp" || k == "data_parallel_size") && dpAttention(r.System.Settings, kv) {
 				// SGLang's --dp beside --enable-dp-attention splits each
 				// server's attention, not the servers: an engine setting.
+				// Only a flag stated beside it (the same --metadata) is
+				// seen here; a sidecar that adds the flag to a file whose
+				// own metadata says dp should state the topology.
 				if r.System.Settings == nil {
 					r.System.Settings = map[string]string{}
 				}
@@ -131,7 +134,11 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 func dpAttention(pairs ...map[string]string) bool {
 	for _, kv := range pairs {
 		for k, v := range kv {
-			if b, err := strconv.ParseBool(strings.TrimSpace(v)); normKey(k) == "enable_dp_attention" && err == nil && b {
+			k = normKey(k)
+			if i := strings.LastIndexByte(k, '.'); i >= 0 {
+				k = k[i+1:] // a role's own setting ("decode.enable-dp-attention")
+			}
+			if b, err := strconv.ParseBool(strings.TrimSpace(v)); k == "enable_dp_attention" && err == nil && b {
 				return true
 			}
 		}
