@@ -216,6 +216,12 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
+		if srcKind != "" && t.Band != 0 {
+			// Carried from another deployment, the latency is that
+			// source's client and host, not the target's: its band adds
+			// how far the calibrated deployments' frontends lie apart.
+			sig = math.Hypot(sig, p.frontendSpread())
+		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
@@ -648,4 +654,32 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 		tr.PerTokenS *= to / from
 	}
 	return tr
+}
+
+// frontendSpread is the weighted standard deviation of the log frontend
+// latency over the profile's calibrated deployments (groups and transfer
+// pool, √records each, latencies floored at 1 ms): across the corpus's
+// clients and hosts they run from a few to 186 ms. Leave-one-GPU-out, the
+// band then holds 77% of the dense light-load mean TTFTs (under 300 ms)
+// where it held 54% (docs/accuracy-analysis.md, tenth pass).
+func (p *Profile) frontendSpread() float64 {
+	var sw, s1, s2 float64
+	for _, gs := range [][]Group{p.Groups, p.Pool} {
+		for i := range gs {
+			g := &gs[i]
+			if g.Frontend == nil || g.GPU == "" {
+				continue
+			}
+			w := math.Sqrt(float64(len(g.Records)))
+			l := math.Log(math.Max(g.Frontend.LatencyS, 1e-3))
+			sw += w
+			s1 += w * l
+			s2 += w * l * l
+		}
+	}
+	if sw == 0 {
+		return 0
+	}
+	m := s1 / sw
+	return math.Sqrt(math.Max(s2/sw-m*m, 0))
 }

@@ -532,3 +532,39 @@ func TestParseProfileFillsMissingReserve(t *testing.T) {
 		}
 	}
 }
+
+// A frontend latency carried from another deployment is that source's
+// client and host: its band adds how far the calibrated frontends lie
+// apart; the deployment's own keeps its fitted spread.
+func TestConfigureCarriedFrontendBand(t *testing.T) {
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	group := func(gpu, llm string, latency float64) Group {
+		return Group{GPU: gpu, Model: llm, Engine: "vllm-0.9.0.1", Records: make([]string, 4),
+			Frontend: &FrontendFit{LatencyS: latency, Source: SourceFitted, RelSigma: 0.1},
+			Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}}
+	}
+	p := &Profile{Schema: SchemaV1, Groups: []Group{group("L40S", "meta-llama/Llama-3.1-8B-Instruct", 0.010), group("H20", "Qwen/Qwen3-32B", 0.100)}}
+	spread := math.Log(10) / 2 // two equal weights at 10 and 100 ms
+	if got := p.frontendSpread(); math.Abs(got-spread) > 1e-12 {
+		t.Fatalf("frontend spread %v, want %v", got, spread)
+	}
+	for _, tt := range []struct {
+		gpu, model string
+		sigma      float64
+	}{
+		{"L40S", "Llama-3.1-8B-Instruct", 0.1},                         // its own deployment
+		{"H100-SXM", "Llama-3.1-8B-Instruct", math.Hypot(0.1, spread)}, // carried from L40S
+	} {
+		var fe [2]float64
+		for i, band := range []float64{0, 1} {
+			d, err := p.Configure(Target{GPU: tt.gpu, Model: tt.model, Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP1"), Band: band})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fe[i] = d.Config.FrontendLatency
+		}
+		if r := fe[1] / fe[0]; math.Abs(r-math.Exp(tt.sigma)) > 1e-9 {
+			t.Errorf("%s: frontend at +1σ is %v× the centre, want e^%v", tt.gpu, r, tt.sigma)
+		}
+	}
+}
