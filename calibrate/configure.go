@@ -101,6 +101,11 @@ type Deployment struct {
 	RouterChoice *RouterChoice
 	RouterAsked  bool
 	RouterFrom   string
+	// FrontendFrom says, for an aggregated deployment whose per-request
+	// frontend latency was carried from another GPU or model's
+	// deployment, what it is, where it came from and its band; "" when
+	// it is the deployment's own (or there is none).
+	FrontendFrom string
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -216,11 +221,16 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
-		if srcKind != "" && t.Band != 0 {
-			// Carried from another deployment, the latency is that
-			// source's client and host, not the target's: its band adds
-			// how far the calibrated deployments' frontends lie apart.
-			sig = math.Hypot(sig, p.frontendSpread())
+		if srcKind != "" && srcKind != kindOtherVersion {
+			// Carried from another GPU or model's deployment, the latency
+			// is that source's client and host, not the target's: its
+			// band adds how far the calibrated deployments' frontends lie
+			// apart. (Another version of the same GPU and model keeps
+			// its own: the same host, as far as the data say.)
+			spread := p.frontendSpread()
+			sig = math.Hypot(sig, spread)
+			d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
+				1000*src.Frontend.LatencyS, math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
 		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
@@ -658,8 +668,11 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 
 // frontendSpread is the weighted standard deviation of the log frontend
 // latency over the profile's calibrated deployments (groups and transfer
-// pool, √records each, latencies floored at 1 ms): across the corpus's
-// clients and hosts they run from a few to 186 ms. Leave-one-GPU-out, the
+// pool with a stated GPU, √records each, latencies floored at 1 ms):
+// across the corpus's clients and hosts they run from under 1 ms to 172 ms.
+// Most of them are not determined by their data alone (the fit bounds them
+// with the step overheads); over the determined ones alone the spread is
+// about a fifth smaller. It is ×/÷3.2 on the embedded profile. Leave-one-GPU-out, the
 // band then holds 77% of the dense light-load mean TTFTs (under 300 ms)
 // where it held 54% (docs/accuracy-analysis.md, tenth pass).
 func (p *Profile) frontendSpread() float64 {

@@ -533,38 +533,62 @@ func TestParseProfileFillsMissingReserve(t *testing.T) {
 	}
 }
 
-// A frontend latency carried from another deployment is that source's
-// client and host: its band adds how far the calibrated frontends lie
-// apart; the deployment's own keeps its fitted spread.
+// A frontend latency carried from another GPU or model's deployment is
+// that source's client and host: its band adds how far the calibrated
+// frontends lie apart (√records weights, groups and pool with a GPU,
+// latencies floored at 1 ms). The deployment's own, or another version's
+// of the same GPU and model, keeps its fitted spread; a disaggregated
+// deployment has none.
 func TestConfigureCarriedFrontendBand(t *testing.T) {
 	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
-	group := func(gpu, llm string, latency float64) Group {
-		return Group{GPU: gpu, Model: llm, Engine: "vllm-0.9.0.1", Records: make([]string, 4),
+	group := func(gpu, llm, engine string, latency float64, records int) Group {
+		return Group{GPU: gpu, Model: llm, Engine: engine, Records: make([]string, records),
 			Frontend: &FrontendFit{LatencyS: latency, Source: SourceFitted, RelSigma: 0.1},
-			Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}}
+			Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, records)}}}
 	}
-	p := &Profile{Schema: SchemaV1, Groups: []Group{group("L40S", "meta-llama/Llama-3.1-8B-Instruct", 0.010), group("H20", "Qwen/Qwen3-32B", 0.100)}}
-	spread := math.Log(10) / 2 // two equal weights at 10 and 100 ms
+	p := &Profile{Schema: SchemaV1, Groups: []Group{
+		group("L40S", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.9.0.1", 0.010, 4),
+		group("", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.9.0.1", 50, 100), // an assumed GPU: not a frontend measurement
+	}, Pool: []Group{
+		group("H20", "Qwen/Qwen3-32B", "vllm-0.9.0.1", 0.100, 16),
+		group("A100-80GB", "Qwen/Qwen3-32B", "vllm-0.9.0.1", 1e-5, 4), // floored at 1 ms
+	}}
+	// Logs of 10, 100 and 1 ms at weights 2, 4 and 2.
+	l := []float64{math.Log(0.010), math.Log(0.100), math.Log(0.001)}
+	w := []float64{2, 4, 2}
+	mean := (w[0]*l[0] + w[1]*l[1] + w[2]*l[2]) / 8
+	spread := math.Sqrt((w[0]*(l[0]-mean)*(l[0]-mean) + w[1]*(l[1]-mean)*(l[1]-mean) + w[2]*(l[2]-mean)*(l[2]-mean)) / 8)
 	if got := p.frontendSpread(); math.Abs(got-spread) > 1e-12 {
 		t.Fatalf("frontend spread %v, want %v", got, spread)
 	}
 	for _, tt := range []struct {
-		gpu, model string
-		sigma      float64
+		gpu, model, engine, topology string
+		sigma                        float64
+		said                         bool
 	}{
-		{"L40S", "Llama-3.1-8B-Instruct", 0.1},                         // its own deployment
-		{"H100-SXM", "Llama-3.1-8B-Instruct", math.Hypot(0.1, spread)}, // carried from L40S
+		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", 0.1, false},                        // its own deployment
+		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.10.1", "1xTP1", 0.1, false},                         // another version, same host
+		{"H100-SXM", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", math.Hypot(0.1, spread), true}, // carried from L40S
 	} {
 		var fe [2]float64
+		var d Deployment
 		for i, band := range []float64{0, 1} {
-			d, err := p.Configure(Target{GPU: tt.gpu, Model: tt.model, Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP1"), Band: band})
+			var err error
+			d, err = p.Configure(Target{GPU: tt.gpu, Model: tt.model, Engine: tt.engine, Topology: mustTopo(t, tt.topology), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
 			fe[i] = d.Config.FrontendLatency
 		}
 		if r := fe[1] / fe[0]; math.Abs(r-math.Exp(tt.sigma)) > 1e-9 {
-			t.Errorf("%s: frontend at +1σ is %v× the centre, want e^%v", tt.gpu, r, tt.sigma)
+			t.Errorf("%s %s: frontend at +1σ is %v× the centre, want e^%v", tt.gpu, tt.engine, r, tt.sigma)
 		}
+		if (d.FrontendFrom != "") != tt.said {
+			t.Errorf("%s %s: FrontendFrom %q; want it said only when carried from another GPU or model", tt.gpu, tt.engine, d.FrontendFrom)
+		}
+	}
+	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "dynamo-0.3.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
+	if err == nil && (d.Config.FrontendLatency != 0 || d.FrontendFrom != "") {
+		t.Errorf("disaggregated: frontend %v (%q), want none", d.Config.FrontendLatency, d.FrontendFrom)
 	}
 }

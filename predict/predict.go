@@ -135,6 +135,10 @@ type Prediction struct {
 	// workers), and RouterFrom where that came from; both empty for one.
 	Router     string `json:"router,omitempty"`
 	RouterFrom string `json:"router_from,omitempty"`
+	// Frontend says what the per-request frontend latency is and where it
+	// came from when it was carried from another GPU or model's
+	// deployment (calibrate.Deployment.FrontendFrom).
+	Frontend string `json:"frontend,omitempty"`
 	// RouterChosenByFit: the calibration's records did not state the
 	// router and its fit chose Router (calibrate.RouterChoice).
 	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
@@ -282,6 +286,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Settings:             SettingsOf(central),
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
+			Frontend:             central.FrontendFrom,
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,
 			MaxModelLen:          central.MaxModelLen,

@@ -163,13 +163,20 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		for _, d := range p.Derived {
 			fmt.Fprintf(w, "costs:       %s\n", d)
 		}
+		if p.Frontend != "" {
+			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
+		}
 		if p.RouterChosenByFit || p.RouterAsked {
 			fmt.Fprintf(w, "router:      %s, %s\n", p.Router, p.RouterFrom)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
-			fmt.Fprintf(w, "band:        at the highest load %.2f–%.2f req/s, mean TTFT %.0f–%.0f ms (costs ±1σ)\n",
-				lo[model.RequestThroughput], hi[model.RequestThroughput], lo[model.MeanTTFT], hi[model.MeanTTFT])
+			what := "costs"
+			if p.Frontend != "" {
+				what = "costs and frontend"
+			}
+			fmt.Fprintf(w, "band:        at the highest load %.2f–%.2f req/s, mean TTFT %.0f–%.0f ms (%s ±1σ)\n",
+				lo[model.RequestThroughput], hi[model.RequestThroughput], lo[model.MeanTTFT], hi[model.MeanTTFT], what)
 		}
 	}
 	return nil
