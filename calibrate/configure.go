@@ -268,7 +268,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			graphs := settings.graphSizes(role)
 			if pooled {
 				kind := srcKind
-				if kind == "none" {
+				if kind == "none" || kind == kindOtherEngine {
 					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
 				}
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
@@ -352,6 +352,12 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
 		}, "another GPU and model"},
 		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+		// No group of the engine's family: another engine's aggregated
+		// deployment still stands in for the frontend (the client and
+		// host, not the engine); its costs and settings are not used.
+		{func(g *Group) bool { return g.Model == llm && g.GPU != "" && g.Frontend != nil }, kindOtherEngine},
+		{func(g *Group) bool { return g.GPU == gpu && g.Frontend != nil }, kindOtherEngine},
+		{func(g *Group) bool { return g.GPU != "" && g.Frontend != nil }, kindOtherEngine},
 	}
 	want := model.ParseEngine(engine).Version
 	for _, pk := range picks {
@@ -377,6 +383,10 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	}
 	return nil, "none"
 }
+
+// kindOtherEngine is sourceGroup's answer when the profile has no group of
+// the target's engine family.
+const kindOtherEngine = "another engine"
 
 // kindOtherVersion is sourceGroup's answer for a group of the target's GPU,
 // model and engine family at another version: its fit carries over with

@@ -569,6 +569,7 @@ func TestConfigureCarriedFrontendBand(t *testing.T) {
 		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", 0.1, false},                        // its own deployment
 		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.10.1", "1xTP1", 0.1, false},                         // another version, same host
 		{"H100-SXM", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", math.Hypot(0.1, spread), true}, // carried from L40S
+		{"H100-SXM", "Llama-3.1-8B-Instruct", "sglang-0.5.5", "1xTP1", math.Hypot(0.1, spread), true}, // no SGLang group: still L40S's
 	} {
 		var fe [2]float64
 		var d Deployment
@@ -582,6 +583,9 @@ func TestConfigureCarriedFrontendBand(t *testing.T) {
 		}
 		if r := fe[1] / fe[0]; math.Abs(r-math.Exp(tt.sigma)) > 1e-9 {
 			t.Errorf("%s %s: frontend at +1σ is %v× the centre, want e^%v", tt.gpu, tt.engine, r, tt.sigma)
+		}
+		if fe[0] == 0 {
+			t.Errorf("%s %s: no frontend latency", tt.gpu, tt.engine)
 		}
 		if (d.FrontendFrom != "") != tt.said {
 			t.Errorf("%s %s: FrontendFrom %q; want it said only when carried from another GPU or model", tt.gpu, tt.engine, d.FrontendFrom)
