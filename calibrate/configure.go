@@ -195,7 +195,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	llm = llm.WithAttentionDP(settings.DPAttention)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	gpu = gpu.AcrossNodes(settings.Nodes)
-	if src != nil {
+	if src != nil && !frontendOnlyKind(srcKind) {
 		if src.Transfer.Source != "" {
 			transfer = groupTransfer(src, llm, t.Topology.Prefill)
 		}
@@ -268,7 +268,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			graphs := settings.graphSizes(role)
 			if pooled {
 				kind := srcKind
-				if kind == "none" || kind == kindOtherEngine {
+				if kind == "none" || frontendOnlyKind(kind) {
 					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
 				}
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
@@ -352,41 +352,82 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
 		}, "another GPU and model"},
 		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
-		// No group of the engine's family: another engine's aggregated
-		// deployment still stands in for the frontend (the client and
-		// host, not the engine); its costs and settings are not used.
-		{func(g *Group) bool { return g.Model == llm && g.GPU != "" && g.Frontend != nil }, kindOtherEngine},
-		{func(g *Group) bool { return g.GPU == gpu && g.Frontend != nil }, kindOtherEngine},
-		{func(g *Group) bool { return g.GPU != "" && g.Frontend != nil }, kindOtherEngine},
+	}
+	// No group of the engine's family with a stated GPU: another
+	// deployment's aggregated frontend still stands in (the client and
+	// host, not the engine), the transfer pool's of the same family first,
+	// then another engine's, nearest in GPU and model, the most records
+	// winning; its costs, settings and KV transfer are not used (Configure).
+	frontendOnly := func(g *Group) bool { return g.GPU != "" && g.Frontend != nil }
+	sameFamily := func(g *Group) bool { return frontendOnly(g) && model.EngineFamily(g.Engine) == fam }
+	fallbacks := []pick{
+		{func(g *Group) bool { return sameFamily(g) && g.GPU == gpu && g.Model == llm }, kindPoolFrontend},
+		{func(g *Group) bool { return sameFamily(g) && g.Model == llm }, kindPoolFrontend},
+		{func(g *Group) bool { return sameFamily(g) && g.GPU == gpu }, kindPoolFrontend},
+		{sameFamily, kindPoolFrontend},
+	}
+	others := []pick{
+		{func(g *Group) bool { return frontendOnly(g) && g.GPU == gpu && g.Model == llm }, kindOtherEngine},
+		{func(g *Group) bool { return frontendOnly(g) && g.Model == llm }, kindOtherEngine},
+		{func(g *Group) bool { return frontendOnly(g) && g.GPU == gpu }, kindOtherEngine},
+		{frontendOnly, kindOtherEngine},
 	}
 	want := model.ParseEngine(engine).Version
-	for _, pk := range picks {
-		var best *Group
-		for i := range p.Groups {
-			g := &p.Groups[i]
-			if !pk.ok(g) {
-				continue
+	type stage struct {
+		groups []Group
+		picks  []pick
+	}
+	for _, st := range []stage{{p.Groups, picks}, {p.Pool, fallbacks}, {p.Groups, others}} {
+		for _, pk := range st.picks {
+			if best := pickGroup(st.groups, pk.ok, !frontendOnlyKind(pk.kind), want); best != nil {
+				return best, pk.kind
 			}
-			// The nearest engine version first, then the most records.
-			if best == nil {
-				best = g
-				continue
-			}
-			dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
-			if dg < db || (dg == db && len(g.Records) > len(best.Records)) {
-				best = g
-			}
-		}
-		if best != nil {
-			return best, pk.kind
 		}
 	}
 	return nil, "none"
 }
 
-// kindOtherEngine is sourceGroup's answer when the profile has no group of
-// the target's engine family.
-const kindOtherEngine = "another engine"
+// pickGroup is the group of gs that ok accepts with, where byVersion, the
+// nearest engine version to want first, then the most records.
+func pickGroup(gs []Group, ok func(*Group) bool, byVersion bool, want []int) *Group {
+	var best *Group
+	for i := range gs {
+		g := &gs[i]
+		if !ok(g) {
+			continue
+		}
+		if best == nil {
+			best = g
+			continue
+		}
+		if byVersion {
+			dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
+			if dg != db {
+				if dg < db {
+					best = g
+				}
+				continue
+			}
+		}
+		if len(g.Records) > len(best.Records) {
+			best = g
+		}
+	}
+	return best
+}
+
+// kindPoolFrontend and kindOtherEngine are sourceGroup's answers when the
+// profile has no group of the target's engine family with a stated GPU:
+// a group of the transfer pool of that family, or of another engine, then
+// stands in for the frontend latency only.
+const (
+	kindPoolFrontend = "the transfer pool's, frontend only"
+	kindOtherEngine  = "another engine, frontend only"
+)
+
+// frontendOnlyKind reports a sourceGroup answer whose group prices the
+// frontend latency and nothing else.
+func frontendOnlyKind(kind string) bool { return kind == kindPoolFrontend || kind == kindOtherEngine }
 
 // kindOtherVersion is sourceGroup's answer for a group of the target's GPU,
 // model and engine family at another version: its fit carries over with

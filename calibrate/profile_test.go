@@ -596,3 +596,51 @@ func TestConfigureCarriedFrontendBand(t *testing.T) {
 		t.Errorf("disaggregated: frontend %v (%q), want none", d.Config.FrontendLatency, d.FrontendFrom)
 	}
 }
+
+// Without a group of its engine family, a target takes a frontend latency
+// only: the transfer pool's of its family first, else another engine's
+// nearest in GPU and model (the most records winning, not the nearest
+// version number of another engine); never that group's KV transfer.
+func TestConfigureFrontendOnlyStandIn(t *testing.T) {
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	group := func(gpu, llm, engine string, latency float64, records int) Group {
+		return Group{GPU: gpu, Model: llm, Engine: engine, Records: make([]string, records),
+			Frontend: &FrontendFit{LatencyS: latency, Source: SourceFitted, RelSigma: 0.1},
+			Transfer: TransferFit{LatencyS: 0.5, PerTokenS: 1e-3, Source: SourceFitted, RelSigma: 0.1},
+			Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, records)}}}
+	}
+	p := &Profile{Schema: SchemaV1, Groups: []Group{
+		group("H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.5.4", 0.005, 2),
+		group("L40S", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.9.0.1", 0.010, 50),
+		group("H100-SXM", "Qwen/Qwen3-32B", "vllm-0.9.0.1", 0.030, 50),
+	}}
+	fe := func(gpu, engine string) (float64, string) {
+		d, err := p.Configure(Target{GPU: gpu, Model: "Llama-3.1-8B-Instruct", Engine: engine, Topology: mustTopo(t, "1xTP1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Config.FrontendLatency, d.FrontendFrom
+	}
+	for _, tt := range []struct {
+		gpu  string
+		want float64
+	}{
+		{"H100-SXM", 0.005},  // the same GPU and model's, however few its records
+		{"A100-80GB", 0.010}, // the same model's with the most records
+	} {
+		if got, from := fe(tt.gpu, "sglang-0.5.5"); math.Abs(got-tt.want) > 1e-12 || !strings.Contains(from, "another engine") {
+			t.Errorf("%s: frontend %v (%q), want %v from another engine", tt.gpu, got, from, tt.want)
+		}
+	}
+	p.Pool = []Group{group("H200", "meta-llama/Llama-3.3-70B-Instruct", "sglang-0.4", 0.020, 4)}
+	if got, from := fe("H100-SXM", "sglang-0.5.5"); got != 0.020 || !strings.Contains(from, "transfer pool") {
+		t.Errorf("with an SGLang group in the pool: frontend %v (%q), want its 0.020", got, from)
+	}
+	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "trtllm-1.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Config.Transfer.Latency >= 0.5 || d.Config.FrontendLatency != 0 {
+		t.Errorf("disaggregated: transfer %+v, frontend %v; want the prior transfer and no frontend", d.Config.Transfer, d.Config.FrontendLatency)
+	}
+}

@@ -32,6 +32,9 @@ type RecordPrediction struct {
 	Workload series.Workload
 	Metrics  map[string]float64
 	Derived  []calibrate.Derivation
+	// Frontend is calibrate.Deployment.FrontendFrom: the frontend latency
+	// when it was carried from another deployment, "" otherwise.
+	Frontend string
 	// Notes say what was assumed (GPU, topology, engine, output length).
 	Notes []string
 	// Err says why the record could not be simulated; the others still are.
@@ -86,7 +89,7 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 			p.Err = err
 			return
 		}
-		p.Target.Engine, p.Derived = d.Engine, d.Derived
+		p.Target.Engine, p.Derived, p.Frontend = d.Engine, d.Derived, d.FrontendFrom
 		w := p.Workload
 		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset})
 		if err != nil {

@@ -44,17 +44,21 @@ type Validation struct {
 	// Dataset is the dataset whose lengths the requests took, measured and
 	// simulated alike (Options.Dataset; series.Workload.Dataset when every
 	// record states the same); "" when none or they differ.
-	Dataset  string            `json:"dataset,omitempty"`
-	Points   []ValidationPoint `json:"points"`
-	Summary  []ErrorSummary    `json:"summary"`
-	Derived  []string          `json:"derived"` // where the predicted costs came from
-	Warnings []string          `json:"warnings,omitempty"`
+	Dataset string            `json:"dataset,omitempty"`
+	Points  []ValidationPoint `json:"points"`
+	Summary []ErrorSummary    `json:"summary"`
+	Derived []string          `json:"derived"` // where the predicted costs came from
+	// Frontend is the frontend latency when it was carried from another
+	// deployment (calibrate.Deployment.FrontendFrom), as the first record
+	// was priced.
+	Frontend string   `json:"frontend,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NewValidation starts a validation of a prediction's deployment.
 func NewValidation(source string, p Prediction) *Validation {
 	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology, Dataset: p.Dataset,
-		Warnings: p.Warnings, Derived: derivedText(p.Derived)}
+		Warnings: p.Warnings, Derived: derivedText(p.Derived), Frontend: p.Frontend}
 }
 
 func derivedText(ds []calibrate.Derivation) []string {
@@ -105,7 +109,7 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		t := rp.Target
 		if v == nil {
-			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived)}
+			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend}
 		} else if t.GPU != v.GPU || t.Model != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
 				where, t.GPU, model.ShortName(t.Model), t.Engine, t.Topology))

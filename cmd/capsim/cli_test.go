@@ -174,3 +174,40 @@ func TestPredictRouter(t *testing.T) {
 		t.Errorf("p99 TPOT %.1f ms round-robin, %.1f ms random: a balanced router should have the shorter tail", p99["round-robin"], p99["random"])
 	}
 }
+
+// A deployment whose frontend latency was carried from another GPU or
+// model's says so on its frontend line and in its JSON; its own does not.
+func TestPredictSaysCarriedFrontend(t *testing.T) {
+	base := []string{"predict", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1", "--no-band"}
+	for _, tt := range []struct {
+		args []string
+		want string // in the frontend line; "" for none
+	}{
+		{[]string{"--gpu", "H100-SXM", "--engine", "sglang-0.5.5"}, "carried from sglang-"},
+		{[]string{"--gpu", "L40S", "--engine", "vllm-0.9.0"}, ""},
+	} {
+		var out, errb bytes.Buffer
+		if err := run(append(append([]string{}, base...), tt.args...), &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "frontend:") {
+				line = l
+			}
+		}
+		if (tt.want == "") != (line == "") || !strings.Contains(line, tt.want) {
+			t.Errorf("%v: frontend line %q, want one containing %q", tt.args, line, tt.want)
+		}
+		out.Reset()
+		if err := run(append(append(append([]string{}, base...), tt.args...), "--format", "json"), &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		var pred struct {
+			Frontend string `json:"frontend"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &pred); err != nil || (pred.Frontend == "") != (tt.want == "") || !strings.Contains(pred.Frontend, tt.want) {
+			t.Errorf("%v: JSON frontend %q (%v), want one containing %q", tt.args, pred.Frontend, err, tt.want)
+		}
+	}
+}

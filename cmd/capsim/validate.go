@@ -168,6 +168,9 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 	for _, d := range v.Derived {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
+	if v.Frontend != "" {
+		fmt.Fprintf(w, "frontend: %s\n", v.Frontend)
+	}
 	for _, p := range v.Points {
 		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)
 		if p.Record != "" && p.Completed == 0 { // a record that states no counts: "-", never a made-up zero
