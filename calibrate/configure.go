@@ -37,6 +37,12 @@ type Target struct {
 	// benchmark record did (RecordSettings), over the settings', as the
 	// fit simulated that record; RecordTarget sets it.
 	Record *RecordSettings
+	// DPAttention, when above 0, is SGLang's data-parallel attention
+	// degree the deployment runs with (--enable-dp-attention --dp N; 1:
+	// attention split by TP), over the source group's or the record's.
+	// Configure refuses it for another engine family, or where it does
+	// not divide a pool's TP.
+	DPAttention int
 	// Nodes is how many servers each worker's GPUs span (0 or 1: one, on
 	// the GPU's own link; beyond, the node network prices its all-reduces:
 	// model.GPU.AcrossNodes); 0 takes Settings.Nodes when Settings is set.
@@ -191,6 +197,17 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	if t.Record != nil {
 		t.Record.apply(&settings)
+	}
+	if t.DPAttention > 0 {
+		if model.EngineFamily(engine) != "sglang" {
+			return Deployment{}, fmt.Errorf("calibrate: data-parallel attention is SGLang's (--enable-dp-attention); the engine is %s", engine)
+		}
+		for _, pl := range []model.Pool{t.Topology.Replicas, t.Topology.Prefill, t.Topology.Decode} {
+			if !pl.IsZero() && pl.TP%t.DPAttention != 0 {
+				return Deployment{}, fmt.Errorf("calibrate: data-parallel attention over %d groups does not divide a TP%d worker", t.DPAttention, pl.TP)
+			}
+		}
+		settings.DPAttention = t.DPAttention
 	}
 	llm = llm.WithAttentionDP(settings.DPAttention)
 	transfer := priorTransfer(llm, t.Topology.Prefill)

@@ -211,3 +211,35 @@ func TestPredictSaysCarriedFrontend(t *testing.T) {
 		}
 	}
 }
+
+// --dp-attention prices SGLang's data-parallel attention, says so in the
+// engine settings, and is refused for another engine or a degree that
+// does not divide the TP.
+func TestPredictDPAttention(t *testing.T) {
+	base := []string{"predict", "--gpu", "H200", "--model", "DeepSeek-R1", "--replicas", "1xTP8", "--isl", "3200", "--osl", "800", "--concurrency", "128", "--no-band", "--format", "json"}
+	var out, errb bytes.Buffer
+	if err := run(append(append([]string{}, base...), "--engine", "sglang-0.5.5", "--dp-attention", "8"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var pred struct {
+		Settings []struct {
+			DPAttention int `json:"dp_attention"`
+		} `json:"engine_settings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &pred); err != nil || len(pred.Settings) != 1 || pred.Settings[0].DPAttention != 8 {
+		t.Errorf("engine settings %+v (%v), want dp_attention 8", pred.Settings, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "vllm-0.9", "--dp-attention", "8"}, "calibrate: data-parallel attention is SGLang's (--enable-dp-attention); the engine is vllm-0.9.0.1"},
+		{[]string{"--engine", "sglang-0.5.5", "--dp-attention", "3"}, "calibrate: data-parallel attention over 3 groups does not divide a TP8 worker"},
+		{[]string{"--engine", "sglang-0.5.5", "--dp-attention", "-1"}, "--dp-attention must be 1 or more, got -1"},
+	} {
+		err := run(append(append([]string{}, base...), tt.args...), &out, &errb)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
