@@ -278,16 +278,9 @@ func dpAttentionOf(engine, recEngine string, topo model.Topology, settings map[s
 	}
 	on, dp := false, 0
 	keys := slices.Sorted(maps.Keys(settings))
-	plain := func(k string) bool { return !strings.Contains(k, ".") }
-	slices.SortStableFunc(keys, func(a, b string) int { // role-prefixed keys first, so a plain one wins
-		switch {
-		case plain(a) == plain(b):
-			return 0
-		case plain(a):
-			return 1
-		}
-		return -1
-	})
+	// Role-prefixed keys first, so a plain one wins.
+	isPlain := func(k string) bool { return !strings.Contains(k, ".") }
+	keys = append(slices.DeleteFunc(slices.Clone(keys), isPlain), slices.DeleteFunc(keys, func(k string) bool { return !isPlain(k) })...)
 	for _, k := range keys {
 		v := settings[k]
 		k = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "_", "-")

@@ -133,7 +133,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// A fit often cannot tell the per-sequence CPU cost from the KV reads
 	// and batch GEMMs that grow with the batch alike: a fifth of the
 	// corpus's groups end below 0.2× their engine row, and the pooled
-	// ratio is about 0.66. Their other terms absorb it on their own GPU;
+	// ratio is about 0.68. Their other terms absorb it on their own GPU;
 	// carried to another GPU those terms scale with its bandwidth and
 	// FLOPs, not with its host. The engine table's per-sequence cost
 	// (sampling, output processing) is taken as what a step of the target

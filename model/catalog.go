@@ -299,9 +299,9 @@ func (m LLM) WithAttentionDP(dp int) LLM {
 	return m
 }
 
-// attentionDP is the data-parallel attention degree at tensor degree tp:
+// AttentionDPAt is the data-parallel attention degree at tensor degree tp:
 // AttentionDP where it is above 1 and divides tp, else 1.
-func (m LLM) attentionDP(tp int) int {
+func (m LLM) AttentionDPAt(tp int) int {
 	if m.AttentionDP > 1 && tp%m.AttentionDP == 0 {
 		return m.AttentionDP
 	}
@@ -632,7 +632,7 @@ func (m LLM) KVHeadsPerGPU(tp int) float64 {
 // attention a token is cached by one attention group of tp/AttentionDP
 // GPUs only.
 func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
-	if dp := m.attentionDP(tp); dp > 1 {
+	if dp := m.AttentionDPAt(tp); dp > 1 {
 		m.AttentionDP = 0
 		return m.KVBytesPerToken(tp/dp, bytesPerElem)
 	}

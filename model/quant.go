@@ -76,7 +76,7 @@ func (m LLM) sharedWeightBytes() float64 {
 // groups holds a whole copy where tensor parallelism splits one over all
 // the GPUs. Every GPU stores its copy and every step reads it.
 func (m LLM) ReplicatedAttentionBytes(tp int) float64 {
-	dp := m.attentionDP(tp)
+	dp := m.AttentionDPAt(tp)
 	if dp <= 1 {
 		return 0
 	}
@@ -88,7 +88,7 @@ func (m LLM) ReplicatedAttentionBytes(tp int) float64 {
 // split then), beside TP's one split copy: memory only, since a step
 // reads just its tokens' rows.
 func (m LLM) replicatedEmbedBytes(tp int) float64 {
-	if m.attentionDP(tp) <= 1 {
+	if m.AttentionDPAt(tp) <= 1 {
 		return 0
 	}
 	return float64(tp-1) * float64(m.Vocab) * float64(m.Hidden) * 2

@@ -46,7 +46,7 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 		// has the whole of both.
 		mb := max(pool.Microbatches(), 1)
 		return EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
-			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM, pool)}
+			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP))}
 	}
 	c, st := d.Config, d.Settings
 	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {
@@ -55,11 +55,11 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 	return []EngineSettings{one("replicas", c.Replicas, st.DecodeEager, d.Topology.Replicas)}
 }
 
-// dpAttention is the data-parallel attention degree d's model runs at on
-// a worker of shape pool, 0 when attention is split by TP.
-func dpAttention(m model.LLM, pool model.Pool) int {
-	if m.AttentionDP > 1 && pool.TP%m.AttentionDP == 0 {
-		return m.AttentionDP
+// dpAttention reports a degree of data-parallel attention as the engine
+// flag states it: 0 for attention split by TP.
+func dpAttention(dp int) int {
+	if dp > 1 {
+		return dp
 	}
 	return 0
 }
