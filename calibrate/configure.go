@@ -208,6 +208,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 		}
 		settings.DPAttention = t.DPAttention
+	} else if settings.DPAttention > 1 && sglangAutoDP(engine) {
+		// These releases ran one attention group per TP rank whatever --dp
+		// said (dpAttentionOf): a calibrated TP8 deployment's eight groups
+		// are four at TP4.
+		settings.DPAttention = max(t.Topology.Replicas.TP, t.Topology.Decode.TP)
 	}
 	llm = llm.WithAttentionDP(settings.DPAttention)
 	transfer := priorTransfer(llm, t.Topology.Prefill)

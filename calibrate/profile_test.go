@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
 )
 
@@ -177,18 +178,69 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 	c := model.PriorCoeffsFor(model.EngineOverheadFor("sglang-0.4.3.post2"), false)
 	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Settings: s,
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
-	topo := mustTopo(t, "1xTP8")
 	for _, tt := range []struct {
-		record *RecordSettings
-		want   int
-	}{{nil, 8}, {&RecordSettings{}, 0}, {&RecordSettings{DPAttention: 8}, 8}} {
+		topology string
+		record   *RecordSettings
+		want     int
+	}{{"1xTP8", nil, 8}, {"1xTP8", &RecordSettings{}, 0}, {"1xTP8", &RecordSettings{DPAttention: 8}, 8}} {
+		topo := mustTopo(t, tt.topology)
 		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), model.Pool{Count: 1, TP: 8}, d.Settings.memoryOptions())
+		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, d.Settings.memoryOptions())
 		if d.LLM.AttentionDP != tt.want || d.Config.Replicas.KVCapacity != mem.KVTokens {
 			t.Errorf("record %+v: DP %d, KV %d; want DP %d, KV %d", tt.record, d.LLM.AttentionDP, d.Config.Replicas.KVCapacity, tt.want, mem.KVTokens)
+		}
+	}
+}
+
+// validate --dp-attention: Override.DPAttention prices a record's
+// deployment with that many attention groups, over what the record states.
+func TestRecordTargetDPAttention(t *testing.T) {
+	g, _ := model.LookupGPU("H200")
+	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
+	const engine = "sglang-0.4.3.post2"
+	c := model.PriorCoeffsFor(model.EngineOverheadFor(engine), false)
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: engine, Settings: defaultSettings(engine, g, m.MaxContext),
+		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
+	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: engine, Topology: mustTopo(t, "1xTP8")}}
+	for _, tt := range []struct{ over, want int }{{0, 1}, {4, 4}} {
+		tg, _, err := p.RecordTarget(r, Override{DPAttention: tt.over})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := p.Configure(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.LLM.AttentionDPAt(8); got != tt.want {
+			t.Errorf("override %d: %d attention groups, want %d", tt.over, got, tt.want)
+		}
+	}
+}
+
+// SGLang 0.4.0–0.4.3 ran an attention group per TP rank whatever --dp
+// said: a TP8 group's eight groups are four at TP4, and a later release's
+// stated --dp 8 does not divide TP4 (attention split by TP).
+func TestConfigureAutoDPAttentionAtOtherTP(t *testing.T) {
+	g, _ := model.LookupGPU("H200")
+	m, _ := model.LookupLLM("Qwen/Qwen3-30B-A3B")
+	for _, tt := range []struct {
+		engine string
+		want   int
+	}{{"sglang-0.4.3.post2", 4}, {"sglang-0.5.6", 1}} {
+		s := defaultSettings(tt.engine, g, m.MaxContext)
+		s.DPAttention = 8
+		c := model.PriorCoeffsFor(model.EngineOverheadFor(tt.engine), false)
+		p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: tt.engine, Settings: s,
+			Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
+		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: tt.engine, Topology: mustTopo(t, "2xTP4")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.LLM.AttentionDPAt(4); got != tt.want {
+			t.Errorf("%s at TP4 from a TP8 DP8 group: %d attention groups, want %d", tt.engine, got, tt.want)
 		}
 	}
 }

@@ -63,9 +63,20 @@ const hitRateHelp = "share of every prompt served from the engine's prefix cache
 
 // target turns the deployment flags into a profile target.
 func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo model.Topology) (calibrate.Target, error) {
+	if err := d.checkDPAttention(); err != nil {
+		return calibrate.Target{}, err
+	}
 	t, err := p.Resolve(d.gpu, modelName, d.engine, topo)
-	t.Router = d.router
+	t.Router, t.DPAttention = d.router, d.dpAttention
 	return t, flagHint(err)
+}
+
+// checkDPAttention refuses a negative --dp-attention.
+func (d *deploymentFlags) checkDPAttention() error {
+	if d.dpAttention < 0 {
+		return fmt.Errorf("--dp-attention must be 1 or more, got %d", d.dpAttention)
+	}
+	return nil
 }
 
 // loadRecords reads the user's result files with their sidecar metadata

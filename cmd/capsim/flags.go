@@ -63,10 +63,11 @@ type deploymentFlags struct {
 	prefill, decode, replicas string
 	topo                      string // --topology, the same in one flag
 	profile                   string
+	dpAttention               int // --dp-attention: SGLang's attention groups per worker
 }
 
 // addDeploymentFlags adds --gpu, --engine, --prefill, --decode, --replicas
-// and --profile; gpuNote and engineNote say what an absent flag means.
+// --dp-attention and --profile; gpuNote and engineNote say what an absent flag means.
 func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNote string) {
 	fs.StringVar(&d.gpu, "gpu", "", "GPU type, e.g. H20 ("+gpuNote+")")
 	fs.StringVar(&d.engine, "engine", "", "engine label prefix in the profile, e.g. dynamo, vllm-0.9 ("+engineNote+")")
@@ -75,6 +76,7 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 	fs.StringVar(&d.replicas, "replicas", "", "aggregated replicas NxTPk")
 	fs.StringVar(&d.router, "router", "", routerHelp)
 	fs.StringVar(&d.topo, "topology", "", "the deployment in one flag: NxTPk or \"prefill NxTPk + decode MxTPk\" (instead of --replicas or --prefill/--decode)")
+	fs.IntVar(&d.dpAttention, "dp-attention", 0, "SGLang data-parallel attention: N attention groups per worker, each caching only its own requests and holding the attention weights\n(--enable-dp-attention --dp N; 1: attention split by TP; default: as the calibrated deployment ran)")
 	addProfileFlag(fs, &d.profile)
 }
 

@@ -24,7 +24,6 @@ type predictOptions struct {
 	noBand                bool
 	prefixHit             float64
 	mode, export, dataset string
-	dpAttention           int
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -38,7 +37,6 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "steady state: measured requests of a point's first run, doubled until its means and p99s are stable\n(default: 5 minutes of arrivals or 20 × concurrency, at least 10000); replay: requests sent (default 20 s of arrivals or 20 × concurrency, at least 400)")
 	fs.StringVar(&o.mode, "mode", "steady-state", "steady-state (warm-up and drain left out, run until stable) or benchmark-replay (the finite run a benchmark makes: ramp, drain and all)")
 	fs.StringVar(&o.export, "export", "", "write this deployment's deployable configs to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
-	fs.IntVar(&o.dpAttention, "dp-attention", 0, "SGLang data-parallel attention: N attention groups per worker, each caching only its own requests and holding the attention weights\n(--enable-dp-attention --dp N; 1: attention split by TP; default: as the calibrated deployment ran)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
@@ -111,10 +109,6 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	if o.dpAttention < 0 {
-		return nil, fmt.Errorf("--dp-attention must be 1 or more, got %d", o.dpAttention)
-	}
-	target.DPAttention = o.dpAttention
 	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset}
 	if o.isl > 0 {
 		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}

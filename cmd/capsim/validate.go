@@ -140,7 +140,10 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router}
+	if err := o.checkDPAttention(); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router, DPAttention: o.dpAttention}
 	if o.topologyGiven() {
 		if over.Topology, err = o.topology(); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)

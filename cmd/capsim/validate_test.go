@@ -240,6 +240,9 @@ func TestValidateRejectsBadInput(t *testing.T) {
 		{"bad endpoint", with("--endpoint", "embeddings"), "--endpoint must be completions or chat"},
 		{"bad topology", with("--replicas", "twoxTP1"), "--replicas"},
 		{"unknown router, live", with("--router", "sticky"), `--router: unknown router "sticky"`},
+		{"negative dp attention, results", []string{"validate", "--results", validateResults, "--dp-attention", "-1"}, "--dp-attention must be 1 or more, got -1"},
+		{"negative dp attention, live", with("--dp-attention", "-2"), "--dp-attention must be 1 or more, got -2"},
+		{"dp attention on vLLM", with("--engine", "vllm", "--dp-attention", "2"), "data-parallel attention is SGLang's"},
 		{"unset api key", with("--api-key-env", "CAPSIM_VALIDATE_TEST_UNSET_KEY"), "CAPSIM_VALIDATE_TEST_UNSET_KEY"},
 		{"server down", live, "validate:"},
 	} {
