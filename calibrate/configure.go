@@ -235,7 +235,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	default:
 		d.RouterFrom = "the default"
 	}
-	frontend := 0.0
+	frontend, service := 0.0, 0.0
 	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
@@ -251,10 +251,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// its own: the same host, as far as the data say.)
 			spread := p.frontendSpread()
 			sig = math.Hypot(sig, spread)
-			d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
-				1000*src.Frontend.LatencyS, math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
+			d.FrontendFrom = fmt.Sprintf("%.1f ms a request%s (±1σ ×/÷%.1f), carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
+				1000*src.Frontend.LatencyS, serialNote(src.Frontend.ServiceS), math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
 		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
+		service = src.Frontend.ServiceS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
@@ -271,7 +272,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		f := math.Exp(t.Band * sig)
 		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
 	}
-	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend,
+	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			eager := settings.graphSizes(role) == nil
 			// No fit of this GPU and model: every fitted group prices it
@@ -446,6 +447,15 @@ const (
 	kindPoolFrontend = "the transfer pool's, frontend only"
 	kindOtherEngine  = "another engine, frontend only"
 )
+
+// serialNote says how much of a frontend latency is the API server's
+// serial work, where the profile states it.
+func serialNote(serviceS float64) string {
+	if serviceS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.1f ms of it serial in the API server", 1000*serviceS)
+}
 
 // frontendOnlyKind reports a sourceGroup answer whose group prices the
 // frontend latency and nothing else.

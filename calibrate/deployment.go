@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
@@ -19,6 +20,7 @@ type pricing struct {
 	coeffs   func(role string, pool model.Pool) (model.Coeffs, error)
 	transfer sim.Transfer
 	frontend float64 // seconds per request outside the engine; aggregated deployments only
+	service  float64 // of which the API server's serial work per request (sim.Config.FrontendService)
 }
 
 // graphSizes are the CUDA-graph capture sizes a role's workers run with;
@@ -140,6 +142,11 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 			return sim.Config{}, err
 		}
 		cfg.FrontendLatency = pr.frontend
+		// Each replica is a server with its own API server process.
+		if pr.service > 0 {
+			// The serial work is part of the latency: never more than it.
+			cfg.FrontendService, cfg.FrontendServers = math.Min(pr.service, pr.frontend), topo.Replicas.Count
+		}
 	}
 	cfg.Router = router(s, topo)
 	return cfg, nil
@@ -176,6 +183,9 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 		d.Config.Decode.Workers = workers(topo.Decode)
 	} else {
 		d.Config.Replicas.Workers = workers(topo.Replicas)
+		if d.Config.FrontendService > 0 {
+			d.Config.FrontendServers = topo.Replicas.Count
+		}
 	}
 	d.Config.Router = router(d.Settings, topo)
 	d.Topology = topo

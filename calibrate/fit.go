@@ -450,6 +450,7 @@ type refineKnob struct {
 	fields   []int // indexes into model.CoeffNames
 	label    string
 	frontend bool // scales the frontend latency instead
+	service  bool // scales the frontend's serial work per request instead
 }
 
 const (
@@ -467,15 +468,18 @@ func knobsFor(l layout) []refineKnob {
 	for _, r := range l.roles {
 		switch r {
 		case RolePrefill:
-			k = append(k, refineKnob{r, []int{iOverhead, iCompute, iAttn, iComm}, "prefill step", false})
+			k = append(k, refineKnob{r, []int{iOverhead, iCompute, iAttn, iComm}, "prefill step", false, false})
 		case RoleDecode:
-			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
-				refineKnob{r, []int{iPerSeq, iCompute, iKV}, r + " per-sequence", false})
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false, false},
+				refineKnob{r, []int{iPerSeq, iCompute, iKV}, r + " per-sequence", false, false})
 		case RoleAggregated:
-			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false},
-				refineKnob{r, []int{iPerSeq, iKV}, r + " per-sequence", false},
-				refineKnob{r, []int{iCompute, iAttn}, "chunked prefill", false},
+			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false, false},
+				refineKnob{r, []int{iPerSeq, iKV}, r + " per-sequence", false, false},
+				refineKnob{r, []int{iCompute, iAttn}, "chunked prefill", false, false},
 				refineKnob{label: "frontend latency", frontend: true})
+			if l.service {
+				k = append(k, refineKnob{label: "frontend serial work", service: true})
+			}
 		}
 	}
 	return k
@@ -489,6 +493,10 @@ func applyKnobs(base params, knobs []refineKnob, theta []float64) params {
 	for i, k := range knobs {
 		if k.frontend {
 			p.frontend *= math.Exp(theta[i])
+			continue
+		}
+		if k.service {
+			p.service *= math.Exp(theta[i])
 			continue
 		}
 		v := p.coeffs[k.role].Vector()
@@ -680,7 +688,7 @@ func (p *point) workload() Workload {
 
 // deployment prices one point's deployment with trial parameters.
 func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
-	pr := pricing{gpu: e.gpu, llm: e.llm, settings: e.settings, frontend: prm.frontend,
+	pr := pricing{gpu: e.gpu, llm: e.llm, settings: e.settings, frontend: prm.frontend, service: prm.service,
 		transfer: sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS},
 		coeffs:   func(role string, _ model.Pool) (model.Coeffs, error) { return prm.coeffs[role], nil }}
 	cfg, err := pr.build(topo)
@@ -909,7 +917,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	}
 	g.RouterChoice = gf.router
 	if gf.layout.frontend {
-		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: round(gf.params.service, 4), Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}

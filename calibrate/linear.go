@@ -21,10 +21,14 @@ type params struct {
 	// frontend is the per-request latency outside the engine (API server,
 	// tokenisation) of aggregated deployments, in seconds.
 	frontend float64
+	// service is the API server's serial work per request within the
+	// frontend latency (sim.Config.FrontendService), in seconds: fitted
+	// in stage 2 only, where bursts queue there.
+	service float64
 }
 
 func (p params) clone() params {
-	q := params{coeffs: map[string]model.Coeffs{}, transfer: p.transfer, frontend: p.frontend}
+	q := params{coeffs: map[string]model.Coeffs{}, transfer: p.transfer, frontend: p.frontend, service: p.service}
 	for k, v := range p.coeffs {
 		q.coeffs[k] = v
 	}
@@ -36,6 +40,9 @@ type layout struct {
 	roles    []string // in order; each owns nCoeff unknowns
 	transfer bool     // two more unknowns: latency and per-token time
 	frontend bool     // one more: the per-request latency outside the engine
+	// service: stage 2 fits the frontend's serial work (never stage 1),
+	// where a point can queue there (frontendQueues).
+	service bool
 }
 
 func (l layout) size() int {
@@ -86,8 +93,35 @@ func layoutOf(pts []*point) layout {
 	}
 	l.transfer = has[RolePrefill]
 	l.frontend = has[RoleAggregated]
+	l.service = l.frontend && frontendQueues(pts)
 	return l
 }
+
+// frontendQueues reports whether any aggregated point can say how much
+// serial work the API server does per request: a burst (every request
+// sent at once), or a point that measured at least frontendBusy of one
+// server's time at the prior's work per request. Elsewhere the work
+// barely shows, and one more stage-2 knob only slows the search.
+func frontendQueues(pts []*point) bool {
+	for _, p := range pts {
+		if p.topo.Disaggregated() {
+			continue
+		}
+		if p.load.Kind == model.Burst {
+			return true
+		}
+		perServer := p.meas[model.RequestThroughput] / float64(max(p.topo.Replicas.Count, 1))
+		if perServer*priorFrontendService >= frontendBusy {
+			return true
+		}
+	}
+	return false
+}
+
+// frontendBusy is the share of an API server's time that makes its
+// serial work worth fitting: 10%, where its queue first adds a tenth of
+// the work to a request's wait.
+const frontendBusy = 0.1
 
 // priorParams are the roofline prior for a group.
 func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine string) params {
@@ -109,7 +143,7 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine strin
 	}
 	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
 	if l.frontend {
-		p.frontend = priorFrontend
+		p.frontend, p.service = priorFrontend, priorFrontendService
 	}
 	return p
 }
@@ -118,6 +152,15 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine strin
 // before fitting: an OpenAI-compatible server's HTTP, tokenisation and
 // detokenisation take tens of milliseconds.
 const priorFrontend = 0.02
+
+// priorFrontendService is the part of the frontend latency assumed to be
+// one server process's serial work on each request (HTTP, tokenising,
+// handing it to the engine), before fitting: a burst of requests queues
+// there. Short-prompt bursts of 1,000 requests show such a cap: vLLM
+// 0.11 served 128-token prompts with 4-token outputs at 37 and 44 req/s on
+// an A100 and an H100 alike (fixtures/corpus/b-gpustack-qwen3-14b-*.md),
+// about 25 ms a request whatever the GPU. Stage 2 fits it within ×/÷3.
+const priorFrontendService = 0.01
 
 // env is what pricing a point needs besides the parameters.
 type env struct {

@@ -169,6 +169,10 @@ type TransferFit struct {
 // FrontendFit is the per-request latency outside the engine, in seconds.
 type FrontendFit struct {
 	LatencyS float64 `json:"latency_s"`
+	// ServiceS is the API server's serial work per request, part of
+	// LatencyS: a burst queues there (sim.Config.FrontendService, one
+	// server per replica). 0 (a profile from before it was fitted) is none.
+	ServiceS float64 `json:"service_s,omitempty"`
 	Source   string  `json:"source"` // fitted or prior
 	RelSigma float64 `json:"rel_sigma"`
 }

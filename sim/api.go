@@ -133,6 +133,21 @@ type Config struct {
 	// this long after the client sends it, so it counts in TTFT and E2E,
 	// and a closed-loop client waits for it before sending its next request.
 	FrontendLatency float64
+	// FrontendService is the API server's own work per request, in
+	// seconds, done one request at a time (one server process tokenises,
+	// schedules and hands requests over in turn): a request passes the
+	// frontend FrontendLatency after it is sent, but no sooner than
+	// FrontendService after the request before it passed. An idle server
+	// adds nothing beyond FrontendLatency, which includes this work (a
+	// latency below the service is taken as the service); a
+	// burst queues there, so its TTFTs grow with its size and the server
+	// admits at most 1/FrontendService requests a second. 0 is no queue.
+	FrontendService float64
+	// FrontendServers is how many API servers share the requests, each
+	// doing FrontendService of work per request (one per engine server:
+	// the replicas of an aggregated deployment); 0 means one. A request
+	// passes through the first one free, in send order.
+	FrontendServers int
 
 	Load   model.Load
 	Input  LengthDist // prompt tokens

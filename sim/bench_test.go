@@ -61,6 +61,15 @@ func BenchmarkAggregated1000x1000(b *testing.B) {
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
+// BenchmarkAggregatedFrontend1000x1000 is BenchmarkAggregated1000x1000 on
+// 64 replicas behind their own API servers (FrontendService): every
+// request picks the first server free.
+func BenchmarkAggregatedFrontend1000x1000(b *testing.B) {
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 64, Cost: h20Like, KVCapacity: 500_000},
+		FrontendLatency: 0.02, FrontendService: 0.01, FrontendServers: 64,
+		Load: model.Closed(2048), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
+}
+
 // BenchmarkAggregatedDelayed1000x1000 is BenchmarkAggregated1000x1000 with
 // vLLM V0's delayed output (a decode run is cut while completions wait).
 func BenchmarkAggregatedDelayed1000x1000(b *testing.B) {

@@ -98,8 +98,12 @@ type simulator struct {
 
 	free []*request
 	// frontend holds requests sent but not yet past the API server, in
-	// send order (every request spends the same FrontendLatency there).
+	// send order (each passes FrontendLatency after it was sent, or
+	// FrontendService after the one before it, whichever is later).
 	frontend reqQueue
+	// frontendFree is when each API server can pass its next request
+	// (Config.FrontendService after the last one it passed).
+	frontendFree []float64
 
 	engines    []*engine
 	enginePool *poolMon
@@ -189,7 +193,7 @@ func validatePool(name string, p *PoolConfig) error {
 }
 
 func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
-	s := &simulator{ctx: ctx, cfg: cfg}
+	s := &simulator{ctx: ctx, cfg: cfg, frontendFree: make([]float64, max(cfg.FrontendServers, 1))}
 	c := &s.cfg
 	if c.NumPrompts <= 0 {
 		return nil, fmt.Errorf("sim: Config.NumPrompts must be positive, got %d", c.NumPrompts)
@@ -236,6 +240,12 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	}
 	if !finiteNonNeg(c.FrontendLatency) {
 		return nil, fmt.Errorf("sim: Config.FrontendLatency must be a finite non-negative number, got %v", c.FrontendLatency)
+	}
+	if !finiteNonNeg(c.FrontendService) {
+		return nil, fmt.Errorf("sim: Config.FrontendService must be a finite non-negative number, got %v", c.FrontendService)
+	}
+	if c.FrontendServers < 0 {
+		return nil, fmt.Errorf("sim: Config.FrontendServers must be 0 (one) or more, got %d", c.FrontendServers)
 	}
 	if !finiteNonNeg(c.Transfer.Latency) {
 		return nil, fmt.Errorf("sim: Config.Transfer.Latency must be a finite non-negative number, got %v", c.Transfer.Latency)
@@ -501,9 +511,19 @@ func (s *simulator) send(t float64) {
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
-	if s.cfg.FrontendLatency > 0 {
+	if s.cfg.FrontendLatency > 0 || s.cfg.FrontendService > 0 {
+		// The first server free takes it; the earliest free time never
+		// falls, so passes stay in send order.
+		k := 0
+		for i, f := range s.frontendFree {
+			if f < s.frontendFree[k] {
+				k = i
+			}
+		}
+		at := math.Max(t+math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService), s.frontendFree[k])
+		s.frontendFree[k] = at + s.cfg.FrontendService
 		s.frontend.pushBack(r)
-		s.push(t+s.cfg.FrontendLatency, evFrontend, 0)
+		s.push(at, evFrontend, 0)
 		return
 	}
 	s.admit(t, r)

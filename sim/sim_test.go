@@ -751,6 +751,40 @@ func TestFrontendLatency(t *testing.T) {
 	}
 }
 
+// The API server's serial work (FrontendService S) queues a burst: N
+// requests sent together pass it S apart, so against a near-instant
+// engine their mean TTFT is L + S·(N−1)/2, and an open loop faster than
+// 1/S is served at 1/S. An idle server adds only L.
+func TestFrontendService(t *testing.T) {
+	const tau, N, L, S = 1e-7, 10, 0.012, 0.01
+	burst := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+		Load: model.Closed(N), Input: Fixed(10), Output: Fixed(2), NumPrompts: N, FrontendLatency: L, FrontendService: S}
+	if got, want := run(t, burst).Metrics[model.MeanTTFT], 1000*(L+S*(N-1)/2); !near(got, want, 1e-3) {
+		t.Errorf("burst of %d: mean TTFT %v ms, want %v", N, got, want)
+	}
+	single := burst
+	single.Load, single.NumPrompts = model.Closed(1), 5
+	if got := run(t, single).Metrics[model.MeanTTFT]; !near(got, 1000*L, 1e-3) {
+		t.Errorf("one request at a time: mean TTFT %v ms, want the latency alone, %v", got, 1000*L)
+	}
+	open := burst
+	open.Load, open.NumPrompts = model.Open(1000, 1), 2000
+	if got := run(t, open).Metrics[model.RequestThroughput]; !near(got, 1/S, 0.01) {
+		t.Errorf("open loop at 1000 req/s: %v req/s, want the server's 1/S = %v", got, 1/S)
+	}
+	// Two servers pass the burst two at a time: mean TTFT L + S·(N/2−1)/2.
+	two := burst
+	two.FrontendServers = 2
+	if got, want := run(t, two).Metrics[model.MeanTTFT], 1000*(L+S*(N/2-1)/2); !near(got, want, 1e-3) {
+		t.Errorf("burst of %d over 2 servers: mean TTFT %v ms, want %v", N, got, want)
+	}
+	bad := burst
+	bad.FrontendService = -1
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "FrontendService") {
+		t.Errorf("negative frontend service: %v", err)
+	}
+}
+
 // Delayed output (vLLM V0's asynchronous output processing): a step's
 // tokens reach the client when the next step ends, or at once when none
 // follows. Two prompts sent together, one prefilled per step (budget P),
