@@ -42,6 +42,7 @@ var profileBounds = map[string]bound{
 	"transfer.latency_s":   {0, 60},
 	"transfer.per_token_s": {0, 0.01},
 	"frontend.latency_s":   {0, 60},
+	"frontend.service_s":   {0, 60},
 	// Worker shapes and engine settings (0 = the engine's default).
 	"tp":                              {1, 1024},
 	"pp":                              {0, 1024},
@@ -102,6 +103,9 @@ func validateBounds(label string, g *Group) error {
 			return err
 		}
 		if err := checkBound(where, "frontend.rel_sigma", fe.RelSigma); err != nil {
+			return err
+		}
+		if err := checkBound(where, "frontend.service_s", fe.ServiceS); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,10 @@ func TestHostileProfiles(t *testing.T) {
 			p.Groups[1].Frontend = &FrontendFit{LatencyS: -0.05, Source: SourcePrior, RelSigma: 0.1}
 		},
 			"calibrate: profile: group 1 (vllm-0.8.4): frontend.latency_s is -0.05; want a number from 0 to 60"},
+		{"negative frontend serial work", func(p *Profile) {
+			p.Groups[1].Frontend = &FrontendFit{LatencyS: 0.05, ServiceS: -0.01, Source: SourcePrior, RelSigma: 0.1}
+		},
+			"calibrate: profile: group 1 (vllm-0.8.4): frontend.service_s is -0.01; want a number from 0 to 60"},
 		{"negative frontend sigma", func(p *Profile) {
 			p.Groups[1].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourcePrior, RelSigma: -1}
 		},

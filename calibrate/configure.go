@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -200,11 +201,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	if t.DPAttention > 0 {
 		if model.EngineFamily(engine) != "sglang" {
-			return Deployment{}, fmt.Errorf("calibrate: data-parallel attention is SGLang's (--enable-dp-attention); the engine is %s", engine)
+			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, engine)
 		}
 		for _, pl := range []model.Pool{t.Topology.Replicas, t.Topology.Prefill, t.Topology.Decode} {
 			if !pl.IsZero() && pl.TP%t.DPAttention != 0 {
-				return Deployment{}, fmt.Errorf("calibrate: data-parallel attention over %d groups does not divide a TP%d worker", t.DPAttention, pl.TP)
+				return Deployment{}, fmt.Errorf("calibrate: %w over %d groups does not divide a TP%d worker", ErrDPAttention, t.DPAttention, pl.TP)
 			}
 		}
 		settings.DPAttention = t.DPAttention
@@ -243,6 +244,10 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
+		// The serial work keeps the source's own spread: the calibrated
+		// frontends' spread across hosts (below) is that of their
+		// latencies, which few fits separate from the work.
+		service = src.Frontend.ServiceS * math.Exp(t.Band*sig)
 		if srcKind != "" && srcKind != kindOtherVersion {
 			// Carried from another GPU or model's deployment, the latency
 			// is that source's client and host, not the target's: its
@@ -252,10 +257,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			spread := p.frontendSpread()
 			sig = math.Hypot(sig, spread)
 			d.FrontendFrom = fmt.Sprintf("%.1f ms a request%s (±1σ ×/÷%.1f), carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
-				1000*src.Frontend.LatencyS, serialNote(src.Frontend.ServiceS), math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
+				1000*src.Frontend.LatencyS, serialNote(src.Frontend), math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
 		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
-		service = src.Frontend.ServiceS * math.Exp(t.Band*sig)
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
@@ -448,13 +452,21 @@ const (
 	kindOtherEngine  = "another engine, frontend only"
 )
 
+// ErrDPAttention marks a data-parallel attention degree
+// (Target.DPAttention) the deployment cannot run.
+var ErrDPAttention = errors.New("data-parallel attention")
+
 // serialNote says how much of a frontend latency is the API server's
-// serial work, where the profile states it.
-func serialNote(serviceS float64) string {
-	if serviceS <= 0 {
+// serial work, where the profile states it, and whether it was fitted.
+func serialNote(f *FrontendFit) string {
+	if f.ServiceS <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %.1f ms of it serial in the API server", 1000*serviceS)
+	how := "its prior"
+	if f.ServiceFitted {
+		how = "fitted"
+	}
+	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s)", 1000*math.Min(f.ServiceS, f.LatencyS), how)
 }
 
 // frontendOnlyKind reports a sourceGroup answer whose group prices the

@@ -252,6 +252,8 @@ type groupFit struct {
 	assumed string
 	// router is set when the records did not state the router and the fit chose it.
 	router *RouterChoice
+	// serviceFitted: stage 2 ran with the frontend's serial work as a knob.
+	serviceFitted bool
 }
 
 // fitGroup runs both stages on one group's points.
@@ -318,6 +320,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		gf.notes = append(gf.notes, fmt.Sprintf("stage 1: the GEMMs' compute/memory split did not settle in %d solves (the solutions alternate across a jump); the better fitting of the last two is kept", linearPasses))
 	}
 	if !opts.SkipRefine && len(pts) > 0 {
+		gf.serviceFitted = gf.layout.service
 		// Stage 2 per candidate router (router.go): the stated one, or both
 		// when the records leave a multi-replica deployment's router open.
 		routers := routerCandidates(key.engine, gf.env.settings, pts)
@@ -917,7 +920,8 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	}
 	g.RouterChoice = gf.router
 	if gf.layout.frontend {
-		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: round(gf.params.service, 4), Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: round(math.Min(gf.params.service, gf.params.frontend), 4),
+			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}

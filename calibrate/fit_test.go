@@ -348,3 +348,57 @@ func TestFitCanceledWrapsContextError(t *testing.T) {
 		t.Fatalf("Fit after cancel: %v, want an error wrapping context.Canceled", err)
 	}
 }
+
+// The frontend's serial work is a stage-2 knob only where a group's points
+// can show it: a burst, or a point whose measured rate kept an API server
+// at least frontendBusy busy at the prior.
+func TestFrontendServiceKnob(t *testing.T) {
+	agg := func(load model.Load, replicas int, rate float64) *point {
+		return &point{topo: model.Aggregated(model.Pool{Count: replicas, TP: 1}), load: load,
+			meas: map[string]float64{model.RequestThroughput: rate}}
+	}
+	busy := frontendBusy / priorFrontendService // req/s that keep one server frontendBusy busy
+	for _, tt := range []struct {
+		name string
+		pts  []*point
+		want bool
+	}{
+		{"burst", []*point{agg(model.Load{Kind: model.Burst}, 1, 1)}, true},
+		{"light closed loop", []*point{agg(model.Closed(8), 1, busy/2)}, false},
+		{"busy open loop", []*point{agg(model.Open(2*busy, 1), 1, busy*1.5)}, true},
+		{"the same rate over four replicas", []*point{agg(model.Open(2*busy, 1), 4, busy*1.5)}, false},
+		{"disaggregated burst", []*point{{topo: model.Disaggregated(model.Pool{Count: 1, TP: 1}, model.Pool{Count: 1, TP: 1}),
+			load: model.Load{Kind: model.Burst}, meas: map[string]float64{}}}, false},
+	} {
+		l := layoutOf(tt.pts)
+		var knob bool
+		for _, k := range knobsFor(l) {
+			knob = knob || k.service
+		}
+		if l.service != tt.want || knob != tt.want {
+			t.Errorf("%s: layout.service %v, knob %v; want %v", tt.name, l.service, knob, tt.want)
+		}
+	}
+}
+
+// Scaled gives an aggregated deployment one API server per replica, as
+// Configure builds it, and the serial work never exceeds the latency.
+func TestFrontendServiceInConfig(t *testing.T) {
+	pr := pricing{frontend: 0.004, service: 0.01, coeffs: func(string, model.Pool) (model.Coeffs, error) {
+		return model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false), nil
+	}}
+	gpu, _ := model.LookupGPU("H20")
+	llm, _ := model.LookupLLM("Qwen/Qwen3-32B")
+	pr.gpu, pr.llm, pr.settings = gpu, llm, defaultSettings("vllm-0.9.0.1", gpu, llm.MaxContext)
+	cfg, err := pr.build(model.Aggregated(model.Pool{Count: 2, TP: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.FrontendService != 0.004 || cfg.FrontendServers != 2 {
+		t.Errorf("service %v over %d servers, want the latency's 0.004 over 2", cfg.FrontendService, cfg.FrontendServers)
+	}
+	d := Deployment{Config: cfg, Topology: model.Aggregated(model.Pool{Count: 2, TP: 4})}
+	if got := d.Scaled(model.Aggregated(model.Pool{Count: 5, TP: 4})).Config.FrontendServers; got != 5 {
+		t.Errorf("scaled to 5 replicas: %d API servers", got)
+	}
+}

@@ -170,9 +170,13 @@ type TransferFit struct {
 type FrontendFit struct {
 	LatencyS float64 `json:"latency_s"`
 	// ServiceS is the API server's serial work per request, part of
-	// LatencyS: a burst queues there (sim.Config.FrontendService, one
-	// server per replica). 0 (a profile from before it was fitted) is none.
+	// LatencyS (never above it): a burst queues there
+	// (sim.Config.FrontendService, one server per replica). 0 (a profile
+	// from before it was fitted) is none.
 	ServiceS float64 `json:"service_s,omitempty"`
+	// ServiceFitted is true when stage 2 fitted ServiceS (a group with a
+	// burst or a busy API server); otherwise it is the prior.
+	ServiceFitted bool `json:"service_fitted,omitempty"`
 	Source   string  `json:"source"` // fitted or prior
 	RelSigma float64 `json:"rel_sigma"`
 }

@@ -486,6 +486,10 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 	} else {
 		t.tpA = topo.Replicas.TP
 		t.agg = boundsOf(cfg.Replicas, "aggregated", isl, osl, cached)
+		if cfg.FrontendService > 0 {
+			// A replica's API server admits at most 1/FrontendService a second.
+			t.agg.aggRate = math.Min(t.agg.aggRate, 1/cfg.FrontendService)
+		}
 		prefillOne, decodeOne := oneRequest(cfg.Replicas, shortIn, shortCached)
 		t.floor = latencyFloor(prefillOne, 0, decodeOne, shortOut, longOut)
 	}

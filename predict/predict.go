@@ -459,8 +459,11 @@ func findBottleneck(pts []Point) Bottleneck {
 		}
 	}
 	name := func(pool string) string {
-		if pool == "replicas" {
+		switch pool {
+		case "replicas":
 			return "replicas"
+		case sim.FrontendPool:
+			return "API servers"
 		}
 		return pool + " pool"
 	}

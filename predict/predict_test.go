@@ -238,3 +238,22 @@ func TestRunNamesRouter(t *testing.T) {
 		}
 	}
 }
+
+// The API servers are a bottleneck like a pool: short requests sent faster
+// than they admit them queue there, and findBottleneck names them.
+func TestBottleneckAPIServers(t *testing.T) {
+	last := Point{Pools: []sim.PoolStats{
+		{Name: "replicas", Utilisation: 0.4, MeanBatch: 3},
+		{Name: sim.FrontendPool, Utilisation: 1, MeanQueue: 250},
+	}}
+	b := findBottleneck([]Point{last})
+	if b.Resource != "API servers" || !strings.Contains(b.Why, "wait for the frontend") {
+		t.Errorf("bottleneck %q (%s), want the API servers", b.Resource, b.Why)
+	}
+	// Idle API servers are not one.
+	last.Pools[1] = sim.PoolStats{Name: sim.FrontendPool, Utilisation: 0.05}
+	last.Pools[0].Utilisation = 0.9
+	if b := findBottleneck([]Point{last}); b.Resource != "replicas" {
+		t.Errorf("busy replicas, idle frontend: bottleneck %q, want replicas", b.Resource)
+	}
+}

@@ -146,7 +146,12 @@ type Config struct {
 	// FrontendServers is how many API servers share the requests, each
 	// doing FrontendService of work per request (one per engine server:
 	// the replicas of an aggregated deployment); 0 means one. A request
-	// passes through the first one free, in send order.
+	// passes through the first one free, in send order: one queue for all
+	// of them, as if the load balancer sent each request to an idle API
+	// server. Behind a random or round-robin balancer each server has its
+	// own queue, which waits longer at the same load: below saturation
+	// this understates the API servers' queueing; the capacity, Count over
+	// FrontendService a second, is the same.
 	FrontendServers int
 
 	Load   model.Load
@@ -193,9 +198,16 @@ type RequestRecord struct {
 	Preemptions  int     `json:"preemptions,omitempty"`
 }
 
+// FrontendPool names the API servers' PoolStats (Config.FrontendService):
+// Utilisation is their busy share, MeanQueue the requests waiting for one.
+const FrontendPool = "frontend"
+
+// MaxFrontendServers bounds Config.FrontendServers.
+const MaxFrontendServers = 1 << 16
+
 // PoolStats is what a capacity planner needs to see inside one pool.
 type PoolStats struct {
-	Name        string   `json:"name"`        // "replicas", "prefill" or "decode"
+	Name        string   `json:"name"`        // "replicas", "prefill", "decode" or FrontendPool
 	Utilisation float64  `json:"utilisation"` // busy time / (workers × duration)
 	MeanQueue   float64  `json:"mean_queue"`  // time-averaged requests waiting
 	MeanBatch   float64  `json:"mean_batch"`  // time-averaged sequences per busy step

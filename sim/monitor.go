@@ -42,7 +42,11 @@ func (p *poolMon) snapshot(s *simulator, t float64) Sample {
 	if p.running != nil {
 		b = float64(p.running()) / float64(p.workers)
 	}
-	return Sample{T: t, Queue: float64(p.queue), Batch: b, KVUsage: p.kvUsage()}
+	q := float64(p.queue)
+	if p.name == FrontendPool {
+		q = float64(s.frontend.len()) // requests inside the API servers: its waits are summed, not counted (simulator.frontendPass)
+	}
+	return Sample{T: t, Queue: q, Batch: b, KVUsage: p.kvUsage()}
 }
 
 func (p *poolMon) stats(s *simulator, dur float64) PoolStats {

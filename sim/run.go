@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/capsim/capsim/model"
@@ -102,8 +103,13 @@ type simulator struct {
 	// FrontendService after the one before it, whichever is later).
 	frontend reqQueue
 	// frontendFree is when each API server can pass its next request
-	// (Config.FrontendService after the last one it passed).
+	// (Config.FrontendService after the last one it passed), a min-heap;
+	// frontendMon its busy time and waits. Both nil without the service.
 	frontendFree []float64
+	frontendMon  *poolMon
+	// sampled are the pools whose state the series record: the engine
+	// pools, then the API servers when simulated.
+	sampled []*poolMon
 
 	engines    []*engine
 	enginePool *poolMon
@@ -193,7 +199,7 @@ func validatePool(name string, p *PoolConfig) error {
 }
 
 func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
-	s := &simulator{ctx: ctx, cfg: cfg, frontendFree: make([]float64, max(cfg.FrontendServers, 1))}
+	s := &simulator{ctx: ctx, cfg: cfg}
 	c := &s.cfg
 	if c.NumPrompts <= 0 {
 		return nil, fmt.Errorf("sim: Config.NumPrompts must be positive, got %d", c.NumPrompts)
@@ -244,8 +250,8 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	if !finiteNonNeg(c.FrontendService) {
 		return nil, fmt.Errorf("sim: Config.FrontendService must be a finite non-negative number, got %v", c.FrontendService)
 	}
-	if c.FrontendServers < 0 {
-		return nil, fmt.Errorf("sim: Config.FrontendServers must be 0 (one) or more, got %d", c.FrontendServers)
+	if c.FrontendServers < 0 || c.FrontendServers > MaxFrontendServers {
+		return nil, fmt.Errorf("sim: Config.FrontendServers must be from 0 (one) to %d, got %d", MaxFrontendServers, c.FrontendServers)
 	}
 	if !finiteNonNeg(c.Transfer.Latency) {
 		return nil, fmt.Errorf("sim: Config.Transfer.Latency must be a finite non-negative number, got %v", c.Transfer.Latency)
@@ -323,6 +329,14 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		for i := 0; i < c.Replicas.Workers; i++ {
 			s.engines = append(s.engines, newEngine(s, i, c.Replicas, s.enginePool, false))
 		}
+	}
+	if c.FrontendService > 0 {
+		s.frontendFree = make([]float64, max(c.FrontendServers, 1))
+		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.frontendFree)}
+	}
+	s.sampled = s.pools
+	if s.frontendMon != nil {
+		s.sampled = append(slices.Clip(s.pools), s.frontendMon)
 	}
 	s.enginePool.running = func() int {
 		n := 0
@@ -512,21 +526,41 @@ func (s *simulator) send(t float64) {
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
 	if s.cfg.FrontendLatency > 0 || s.cfg.FrontendService > 0 {
-		// The first server free takes it; the earliest free time never
-		// falls, so passes stay in send order.
-		k := 0
-		for i, f := range s.frontendFree {
-			if f < s.frontendFree[k] {
-				k = i
-			}
+		at := t + math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService)
+		if s.frontendMon != nil {
+			at = s.frontendPass(at)
 		}
-		at := math.Max(t+math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService), s.frontendFree[k])
-		s.frontendFree[k] = at + s.cfg.FrontendService
 		s.frontend.pushBack(r)
 		s.push(at, evFrontend, 0)
 		return
 	}
 	s.admit(t, r)
+}
+
+// frontendPass is when a request ready to pass the API servers at ready
+// (its latency elapsed) passes: the first server free takes it. A server's
+// work on a request is the FrontendService before it passes, so one
+// server's requests are at least that far apart. The earliest free time
+// never falls, so passes stay in send order.
+func (s *simulator) frontendPass(ready float64) float64 {
+	h, work := s.frontendFree, s.cfg.FrontendService
+	at := math.Max(ready, h[0])
+	h[0] = at + work
+	for i := 0; ; { // sift the new free time down the min-heap
+		m := 2*i + 1
+		if m >= len(h) {
+			break
+		}
+		if r := m + 1; r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return at
 }
 
 // admit hands a request to the engine the router picks.
@@ -540,7 +574,28 @@ func (s *simulator) admit(t float64, r *request) {
 // passFrontend admits the oldest request waiting in the API server.
 func (s *simulator) passFrontend(t float64) {
 	r := s.frontend.pop()
+	if m := s.frontendMon; m != nil {
+		// Counted as it passes, when its work and wait are behind it.
+		m.busy += s.cfg.FrontendService
+		m.queueArea += t - s.frontendReady(r)
+	}
 	s.admit(t, r)
+}
+
+// frontendReady is when r's frontend latency ends: from then on it waits
+// for a free API server.
+func (s *simulator) frontendReady(r *request) float64 {
+	return r.send + math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService)
+}
+
+// frontendStats are the API servers' statistics up to t over a window of
+// dur seconds whose areas m holds, the waits of requests still inside them
+// counted up to t.
+func (s *simulator) frontendStats(m poolMon, t, dur float64) PoolStats {
+	for i := s.frontend.head; i < len(s.frontend.buf); i++ {
+		m.queueArea += math.Max(0, t-s.frontendReady(s.frontend.buf[i]))
+	}
+	return m.windowStats(dur)
 }
 
 // route picks the engine (replica or decode worker) for a new request.
@@ -619,13 +674,14 @@ func (s *simulator) record(r *request, ttft, e2e float64) {
 // sample appends the pools' state to their series on a grid that coarsens
 // as the run grows, keeping at most maxSamples points per pool.
 func (s *simulator) sample(t float64) {
+	pools := s.sampled
 	for s.nextSample <= t {
-		for _, p := range s.pools {
+		for _, p := range pools {
 			p.series = append(p.series, p.snapshot(s, s.nextSample))
 		}
 		s.nextSample += s.sampleDT
 		if len(s.pools[0].series) >= maxSamples {
-			for _, p := range s.pools {
+			for _, p := range pools {
 				k := 0
 				for i := 0; i < len(p.series); i += 2 {
 					p.series[k] = p.series[i]
@@ -670,6 +726,9 @@ func (s *simulator) result() *Result {
 	}
 	for _, p := range s.pools {
 		res.Pools = append(res.Pools, p.stats(s, dur))
+	}
+	if s.frontendMon != nil {
+		res.Pools = append(res.Pools, s.frontendStats(*s.frontendMon, dur, dur))
 	}
 	if s.steady != nil {
 		s.steadyResult(res)

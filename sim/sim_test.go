@@ -769,8 +769,14 @@ func TestFrontendService(t *testing.T) {
 	}
 	open := burst
 	open.Load, open.NumPrompts = model.Open(1000, 1), 2000
-	if got := run(t, open).Metrics[model.RequestThroughput]; !near(got, 1/S, 0.01) {
+	res := run(t, open)
+	if got := res.Metrics[model.RequestThroughput]; !near(got, 1/S, 0.01) {
 		t.Errorf("open loop at 1000 req/s: %v req/s, want the server's 1/S = %v", got, 1/S)
+	}
+	// The API server reports as a pool: busy all the time, a long queue.
+	fe := res.Pools[len(res.Pools)-1]
+	if fe.Name != FrontendPool || fe.Utilisation < 0.99 || fe.MeanQueue < 100 {
+		t.Errorf("open loop at 1000 req/s: last pool %+v, want the frontend busy and queued", fe)
 	}
 	// Two servers pass the burst two at a time: mean TTFT L + S·(N/2−1)/2.
 	two := burst

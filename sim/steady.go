@@ -92,6 +92,7 @@ type steadyState struct {
 	// snapshots at the window's start
 	inflightArea0 float64
 	pools0        []poolMon
+	frontend0     poolMon // the API servers' (simulator.frontendMon), when simulated
 	// batch sums of the means (steadyBatches per family) and the halves' distributions
 	bsum   [3][steadyBatches]float64
 	bcnt   [3][steadyBatches]float64
@@ -118,6 +119,9 @@ func (s *simulator) startWindow(t float64) {
 		p.queueAdd(t, 0)
 		p.kvTouch(t)
 		st.pools0 = append(st.pools0, *p)
+	}
+	if s.frontendMon != nil {
+		st.frontend0 = *s.frontendMon
 	}
 }
 
@@ -175,10 +179,14 @@ func (s *simulator) steadyResult(res *Result) {
 		}
 	}
 	res.Pools = res.Pools[:0]
-	for i, p := range s.pools {
+	pools, pools0 := s.pools, st.pools0
+	if s.frontendMon != nil {
+		pools, pools0 = append(slices.Clip(pools), s.frontendMon), append(slices.Clip(pools0), st.frontend0)
+	}
+	for i, p := range pools {
 		p.queueAdd(st.end, 0)
 		p.kvTouch(st.end)
-		p0 := st.pools0[i]
+		p0 := pools0[i]
 		w := *p
 		w.busy -= p0.busy
 		w.batchArea -= p0.batchArea
@@ -186,6 +194,9 @@ func (s *simulator) steadyResult(res *Result) {
 		w.kvArea -= p0.kvArea
 		w.preemptions -= p0.preemptions
 		ps := w.windowStats(dur)
+		if p == s.frontendMon {
+			ps = s.frontendStats(w, st.end, dur)
+		}
 		res.Pools = append(res.Pools, ps)
 		out.NearCritical = out.NearCritical || nearCritical(s.cfg.Load.Kind, ps)
 	}

@@ -233,8 +233,8 @@ func TestPredictDPAttention(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--engine", "vllm-0.9", "--dp-attention", "8"}, "calibrate: data-parallel attention is SGLang's (--enable-dp-attention); the engine is vllm-0.9.0.1"},
-		{[]string{"--engine", "sglang-0.5.5", "--dp-attention", "3"}, "calibrate: data-parallel attention over 3 groups does not divide a TP8 worker"},
+		{[]string{"--engine", "vllm-0.9", "--dp-attention", "8"}, "--dp-attention: calibrate: data-parallel attention is SGLang's (--enable-dp-attention); the engine is vllm-0.9.0.1"},
+		{[]string{"--engine", "sglang-0.5.5", "--dp-attention", "3"}, "--dp-attention: calibrate: data-parallel attention over 3 groups does not divide a TP8 worker"},
 		{[]string{"--engine", "sglang-0.5.5", "--dp-attention", "-1"}, "--dp-attention must be 1 or more, got -1"},
 	} {
 		err := run(append(append([]string{}, base...), tt.args...), &out, &errb)

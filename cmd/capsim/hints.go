@@ -27,6 +27,8 @@ func flagHint(err error) error {
 		return fmt.Errorf("--dataset: %w", dataset)
 	case errors.Is(err, plan.ErrTooManyGPUs):
 		return fmt.Errorf("%w (--max-gpus)", err)
+	case errors.Is(err, calibrate.ErrDPAttention):
+		return fmt.Errorf("--dp-attention: %w", err)
 	}
 	return err
 }
