@@ -143,15 +143,14 @@ type Config struct {
 	// burst queues there, so its TTFTs grow with its size and the server
 	// admits at most 1/FrontendService requests a second. 0 is no queue.
 	FrontendService float64
-	// FrontendServers is how many API servers share the requests, each
-	// doing FrontendService of work per request (one per engine server:
-	// the replicas of an aggregated deployment); 0 means one. A request
-	// passes through the first one free, in send order: one queue for all
-	// of them, as if the load balancer sent each request to an idle API
-	// server. Behind a random or round-robin balancer each server has its
-	// own queue, which waits longer at the same load: below saturation
-	// this understates the API servers' queueing; the capacity, Count over
-	// FrontendService a second, is the same.
+	// FrontendServers is how many API servers there are, each doing
+	// FrontendService of work per request (one per engine server: the
+	// replicas of an aggregated deployment); 0 means one, and never more
+	// than the workers. The router picks a request's worker as it is sent
+	// (a load balancer in front of the servers), and the request queues at
+	// the API server of that worker (workers split evenly among the
+	// servers, a pipeline-parallel replica's PP virtual workers sharing
+	// one), in send order.
 	FrontendServers int
 
 	Load   model.Load

@@ -44,7 +44,7 @@ func (p *poolMon) snapshot(s *simulator, t float64) Sample {
 	}
 	q := float64(p.queue)
 	if p.name == FrontendPool {
-		q = float64(s.frontend.len()) // requests inside the API servers: its waits are summed, not counted (simulator.frontendPass)
+		q = float64(s.inAPIServers()) // its waits are summed as requests pass (simulator.passFrontend), not counted
 	}
 	return Sample{T: t, Queue: q, Batch: b, KVUsage: p.kvUsage()}
 }

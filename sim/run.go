@@ -102,11 +102,11 @@ type simulator struct {
 	// send order (each passes FrontendLatency after it was sent, or
 	// FrontendService after the one before it, whichever is later).
 	frontend reqQueue
-	// frontendFree is when each API server can pass its next request
-	// (Config.FrontendService after the last one it passed), a min-heap;
-	// frontendMon its busy time and waits. Both nil without the service.
-	frontendFree []float64
-	frontendMon  *poolMon
+	// servers are the API servers (Config.FrontendService), each with the
+	// requests routed to its workers in send order; frontendMon their busy
+	// time and waits. Both nil without the service.
+	servers     []apiServer
+	frontendMon *poolMon
 	// sampled are the pools whose state the series record: the engine
 	// pools, then the API servers when simulated.
 	sampled []*poolMon
@@ -331,8 +331,8 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 	}
 	if c.FrontendService > 0 {
-		s.frontendFree = make([]float64, max(c.FrontendServers, 1))
-		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.frontendFree)}
+		s.servers = make([]apiServer, min(max(c.FrontendServers, 1), len(s.engines)))
+		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.servers)}
 	}
 	s.sampled = s.pools
 	if s.frontendMon != nil {
@@ -444,7 +444,7 @@ func (s *simulator) run() error {
 		case evArrival:
 			s.arrive(ev.t)
 		case evFrontend:
-			s.passFrontend(ev.t)
+			s.passFrontend(ev.t, ev.idx)
 		case evPrefill:
 			s.prefill.workers[ev.idx].onStepEnd(ev.t)
 		}
@@ -525,42 +525,35 @@ func (s *simulator) send(t float64) {
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
-	if s.cfg.FrontendLatency > 0 || s.cfg.FrontendService > 0 {
-		at := t + math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService)
-		if s.frontendMon != nil {
-			at = s.frontendPass(at)
-		}
+	if s.servers != nil {
+		// The balancer routes the request to a worker as it arrives; that
+		// worker's API server works on requests one at a time, the work
+		// the FrontendService before each one passes, so its requests
+		// pass at least that far apart, in the order they were sent.
+		e := s.route()
+		r.eng = e
+		e.outstanding++
+		k := e.idx * len(s.servers) / len(s.engines)
+		srv := &s.servers[k]
+		at := math.Max(s.frontendReady(r), srv.free)
+		srv.free = at + s.cfg.FrontendService
+		srv.queue.pushBack(r)
+		s.push(at, evFrontend, k)
+		return
+	}
+	if s.cfg.FrontendLatency > 0 {
 		s.frontend.pushBack(r)
-		s.push(at, evFrontend, 0)
+		s.push(t+s.cfg.FrontendLatency, evFrontend, -1)
 		return
 	}
 	s.admit(t, r)
 }
 
-// frontendPass is when a request ready to pass the API servers at ready
-// (its latency elapsed) passes: the first server free takes it. A server's
-// work on a request is the FrontendService before it passes, so one
-// server's requests are at least that far apart. The earliest free time
-// never falls, so passes stay in send order.
-func (s *simulator) frontendPass(ready float64) float64 {
-	h, work := s.frontendFree, s.cfg.FrontendService
-	at := math.Max(ready, h[0])
-	h[0] = at + work
-	for i := 0; ; { // sift the new free time down the min-heap
-		m := 2*i + 1
-		if m >= len(h) {
-			break
-		}
-		if r := m + 1; r < len(h) && h[r] < h[m] {
-			m = r
-		}
-		if h[i] <= h[m] {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	return at
+// apiServer is one API server: the requests inside it, in send order, and
+// when it can pass the next one.
+type apiServer struct {
+	queue reqQueue
+	free  float64
 }
 
 // admit hands a request to the engine the router picks.
@@ -571,15 +564,18 @@ func (s *simulator) admit(t float64, r *request) {
 	e.enqueue(t, r)
 }
 
-// passFrontend admits the oldest request waiting in the API server.
-func (s *simulator) passFrontend(t float64) {
-	r := s.frontend.pop()
-	if m := s.frontendMon; m != nil {
-		// Counted as it passes, when its work and wait are behind it.
-		m.busy += s.cfg.FrontendService
-		m.queueArea += t - s.frontendReady(r)
+// passFrontend admits the oldest request inside API server k (-1: the
+// frontend latency alone, no server work, routed as it passes).
+func (s *simulator) passFrontend(t float64, k int32) {
+	if k < 0 {
+		s.admit(t, s.frontend.pop())
+		return
 	}
-	s.admit(t, r)
+	r := s.servers[k].queue.pop()
+	// Counted as it passes, when its work and wait are behind it.
+	s.frontendMon.busy += s.cfg.FrontendService
+	s.frontendMon.queueArea += t - s.frontendReady(r)
+	r.eng.enqueue(t, r)
 }
 
 // frontendReady is when r's frontend latency ends: from then on it waits
@@ -592,10 +588,22 @@ func (s *simulator) frontendReady(r *request) float64 {
 // dur seconds whose areas m holds, the waits of requests still inside them
 // counted up to t.
 func (s *simulator) frontendStats(m poolMon, t, dur float64) PoolStats {
-	for i := s.frontend.head; i < len(s.frontend.buf); i++ {
-		m.queueArea += math.Max(0, t-s.frontendReady(s.frontend.buf[i]))
+	for k := range s.servers {
+		q := &s.servers[k].queue
+		for i := q.head; i < len(q.buf); i++ {
+			m.queueArea += math.Max(0, t-s.frontendReady(q.buf[i]))
+		}
 	}
 	return m.windowStats(dur)
+}
+
+// inAPIServers is how many requests are inside the API servers.
+func (s *simulator) inAPIServers() int {
+	n := 0
+	for k := range s.servers {
+		n += s.servers[k].queue.len()
+	}
+	return n
 }
 
 // route picks the engine (replica or decode worker) for a new request.

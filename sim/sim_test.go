@@ -778,9 +778,10 @@ func TestFrontendService(t *testing.T) {
 	if fe.Name != FrontendPool || fe.Utilisation < 0.99 || fe.MeanQueue < 100 {
 		t.Errorf("open loop at 1000 req/s: last pool %+v, want the frontend busy and queued", fe)
 	}
-	// Two servers pass the burst two at a time: mean TTFT L + S·(N/2−1)/2.
+	// Two replicas behind a round-robin balancer, each with its own API
+	// server, pass the burst two at a time: mean TTFT L + S·(N/2−1)/2.
 	two := burst
-	two.FrontendServers = 2
+	two.Replicas.Workers, two.FrontendServers = 2, 2
 	if got, want := run(t, two).Metrics[model.MeanTTFT], 1000*(L+S*(N/2-1)/2); !near(got, want, 1e-3) {
 		t.Errorf("burst of %d over 2 servers: mean TTFT %v ms, want %v", N, got, want)
 	}
