@@ -176,9 +176,9 @@ type FrontendFit struct {
 	ServiceS float64 `json:"service_s,omitempty"`
 	// ServiceFitted is true when stage 2 fitted ServiceS (a group with a
 	// burst or a busy API server); otherwise it is the prior.
-	ServiceFitted bool `json:"service_fitted,omitempty"`
-	Source   string  `json:"source"` // fitted or prior
-	RelSigma float64 `json:"rel_sigma"`
+	ServiceFitted bool    `json:"service_fitted,omitempty"`
+	Source        string  `json:"source"` // fitted or prior
+	RelSigma      float64 `json:"rel_sigma"`
 }
 
 // Residual compares one measured point with the fitted simulation.
