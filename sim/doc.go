@@ -62,6 +62,17 @@
 // (V0's async output processing) every token reaches the client when the
 // step after the one computing it ends, or at once when none follows.
 //
+// # The frontend (Config.FrontendLatency, FrontendService)
+//
+// A request spends FrontendLatency outside the engine (HTTP, tokenising)
+// before it reaches its worker, counted in its TTFT and E2E. With
+// FrontendService the router picks the worker as the request is sent,
+// and the request then queues at that worker's API server
+// (FrontendServers of them). Each server works on one request at a time,
+// FrontendService apiece within the latency, so a burst's requests pass
+// one server at least that far apart. The servers report as the pool
+// FrontendPool.
+//
 // # Disaggregated pools (Config.Prefill, Config.Decode), Dynamo 0.3 style
 //
 // The router (Config.Router: round-robin by default, least-outstanding, or
