@@ -98,9 +98,9 @@ type simulator struct {
 	interArrivalSc float64
 
 	free []*request
-	// frontend holds requests sent but not yet past the API server, in
-	// send order (each passes FrontendLatency after it was sent, or
-	// FrontendService after the one before it, whichever is later).
+	// frontend holds requests sent but not yet past the frontend latency,
+	// in send order, when there is no FrontendService (servers below):
+	// each passes FrontendLatency after it was sent, then is routed.
 	frontend reqQueue
 	// servers are the API servers (Config.FrontendService), each with the
 	// requests routed to its workers in send order; frontendMon their busy
