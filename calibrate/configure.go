@@ -244,10 +244,16 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
-		// The serial work keeps the source's own spread: the calibrated
-		// frontends' spread across hosts (below) is that of their
-		// latencies, which few fits separate from the work.
-		service = src.Frontend.ServiceS * math.Exp(t.Band*sig)
+		// The serial work keeps the source's own spread, not the calibrated
+		// frontends' spread across hosts (below): that is their latencies',
+		// which few fits separate from the work. Where the source's data
+		// could not show the work it is the prior, as uncertain as the
+		// fitted works lie apart (serviceSpread).
+		serviceSig := sig
+		if !src.Frontend.ServiceFitted {
+			serviceSig = math.Hypot(sig, p.serviceSpread())
+		}
+		service = src.Frontend.ServiceS * math.Exp(t.Band*serviceSig)
 		if srcKind != "" && srcKind != kindOtherVersion {
 			// Carried from another GPU or model's deployment, the latency
 			// is that source's client and host, not the target's: its
@@ -256,8 +262,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// its own: the same host, as far as the data say.)
 			spread := p.frontendSpread()
 			sig = math.Hypot(sig, spread)
-			d.FrontendFrom = fmt.Sprintf("%.1f ms a request%s (±1σ ×/÷%.1f), carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
-				1000*src.Frontend.LatencyS, serialNote(src.Frontend), math.Exp(sig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
+			d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f)%s, carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
+				1000*src.Frontend.LatencyS, math.Exp(sig), serialNote(src.Frontend, serviceSig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
 		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
@@ -457,8 +463,9 @@ const (
 var ErrDPAttention = errors.New("data-parallel attention")
 
 // serialNote says how much of a frontend latency is the API server's
-// serial work, where the profile states it, and whether it was fitted.
-func serialNote(f *FrontendFit) string {
+// serial work, where the profile states it, whether it was fitted, and its
+// band (sig, log).
+func serialNote(f *FrontendFit, sig float64) string {
 	if f.ServiceS <= 0 {
 		return ""
 	}
@@ -466,7 +473,32 @@ func serialNote(f *FrontendFit) string {
 	if f.ServiceFitted {
 		how = "fitted"
 	}
-	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s)", 1000*math.Min(f.ServiceS, f.LatencyS), how)
+	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s, ±1σ ×/÷%.1f)", 1000*math.Min(f.ServiceS, f.LatencyS), how, math.Exp(sig))
+}
+
+// serviceSpread is the weighted standard deviation of the log serial work
+// of the profile's deployments whose fit determined it (√records each,
+// floored at 1 ms), the band of a work that is the prior.
+func (p *Profile) serviceSpread() float64 {
+	var sw, s1, s2 float64
+	for _, gs := range [][]Group{p.Groups, p.Pool} {
+		for i := range gs {
+			g := &gs[i]
+			if g.Frontend == nil || !g.Frontend.ServiceFitted || g.GPU == "" {
+				continue
+			}
+			w := math.Sqrt(float64(len(g.Records)))
+			l := math.Log(math.Max(g.Frontend.ServiceS, 1e-3))
+			sw += w
+			s1 += w * l
+			s2 += w * l * l
+		}
+	}
+	if sw == 0 {
+		return 0
+	}
+	m := s1 / sw
+	return math.Sqrt(math.Max(s2/sw-m*m, 0))
 }
 
 // frontendOnlyKind reports a sourceGroup answer whose group prices the

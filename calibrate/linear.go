@@ -156,10 +156,11 @@ const priorFrontend = 0.02
 // priorFrontendService is the part of the frontend latency assumed to be
 // one server process's serial work on each request (HTTP, tokenising,
 // handing it to the engine), before fitting: a burst of requests queues
-// there. Short-prompt bursts of 1,000 requests show such a cap: vLLM
+// there. Short-prompt bursts of 1,000 requests suggest such a cap: vLLM
 // 0.11 served 128-token prompts with 4-token outputs at 37 and 44 req/s on
 // an A100 and an H100 alike (fixtures/corpus/b-gpustack-qwen3-14b-*.md),
-// about 25 ms a request whatever the GPU. Stage 2 fits it within ×/÷3.
+// about 25 ms a request whatever the GPU. Stage 2 fits it within ×/÷3
+// (those groups settle at 5–9 ms: their other points weigh against more).
 const priorFrontendService = 0.01
 
 // env is what pricing a point needs besides the parameters.

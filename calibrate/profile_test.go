@@ -696,3 +696,37 @@ func TestConfigureFrontendOnlyStandIn(t *testing.T) {
 		t.Errorf("disaggregated: transfer %+v, frontend %v; want the prior transfer and no frontend", d.Config.Transfer, d.Config.FrontendLatency)
 	}
 }
+
+// The API server's serial work carried with a frontend keeps its source's
+// own band when the source's data fitted it, not the frontends' spread
+// across hosts; a work that is the prior adds the fitted works' spread.
+func TestConfigureServiceBand(t *testing.T) {
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	group := func(gpu string, latency, service float64, fitted bool) Group {
+		return Group{GPU: gpu, Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Records: make([]string, 4),
+			Frontend: &FrontendFit{LatencyS: latency, ServiceS: service, ServiceFitted: fitted, Source: SourceFitted, RelSigma: 0.1},
+			Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}}
+	}
+	for _, fitted := range []bool{true, false} {
+		p := &Profile{Schema: SchemaV1, Groups: []Group{group("L40S", 0.05, 0.01, fitted)},
+			Pool: []Group{group("A100-80GB", 0.05, 0.004, true), group("H20", 0.05, 0.016, true)}}
+		want := 0.1
+		if !fitted {
+			want = math.Hypot(0.1, p.serviceSpread())
+			if s := p.serviceSpread(); math.Abs(s-math.Log(2)) > 1e-12 { // logs of 4 and 16 ms, equal weights
+				t.Fatalf("service spread %v, want ln 2", s)
+			}
+		}
+		var work [2]float64
+		for i, band := range []float64{0, 1} {
+			d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band})
+			if err != nil {
+				t.Fatal(err)
+			}
+			work[i] = d.Config.FrontendService
+		}
+		if r := work[1] / work[0]; math.Abs(r-math.Exp(want)) > 1e-9 {
+			t.Errorf("fitted %v: work at +1σ is %v× the centre, want e^%v", fitted, r, want)
+		}
+	}
+}

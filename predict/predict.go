@@ -473,7 +473,11 @@ func findBottleneck(pts []Point) Bottleneck {
 		b.Why = fmt.Sprintf("%s KV cache reached %.0f%% with %.1f requests waiting on average", queued.Name, 100*queued.MaxKVUsage, queued.MeanQueue)
 	case queued.MeanQueue >= 1:
 		b.Resource = name(queued.Name)
-		b.Why = fmt.Sprintf("%.1f requests wait for the %s on average at the highest load (busy %.0f%%)", queued.MeanQueue, queued.Name, 100*queued.Utilisation)
+		what := queued.Name
+		if what == sim.FrontendPool {
+			what = "API servers"
+		}
+		b.Why = fmt.Sprintf("%.1f requests wait for the %s on average at the highest load (busy %.0f%%)", queued.MeanQueue, what, 100*queued.Utilisation)
 	case busiest.Name == "":
 		b.Why = "no pool was busy"
 	case busiest.Utilisation < 0.5:

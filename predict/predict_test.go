@@ -247,7 +247,7 @@ func TestBottleneckAPIServers(t *testing.T) {
 		{Name: sim.FrontendPool, Utilisation: 1, MeanQueue: 250},
 	}}
 	b := findBottleneck([]Point{last})
-	if b.Resource != "API servers" || !strings.Contains(b.Why, "wait for the frontend") {
+	if b.Resource != "API servers" || !strings.Contains(b.Why, "wait for the API servers") {
 		t.Errorf("bottleneck %q (%s), want the API servers", b.Resource, b.Why)
 	}
 	// Idle API servers are not one.

@@ -63,7 +63,7 @@ func BenchmarkAggregated1000x1000(b *testing.B) {
 
 // BenchmarkAggregatedFrontend1000x1000 is BenchmarkAggregated1000x1000 on
 // 64 replicas behind their own API servers (FrontendService): every
-// request picks the first server free.
+// request queues at the server of the replica the router picks.
 func BenchmarkAggregatedFrontend1000x1000(b *testing.B) {
 	benchRun(b, Config{Replicas: PoolConfig{Workers: 64, Cost: h20Like, KVCapacity: 500_000},
 		FrontendLatency: 0.02, FrontendService: 0.01, FrontendServers: 64,

@@ -71,7 +71,11 @@
 // (FrontendServers of them). Each server works on one request at a time,
 // FrontendService apiece within the latency, so a burst's requests pass
 // one server at least that far apart. The servers report as the pool
-// FrontendPool.
+// FrontendPool: its MeanQueue is the time-averaged number of requests
+// waiting for a server after their latency, while its Series count every
+// request inside the servers, latency included. Workers are split among
+// the servers by index (idx·FrontendServers/workers): evenly when the
+// count divides the workers, as calibrate builds it (one per replica).
 //
 // # Disaggregated pools (Config.Prefill, Config.Decode), Dynamo 0.3 style
 //
