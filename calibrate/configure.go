@@ -480,15 +480,27 @@ func serialNote(f *FrontendFit, sig float64) string {
 // of the profile's deployments whose fit determined it (√records each,
 // floored at 1 ms), the band of a work that is the prior.
 func (p *Profile) serviceSpread() float64 {
+	return p.frontendLogSpread(func(f *FrontendFit) (float64, bool) { return f.ServiceS, f.ServiceFitted })
+}
+
+// frontendLogSpread is the weighted standard deviation of the log of what
+// value reads from each frontend of the profile's groups and transfer pool
+// that state their GPU and for which value says yes (√records each,
+// floored at 1 ms).
+func (p *Profile) frontendLogSpread(value func(*FrontendFit) (float64, bool)) float64 {
 	var sw, s1, s2 float64
 	for _, gs := range [][]Group{p.Groups, p.Pool} {
 		for i := range gs {
 			g := &gs[i]
-			if g.Frontend == nil || !g.Frontend.ServiceFitted || g.GPU == "" {
+			if g.Frontend == nil || g.GPU == "" {
+				continue
+			}
+			v, ok := value(g.Frontend)
+			if !ok {
 				continue
 			}
 			w := math.Sqrt(float64(len(g.Records)))
-			l := math.Log(math.Max(g.Frontend.ServiceS, 1e-3))
+			l := math.Log(math.Max(v, 1e-3))
 			sw += w
 			s1 += w * l
 			s2 += w * l * l
@@ -803,23 +815,5 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 // band then holds 77% of the dense light-load mean TTFTs (under 300 ms)
 // where it held 54% (docs/accuracy-analysis.md, tenth pass).
 func (p *Profile) frontendSpread() float64 {
-	var sw, s1, s2 float64
-	for _, gs := range [][]Group{p.Groups, p.Pool} {
-		for i := range gs {
-			g := &gs[i]
-			if g.Frontend == nil || g.GPU == "" {
-				continue
-			}
-			w := math.Sqrt(float64(len(g.Records)))
-			l := math.Log(math.Max(g.Frontend.LatencyS, 1e-3))
-			sw += w
-			s1 += w * l
-			s2 += w * l * l
-		}
-	}
-	if sw == 0 {
-		return 0
-	}
-	m := s1 / sw
-	return math.Sqrt(math.Max(s2/sw-m*m, 0))
+	return p.frontendLogSpread(func(f *FrontendFit) (float64, bool) { return f.LatencyS, true })
 }
