@@ -253,7 +253,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		if !src.Frontend.ServiceFitted {
 			serviceSig = math.Hypot(sig, p.serviceSpread())
 		}
-		service = src.Frontend.ServiceS * math.Exp(t.Band*serviceSig)
+		service = src.Frontend.Serial() * math.Exp(t.Band*serviceSig)
 		if srcKind != "" && srcKind != kindOtherVersion {
 			// Carried from another GPU or model's deployment, the latency
 			// is that source's client and host, not the target's: its
@@ -473,7 +473,7 @@ func serialNote(f *FrontendFit, sig float64) string {
 	if f.ServiceFitted {
 		how = "fitted"
 	}
-	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s, ±1σ ×/÷%.1f)", 1000*math.Min(f.ServiceS, f.LatencyS), how, math.Exp(sig))
+	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s, ±1σ ×/÷%.1f)", 1000*f.Serial(), how, math.Exp(sig))
 }
 
 // serviceSpread is the weighted standard deviation of the log serial work

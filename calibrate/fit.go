@@ -471,14 +471,14 @@ func knobsFor(l layout) []refineKnob {
 	for _, r := range l.roles {
 		switch r {
 		case RolePrefill:
-			k = append(k, refineKnob{r, []int{iOverhead, iCompute, iAttn, iComm}, "prefill step", false, false})
+			k = append(k, refineKnob{role: r, fields: []int{iOverhead, iCompute, iAttn, iComm}, label: "prefill step"})
 		case RoleDecode:
-			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false, false},
-				refineKnob{r, []int{iPerSeq, iCompute, iKV}, r + " per-sequence", false, false})
+			k = append(k, refineKnob{role: r, fields: []int{iOverhead, iWeight}, label: r + " step base"},
+				refineKnob{role: r, fields: []int{iPerSeq, iCompute, iKV}, label: r + " per-sequence"})
 		case RoleAggregated:
-			k = append(k, refineKnob{r, []int{iOverhead, iWeight}, r + " step base", false, false},
-				refineKnob{r, []int{iPerSeq, iKV}, r + " per-sequence", false, false},
-				refineKnob{r, []int{iCompute, iAttn}, "chunked prefill", false, false},
+			k = append(k, refineKnob{role: r, fields: []int{iOverhead, iWeight}, label: r + " step base"},
+				refineKnob{role: r, fields: []int{iPerSeq, iKV}, label: r + " per-sequence"},
+				refineKnob{role: r, fields: []int{iCompute, iAttn}, label: "chunked prefill"},
 				refineKnob{label: "frontend latency", frontend: true})
 			if l.service {
 				k = append(k, refineKnob{label: "frontend serial work", service: true})
@@ -920,8 +920,9 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	}
 	g.RouterChoice = gf.router
 	if gf.layout.frontend {
-		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: round(math.Min(gf.params.service, gf.params.frontend), 4),
+		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: gf.params.service,
 			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+		g.Frontend.ServiceS = round(g.Frontend.Serial(), 4)
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}

@@ -181,6 +181,10 @@ type FrontendFit struct {
 	RelSigma      float64 `json:"rel_sigma"`
 }
 
+// Serial is the API server's serial work per request: ServiceS, never
+// more than the latency it is part of.
+func (f *FrontendFit) Serial() float64 { return math.Min(f.ServiceS, f.LatencyS) }
+
 // Residual compares one measured point with the fitted simulation.
 type Residual struct {
 	Record   string             `json:"record"`

@@ -458,12 +458,16 @@ func findBottleneck(pts []Point) Bottleneck {
 			queued = ps
 		}
 	}
-	name := func(pool string) string {
-		switch pool {
-		case "replicas":
-			return "replicas"
-		case sim.FrontendPool:
+	// what names a pool in words; name as a resource.
+	what := func(pool string) string {
+		if pool == sim.FrontendPool {
 			return "API servers"
+		}
+		return pool
+	}
+	name := func(pool string) string {
+		if pool == "replicas" || pool == sim.FrontendPool {
+			return what(pool)
 		}
 		return pool + " pool"
 	}
@@ -473,18 +477,14 @@ func findBottleneck(pts []Point) Bottleneck {
 		b.Why = fmt.Sprintf("%s KV cache reached %.0f%% with %.1f requests waiting on average", queued.Name, 100*queued.MaxKVUsage, queued.MeanQueue)
 	case queued.MeanQueue >= 1:
 		b.Resource = name(queued.Name)
-		what := queued.Name
-		if what == sim.FrontendPool {
-			what = "API servers"
-		}
-		b.Why = fmt.Sprintf("%.1f requests wait for the %s on average at the highest load (busy %.0f%%)", queued.MeanQueue, what, 100*queued.Utilisation)
+		b.Why = fmt.Sprintf("%.1f requests wait for the %s on average at the highest load (busy %.0f%%)", queued.MeanQueue, what(queued.Name), 100*queued.Utilisation)
 	case busiest.Name == "":
 		b.Why = "no pool was busy"
 	case busiest.Utilisation < 0.5:
-		b.Why = fmt.Sprintf("no queue and no pool above 50%% busy at the highest load (busiest: %s at %.0f%%): the offered load is the limit", busiest.Name, 100*busiest.Utilisation)
+		b.Why = fmt.Sprintf("no queue and no pool above 50%% busy at the highest load (busiest: %s at %.0f%%): the offered load is the limit", what(busiest.Name), 100*busiest.Utilisation)
 	default:
 		b.Resource = name(busiest.Name)
-		b.Why = fmt.Sprintf("no queue; %s busy %.0f%% of the time at the highest load, mean batch %.1f", busiest.Name, 100*busiest.Utilisation, busiest.MeanBatch)
+		b.Why = fmt.Sprintf("no queue; %s busy %.0f%% of the time at the highest load, mean batch %.1f", what(busiest.Name), 100*busiest.Utilisation, busiest.MeanBatch)
 	}
 	return b
 }

@@ -129,9 +129,10 @@ type Config struct {
 	PrefillRouter Routing
 
 	// FrontendLatency is each request's time outside the engine in
-	// seconds (API server, tokenisation): a request reaches the engine
-	// this long after the client sends it, so it counts in TTFT and E2E,
-	// and a closed-loop client waits for it before sending its next request.
+	// seconds (API server, tokenisation): a request reaches its worker,
+	// which the router picked as it was sent, this long after the client
+	// sends it, so it counts in TTFT and E2E, and a closed-loop client
+	// waits for it before sending its next request.
 	FrontendLatency float64
 	// FrontendService is the API server's own work per request, in
 	// seconds, done one request at a time (one server process tokenises,
@@ -146,11 +147,10 @@ type Config struct {
 	// FrontendServers is how many API servers there are, each doing
 	// FrontendService of work per request (one per engine server: the
 	// replicas of an aggregated deployment); 0 means one, and never more
-	// than the workers. The router picks a request's worker as it is sent
-	// (a load balancer in front of the servers), and the request queues at
-	// the API server of that worker (workers split evenly among the
-	// servers, a pipeline-parallel replica's PP virtual workers sharing
-	// one), in send order.
+	// than the workers. A request queues at the API server of the worker
+	// the router picked (workers split among the servers by index, a
+	// pipeline-parallel replica's PP virtual workers sharing one), in send
+	// order.
 	FrontendServers int
 
 	Load   model.Load

@@ -64,11 +64,11 @@
 //
 // # The frontend (Config.FrontendLatency, FrontendService)
 //
-// A request spends FrontendLatency outside the engine (HTTP, tokenising)
-// before it reaches its worker, counted in its TTFT and E2E. With
-// FrontendService the router picks the worker as the request is sent,
-// and the request then queues at that worker's API server
-// (FrontendServers of them). Each server works on one request at a time,
+// The router picks a request's worker as the request is sent (a load
+// balancer in front of the servers). The request then spends
+// FrontendLatency outside the engine (HTTP, tokenising) at that worker's
+// API server (FrontendServers of them) before the worker gets it, counted
+// in its TTFT and E2E. Each server works on one request at a time,
 // FrontendService apiece within the latency, so a burst's requests pass
 // one server at least that far apart. The servers report as the pool
 // FrontendPool: its MeanQueue is the time-averaged number of requests

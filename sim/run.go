@@ -98,13 +98,10 @@ type simulator struct {
 	interArrivalSc float64
 
 	free []*request
-	// frontend holds requests sent but not yet past the frontend latency,
-	// in send order, when there is no FrontendService (servers below):
-	// each passes FrontendLatency after it was sent, then is routed.
-	frontend reqQueue
-	// servers are the API servers (Config.FrontendService), each with the
-	// requests routed to its workers in send order; frontendMon their busy
-	// time and waits. Both nil without the service.
+	// servers are the API servers (Config.FrontendLatency and
+	// FrontendService), each with the requests routed to its workers in
+	// send order; nil when requests reach the engine as they are sent.
+	// frontendMon is their busy time and waits, nil without the service.
 	servers     []apiServer
 	frontendMon *poolMon
 	// sampled are the pools whose state the series record: the engine
@@ -330,8 +327,10 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 			s.engines = append(s.engines, newEngine(s, i, c.Replicas, s.enginePool, false))
 		}
 	}
-	if c.FrontendService > 0 {
+	if c.FrontendLatency > 0 || c.FrontendService > 0 {
 		s.servers = make([]apiServer, min(max(c.FrontendServers, 1), len(s.engines)))
+	}
+	if c.FrontendService > 0 {
 		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.servers)}
 	}
 	s.sampled = s.pools
@@ -525,28 +524,24 @@ func (s *simulator) send(t float64) {
 	}
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
-	if s.servers != nil {
-		// The balancer routes the request to a worker as it arrives; that
-		// worker's API server works on requests one at a time, the work
-		// the FrontendService before each one passes, so its requests
-		// pass at least that far apart, in the order they were sent.
-		e := s.route()
-		r.eng = e
-		e.outstanding++
-		k := e.idx * len(s.servers) / len(s.engines)
-		srv := &s.servers[k]
-		at := math.Max(s.frontendReady(r), srv.free)
-		srv.free = at + s.cfg.FrontendService
-		srv.queue.pushBack(r)
-		s.push(at, evFrontend, k)
+	// The balancer routes the request to a worker as it arrives.
+	e := s.route()
+	r.eng = e
+	e.outstanding++
+	if s.servers == nil {
+		e.enqueue(t, r)
 		return
 	}
-	if s.cfg.FrontendLatency > 0 {
-		s.frontend.pushBack(r)
-		s.push(t+s.cfg.FrontendLatency, evFrontend, -1)
-		return
-	}
-	s.admit(t, r)
+	// It passes that worker's API server FrontendLatency later. The server
+	// works on requests one at a time, the FrontendService before each one
+	// passes, so its requests pass at least that far apart, in the order
+	// they were sent.
+	k := e.idx * len(s.servers) / len(s.engines)
+	srv := &s.servers[k]
+	at := math.Max(s.frontendReady(r), srv.free)
+	srv.free = at + s.cfg.FrontendService
+	srv.queue.pushBack(r)
+	s.push(at, evFrontend, k)
 }
 
 // apiServer is one API server: the requests inside it, in send order, and
@@ -556,25 +551,15 @@ type apiServer struct {
 	free  float64
 }
 
-// admit hands a request to the engine the router picks.
-func (s *simulator) admit(t float64, r *request) {
-	e := s.route()
-	r.eng = e
-	e.outstanding++
-	e.enqueue(t, r)
-}
-
-// passFrontend admits the oldest request inside API server k (-1: the
-// frontend latency alone, no server work, routed as it passes).
+// passFrontend hands the oldest request inside API server k to the
+// worker it was routed to.
 func (s *simulator) passFrontend(t float64, k int32) {
-	if k < 0 {
-		s.admit(t, s.frontend.pop())
-		return
-	}
 	r := s.servers[k].queue.pop()
-	// Counted as it passes, when its work and wait are behind it.
-	s.frontendMon.busy += s.cfg.FrontendService
-	s.frontendMon.queueArea += t - s.frontendReady(r)
+	if m := s.frontendMon; m != nil {
+		// Counted as it passes, when its work and wait are behind it.
+		m.busy += s.cfg.FrontendService
+		m.queueArea += t - s.frontendReady(r)
+	}
 	r.eng.enqueue(t, r)
 }
 
