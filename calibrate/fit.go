@@ -638,7 +638,11 @@ const OutputSpread = 0.2
 // reaches) are uniform within ±20% of osl. Real runs desynchronise (outputs
 // stop early, clients start and finish at slightly different times); fixed
 // lengths in a deterministic closed loop would instead keep every client in
-// lock-step, prefilling in waves, which inflates TTFT several-fold.
+// lock-step, prefilling in waves, which inflates TTFT several-fold. A
+// record that measured every output at exactly its length did run so
+// (Workload.ExactOutput: dstack's DeepSeek-R1 closed loops, whose mean TTFT
+// grows with the concurrency as waves of prompts do) and is simulated at
+// that length, not with this spread.
 //
 // Outputs that stop early (osl well under maxTokens) end where the model
 // samples its end-of-sequence token. On a benchmark's random or unrelated
@@ -686,7 +690,7 @@ const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
 func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data}
+	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data}
 }
 
 // deployment prices one point's deployment with trial parameters.

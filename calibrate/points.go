@@ -42,6 +42,7 @@ type point struct {
 	isl    int
 	osl    int
 	oslMax int     // cap of outputs that stop early (series.Workload.OSLMax), else 0
+	exact  bool    // every output ran to exactly osl (series.Workload.ExactOutput)
 	prompt int     // prompts to simulate
 	hit    float64 // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
 	data   string  // dataset whose lengths the run drew (series.Workload.Dataset), else ""
@@ -106,7 +107,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		w := works[i]
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
-			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
+			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, exact: w.ExactOutput, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
 		p.stated = recordSettings(r.System.Engine, r, topo)
 		bad := false
 		for _, m := range fitMetrics {

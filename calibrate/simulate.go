@@ -19,9 +19,12 @@ type Workload struct {
 	OSL  int // mean output tokens; spread as BenchmarkOutput
 	// OSLMax is the output cap (max_tokens) of outputs that stop early, 0
 	// when the outputs run to about OSL tokens (series.Workload.OSLMax).
-	OSLMax     int
-	NumPrompts int
-	Seed       uint64
+	OSLMax int
+	// ExactOutput simulates every output at exactly OSL tokens, not spread
+	// (series.Workload.ExactOutput: the record measured them so).
+	ExactOutput bool
+	NumPrompts  int
+	Seed        uint64
 	// PrefixHitRate is the share of every prompt the engine's prefix cache
 	// serves (sim.Config.PrefixHitRate; series.Workload.PrefixHitRate).
 	PrefixHitRate float64
@@ -36,6 +39,9 @@ func (w Workload) lengths() (in, out sim.LengthDist) {
 	if ds, ok := datasets.Lookup(w.Dataset); ok {
 		ins, outs := ds.Scaled(w.ISL, w.OSL)
 		return sim.LengthDist{Kind: "empirical", Values: ins}, sim.LengthDist{Kind: "empirical", Values: outs}
+	}
+	if w.ExactOutput {
+		return sim.Fixed(w.ISL), sim.Fixed(w.OSL)
 	}
 	return sim.Fixed(w.ISL), BenchmarkOutput(w.OSL, w.OSLMax)
 }

@@ -312,6 +312,23 @@ func TestWorkloadDatasetLengths(t *testing.T) {
 	}
 }
 
+// A workload whose outputs ran to exactly their length is simulated so, not
+// spread: its clients then finish together and are prefilled in waves.
+func TestWorkloadExactOutput(t *testing.T) {
+	w := Workload{Load: model.Closed(4), ISL: 3200, OSL: 800, NumPrompts: 40, ExactOutput: true}
+	d := Deployment{}.WithWorkload(w)
+	if !reflect.DeepEqual(d.Config.Input, sim.Fixed(3200)) || !reflect.DeepEqual(d.Config.Output, sim.Fixed(800)) {
+		t.Errorf("input %+v, output %+v; want both fixed", d.Config.Input, d.Config.Output)
+	}
+	if li, lo := w.Longest(); li != 3200 || lo != 800 {
+		t.Errorf("longest %d+%d, want 3200+800", li, lo)
+	}
+	w.ExactOutput = false
+	if d := (Deployment{}).WithWorkload(w); d.Config.Output.Kind != "uniform" {
+		t.Errorf("without ExactOutput: output %+v; want the ±20%% spread", d.Config.Output)
+	}
+}
+
 // Re-simulating a fitted record (RecordTarget, then Configure) repeats the
 // fit's own simulation of it, KV cache included, when the group's records
 // stated different KV caches; the group itself keeps none, since a stated

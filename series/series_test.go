@@ -116,6 +116,36 @@ func TestWorkloadsKeepTheCapOfOutputsThatStopEarly(t *testing.T) {
 	}
 }
 
+// A record whose measured mean output equals the max_tokens it asked for ran
+// every output to exactly that length (none can exceed it): its workload
+// says so, with a note. A stated length (no completed requests counted) or
+// a mean a token short is not that evidence.
+func TestWorkloadsExactOutput(t *testing.T) {
+	for _, tt := range []struct {
+		osl       float64
+		oslMax    int
+		completed int
+		want      bool
+	}{
+		{800, 800, 500, true},    // dstack's DeepSeek-R1 rows: 400000 tokens over 500 requests
+		{799.9, 800, 500, false}, // one output stopped early
+		{800, 800, 0, false},     // the stated length, not a measured mean
+		{800, 0, 500, false},     // no cap stated
+	} {
+		r := results.Record{ID: "x", Completed: tt.completed,
+			Workload: results.Workload{Load: model.Closed(4), ISL: 3200, OSL: tt.osl, OSLMax: tt.oslMax, NumPrompts: 500}}
+		works, errs := series.Workloads([]results.Record{r}, 0)
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		w := works[0]
+		noted := strings.Contains(strings.Join(w.Notes, "\n"), "ran to exactly 800 tokens")
+		if w.ExactOutput != tt.want || noted != tt.want {
+			t.Errorf("osl %v of %d over %d requests: ExactOutput %v, notes %q; want %v", tt.osl, tt.oslMax, tt.completed, w.ExactOutput, w.Notes, tt.want)
+		}
+	}
+}
+
 // A record's prefix-cache hit rate setting reaches its workload, in either
 // spelling, as a fraction or a percentage; a value outside [0, 1) makes the
 // record unusable, naming the setting. The rate is not part of the series

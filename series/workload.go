@@ -31,8 +31,14 @@ type Workload struct {
 	// the outputs ended at an end-of-sequence token, spread from a few
 	// tokens to the cap, not near OSL. 0 when they ran to their length or
 	// no cap is stated.
-	OSLMax     int
-	NumPrompts int
+	OSLMax int
+	// ExactOutput says every output ran to exactly OSL tokens: the
+	// record's measured mean output equals the max_tokens it asked for, so
+	// none stopped early (ignore_eos). A closed loop of such requests
+	// with equal prompts keeps its clients in lock-step: they finish in the
+	// same step and their successors are prefilled together, in waves.
+	ExactOutput bool
+	NumPrompts  int
 	// PrefixHitRate is the fraction of every prompt served from the
 	// engine's prefix cache, as the record's settings state it
 	// (HitRateSetting); 0 when they do not.
@@ -183,6 +189,10 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 			if m := r.Workload.OSLMax; m > 0 && float64(w.OSL) < earlyStop*float64(m) {
 				w.OSLMax = m
 			}
+			if exactOutput(r) {
+				w.ExactOutput = true
+				w.Notes = append(w.Notes, fmt.Sprintf("outputs: every one ran to exactly %d tokens (the measured mean equals max_tokens): simulated at that length, not spread", w.OSL))
+			}
 		}
 	}
 	// Outputs that stop early, per series.
@@ -210,6 +220,13 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		}
 	}
 	return out, errs
+}
+
+// exactOutput says a record measured every output at exactly its cap: a
+// mean over completed requests (none can exceed max_tokens) that equals it.
+func exactOutput(r *results.Record) bool {
+	m := r.Workload.OSLMax
+	return r.Completed > 0 && m > 0 && r.Workload.OSL == float64(m)
 }
 
 // earlyStop is the share of the stated output length under which a
