@@ -249,6 +249,7 @@ func (m *Meta) Apply(recs []Record) error {
 	for i := range recs {
 		r := &recs[i]
 		var parallelism string
+		statedTopology := false
 		apply := func(p *Patch) {
 			if p.GPU != "" {
 				r.System.GPU = p.GPU
@@ -264,6 +265,7 @@ func (m *Meta) Apply(recs []Record) error {
 			}
 			if p.Topology != "" {
 				r.System.Topology, _ = model.ParseTopology(p.Topology) // checked by ParseMeta
+				statedTopology = true
 			}
 			if p.Parallelism != "" {
 				parallelism = p.Parallelism
@@ -316,6 +318,19 @@ func (m *Meta) Apply(recs []Record) error {
 			apply(&p)
 		}
 		t := &r.System.Topology
+		if dp := r.dpReplicas; dp[0] != "" && !statedTopology && !t.Disaggregated() && dpAttention(r.System.Settings) {
+			// The file's own dp was read as replicas before this sidecar
+			// turned on DP attention: it splits each server's attention.
+			if n, err := strconv.Atoi(dp[1]); err == nil && t.Replicas.Count == n {
+				before := t.GPUs()
+				t.Replicas.Count = 1
+				r.System.Settings[dp[0]] = dp[1]
+				if r.System.GPUCount == before {
+					r.System.GPUCount = t.GPUs()
+				}
+				r.dpReplicas = [2]string{}
+			}
+		}
 		if t.Replicas.IsZero() && !t.Disaggregated() && parallelism != "" && r.System.GPUCount > 0 {
 			pool := model.Pool{Count: 1, TP: r.System.GPUCount, PP: 1}
 			if parallelism == "pipeline" {

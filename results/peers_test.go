@@ -206,6 +206,34 @@ func TestVLLMMetadataSystem(t *testing.T) {
 	if s := recs[0].System; s.Topology.String() != "1xTP8" || s.Settings["dp"] != "8" || s.Settings["enable-dp-attention"] != "true" {
 		t.Errorf("DP attention: topology %s, settings %v; want 1xTP8 with dp 8 kept as a setting", s.Topology, s.Settings)
 	}
+	// A sidecar that turns DP attention on makes the file's own dp the
+	// same engine setting, unless it states the topology itself; a stated
+	// replica count stays replicas.
+	for _, tt := range []struct {
+		name, file, sidecar, topology, dp string
+		gpus                              int
+	}{
+		{"sidecar flag", `"tp": "8", "dp": "8"`, `"settings": {"enable-dp-attention": "true"}`, "1xTP8", "8", 8},
+		{"sidecar flag and GPUs", `"tp": "8", "data_parallel_size": "8"`, `"gpu_count": 8, "settings": {"enable_dp_attention": "1"}`, "1xTP8", "8", 8},
+		{"no flag", `"tp": "8", "dp": "8"`, `"settings": {"mem-fraction-static": "0.8"}`, "8xTP8", "", 64},
+		{"replicas", `"tp": "8", "replicas": "8"`, `"settings": {"enable-dp-attention": "true"}`, "8xTP8", "", 64},
+		{"stated topology", `"tp": "8", "dp": "2"`, `"topology": "2xTP8", "settings": {"enable-dp-attention": "true"}`, "2xTP8", "", 16},
+	} {
+		recs, err := ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", `+tt.file+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseMeta("x.meta.json", []byte(`{"document": "x.json", "defaults": {`+tt.sidecar+`}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Apply(recs); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if s := recs[0].System; s.Topology.String() != tt.topology || s.GPUCount != tt.gpus || s.Settings["dp"]+s.Settings["data_parallel_size"] != tt.dp {
+			t.Errorf("%s: topology %s, %d GPUs, settings %v; want %s, %d GPUs, dp setting %q", tt.name, s.Topology, s.GPUCount, s.Settings, tt.topology, tt.gpus, tt.dp)
+		}
+	}
 	for _, bad := range []struct{ kv, want string }{
 		{`"tensor_parallel_size": "two"`, `results: x.json:1: field "tensor_parallel_size": want a positive integer, got "two"`},
 		{`"topology": "3 boxes"`, `results: x.json:1: field "topology": model: topology "3 boxes"`},

@@ -55,6 +55,11 @@ type Record struct {
 	// (capsim bench's capsim_partial): its metrics cover the finished ones.
 	Partial   bool     `json:"partial,omitempty"`
 	Anomalies []string `json:"anomalies,omitempty"`
+
+	// dpReplicas is the file's own data-parallel size (its key and value)
+	// when it was read as replicas: a sidecar that turns on SGLang's DP
+	// attention makes it an engine setting instead (Meta.Apply).
+	dpReplicas [2]string
 }
 
 // Metric returns a metric and whether the source gave it.

@@ -39,6 +39,7 @@ func isSystemKey(k string) bool { _, ok := systemKeys[normKey(k)]; return ok }
 // read is an error naming the key; line is where the pair was found.
 func applySystem(name string, line int, r *Record, kv map[string]string) error {
 	var tp, pp, replicas int
+	var dpKey, dpValue string // the data-parallel size read as replicas
 	engineVersion := ""
 	for k, v := range kv {
 		v = strings.TrimSpace(v)
@@ -90,9 +91,8 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 			if k := normKey(k); (k == "dp" || k == "data_parallel_size") && dpAttention(r.System.Settings, kv) {
 				// SGLang's --dp beside --enable-dp-attention splits each
 				// server's attention, not the servers: an engine setting.
-				// Only a flag stated beside it (the same --metadata) is
-				// seen here; a sidecar that adds the flag to a file whose
-				// own metadata says dp should state the topology.
+				// A flag stated beside it (the same --metadata) is seen
+				// here; one a sidecar adds, by Meta.Apply.
 				if r.System.Settings == nil {
 					r.System.Settings = map[string]string{}
 				}
@@ -100,6 +100,9 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 				continue
 			}
 			replicas, err = positive()
+			if k := normKey(k); k == "dp" || k == "data_parallel_size" {
+				dpKey, dpValue = k, v
+			}
 		}
 		if err != nil {
 			return err
@@ -119,6 +122,9 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 	if (tp > 0 || pp > 0 || replicas > 0) && t.Replicas.IsZero() && !t.Disaggregated() {
 		pool := model.Pool{Count: max(replicas, 1), TP: max(tp, 1), PP: max(pp, 1)}
 		*t = model.Aggregated(pool)
+		if dpKey != "" {
+			r.dpReplicas = [2]string{dpKey, dpValue}
+		}
 	}
 	if g := t.GPUs(); g > 0 {
 		if r.System.GPUCount == 0 {
