@@ -14,22 +14,22 @@ import (
 func WritePareto(path string, r *plan.Result) error {
 	onFrontier := map[string]bool{}
 	for _, p := range r.Frontier {
-		onFrontier[p.GPU+" "+p.Notation] = true
+		onFrontier[p.Label()] = true
 	}
 	rank := map[string]int{}
 	for _, rec := range r.Recommendations {
-		rank[rec.GPU+" "+rec.Notation] = rec.Rank
+		rank[rec.Label()] = rec.Rank
 	}
 	var pts []plots.ParetoPoint
 	seen := map[string]bool{}
 	for _, p := range r.Cloud {
-		label := p.GPU + " " + p.Notation
+		label := p.Label()
 		seen[label] = true
 		pts = append(pts, plots.ParetoPoint{Label: label, Group: p.GPU, PerUser: p.PerUser, PerGPU: p.OutputPerGPU,
 			MeetsSLOs: p.MeetsSLOs, OnFrontier: onFrontier[label], Rank: rank[label]})
 	}
 	for _, rec := range r.Recommendations { // a recommendation is always simulated; keep it on the figure
-		label := rec.GPU + " " + rec.Notation
+		label := rec.Label()
 		if !seen[label] {
 			pts = append(pts, plots.ParetoPoint{Label: label, Group: rec.GPU, PerUser: rec.PerUser, PerGPU: rec.OutputPerGPU, MeetsSLOs: true, Rank: rec.Rank})
 		}

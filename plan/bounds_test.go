@@ -34,7 +34,7 @@ var boundCases = []struct {
 func boundOf(t *testing.T, prof Profile, d calibrate.Deployment, topo model.Topology, isl, osl int, hit float64, dataset string) (float64, map[string]float64, calibrate.Workload) {
 	t.Helper()
 	s := &search{prof: prof, llm: d.LLM, opts: Options{ISL: isl, OSL: osl, PrefixHitRate: hit, Dataset: dataset, Load: model.Closed(1)}}
-	tm, err := s.newTemplate(d.GPU, d.Engine, topo, 1)
+	tm, err := s.newTemplate(d.GPU, d.Engine, topo, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,11 @@ type Options struct {
 	// NoSettingsSearch keeps every engine at its default max-num-seqs and
 	// max-num-batched-tokens instead of trying others on near misses.
 	NoSettingsSearch bool
+	// NoDPAttentionSearch keeps every SGLang deployment's attention as its
+	// calibrated group ran it instead of trying both attention split by TP
+	// and one data-parallel attention group per TP rank
+	// (--enable-dp-attention --dp TP; calibrate.Target.DPAttention).
+	NoDPAttentionSearch bool
 	// NoMargin skips the second, central-cost search that says what the
 	// confidence margin costs.
 	NoMargin bool

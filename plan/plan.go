@@ -38,8 +38,11 @@ type template struct {
 	disagg bool
 	tpA    int // replicas' or prefill workers' TP
 	tpB    int // decode workers' TP (disaggregated)
-	dep    calibrate.Deployment
-	price  float64 // per GPU (1 when ranking by GPU count)
+	// dpAttention is the SGLang data-parallel attention degree the search
+	// chose (calibrate.Target.DPAttention); 0 runs the calibrated default.
+	dpAttention int
+	dep         calibrate.Deployment
+	price       float64 // per GPU (1 when ranking by GPU count)
 	// per-worker bounds of the pools
 	prefill, decode, agg poolBounds
 	floor                map[string]float64 // ms, per latency family
@@ -103,13 +106,47 @@ func (c *candidate) withSettings(d calibrate.Deployment, v *variant) (calibrate.
 // shape names the template's GPU, engine and worker TP degrees.
 func (t *template) shape() string {
 	if t.disagg {
-		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d", t.gpu.Name, t.engine, t.tpA, t.tpB)
+		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d%s", t.gpu.Name, t.engine, t.tpA, t.tpB, t.dpNote())
 	}
-	return fmt.Sprintf("%s, %s, TP%d", t.gpu.Name, t.engine, t.tpA)
+	return fmt.Sprintf("%s, %s, TP%d%s", t.gpu.Name, t.engine, t.tpA, t.dpNote())
+}
+
+// dpNote names the workers' data-parallel attention ("" for none).
+func (t *template) dpNote() string {
+	if dp := t.attentionDP(); dp > 1 {
+		return fmt.Sprintf(", DP attention %d", dp)
+	}
+	return ""
 }
 
 func (c *candidate) name() string {
-	return fmt.Sprintf("%s on %d× %s", Notation(c.topo), c.gpus, c.t.gpu.Name)
+	return fmt.Sprintf("%s on %d× %s%s", Notation(c.topo), c.gpus, c.t.gpu.Name, c.t.dpNote())
+}
+
+// dpAttentionChoices are the attention layouts to try for workers of the
+// given TP degrees: for an SGLang engine, attention split by TP (1) and one
+// data-parallel group per rank of the TP all the workers share (a degree
+// must divide every worker's TP); otherwise, and with
+// NoDPAttentionSearch, only the calibrated default (0).
+func (o Options) dpAttentionChoices(engine string, tps ...int) []int {
+	if o.NoDPAttentionSearch || model.EngineFamily(engine) != "sglang" {
+		return []int{0}
+	}
+	g := 0
+	for _, tp := range tps {
+		g = gcd(g, tp)
+	}
+	if g <= 1 {
+		return []int{0}
+	}
+	return []int{1, g}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // workload is the run of n prompts at load l.
@@ -375,12 +412,14 @@ func (s *search) buildTemplates() error {
 					if tp > o.MaxGPUs {
 						continue
 					}
-					t, err := s.newTemplate(g, engine, model.Aggregated(model.Pool{Count: 1, TP: tp}), price)
-					if err != nil {
-						configureErrs = append(configureErrs, err.Error())
-						continue
+					for _, dp := range o.dpAttentionChoices(engine, tp) {
+						t, err := s.newTemplate(g, engine, model.Aggregated(model.Pool{Count: 1, TP: tp}), price, dp)
+						if err != nil {
+							configureErrs = append(configureErrs, err.Error())
+							continue
+						}
+						gt = append(gt, t)
 					}
-					gt = append(gt, t)
 				}
 				continue
 			}
@@ -389,12 +428,14 @@ func (s *search) buildTemplates() error {
 					if a+b > o.MaxGPUs {
 						continue
 					}
-					t, err := s.newTemplate(g, engine, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price)
-					if err != nil {
-						configureErrs = append(configureErrs, err.Error())
-						continue
+					for _, dp := range o.dpAttentionChoices(engine, a, b) {
+						t, err := s.newTemplate(g, engine, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price, dp)
+						if err != nil {
+							configureErrs = append(configureErrs, err.Error())
+							continue
+						}
+						gt = append(gt, t)
 					}
-					gt = append(gt, t)
 				}
 			}
 		}
@@ -449,12 +490,12 @@ func joinInts(xs []int) string {
 }
 
 // newTemplate configures one worker per pool and prices its bounds.
-func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64) (*template, error) {
-	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band, Router: s.opts.Router})
+func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64, dpAttention int) (*template, error) {
+	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band, Router: s.opts.Router, DPAttention: dpAttention})
 	if err != nil {
 		return nil, err
 	}
-	t := &template{gpu: g, engine: dep.Engine, disagg: topo.Disaggregated(), dep: dep, price: price, prior: len(dep.Derived) > 0}
+	t := &template{gpu: g, engine: dep.Engine, disagg: topo.Disaggregated(), dpAttention: dpAttention, dep: dep, price: price, prior: len(dep.Derived) > 0}
 	for _, d := range dep.Derived {
 		if d.Source != calibrate.SourcePrior {
 			t.prior = false

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -676,6 +677,55 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 					t.Errorf("%s on %s at cost band %+.2fσ: predict gives %s = %.1f ms (±%.1f%%) over its %s", rec.Notation, rec.GPU, band, slo.Label(), v, 100*rel, slo)
 				}
 			}
+		}
+	}
+}
+
+// An SGLang search tries each TP worker with its attention split by TP and
+// with one data-parallel attention group per rank, and says which it
+// recommends; another engine, or NoDPAttentionSearch, tries only the
+// calibrated default.
+func TestDPAttentionSearch(t *testing.T) {
+	prof := h20Profile(t)
+	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H200"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(128),
+		SLOs: mustSLOs(t, "tpot_p99=200ms"), MaxGPUs: 16, TPs: []int{8}, TopK: 4, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
+		NumPrompts: 1000, Steady: sim.SteadyOptions{MaxPrompts: 4000}}
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range res.Recommendations {
+		seen[r.Shape()] = true
+		var settings []int
+		for _, s := range r.Settings {
+			settings = append(settings, s.DPAttention)
+		}
+		if want := []int{r.DPAttention}; !slices.Equal(settings, want) {
+			t.Errorf("%s: engine settings' DP attention %v, want %v", r.Label(), settings, want)
+		}
+	}
+	for _, want := range []string{"1xTP8", "1xTP8 DP-attention 8", "2xTP8", "2xTP8 DP-attention 8"} {
+		if !seen[want] {
+			t.Errorf("recommendations %v lack %s", seen, want)
+		}
+	}
+	if res.Search.Candidates != 4 {
+		t.Errorf("%d candidates, want 4: two worker counts, two attention layouts", res.Search.Candidates)
+	}
+
+	for _, o := range []Options{{Engine: "vllm"}, {NoDPAttentionSearch: true}} {
+		opts2 := opts
+		opts2.NoDPAttentionSearch = o.NoDPAttentionSearch
+		if o.Engine != "" {
+			opts2.Engine = o.Engine
+		}
+		res, err := Run(context.Background(), prof, opts2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Search.Candidates != 2 {
+			t.Errorf("engine %s, NoDPAttentionSearch %v: %d candidates, want 2", opts2.Engine, opts2.NoDPAttentionSearch, res.Search.Candidates)
 		}
 	}
 }

@@ -106,10 +106,10 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band, Router: s.opts.Router})
+	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band, Router: s.opts.Router, DPAttention: c.t.dpAttention})
 	var central calibrate.Deployment
 	if err == nil && s.band != 0 {
-		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Router: s.opts.Router})
+		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Router: s.opts.Router, DPAttention: c.t.dpAttention})
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r := Recommendation{
 		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
-		GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
+		DPAttention: c.t.attentionDP(), GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
 		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 		PerUser:      round(perUser(c.metrics), 3),
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
@@ -467,6 +467,16 @@ func fmtMs(v float64) string {
 	}
 }
 
+// attentionDP is the data-parallel attention degree the template's
+// workers run, searched or the calibrated default, as results report it:
+// 0 for attention split by TP.
+func (t *template) attentionDP() int {
+	if dp := t.dep.LLM.AttentionDPAt(t.tpA); dp > 1 {
+		return dp
+	}
+	return 0
+}
+
 // frontier collects every fully simulated candidate and the Pareto
 // frontier of those meeting the SLOs: no other has both more output
 // throughput per GPU and more output tokens per second per user.
@@ -477,7 +487,7 @@ func (s *search) frontier() {
 			continue
 		}
 		pts = append(pts, FrontierPoint{
-			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), GPUs: c.gpus, Cost: c.cost,
+			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), DPAttention: c.t.attentionDP(), GPUs: c.gpus, Cost: c.cost,
 			OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 			PerUser:      round(perUser(c.metrics), 3),
 			MeetsSLOs:    c.ok,

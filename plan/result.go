@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -90,8 +91,12 @@ type Recommendation struct {
 	Topology model.Topology `json:"-"`
 	Layout   string         `json:"topology"`
 	Notation string         `json:"notation"`
-	GPUs     int            `json:"gpus"`
-	Cost     float64        `json:"cost"`
+	// DPAttention is the SGLang data-parallel attention degree the search
+	// chose for every worker (--enable-dp-attention --dp N); 0 when the
+	// attention is split by TP or the engine has no such setting.
+	DPAttention int     `json:"dp_attention,omitempty"`
+	GPUs        int     `json:"gpus"`
+	Cost        float64 `json:"cost"`
 	// Metrics are the simulated vLLM metrics at the target load.
 	Metrics map[string]float64 `json:"metrics"`
 	// SLOValues are the simulated values of the SLO metrics, in SLO order.
@@ -167,11 +172,32 @@ type FrontierPoint struct {
 	GPU          string  `json:"gpu"`
 	Layout       string  `json:"topology"`
 	Notation     string  `json:"notation"`
+	DPAttention  int     `json:"dp_attention,omitempty"` // as Recommendation.DPAttention
 	GPUs         int     `json:"gpus"`
 	Cost         float64 `json:"cost"`
 	OutputPerGPU float64 `json:"output_throughput_per_gpu"`
 	PerUser      float64 `json:"output_tokens_per_user"`
 	MeetsSLOs    bool    `json:"meets_slos"`
+}
+
+// Shape is a recommendation's Notation with any data-parallel attention:
+// "1xTP8 DP-attention 8".
+func (r Recommendation) Shape() string { return shape(r.Notation, r.DPAttention) }
+
+// Label names a recommendation's deployment: its GPU and Shape.
+func (r Recommendation) Label() string { return r.GPU + " " + r.Shape() }
+
+// Shape is a point's Notation with any data-parallel attention.
+func (p FrontierPoint) Shape() string { return shape(p.Notation, p.DPAttention) }
+
+// Label names a point's deployment: its GPU and Shape.
+func (p FrontierPoint) Label() string { return p.GPU + " " + p.Shape() }
+
+func shape(notation string, dp int) string {
+	if dp > 1 {
+		return fmt.Sprintf("%s DP-attention %d", notation, dp)
+	}
+	return notation
 }
 
 // Notation formats a topology as the Dynamo write-ups do: "6P(TP2) 1D(TP4)",

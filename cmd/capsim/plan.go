@@ -19,20 +19,20 @@ import (
 )
 
 type planOptions struct {
-	modelName, gpuCost, engine, router string
-	gpus                               []string
-	tps                                []int
-	isl, osl                           int
-	rate, concurrency                  string
-	burstiness                         float64
-	slo, mode                          string
-	maxGPUs, top, numPrompts           int
-	seed                               uint64
-	profile, format, plot              string
-	confidence, prefixHit              float64
-	export, dataset                    string
-	noSettings, noMargin               bool
-	quiet                              bool
+	modelName, gpuCost, engine, router  string
+	gpus                                []string
+	tps                                 []int
+	isl, osl                            int
+	rate, concurrency                   string
+	burstiness                          float64
+	slo, mode                           string
+	maxGPUs, top, numPrompts            int
+	seed                                uint64
+	profile, format, plot               string
+	confidence, prefixHit               float64
+	export, dataset                     string
+	noSettings, noMargin, noDPAttention bool
+	quiet                               bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -58,6 +58,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
 	fs.BoolVar(&o.noSettings, "no-settings-search", false, "keep every engine's default max-num-seqs and max-num-batched-tokens")
+	fs.BoolVar(&o.noDPAttention, "no-dp-attention-search", false, "run SGLang's attention as its calibrated deployment did instead of trying it both split by TP\nand data-parallel with one group per TP rank (--enable-dp-attention --dp TP)")
 	fs.BoolVar(&o.noMargin, "no-margin", false, "skip the central-cost search that says what the confidence margin costs")
 	fs.StringVar(&o.export, "export", "", "write deployable configs of the recommendations to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
@@ -151,7 +152,7 @@ func (o planOptions) options() (plan.Options, error) {
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, Router: o.router, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset,
-		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
+		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
 	if o.gpuCost != "" {
 		var err error
@@ -203,7 +204,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	head += "tok/s/GPU\ttok/s/user\theadroom\tlimit\tbottleneck\tcosts\t"
 	fmt.Fprintln(tw, head)
 	for _, rec := range r.Recommendations {
-		row := fmt.Sprintf("%d\t%s\t%s\t%d\t%s\t", rec.Rank, rec.GPU, rec.Notation, rec.GPUs, planCost(rec.Cost, r.CostUnit))
+		row := fmt.Sprintf("%d\t%s\t%s\t%d\t%s\t", rec.Rank, rec.GPU, rec.Shape(), rec.GPUs, planCost(rec.Cost, r.CostUnit))
 		for _, v := range rec.SLOValues {
 			row += textout.Value(v.Value) + "\t"
 		}
@@ -239,7 +240,7 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	tw = newTable(w)
 	fmt.Fprintln(tw, "GPU\ttopology\tGPUs\ttok/s/GPU\ttok/s/user\tmeets SLOs\t")
 	for _, p := range r.Frontier {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t\n", p.GPU, p.Notation, p.GPUs, p.OutputPerGPU, p.PerUser, map[bool]string{true: "yes", false: "no"}[p.MeetsSLOs])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t\n", p.GPU, p.Shape(), p.GPUs, p.OutputPerGPU, p.PerUser, map[bool]string{true: "yes", false: "no"}[p.MeetsSLOs])
 	}
 	return tw.Flush()
 }
@@ -252,7 +253,11 @@ func planSettings(ps []predict.EngineSettings) string {
 		if p.Searched {
 			mark = " (searched)"
 		}
-		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, mark))
+		dp := ""
+		if p.DPAttention > 1 {
+			dp = fmt.Sprintf(", --enable-dp-attention --dp %d", p.DPAttention)
+		}
+		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, dp, mark))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -168,3 +168,27 @@ func TestPlanErrors(t *testing.T) {
 		})
 	}
 }
+
+// An SGLang plan shows each deployment's data-parallel attention in its
+// topology and engine line; --no-dp-attention-search keeps the calibrated
+// attention only.
+func TestPlanDPAttention(t *testing.T) {
+	args := []string{"plan", "--model", "DeepSeek-R1", "--gpu", "H200", "--engine", "sglang", "--isl", "3200", "--osl", "800",
+		"--concurrency", "128", "--slo", "tpot_p99=200ms", "--mode", "aggregated", "--tp", "8", "--max-gpus", "8", "--num-prompts", "1000", "--quiet"}
+	var out, errb bytes.Buffer
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
+	}
+	for _, want := range []string{"1xTP8 DP-attention 8", "--enable-dp-attention --dp 8", "searched 2 deployments"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(append(args, "--no-dp-attention-search"), &out, &errb); err != nil {
+		t.Fatalf("plan --no-dp-attention-search: %v\nstderr: %s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "searched 1 deployments") {
+		t.Errorf("--no-dp-attention-search searched other than one deployment:\n%s", out.String())
+	}
+}
