@@ -16,7 +16,7 @@ import (
 type Workload struct {
 	Load model.Load
 	ISL  int // mean prompt tokens (every prompt's, without a Dataset)
-	OSL  int // mean output tokens; spread as BenchmarkOutput
+	OSL  int // mean output tokens; spread as BenchmarkOutput (every one exactly OSL with ExactOutput)
 	// OSLMax is the output cap (max_tokens) of outputs that stop early, 0
 	// when the outputs run to about OSL tokens (series.Workload.OSLMax).
 	OSLMax int
@@ -105,8 +105,8 @@ func (w Workload) Shortest() (prompt, output int) {
 
 // WithWorkload returns d with Config.Load, Input, Output, NumPrompts,
 // PrefixHitRate and Seed filled from w; outputs spread around w.OSL, up to w.OSLMax when
-// they stop early, as in real runs (see BenchmarkOutput), as the fit
-// simulated them.
+// they stop early, as in real runs (see BenchmarkOutput), or all at w.OSL
+// with w.ExactOutput, as the fit simulated them.
 func (d Deployment) WithWorkload(w Workload) Deployment {
 	d.Config.Load = w.Load
 	d.Config.Input, d.Config.Output = w.lengths()

@@ -223,7 +223,8 @@ type search struct {
 	boundBy     string
 	boundTopo   model.Topology
 	boundGPU    string
-	noShort     bool // tests: full runs only
+	boundDP     string // the bound's attention layout (template.dpNote)
+	noShort     bool   // tests: full runs only
 }
 
 func newSearch(prof Profile, o Options) (*search, error) {
@@ -562,7 +563,7 @@ func (s *search) enumerate() {
 		add := func(topo model.Topology, bound float64) {
 			s.res.Search.Candidates++
 			if bound > s.bestBound {
-				s.bestBound, s.boundTopo, s.boundGPU = bound, topo, t.gpu.Name
+				s.bestBound, s.boundTopo, s.boundGPU, s.boundDP = bound, topo, t.gpu.Name, t.dpNote()
 			}
 			switch {
 			case tooSlow:
@@ -593,7 +594,7 @@ func (s *search) enumerate() {
 				s.res.Search.Candidates += n
 				s.res.Search.Overloaded += n
 				if b := math.Min(pre, float64(n)*t.decode.decodeRate); b > s.bestBound {
-					s.bestBound, s.boundGPU = b, t.gpu.Name
+					s.bestBound, s.boundGPU, s.boundDP = b, t.gpu.Name, t.dpNote()
 					s.boundTopo = model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: n, TP: t.tpB})
 				}
 				continue
@@ -605,10 +606,10 @@ func (s *search) enumerate() {
 		}
 	}
 	if s.boundGPU != "" {
-		s.boundBy = fmt.Sprintf("%s on %d× %s", Notation(s.boundTopo), s.boundTopo.GPUs(), s.boundGPU)
+		s.boundBy = fmt.Sprintf("%s on %d× %s%s", Notation(s.boundTopo), s.boundTopo.GPUs(), s.boundGPU, s.boundDP)
 	}
-	// A total order (no two candidates share GPU and topology), so an
-	// unstable sort is deterministic.
+	// A total order (no two candidates share GPU, topology and attention
+	// layout), so an unstable sort is deterministic.
 	slices.SortFunc(s.cands, func(a, b *candidate) int {
 		if c := cmp.Compare(a.cost, b.cost); c != 0 {
 			return c
@@ -624,6 +625,7 @@ func (s *search) enumerate() {
 			cmp.Compare(x.Replicas.Count, y.Replicas.Count), cmp.Compare(x.Replicas.TP, y.Replicas.TP),
 			cmp.Compare(x.Prefill.Count, y.Prefill.Count), cmp.Compare(x.Prefill.TP, y.Prefill.TP),
 			cmp.Compare(x.Decode.Count, y.Decode.Count), cmp.Compare(x.Decode.TP, y.Decode.TP),
+			cmp.Compare(a.t.dpAttention, b.t.dpAttention),
 		} {
 			if c != 0 {
 				return c

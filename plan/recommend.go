@@ -429,7 +429,7 @@ func (s *search) margin(ctx context.Context) error {
 		}
 	}
 	if best != nil {
-		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = Notation(best.topo), best.t.gpu.Name, best.gpus, best.cost
+		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = shape(Notation(best.topo), best.t.attentionDP()), best.t.gpu.Name, best.gpus, best.cost
 		m.Extra = round(top.Cost-best.cost, 6)
 	}
 	s.res.Margin = m
@@ -469,9 +469,14 @@ func fmtMs(v float64) string {
 
 // attentionDP is the data-parallel attention degree the template's
 // workers run, searched or the calibrated default, as results report it:
-// 0 for attention split by TP.
+// 0 for attention split by TP. Disaggregated pools may differ under the
+// calibrated default (each pool's engine settings say which): the larger.
 func (t *template) attentionDP() int {
-	if dp := t.dep.LLM.AttentionDPAt(t.tpA); dp > 1 {
+	dp := t.dep.LLM.AttentionDPAt(t.tpA)
+	if t.disagg {
+		dp = max(dp, t.dep.LLM.AttentionDPAt(t.tpB))
+	}
+	if dp > 1 {
 		return dp
 	}
 	return 0
@@ -521,7 +526,7 @@ func Pareto(pts []FrontierPoint) []FrontierPoint {
 		if sorted[i].OutputPerGPU != sorted[j].OutputPerGPU {
 			return sorted[i].OutputPerGPU > sorted[j].OutputPerGPU
 		}
-		return strings.Compare(sorted[i].GPU+sorted[i].Notation, sorted[j].GPU+sorted[j].Notation) < 0
+		return strings.Compare(sorted[i].Label(), sorted[j].Label()) < 0
 	})
 	var out []FrontierPoint
 	bestY := math.Inf(-1)

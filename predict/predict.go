@@ -52,6 +52,12 @@ type Options struct {
 	// to each shape's (package datasets, as a record stating it is fitted);
 	// "" sends every prompt at the shape's ISL.
 	Dataset string
+	// OSLMax and ExactOutput spread the outputs as a measured series' own
+	// records ran them (calibrate.Workload: outputs that stop early under a
+	// cap of OSLMax, or every one exactly its shape's OSL); zero values
+	// spread them within ±20% of the OSL, as most runs realise them.
+	OSLMax      int
+	ExactOutput bool
 	// NoBand skips the uncertainty band (two extra simulations per point).
 	NoBand bool
 	// Progress, if set, is called after each simulated point.
@@ -249,7 +255,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
 		l := loads[j.load]
-		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL,
+		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL, OSLMax: opts.OSLMax, ExactOutput: opts.ExactOutput,
 			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset}
 		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {

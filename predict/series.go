@@ -72,6 +72,7 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	}
 	sp := &SeriesPrediction{}
 	var isls, osls, hits, xs []float64
+	oslMaxes, exact := map[int]bool{}, true // the records' output spreads, for the loads between them
 	curve := map[float64]map[string]float64{}
 	var firstErr error
 	for i := range rps {
@@ -92,6 +93,8 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 		x := series.X(rp.Record)
 		isls, osls = append(isls, float64(rp.Workload.ISL)), append(osls, float64(rp.Workload.OSL))
 		hits = append(hits, rp.Workload.PrefixHitRate)
+		oslMaxes[rp.Workload.OSLMax] = true
+		exact = exact && rp.Workload.ExactOutput
 		if sp.Dataset == "" {
 			sp.Dataset = rp.Workload.Dataset
 		}
@@ -113,9 +116,15 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	sp.OSL = max(2, int(math.Round(stats.Median(osls))))
 	sp.PrefixHitRate = stats.Median(hits)
 
-	// Loads between the measurements, with the median workload (and hit rate).
+	// Loads between the measurements, with the median workload (and hit
+	// rate), outputs spread as the records' were when they all agree.
 	base := Options{Target: sp.Target, Shapes: []Shape{{ISL: sp.ISL, OSL: sp.OSL}}, Seed: cmpOr(opts.Seed, calibrate.FitSeed), NoBand: true,
-		Mode: sim.BenchmarkReplay, PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset} // fitted against measured: the benchmark as it ran
+		Mode: sim.BenchmarkReplay, PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset, ExactOutput: exact} // fitted against measured: the benchmark as it ran
+	if len(oslMaxes) == 1 {
+		for m := range oslMaxes {
+			base.OSLMax = m
+		}
+	}
 	for _, x := range loadGrid(xs, s.Kind != model.OpenLoop) {
 		if _, ok := curve[x]; ok {
 			continue

@@ -1,12 +1,19 @@
 package predict
 
 import (
+	"cmp"
+	"context"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/series"
 )
 
 func TestLoadGrid(t *testing.T) {
@@ -62,5 +69,53 @@ func TestMatching(t *testing.T) {
 	p.ISL = 2000
 	if n := count(p, model.ClosedLoop); n != 0 {
 		t.Errorf("ISL 2000 matched %d records", n)
+	}
+}
+
+// A series whose records ran every output to exactly its length is
+// simulated so between its measured loads too: dstack's DeepSeek-R1 sweep on
+// MI300X with vLLM prefills in waves whose mean TTFT grows with the
+// concurrency, and the loads between the measured ones must not fall back
+// to spread outputs (a TTFT several times lower, a zigzag curve).
+func TestSeriesExactOutputCurve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates a 500-request DeepSeek-R1 sweep")
+	}
+	recs, err := fixtures.CorpusRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sel []results.Record
+	for _, r := range recs {
+		if strings.Contains(r.Source.File, "dstack-h200-mi300x-deepseek") && r.System.GPU == "MI300X" && strings.HasPrefix(r.System.Engine, "vllm") &&
+			r.Workload.ISL == 3200 && slices.Contains([]int{8, 16, 32}, r.Workload.Load.Concurrency) {
+			sel = append(sel, r)
+		}
+	}
+	ss := series.Group(sel)
+	if len(ss) != 1 || len(ss[0].Records) != 3 {
+		t.Fatalf("%d series from %d records, want one of 3", len(ss), len(sel))
+	}
+	prof, err := calibrate.ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Series(context.Background(), prof, ss[0], recs, SeriesOptions{NumPrompts: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(sp.Curve, func(a, b CurvePoint) int { return cmp.Compare(a.X, b.X) })
+	var xs, ttfts []float64
+	for _, p := range sp.Curve {
+		xs, ttfts = append(xs, p.X), append(ttfts, p.Metrics[model.MeanTTFT])
+	}
+	if len(xs) < 5 {
+		t.Fatalf("curve at %v, want the three measured loads and those between", xs)
+	}
+	for i := 1; i < len(ttfts); i++ {
+		if !(ttfts[i] > ttfts[i-1]) {
+			t.Errorf("mean TTFT %v ms at concurrencies %v: not rising with the load", ttfts, xs)
+			break
+		}
 	}
 }

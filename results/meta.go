@@ -249,13 +249,14 @@ func (m *Meta) Apply(recs []Record) error {
 	for i := range recs {
 		r := &recs[i]
 		var parallelism string
-		statedTopology := false
+		statedTopology, statedGPUs := false, false
 		apply := func(p *Patch) {
 			if p.GPU != "" {
 				r.System.GPU = p.GPU
 			}
 			if p.GPUCount != 0 {
 				r.System.GPUCount = p.GPUCount
+				statedGPUs = true
 			}
 			if p.Model != "" {
 				r.System.Model = p.Model
@@ -318,17 +319,18 @@ func (m *Meta) Apply(recs []Record) error {
 			apply(&p)
 		}
 		t := &r.System.Topology
-		if dp := r.dpReplicas; dp[0] != "" && !statedTopology && !t.Disaggregated() && dpAttention(r.System.Settings) {
+		dp := r.dpReplicas
+		r.dpReplicas = [2]string{} // decided once: a later Apply sees the topology as this one leaves it
+		if dp[0] != "" && !statedTopology && !t.Disaggregated() && dpAttention(r.System.Settings) {
 			// The file's own dp was read as replicas before this sidecar
 			// turned on DP attention: it splits each server's attention.
 			if n, err := strconv.Atoi(dp[1]); err == nil && t.Replicas.Count == n {
 				before := t.GPUs()
 				t.Replicas.Count = 1
 				r.System.Settings[dp[0]] = dp[1]
-				if r.System.GPUCount == before {
-					r.System.GPUCount = t.GPUs()
+				if !statedGPUs && r.System.GPUCount == before {
+					r.System.GPUCount = t.GPUs() // else checked below
 				}
-				r.dpReplicas = [2]string{}
 			}
 		}
 		if t.Replicas.IsZero() && !t.Disaggregated() && parallelism != "" && r.System.GPUCount > 0 {

@@ -227,12 +227,29 @@ func TestVLLMMetadataSystem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Apply(recs); err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
+		// Then the command line's metadata, as capsim fit --from and data
+		// --file apply it after the sidecar: the layout is decided once.
+		for _, m := range []*Meta{m, {Document: "the command line"}} {
+			if err := m.Apply(recs); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
 		}
 		if s := recs[0].System; s.Topology.String() != tt.topology || s.GPUCount != tt.gpus || s.Settings["dp"]+s.Settings["data_parallel_size"] != tt.dp {
 			t.Errorf("%s: topology %s, %d GPUs, settings %v; want %s, %d GPUs, dp setting %q", tt.name, s.Topology, s.GPUCount, s.Settings, tt.topology, tt.gpus, tt.dp)
 		}
+	}
+	// A GPU count the sidecar states is checked against the topology, not
+	// overwritten.
+	recs, err = ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", "tp": "8", "dp": "2"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseMeta("x.meta.json", []byte(`{"document": "x.json", "defaults": {"gpu_count": 16, "settings": {"enable-dp-attention": "true"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(recs); err == nil || !strings.Contains(err.Error(), "gpu_count 16 but topology 1xTP8 uses 8 GPUs") {
+		t.Errorf("sidecar GPU count against DP attention: %v", err)
 	}
 	for _, bad := range []struct{ kv, want string }{
 		{`"tensor_parallel_size": "two"`, `results: x.json:1: field "tensor_parallel_size": want a positive integer, got "two"`},

@@ -116,32 +116,40 @@ func TestWorkloadsKeepTheCapOfOutputsThatStopEarly(t *testing.T) {
 	}
 }
 
-// A record whose measured mean output equals the max_tokens it asked for ran
+// A record that counted max_tokens output tokens per completed request ran
 // every output to exactly that length (none can exceed it): its workload
-// says so, with a note. A stated length (no completed requests counted) or
-// a mean a token short is not that evidence.
+// says so, at that length, with a note. A stated length, or a mean
+// estimated from the latencies, is not that evidence, even beside a
+// completed count.
 func TestWorkloadsExactOutput(t *testing.T) {
 	for _, tt := range []struct {
+		name      string
 		osl       float64
 		oslMax    int
 		completed int
+		total     float64 // total_output_tokens; 0: not stated
 		want      bool
 	}{
-		{800, 800, 500, true},    // dstack's DeepSeek-R1 rows: 400000 tokens over 500 requests
-		{799.9, 800, 500, false}, // one output stopped early
-		{800, 800, 0, false},     // the stated length, not a measured mean
-		{800, 0, 500, false},     // no cap stated
+		{"counted", 800, 800, 500, 400000, true}, // dstack's DeepSeek-R1 rows
+		{"estimated just under", 799.9, 800, 500, 400000, true},
+		{"one stopped early", 799.9, 800, 500, 399950, false},
+		{"no totals", 800, 800, 500, 0, false}, // a table's stated OSL beside a completed count
+		{"no completed count", 800, 800, 0, 400000, false},
+		{"no cap", 800, 0, 500, 400000, false},
 	} {
-		r := results.Record{ID: "x", Completed: tt.completed,
+		r := results.Record{ID: "x", Completed: tt.completed, Metrics: map[string]float64{model.MeanTTFT: 100},
 			Workload: results.Workload{Load: model.Closed(4), ISL: 3200, OSL: tt.osl, OSLMax: tt.oslMax, NumPrompts: 500}}
+		if tt.total > 0 {
+			r.Metrics["total_output_tokens"] = tt.total
+		}
 		works, errs := series.Workloads([]results.Record{r}, 0)
 		if errs[0] != nil {
 			t.Fatal(errs[0])
 		}
 		w := works[0]
 		noted := strings.Contains(strings.Join(w.Notes, "\n"), "ran to exactly 800 tokens")
-		if w.ExactOutput != tt.want || noted != tt.want {
-			t.Errorf("osl %v of %d over %d requests: ExactOutput %v, notes %q; want %v", tt.osl, tt.oslMax, tt.completed, w.ExactOutput, w.Notes, tt.want)
+		if w.ExactOutput != tt.want || noted != tt.want || tt.want && w.OSL != 800 {
+			t.Errorf("%s: ExactOutput %v, OSL %d, notes %q; want %v", tt.name, w.ExactOutput, w.OSL, w.Notes, tt.want)
 		}
 	}
 }

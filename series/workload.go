@@ -33,7 +33,7 @@ type Workload struct {
 	// no cap is stated.
 	OSLMax int
 	// ExactOutput says every output ran to exactly OSL tokens: the
-	// record's measured mean output equals the max_tokens it asked for, so
+	// record counted max_tokens output tokens per completed request, so
 	// none stopped early (ignore_eos). A closed loop of such requests
 	// with equal prompts keeps its clients in lock-step: they finish in the
 	// same step and their successors are prefilled together, in waves.
@@ -140,7 +140,9 @@ func hitRate(settings map[string]string) (float64, error) {
 // stop before that length (vLLM's identity E2E = TTFT + (OSL−1)·TPOT gives
 // each point's mean output, and the series' median is under 95% of the
 // stated length), every point of the series uses that median. A workload
-// whose outputs stopped early keeps the cap they stopped under (OSLMax).
+// whose outputs stopped early keeps the cap they stopped under (OSLMax). A
+// record that counted max_tokens output tokens per completed request ran
+// every output to its cap (ExactOutput) and is never taken to stop early.
 func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 	out := make([]Workload, len(all))
 	errs := make([]error, len(all))
@@ -190,8 +192,8 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 				w.OSLMax = m
 			}
 			if exactOutput(r) {
-				w.ExactOutput = true
-				w.Notes = append(w.Notes, fmt.Sprintf("outputs: every one ran to exactly %d tokens (the measured mean equals max_tokens): simulated at that length, not spread", w.OSL))
+				w.ExactOutput, w.OSL = true, r.Workload.OSLMax
+				w.Notes = append(w.Notes, fmt.Sprintf("outputs: every one ran to exactly %d tokens (the counted output tokens are max_tokens per completed request): simulated at that length, not spread", w.OSL))
 			}
 		}
 	}
@@ -209,7 +211,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 	}
 	for i := range all {
 		e := est[keys[i]]
-		if errs[i] != nil || len(e) < 2 || out[i].Dataset != "" {
+		if errs[i] != nil || len(e) < 2 || out[i].Dataset != "" || out[i].ExactOutput {
 			continue
 		}
 		m := math.Round(stats.Median(e))
@@ -222,11 +224,13 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 	return out, errs
 }
 
-// exactOutput says a record measured every output at exactly its cap: a
-// mean over completed requests (none can exceed max_tokens) that equals it.
+// exactOutput says a record counted every output at exactly its cap: total
+// output tokens over the completed requests (none can exceed max_tokens)
+// equal to the cap. A stated or estimated mean is not that evidence.
 func exactOutput(r *results.Record) bool {
 	m := r.Workload.OSLMax
-	return r.Completed > 0 && m > 0 && r.Workload.OSL == float64(m)
+	total, ok := r.Metrics["total_output_tokens"]
+	return ok && r.Completed > 0 && m > 0 && total == float64(r.Completed)*float64(m)
 }
 
 // earlyStop is the share of the stated output length under which a
