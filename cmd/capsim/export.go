@@ -20,8 +20,13 @@ var (
 // wrote and which specs it left out.
 func writeExport(w io.Writer, dir string, specs []deploy.Spec) error {
 	paths, skipped, err := deploy.Export(dir, specs)
+	var warned []string // plan's attention layouts of one shape share a reason
 	for _, s := range skipped {
-		fmt.Fprintf(w, "capsim: warning: not exported: %s on %s: %v\n", s.Spec.Topology.Notation(), s.Spec.GPU, s.Err)
+		msg := fmt.Sprintf("capsim: warning: not exported: %s on %s: %v\n", s.Spec.Topology.Notation(), s.Spec.GPU, s.Err)
+		if !slices.Contains(warned, msg) {
+			warned = append(warned, msg)
+			fmt.Fprint(w, msg)
+		}
 	}
 	if err != nil {
 		return err
