@@ -417,6 +417,7 @@ func (s *search) buildTemplates() error {
 						t, err := s.newTemplate(g, engine, model.Aggregated(model.Pool{Count: 1, TP: tp}), price, dp)
 						if err != nil {
 							configureErrs = append(configureErrs, err.Error())
+							s.noteDPFailure(dp, err)
 							continue
 						}
 						gt = append(gt, t)
@@ -433,6 +434,7 @@ func (s *search) buildTemplates() error {
 						t, err := s.newTemplate(g, engine, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price, dp)
 						if err != nil {
 							configureErrs = append(configureErrs, err.Error())
+							s.noteDPFailure(dp, err)
 							continue
 						}
 						gt = append(gt, t)
@@ -470,6 +472,20 @@ func (s *search) buildTemplates() error {
 		return fmt.Errorf("plan: the profile has no fitted or derived costs for %s on any GPU: name the GPUs to price with the roofline prior", model.ShortName(s.llm.Name))
 	default:
 		return fmt.Errorf("plan: %s fits on none of %s", model.ShortName(s.llm.Name), gpuNames(gpus))
+	}
+}
+
+// noteDPFailure says in the result's notes why a data-parallel attention
+// layout was not searched (its copied attention weights leave no room for
+// the requests, say), which would otherwise go unseen beside the TP layout
+// that was.
+func (s *search) noteDPFailure(dp int, err error) {
+	if dp <= 1 {
+		return
+	}
+	n := fmt.Sprintf("DP attention %d not searched: %v", dp, err)
+	if !slices.Contains(s.res.Notes, n) {
+		s.res.Notes = append(s.res.Notes, n)
 	}
 }
 

@@ -729,3 +729,19 @@ func TestDPAttentionSearch(t *testing.T) {
 		}
 	}
 }
+
+// A data-parallel attention layout that cannot be configured (on 8× H20
+// DeepSeek-R1's weights fit only with the attention split by TP) is left
+// out with a note saying why, and the TP layout is still searched.
+func TestDPAttentionFailureNoted(t *testing.T) {
+	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H20"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(16),
+		SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
+		NumPrompts: 500, Steady: sim.SteadyOptions{MaxPrompts: 2000}}
+	res, err := Run(context.Background(), h20Profile(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Search.Candidates != 1 || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "DP attention 8 not searched: ") }) {
+		t.Errorf("%d candidates, notes %q; want the TP layout alone and a note on DP attention 8", res.Search.Candidates, res.Notes)
+	}
+}
