@@ -6,6 +6,10 @@ const (
 	OutputThroughput     = "output_throughput"
 	TotalTokenThroughput = "total_token_throughput"
 	Duration             = "duration"
+	// TotalInputTokens and TotalOutputTokens are the tokens of the
+	// completed requests: with their count, the realised mean lengths.
+	TotalInputTokens  = "total_input_tokens"
+	TotalOutputTokens = "total_output_tokens"
 
 	MeanTTFT   = "mean_ttft_ms"
 	MedianTTFT = "median_ttft_ms"

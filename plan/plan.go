@@ -39,10 +39,13 @@ type template struct {
 	tpA    int // replicas' or prefill workers' TP
 	tpB    int // decode workers' TP (disaggregated)
 	// dpAttention is the SGLang data-parallel attention degree the search
-	// chose (calibrate.Target.DPAttention); 0 runs the calibrated default.
-	dpAttention int
-	dep         calibrate.Deployment
-	price       float64 // per GPU (1 when ranking by GPU count)
+	// asked for (calibrate.Target.DPAttention; 0 runs the calibrated
+	// default); attnDP the degree the workers run, as their engine settings
+	// report it (predict.SettingsOf: 0 for attention split by TP; of
+	// disaggregated pools that differ under the default, the larger).
+	dpAttention, attnDP int
+	dep                 calibrate.Deployment
+	price               float64 // per GPU (1 when ranking by GPU count)
 	// per-worker bounds of the pools
 	prefill, decode, agg poolBounds
 	floor                map[string]float64 // ms, per latency family
@@ -106,21 +109,13 @@ func (c *candidate) withSettings(d calibrate.Deployment, v *variant) (calibrate.
 // shape names the template's GPU, engine and worker TP degrees.
 func (t *template) shape() string {
 	if t.disagg {
-		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d%s", t.gpu.Name, t.engine, t.tpA, t.tpB, t.dpNote())
+		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d%s", t.gpu.Name, t.engine, t.tpA, t.tpB, dpSuffix(t.attnDP))
 	}
-	return fmt.Sprintf("%s, %s, TP%d%s", t.gpu.Name, t.engine, t.tpA, t.dpNote())
-}
-
-// dpNote names the workers' data-parallel attention ("" for none).
-func (t *template) dpNote() string {
-	if dp := t.attentionDP(); dp > 1 {
-		return fmt.Sprintf(", DP attention %d", dp)
-	}
-	return ""
+	return fmt.Sprintf("%s, %s, TP%d%s", t.gpu.Name, t.engine, t.tpA, dpSuffix(t.attnDP))
 }
 
 func (c *candidate) name() string {
-	return fmt.Sprintf("%s on %d× %s%s", Notation(c.topo), c.gpus, c.t.gpu.Name, c.t.dpNote())
+	return fmt.Sprintf("%s on %d× %s", shape(Notation(c.topo), c.t.attnDP), c.gpus, c.t.gpu.Name)
 }
 
 // dpAttentionChoices are the attention layouts to try for workers of the
@@ -223,8 +218,8 @@ type search struct {
 	boundBy     string
 	boundTopo   model.Topology
 	boundGPU    string
-	boundDP     string // the bound's attention layout (template.dpNote)
-	noShort     bool   // tests: full runs only
+	boundDP     int  // the bound's data-parallel attention degree (template.attnDP)
+	noShort     bool // tests: full runs only
 }
 
 func newSearch(prof Profile, o Options) (*search, error) {
@@ -513,6 +508,9 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 		return nil, err
 	}
 	t := &template{gpu: g, engine: dep.Engine, disagg: topo.Disaggregated(), dpAttention: dpAttention, dep: dep, price: price, prior: len(dep.Derived) > 0}
+	for _, st := range predict.SettingsOf(dep) {
+		t.attnDP = max(t.attnDP, st.DPAttention)
+	}
 	for _, d := range dep.Derived {
 		if d.Source != calibrate.SourcePrior {
 			t.prior = false
@@ -579,7 +577,7 @@ func (s *search) enumerate() {
 		add := func(topo model.Topology, bound float64) {
 			s.res.Search.Candidates++
 			if bound > s.bestBound {
-				s.bestBound, s.boundTopo, s.boundGPU, s.boundDP = bound, topo, t.gpu.Name, t.dpNote()
+				s.bestBound, s.boundTopo, s.boundGPU, s.boundDP = bound, topo, t.gpu.Name, t.attnDP
 			}
 			switch {
 			case tooSlow:
@@ -610,7 +608,7 @@ func (s *search) enumerate() {
 				s.res.Search.Candidates += n
 				s.res.Search.Overloaded += n
 				if b := math.Min(pre, float64(n)*t.decode.decodeRate); b > s.bestBound {
-					s.bestBound, s.boundGPU, s.boundDP = b, t.gpu.Name, t.dpNote()
+					s.bestBound, s.boundGPU, s.boundDP = b, t.gpu.Name, t.attnDP
 					s.boundTopo = model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: n, TP: t.tpB})
 				}
 				continue
@@ -622,7 +620,7 @@ func (s *search) enumerate() {
 		}
 	}
 	if s.boundGPU != "" {
-		s.boundBy = fmt.Sprintf("%s on %d× %s%s", Notation(s.boundTopo), s.boundTopo.GPUs(), s.boundGPU, s.boundDP)
+		s.boundBy = fmt.Sprintf("%s on %d× %s", shape(Notation(s.boundTopo), s.boundDP), s.boundTopo.GPUs(), s.boundGPU)
 	}
 	// A total order (no two candidates share GPU, topology and attention
 	// layout), so an unstable sort is deterministic.

@@ -121,7 +121,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r := Recommendation{
 		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
-		DPAttention: c.t.attentionDP(), GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
+		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
 		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 		PerUser:      round(perUser(c.metrics), 3),
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
@@ -429,7 +429,7 @@ func (s *search) margin(ctx context.Context) error {
 		}
 	}
 	if best != nil {
-		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = shape(Notation(best.topo), best.t.attentionDP()), best.t.gpu.Name, best.gpus, best.cost
+		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = shape(Notation(best.topo), best.t.attnDP), best.t.gpu.Name, best.gpus, best.cost
 		m.Extra = round(top.Cost-best.cost, 6)
 	}
 	s.res.Margin = m
@@ -467,21 +467,6 @@ func fmtMs(v float64) string {
 	}
 }
 
-// attentionDP is the data-parallel attention degree the template's
-// workers run, searched or the calibrated default, as results report it:
-// 0 for attention split by TP. Disaggregated pools may differ under the
-// calibrated default (each pool's engine settings say which): the larger.
-func (t *template) attentionDP() int {
-	dp := t.dep.LLM.AttentionDPAt(t.tpA)
-	if t.disagg {
-		dp = max(dp, t.dep.LLM.AttentionDPAt(t.tpB))
-	}
-	if dp > 1 {
-		return dp
-	}
-	return 0
-}
-
 // frontier collects every fully simulated candidate and the Pareto
 // frontier of those meeting the SLOs: no other has both more output
 // throughput per GPU and more output tokens per second per user.
@@ -492,7 +477,7 @@ func (s *search) frontier() {
 			continue
 		}
 		pts = append(pts, FrontierPoint{
-			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), DPAttention: c.t.attentionDP(), GPUs: c.gpus, Cost: c.cost,
+			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost,
 			OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 			PerUser:      round(perUser(c.metrics), 3),
 			MeetsSLOs:    c.ok,

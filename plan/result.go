@@ -193,11 +193,15 @@ func (p FrontierPoint) Shape() string { return shape(p.Notation, p.DPAttention) 
 // Label names a point's deployment: its GPU and Shape.
 func (p FrontierPoint) Label() string { return p.GPU + " " + p.Shape() }
 
-func shape(notation string, dp int) string {
+func shape(notation string, dp int) string { return notation + dpSuffix(dp) }
+
+// dpSuffix names a data-parallel attention degree after a topology
+// (" DP-attention 8"); "" for attention split by TP.
+func dpSuffix(dp int) string {
 	if dp > 1 {
-		return fmt.Sprintf("%s DP-attention %d", notation, dp)
+		return fmt.Sprintf(" DP-attention %d", dp)
 	}
-	return notation
+	return ""
 }
 
 // Notation formats a topology as the Dynamo write-ups do: "6P(TP2) 1D(TP4)",

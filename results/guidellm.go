@@ -286,8 +286,8 @@ func (p *peer) guideLLMBenchmark(b *node, field string) (Record, error) {
 		key, total string
 		set        func(float64)
 	}{
-		{"prompt_token_count", "total_input_tokens", func(v float64) { r.Workload.ISL = v }},
-		{"output_token_count", "total_output_tokens", func(v float64) { r.Workload.OSL = v }},
+		{"prompt_token_count", model.TotalInputTokens, func(v float64) { r.Workload.ISL = v }},
+		{"output_token_count", model.TotalOutputTokens, func(v float64) { r.Workload.OSL = v }},
 	} {
 		s, f, err := successful(t.key)
 		if err != nil {

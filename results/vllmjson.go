@@ -190,7 +190,7 @@ var statMetricRE = regexp.MustCompile(`^(mean|median|std|p\d+(\.\d+)?)_[a-z0-9_]
 
 // knownNumericFields must be numbers (or null) when present.
 var knownNumericFields = map[string]bool{
-	model.Duration: true, "total_input_tokens": true, "total_output_tokens": true,
+	model.Duration: true, model.TotalInputTokens: true, model.TotalOutputTokens: true,
 	model.RequestThroughput: true, "request_goodput": true, model.OutputThroughput: true,
 	model.TotalTokenThroughput: true, "max_output_tokens_per_s": true, "max_concurrent_requests": true, "rtfx": true,
 }
@@ -456,8 +456,8 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	}
 
 	// Lengths: totals over successful requests are authoritative; outputs stop early.
-	tin, hasTin := r.Metrics["total_input_tokens"]
-	tout, hasTout := r.Metrics["total_output_tokens"]
+	tin, hasTin := r.Metrics[model.TotalInputTokens]
+	tout, hasTout := r.Metrics[model.TotalOutputTokens]
 	switch {
 	case hasTin && completed > 0:
 		r.Workload.ISL = tin / float64(completed)

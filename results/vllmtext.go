@@ -15,8 +15,8 @@ const textBanner = "Serving Benchmark Result"
 // textScalars maps vLLM's printed labels to its JSON field names.
 var textScalars = map[string]string{
 	"benchmark duration (s)":               model.Duration,
-	"total input tokens":                   "total_input_tokens",
-	"total generated tokens":               "total_output_tokens",
+	"total input tokens":                   model.TotalInputTokens,
+	"total generated tokens":               model.TotalOutputTokens,
 	"request throughput (req/s)":           model.RequestThroughput,
 	"request goodput (req/s)":              "request_goodput",
 	"output token throughput (tok/s)":      model.OutputThroughput,
@@ -285,10 +285,10 @@ func (b *textBlock) record(name, doc, section string) (Record, error) {
 		r.Workload.NumPrompts = b.completed + b.failed
 	}
 	if b.completed > 0 {
-		if v, ok := b.metrics["total_input_tokens"]; ok {
+		if v, ok := b.metrics[model.TotalInputTokens]; ok {
 			r.Workload.ISL = v / float64(b.completed)
 		}
-		if v, ok := b.metrics["total_output_tokens"]; ok {
+		if v, ok := b.metrics[model.TotalOutputTokens]; ok {
 			r.Workload.OSL = v / float64(b.completed)
 		}
 	}

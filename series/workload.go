@@ -229,7 +229,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 // equal to the cap. A stated or estimated mean is not that evidence.
 func exactOutput(r *results.Record) bool {
 	m := r.Workload.OSLMax
-	total, ok := r.Metrics["total_output_tokens"]
+	total, ok := r.Metrics[model.TotalOutputTokens]
 	return ok && r.Completed > 0 && m > 0 && total == float64(r.Completed)*float64(m)
 }
 

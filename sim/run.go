@@ -697,8 +697,8 @@ func (s *simulator) result() *Result {
 	m := res.Metrics
 	m[model.Duration] = dur
 	m["completed"] = float64(res.Completed)
-	m["total_input_tokens"] = float64(s.totalIn)
-	m["total_output_tokens"] = float64(s.totalOut)
+	m[model.TotalInputTokens] = float64(s.totalIn)
+	m[model.TotalOutputTokens] = float64(s.totalOut)
 	if dur > 0 {
 		m[model.RequestThroughput] = float64(s.completed) / dur
 		m[model.OutputThroughput] = float64(s.totalOut) / dur
