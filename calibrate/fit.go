@@ -355,8 +355,28 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			gf.notes = append(gf.notes, best.note)
 		}
 	}
+	// The residuals and every later use simulate the numbers the profile
+	// stores, not the unrounded solution: a discrete-event run can move by
+	// more than the rounding where a step boundary crosses an arrival.
+	gf.params = gf.params.stored()
 	gf.env.at = gf.params.coeffs
 	return gf, nil
+}
+
+// stored is p as a profile stores it (group): coefficients to 5
+// significant digits, the frontend latency and its serial work to 4
+// (the work at most the latency, as the simulator takes it), the KV
+// transfer to 5.
+func (p params) stored() params {
+	q := p.clone()
+	for role, c := range q.coeffs {
+		q.coeffs[role] = roundCoeffs(c)
+	}
+	q.frontend = round(q.frontend, 4)
+	q.service = round(math.Min(q.service, q.frontend), 4)
+	q.transfer.LatencyS = round(q.transfer.LatencyS, 5)
+	q.transfer.PerTokenS = round(q.transfer.PerTokenS, 5)
+	return q
 }
 
 func (o Options) maxEvals() int {

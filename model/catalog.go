@@ -36,6 +36,10 @@ type GPU struct {
 	// public measurements (BabelStream or STREAM triad, counting every byte
 	// read and written), cited in Source; 0 where none was found.
 	MemoryShare float64 `json:"memory_share,omitempty"`
+	// L2MB is the last-level on-chip cache in MB (AMD's MI300X: its
+	// Infinity Cache), cited in Source: activations a kernel writes and
+	// the next reads stay there while they fit (ActivationTraffic).
+	L2MB float64 `json:"l2_mb,omitempty"`
 	// Interconnect names the GPU-to-GPU link of the usual server (Interconnects).
 	Interconnect string `json:"interconnect"`
 	// Nodes is how many servers one worker spans (AcrossNodes); 0 or 1 is
@@ -192,36 +196,36 @@ func nodeNetwork() Interconnect {
 // gpus is the GPU catalog. Figures from the vendors' public spec sheets and
 // datasheets named in Source; link bandwidth is per direction.
 var gpus = []GPU{
-	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, MatmulShare: 0.96, Interconnect: "NVLink4",
-		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H20: 97871MiB. Matmul: torch.mm BF16, best of square 1024–10240, 142.25 TFLOPS (zzc0721/torch-performance-test-data database.md, 2025-10-20): 0.96 of peak"},
-	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, MatmulShare: 0.74, MemoryShare: 0.96, Interconnect: "PCIe4",
-		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB. Matmul: torch.mm BF16, best of square sizes, 269.15 TFLOPS (zzc0721/torch-performance-test-data issue #43, 2025-10-05): 0.74. Bandwidth: STREAM triad 0.831 TB/s on an L40, the same 864 GB/s GDDR6 (RRZE-HPC/gpu-benches gpu-stream/l40.txt): 0.96"},
-	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, MemoryMiB: 16160, MemoryShare: 0.94, Interconnect: "PCIe3",
-		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16. Device memory: nvidia-smi on a Tesla V100-PCIE-16GB: 16160MiB. Bandwidth: BabelStream triad 0.846 TB/s, copy 0.812 (kaanolgu/BabelStream docs/instructions.md): 0.94"},
-	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, MemoryMiB: 65536, MatmulShare: 0.72, MemoryShare: 0.77, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer. Device memory: 64 GiB, assumed binary as rocm-smi reports the MI300X's. Matmul: torch.mm BF16 10240³, 130.83 TFLOPS on ROCm 7.2 (zzc0721/torch-performance-test-data issue #195, 2026-08-07): 0.72. Bandwidth: STREAM triad 1.23 TB/s, scale 1.41 (RRZE-HPC/gpu-benches gpu-stream/mi210.txt; AMD's BabelStream acceptance floor triad 1.115, ROCm/system-acceptance-docs docs/gpus/mi210.md): 0.77"},
-	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, MemoryMiB: 81559, MatmulShare: 0.66, MemoryShare: 0.92, Interconnect: "PCIe5",
-		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16. Device memory: 81559MiB, assumed as nvidia-smi reports the H100 SXM and H800. Matmul: torch.mm BF16 4096³, 495.93 TFLOPS (zzc0721/torch-performance-test-data issue #95, 2025-12-14; 350 W power limit): 0.66. Bandwidth: STREAM triad 1.83 TB/s, read 1.94 (RRZE-HPC/gpu-benches gpu-stream/h100_pcie.txt): 0.92"},
-	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, FP8MatmulShare: 0.71, MemoryShare: 0.89, Interconnect: "NVLink4",
-		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB. Matmul: maximum achievable matmul FLOPS, BF16 794.5 TFLOPS (0.80), FP8 e4m3 1402.6 (0.71) (stas00/ml-engineering compute/accelerator/README.md, 2025-01-05; torch-performance-test-data: 797.5). Bandwidth: BabelStream triad 2.97 TB/s, copy 2.90 (Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md): 0.89"},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, Interconnect: "NVLink4",
-		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB. Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86"},
-	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.87, MemoryShare: 0.85, Interconnect: "NVLink3",
-		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s. Device memory: nvidia-smi on an A100-SXM4-80GB: 81920MiB. Matmul: maximum achievable matmul FLOPS, BF16 271.2 TFLOPS (stas00/ml-engineering compute/accelerator/README.md, 2025-01-04): 0.87. Bandwidth: BabelStream triad 1.70 TB/s (Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md), STREAM triad 1.79 (RRZE-HPC/gpu-benches gpu-stream/a100_80.txt): 0.83–0.88"},
-	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.81, Interconnect: "PCIe4",
-		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: 81920MiB, assumed as nvidia-smi reports the A100-SXM4-80GB. Matmul: maximum achievable matmul FLOPS, A100 PCIe BF16 252.9 TFLOPS (stas00/ml-engineering MAMF table, 2025-01-04): 0.81"},
-	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, MemoryMiB: 40960, MatmulShare: 0.87, MemoryShare: 0.88, Interconnect: "NVLink3",
-		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: nvidia-smi on an A100-SXM4-40GB: 40960MiB. Matmul: the A100 SXM's 271.2 TFLOPS BF16 (stas00/ml-engineering MAMF table; same tensor cores and clocks; an older torch 2.2 run on an 'A100 40GB' in torch-performance-test-data gives 0.79): 0.87. Bandwidth: BabelStream triad 1.37–1.38 TB/s on an A100-SXM4-40GB (argonne-lcf/ALCFBeginnersGuide polaris/02_profiling.md; RRZE-HPC/gpu-benches gpu-stream/a100_40.txt 1.375): 0.88"},
-	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, MemoryShare: 0.89, Interconnect: "NVLink4",
-		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies. Device memory: nvidia-smi on an H800: 81559MiB. Matmul: no public BF16 GEMM measurement of the H800 SXM found; the H100 SXM's 0.80 assumed (same tensor cores and clocks). Bandwidth: no public measurement of the H800 found; the H100 SXM's 0.89 assumed (the same 3.35 TB/s HBM3)"},
-	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, MemoryMiB: 196288, MatmulShare: 0.54, FP8MatmulShare: 0.49, MemoryShare: 0.77, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md). Device memory: rocm-smi VRAM total on an MI300X: 205822885888 B. Matmul: hipblaslt-bench BF16 708 TFLOPS (0.54), FP8 1273 (0.49) (AMD ROCm blog 'Measuring Max-Achievable FLOPs – Part 2', 2025-02-25; stock PyTorch on ROCm 6.3 reaches 668 BF16, stas00/ml-engineering). Bandwidth: BabelStream triad 4.09 TB/s, copy 4.11 (samuel-bohman/AI-benchmarking-guide Azure_Results/ND_MI300X_v5_results.md; RRZE-HPC/gpu-benches gpu-stream/mi300x.txt 4.00): 0.77"},
-	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, MemoryMiB: 32768, MemoryShare: 0.8, Interconnect: "InfinityFabric",
-		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check'). Device memory: 32 GiB, assumed binary as rocm-smi reports the MI300X's. Bandwidth: STREAM triad 0.98 TB/s (RRZE-HPC/gpu-benches gpu-stream/mi100.txt; AMD acceptance floor 0.91, ROCm/system-acceptance-docs docs/gpus/mi100.md): 0.80"},
-	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, MemoryMiB: 183359, MatmulShare: 0.78, FP8MatmulShare: 0.76, Interconnect: "NVLink5",
-		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak). Device memory: nvidia-smi on a B200: 183359MiB. Matmul: maximum achievable matmul FLOPS, BF16 1745 TFLOPS (0.78), FP8 e4m3 3432.5 (0.76) (stas00/ml-engineering compute/accelerator/README.md, 2025-07-07/09)"},
-	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, MemoryMiB: 23034, MatmulShare: 0.49, Interconnect: "PCIe4",
-		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L4: 23034MiB. Matmul: torch.mm BF16 at 8192³ 59.4 TFLOPS (0.49; 70.9 at 2048³ in a short burst before the 72 W power limit bites) (zzc0721/torch-performance-test-data issue #120, 2026-01-12)"},
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, MatmulShare: 0.96, L2MB: 60, Interconnect: "NVLink4",
+		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H20: 97871MiB. Matmul: torch.mm BF16, best of square 1024–10240, 142.25 TFLOPS (zzc0721/torch-performance-test-data database.md, 2025-10-20): 0.96 of peak L2: 60 MB (third-party spec listings; NVIDIA's product brief omits it)."},
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, MatmulShare: 0.74, MemoryShare: 0.96, L2MB: 96, Interconnect: "PCIe4",
+		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB. Matmul: torch.mm BF16, best of square sizes, 269.15 TFLOPS (zzc0721/torch-performance-test-data issue #43, 2025-10-05): 0.74. Bandwidth: STREAM triad 0.831 TB/s on an L40, the same 864 GB/s GDDR6 (RRZE-HPC/gpu-benches gpu-stream/l40.txt): 0.96 L2: 96 MB (NVIDIA Ada GPU architecture whitepaper, AD102)."},
+	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, MemoryMiB: 16160, MemoryShare: 0.94, L2MB: 6, Interconnect: "PCIe3",
+		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16. Device memory: nvidia-smi on a Tesla V100-PCIE-16GB: 16160MiB. Bandwidth: BabelStream triad 0.846 TB/s, copy 0.812 (kaanolgu/BabelStream docs/instructions.md): 0.94 L2: 6 MB (NVIDIA Volta architecture whitepaper)."},
+	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, MemoryMiB: 65536, MatmulShare: 0.72, MemoryShare: 0.77, L2MB: 8, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer. Device memory: 64 GiB, assumed binary as rocm-smi reports the MI300X's. Matmul: torch.mm BF16 10240³, 130.83 TFLOPS on ROCm 7.2 (zzc0721/torch-performance-test-data issue #195, 2026-08-07): 0.72. Bandwidth: STREAM triad 1.23 TB/s, scale 1.41 (RRZE-HPC/gpu-benches gpu-stream/mi210.txt; AMD's BabelStream acceptance floor triad 1.115, ROCm/system-acceptance-docs docs/gpus/mi210.md): 0.77 L2: 8 MB (AMD CDNA 2 architecture whitepaper, per graphics compute die)."},
+	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, MemoryMiB: 81559, MatmulShare: 0.66, MemoryShare: 0.92, L2MB: 50, Interconnect: "PCIe5",
+		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16. Device memory: 81559MiB, assumed as nvidia-smi reports the H100 SXM and H800. Matmul: torch.mm BF16 4096³, 495.93 TFLOPS (zzc0721/torch-performance-test-data issue #95, 2025-12-14; 350 W power limit): 0.66. Bandwidth: STREAM triad 1.83 TB/s, read 1.94 (RRZE-HPC/gpu-benches gpu-stream/h100_pcie.txt): 0.92 L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, FP8MatmulShare: 0.71, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4",
+		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB. Matmul: maximum achievable matmul FLOPS, BF16 794.5 TFLOPS (0.80), FP8 e4m3 1402.6 (0.71) (stas00/ml-engineering compute/accelerator/README.md, 2025-01-05; torch-performance-test-data: 797.5). Bandwidth: BabelStream triad 2.97 TB/s, copy 2.90 (Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md): 0.89 L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, L2MB: 50, Interconnect: "NVLink4",
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB. Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86 L2: 50 MB (the H100's GH100 die)."},
+	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.87, MemoryShare: 0.85, L2MB: 40, Interconnect: "NVLink3",
+		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s. Device memory: nvidia-smi on an A100-SXM4-80GB: 81920MiB. Matmul: maximum achievable matmul FLOPS, BF16 271.2 TFLOPS (stas00/ml-engineering compute/accelerator/README.md, 2025-01-04): 0.87. Bandwidth: BabelStream triad 1.70 TB/s (Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md), STREAM triad 1.79 (RRZE-HPC/gpu-benches gpu-stream/a100_80.txt): 0.83–0.88 L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.81, L2MB: 40, Interconnect: "PCIe4",
+		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: 81920MiB, assumed as nvidia-smi reports the A100-SXM4-80GB. Matmul: maximum achievable matmul FLOPS, A100 PCIe BF16 252.9 TFLOPS (stas00/ml-engineering MAMF table, 2025-01-04): 0.81 L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, MemoryMiB: 40960, MatmulShare: 0.87, MemoryShare: 0.88, L2MB: 40, Interconnect: "NVLink3",
+		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: nvidia-smi on an A100-SXM4-40GB: 40960MiB. Matmul: the A100 SXM's 271.2 TFLOPS BF16 (stas00/ml-engineering MAMF table; same tensor cores and clocks; an older torch 2.2 run on an 'A100 40GB' in torch-performance-test-data gives 0.79): 0.87. Bandwidth: BabelStream triad 1.37–1.38 TB/s on an A100-SXM4-40GB (argonne-lcf/ALCFBeginnersGuide polaris/02_profiling.md; RRZE-HPC/gpu-benches gpu-stream/a100_40.txt 1.375): 0.88 L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4",
+		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies. Device memory: nvidia-smi on an H800: 81559MiB. Matmul: no public BF16 GEMM measurement of the H800 SXM found; the H100 SXM's 0.80 assumed (same tensor cores and clocks). Bandwidth: no public measurement of the H800 found; the H100 SXM's 0.89 assumed (the same 3.35 TB/s HBM3) L2: 50 MB (the H100's GH100 die)."},
+	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, MemoryMiB: 196288, MatmulShare: 0.54, FP8MatmulShare: 0.49, MemoryShare: 0.77, L2MB: 256, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md). Device memory: rocm-smi VRAM total on an MI300X: 205822885888 B. Matmul: hipblaslt-bench BF16 708 TFLOPS (0.54), FP8 1273 (0.49) (AMD ROCm blog 'Measuring Max-Achievable FLOPs – Part 2', 2025-02-25; stock PyTorch on ROCm 6.3 reaches 668 BF16, stas00/ml-engineering). Bandwidth: BabelStream triad 4.09 TB/s, copy 4.11 (samuel-bohman/AI-benchmarking-guide Azure_Results/ND_MI300X_v5_results.md; RRZE-HPC/gpu-benches gpu-stream/mi300x.txt 4.00): 0.77 Last-level cache: 256 MB Infinity Cache (AMD CDNA 3 architecture whitepaper; 4 MB L2 per XCD in front of it)."},
+	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, MemoryMiB: 32768, MemoryShare: 0.8, L2MB: 8, Interconnect: "InfinityFabric",
+		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check'). Device memory: 32 GiB, assumed binary as rocm-smi reports the MI300X's. Bandwidth: STREAM triad 0.98 TB/s (RRZE-HPC/gpu-benches gpu-stream/mi100.txt; AMD acceptance floor 0.91, ROCm/system-acceptance-docs docs/gpus/mi100.md): 0.80 L2: 8 MB (AMD CDNA architecture whitepaper)."},
+	{Name: "B200", Aliases: []string{"NVIDIA B200", "HGX B200"}, MemoryGB: 180, MemoryTBps: 8.0, TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, MemoryMiB: 183359, MatmulShare: 0.78, FP8MatmulShare: 0.76, L2MB: 126, Interconnect: "NVLink5",
+		Source: "NVIDIA HGX B200 spec: 180 GB HBM3e per GPU, 8 TB/s, 2.25 PFLOPS BF16 dense, NVLink 1.8 TB/s. pyptx.dev/performance: cuBLAS BF16 GEMM 1,532–1,652 TFLOPS at 4096³–8192³ (68–73% of peak). Device memory: nvidia-smi on a B200: 183359MiB. Matmul: maximum achievable matmul FLOPS, BF16 1745 TFLOPS (0.78), FP8 e4m3 3432.5 (0.76) (stas00/ml-engineering compute/accelerator/README.md, 2025-07-07/09) L2: 126 MB over its two dies (chipsandcheese.com, 'Nvidia's B200: Keeping the CUDA Juggernaut Rolling', measured)."},
+	{Name: "L4", Aliases: []string{"NVIDIA L4"}, MemoryGB: 24, MemoryTBps: 0.3, TFLOPS: 121, FP8TFLOPS: 242, MemoryMiB: 23034, MatmulShare: 0.49, L2MB: 48, Interconnect: "PCIe4",
+		Source: "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 121 TFLOPS BF16 dense (242 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L4: 23034MiB. Matmul: torch.mm BF16 at 8192³ 59.4 TFLOPS (0.49; 70.9 at 2048³ in a short burst before the 72 W power limit bites) (zzc0721/torch-performance-test-data issue #120, 2026-01-12) L2: 48 MB (NVIDIA Ada GPU architecture whitepaper, AD104)."},
 }
 
 // LLM holds the architecture numbers of a dense transformer, from its Hugging Face config.json.
@@ -373,6 +377,110 @@ func (m LLM) ffnWidth() float64 {
 		return float64(m.ActiveExperts) * float64(m.ExpertIntermediate)
 	}
 	return float64(m.Intermediate)
+}
+
+// ActivationTraffic is the memory traffic of a step's activations through
+// the kernels between its GEMMs (LLM.ActivationKernels), kind by kind.
+type ActivationTraffic struct {
+	// BytesPerToken is what one kernel of each kind reads and writes for
+	// one token; Kernels how many of that kind a step runs.
+	BytesPerToken [5]float64 `json:"bytes_per_token"`
+	Kernels       [5]float64 `json:"kernels"`
+	Evicted       [5]bool    `json:"evicted"`
+	// CacheBytes is the GPU's last-level cache, BytesPerS its peak bandwidth.
+	CacheBytes float64 `json:"cache_bytes"`
+	BytesPerS  float64 `json:"bytes_per_s"`
+}
+
+// Time is the peak-bandwidth time of a step's activation traffic over
+// tokens tokens. A kernel whose inputs and outputs fit in the cache reads
+// what the kernel before it left there and leaves its output for the
+// next: it moves only what exceeds the cache to and from memory. A decode
+// batch's activations (hundreds of tokens) mostly fit; a prefill chunk's
+// (thousands) do not. An Evicted kind's input was written by a GEMM that
+// went on to stream more weights through the cache than it holds, so all
+// of it moves.
+func (a ActivationTraffic) Time(tokens float64) float64 {
+	if a.BytesPerS <= 0 || tokens <= 0 {
+		return 0
+	}
+	t := 0.0
+	for i, b := range a.BytesPerToken {
+		cache := a.CacheBytes
+		if a.Evicted[i] {
+			cache = 0
+		}
+		if spill := b*tokens - cache; spill > 0 {
+			t += a.Kernels[i] * spill
+		}
+	}
+	return t / a.BytesPerS
+}
+
+// ActivationKernels is the activation traffic of one step of a
+// tensor-parallel worker of degree tp on g, at 2 bytes an element, by
+// kind of kernel. Per layer:
+//   - two fused residual-add-and-RMSNorm kernels over the whole hidden
+//     state on every rank, each reading the hidden state and the residual
+//     and writing both (4 hidden-wide passes; split by the data-parallel
+//     attention degree, whose groups each norm their own requests);
+//   - the rotary embedding, reading and writing the rank's query and key
+//     heads;
+//   - the FFN's SiLU-and-mul, reading two of the rank's FFN-wide inputs
+//     and writing one: for a mixture of experts, k of them, one for each
+//     of a token's routed experts;
+//   - a mixture-of-experts layer's sum of its experts' outputs, written
+//     hidden-wide for each of a token's k experts and read back (vLLM's
+//     fused_moe and moe_sum): 2k+1 passes on every rank, since each rank
+//     computes its slice of every expert for every token.
+//
+// The two expert kinds are Evicted: a fused expert GEMM writes each
+// expert's outputs as it finishes that expert and then streams the next
+// experts' weights, more than the cache holds (a DeepSeek-R1 layer's
+// experts are 5.5 MB each per rank at TP8, and a step of 16 tokens
+// touches about 100), so those outputs are read back from memory. A dense
+// GEMM writes its output tiles at the end of their weight stream, and the
+// kernel after it finds them in the cache while they fit.
+//
+// Engines fuse some of these into their neighbours (FP8 quantisation into
+// the norm, for one); the passes counted are those that remain in vLLM's
+// BF16 path.
+func (m LLM) ActivationKernels(tp int, g GPU) ActivationTraffic {
+	if tp < 1 {
+		tp = 1
+	}
+	h, t := float64(m.Hidden), float64(tp)
+	layers := float64(m.Layers)
+	moeLayers := 0.0
+	if m.IsMoE() {
+		moeLayers = layers
+		if m.MoELayers > 0 {
+			moeLayers = float64(m.MoELayers)
+		}
+	}
+	const elem = 2
+	a := ActivationTraffic{CacheBytes: g.L2MB * 1e6, BytesPerS: g.MemoryTBps * 1e12}
+	a.BytesPerToken[0], a.Kernels[0] = elem*4*h/float64(m.AttentionDPAt(tp)), 2*layers
+	a.BytesPerToken[1], a.Kernels[1] = elem*2*float64((m.Heads+m.KVHeads)*m.HeadDim)/t, layers
+	a.BytesPerToken[2], a.Kernels[2] = elem*3*float64(m.Intermediate)/t, layers-moeLayers
+	if moeLayers > 0 {
+		k := float64(m.ActiveExperts)
+		a.BytesPerToken[3], a.Kernels[3] = elem*3*k*float64(m.ExpertIntermediate)/t, moeLayers
+		a.BytesPerToken[4], a.Kernels[4] = elem*(2*k+1)*h, moeLayers
+		a.Evicted[3], a.Evicted[4] = true, true
+	}
+	return a
+}
+
+// ActivationBytesPerToken is one token's activation traffic per GPU of a
+// worker of degree tp over every kernel of a step, none of it in cache.
+func (m LLM) ActivationBytesPerToken(tp int) float64 {
+	a := m.ActivationKernels(tp, GPU{})
+	b := 0.0
+	for i := range a.BytesPerToken {
+		b += a.BytesPerToken[i] * a.Kernels[i]
+	}
+	return b
 }
 
 // KVElemBytes is the size of one cached key or value element.

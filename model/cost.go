@@ -46,6 +46,13 @@ type Roofline struct {
 	ExpertRead  float64 `json:"expert_read_s,omitempty"`
 	ExpertToken float64 `json:"expert_token_s,omitempty"`
 	ExpertMiss  float64 `json:"expert_miss,omitempty"`
+	// Act is the activation traffic through the kernels between the
+	// GEMMs (LLM.ActivationKernels): norms and residual adds, rotary
+	// embeddings, the FFN's activation function, and a mixture of
+	// experts' per-expert outputs and their sum. Those kernels run
+	// between the GEMMs, not under them, so their time adds to the GEMMs'
+	// roofline; they stream at the weight reads' efficiency.
+	Act ActivationTraffic `json:"activations"`
 }
 
 // touched is the share of experts a step over tokens tokens routes to.
@@ -129,6 +136,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		HeadSeq:    2 * m.HeadParams() / (g.TFLOPS * 1e12 * tp),
 		AttnPair:   4 * float64(m.attentionLayers()*m.Heads*m.HeadDim) / (g.TFLOPS * 1e12 * tp),
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
+		Act:        m.ActivationKernels(p.TP, g),
 	}
 	if m.LatentKV > 0 {
 		// Latent attention decodes "absorbed": every head scores the whole
@@ -169,7 +177,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 type Coeffs struct {
 	Overhead float64 `json:"overhead_s"` // per step: scheduling, launches, sampling setup
 	PerSeq   float64 `json:"per_seq_s"`  // per sequence in the step: CPU bookkeeping, sampling
-	Weight   float64 `json:"weight"`     // 1/η_mem: × WeightRead (the memory side of every GEMM)
+	Weight   float64 `json:"weight"`     // 1/η_mem: × WeightRead (the memory side of every GEMM) and × the activation traffic between them
 	Compute  float64 `json:"compute"`    // 1/η_c: × GEMM FLOP time (the compute side), for prompt and decoded tokens alike
 	Attn     float64 `json:"attn"`       // 1/η_attn: × AttnPair for prompt attention (FLOPs)
 	KV       float64 `json:"kv"`         // 1/η_kv: × KVRead for decode attention (bytes)
@@ -237,6 +245,7 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		t.Comm += r.PrefillCollective - r.Collective
 	}
 	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.weightRead(tokens), at.Compute, at.Weight)
+	t.Weight += r.Act.Time(tokens)
 	return t
 }
 
@@ -357,7 +366,7 @@ func (c StepCost) PaddedBatch(n int) int {
 // StepTime returns the duration of a step in seconds:
 //
 //	overhead + perSeq·seqs + ‖compute·GEMM FLOP time, weight·weight read‖ₚ
-//	+ attn·prompt attention + kv·KV read
+//	+ weight·activation traffic + attn·prompt attention + kv·KV read
 //	+ comm·(all-reduce bytes + latency + engine collective cost, unless an
 //	  eager worker's step only prefills).
 func (c StepCost) StepTime(s Step) float64 {

@@ -206,6 +206,9 @@ func TestStepTimeIsRoofline(t *testing.T) {
 	g, _ := LookupGPU("H100-SXM")
 	m, _ := LookupLLM("Llama-3.1-8B-Instruct")
 	c := NewStepCost(g, m, Pool{Count: 1, TP: 1}, Coeffs{Weight: 1, Compute: 1}, nil)
+	// The GEMMs' roofline alone: the activation traffic beside it has a
+	// test of its own.
+	c.Roofline.Act = ActivationTraffic{}
 	r := c.Roofline
 	if got := c.StepTime(Step{DecodeSeqs: 1}); math.Abs(got/r.WeightRead-1) > 0.01 {
 		t.Errorf("lone decode %g s, want about the weight read %g s", got, r.WeightRead)
@@ -235,6 +238,73 @@ func TestStepTimeIsRoofline(t *testing.T) {
 	}
 }
 
+// The activation traffic between the GEMMs, counted by hand: it is a
+// percent of a dense prefill's GEMM time on a GPU of few FLOPs per byte
+// (the H20 the seeds calibrate) and comparable to a mixture of experts'
+// GEMM time on a fast GPU at TP8, where every rank sums every token's
+// routed experts' outputs. Only what exceeds the cache moves.
+func TestActivationTraffic(t *testing.T) {
+	for _, c := range []struct {
+		model, gpu string
+		tp         int
+		bytes      float64
+		// the activation time over the peak GEMM FLOP time of an
+		// 8192-token prefill, between lo and hi
+		lo, hi float64
+	}{
+		// Qwen3-32B, 64 layers of hidden 5120, 64 query and 8 KV heads of
+		// 128, FFN 25600: (8·5120 + 2·72·128 + 3·25600)·64·2 bytes.
+		{"Qwen3-32B", "H20", 1, 17432576, 0.005, 0.02},
+		// DeepSeek-R1 at TP8, 61 layers of hidden 7168, 128 heads of 160
+		// (query and key), 3 dense layers of FFN 18432, 58 with 8 routed
+		// experts of 2048: (61·(8·7168 + 2·256·160/8) + 3·3·18432/8 +
+		// 58·(3·8·2048/8 + 17·7168))·2 bytes.
+		{"DeepSeek-R1", "H200", 8, 23134720, 0.5, 1.5},
+	} {
+		g, _ := LookupGPU(c.gpu)
+		m, err := LookupLLM(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.ActivationBytesPerToken(c.tp); math.Abs(got-c.bytes) > 0.5 {
+			t.Errorf("%s TP%d: %.0f activation bytes a token, want %.0f", c.model, c.tp, got, c.bytes)
+		}
+		r := NewRoofline(g, m, Pool{Count: 1, TP: c.tp})
+		if ratio := r.Act.Time(8192) / r.gemmFLOPTime(8192, 1); ratio < c.lo || ratio > c.hi {
+			t.Errorf("%s TP%d on %s: activation time %.3f of the GEMM FLOP time, want %.3f–%.3f", c.model, c.tp, c.gpu, ratio, c.lo, c.hi)
+		}
+	}
+	// A decode batch's activations stay in the cache; a prefill chunk's
+	// spill, and a chunk far larger than the cache moves nearly all of it.
+	g, _ := LookupGPU("H100-SXM")
+	q, _ := LookupLLM("Qwen3-32B")
+	r := NewRoofline(g, q, Pool{Count: 1, TP: 1})
+	if got := r.Act.Time(64); got != 0 {
+		t.Errorf("a 64-sequence decode's activations on H100 take %g s, want 0 (they fit in its 50 MB L2)", got)
+	}
+	all := q.ActivationBytesPerToken(1) / (g.MemoryTBps * 1e12)
+	if got := r.Act.Time(1 << 20); got < 0.99*all*(1<<20) || got > all*(1<<20) {
+		t.Errorf("a million tokens' activations take %g s, want just under %g s", got, all*(1<<20))
+	}
+	if got, most := r.Act.Time(8192), all*8192; got <= 0.5*most || got >= most {
+		t.Errorf("an 8192-token chunk's activations take %g s, want most of %g s", got, most)
+	}
+	// A mixture of experts' per-expert activations are evicted by the
+	// expert weights streamed after them: even a small decode moves them.
+	h200, _ := LookupGPU("H200")
+	ds, _ := LookupLLM("DeepSeek-R1")
+	k := 8.0
+	perToken := 58 * 2 * (3*k*2048/8 + (2*k+1)*7168)
+	if got, want := NewRoofline(h200, ds, Pool{Count: 1, TP: 8}).Act.Time(16), 16*perToken/(h200.MemoryTBps*1e12); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("a 16-sequence DeepSeek-R1 decode's activations take %g s, want its expert outputs' %g s", got, want)
+	}
+	// Data-parallel attention groups norm their own requests only.
+	m, _ := LookupLLM("DeepSeek-R1")
+	if dp, tp := m.WithAttentionDP(8).ActivationBytesPerToken(8), m.ActivationBytesPerToken(8); tp-dp != 61*7*7168*2 {
+		t.Errorf("DP attention 8 saves %.0f bytes a token, want 61·(8−1)·7168·2", tp-dp)
+	}
+}
+
 // A step's time is its overheads, the smooth roofline of its GEMMs and its
 // attention, KV and communication terms, and the design row carries it
 // exactly at the coefficients it is taken at (Euler's theorem for a
@@ -259,7 +329,7 @@ func TestTermsDotIsStepTime(t *testing.T) {
 			tokens := float64(s.PrefillTokens) + n
 			gemm := math.Pow(math.Pow(k.Compute*r.gemmFLOPTime(tokens, n), RooflineP)+math.Pow(k.Weight*r.WeightRead, RooflineP), 1/RooflineP)
 			want := k.Overhead + k.PerSeq*(float64(s.PrefillSeqs)+n) + gemm + k.Attn*r.AttnPair*s.PrefillAttn +
-				k.KV*r.KVRead*s.DecodeKV + k.Comm*(r.CommToken*tokens+r.CommStep+r.Collective)
+				k.KV*r.KVRead*s.DecodeKV + k.Comm*(r.CommToken*tokens+r.CommStep+r.Collective) + k.Weight*r.Act.Time(tokens)
 			if got := c.StepTime(s); math.Abs(got/want-1) > 1e-9 {
 				t.Errorf("coeffs %+v, step %+v: step time %g s, want %g s", k, s, got, want)
 			}
