@@ -8,10 +8,14 @@ import (
 
 // HowSimulated says how the prediction's points were simulated: a
 // benchmark replay, or steady state with the most requests measured at a
-// point, the prefix-cache hit rate assumed, if any, and the dataset the
-// request lengths were drawn from, if any.
+// point, the prefix-cache hit rate assumed, if any, the dataset the
+// request lengths were drawn from, if any, and whether every output ran to
+// exactly its length.
 func (p Prediction) HowSimulated() string {
 	hit := WorkloadClause(p.PrefixHitRate, p.Dataset)
+	if p.ExactOutput {
+		hit += "; every output exactly OSL tokens long (ignore_eos), not spread ±20%"
+	}
 	if p.Mode != sim.SteadyState {
 		return "benchmark replay (ramp-up and drain included)" + hit
 	}

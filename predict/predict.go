@@ -53,9 +53,10 @@ type Options struct {
 	// "" sends every prompt at the shape's ISL.
 	Dataset string
 	// OSLMax and ExactOutput spread the outputs as a measured series' own
-	// records ran them (calibrate.Workload: outputs that stop early under a
-	// cap of OSLMax, or every one exactly its shape's OSL); zero values
-	// spread them within ±20% of the OSL, as most runs realise them.
+	// records ran them, or as a benchmark sending ignore_eos asks for them
+	// (calibrate.Workload: outputs that stop early under a cap of OSLMax,
+	// or every one exactly its shape's OSL); zero values spread them
+	// within ±20% of the OSL, as most runs realise them.
 	OSLMax      int
 	ExactOutput bool
 	// NoBand skips the uncertainty band (two extra simulations per point).
@@ -158,6 +159,9 @@ type Prediction struct {
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 	// Dataset is the dataset whose lengths the requests drew (Options.Dataset).
 	Dataset string `json:"dataset,omitempty"`
+	// ExactOutput: every output ran to exactly its shape's OSL
+	// (Options.ExactOutput, as ignore_eos gets them), not spread ±20%.
+	ExactOutput bool `json:"exact_output,omitempty"`
 }
 
 // Run predicts every shape of opts over its loads with the profile's costs.
@@ -299,6 +303,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 			PrefixHitRate:        opts.PrefixHitRate,
 			Dataset:              opts.Dataset,
+			ExactOutput:          opts.ExactOutput,
 		}
 		if central.RouterAsked && behindRouter(central) < 2 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("router %s asked for, but %s has one worker behind its router: it changes nothing", opts.Target.Router, opts.Target.Topology))

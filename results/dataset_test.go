@@ -49,3 +49,29 @@ func TestVLLMJSONCapsimDataset(t *testing.T) {
 		}
 	}
 }
+
+// capsim bench at fixed lengths asked every request for max_tokens
+// capsim_osl with ignore_eos: that is the record's output cap, which
+// vLLM's own files call output_len. Not so with a dataset, whose outputs
+// are dealt around capsim_osl, nor where the file states output_len.
+func TestVLLMJSONCapsimOSLIsTheCap(t *testing.T) {
+	const head = `{"backend": "openai", "model_id": "m", "completed": 4, "request_throughput": 1, "total_input_tokens": 800, "total_output_tokens": 400, "capsim_osl": 100`
+	for _, c := range []struct {
+		name, kv string
+		want     int
+	}{
+		{"fixed lengths", `"capsim_dataset": null`, 100},
+		{"before capsim_dataset", `"capsim_isl": 200`, 100},
+		{"a dataset", `"capsim_dataset": "sharegpt"`, 0},
+		{"a dataset in the metadata", `"dataset": "sharegpt"`, 0},
+		{"output_len stated", `"output_len": 120`, 120},
+	} {
+		recs, err := ParseVLLMJSON("x.json", []byte(head+", "+c.kv+"}"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := recs[0].Workload.OSLMax; got != c.want {
+			t.Errorf("%s: output cap %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -454,6 +454,14 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	if err := readDataset(&r, capsimDataset, bad, str); err != nil {
 		return r, err
 	}
+	if osl, ok := r.Metrics["capsim_osl"]; ok && r.System.Settings[DatasetSetting] == "" && r.Workload.OSLMax == 0 && osl >= 1 && osl == math.Trunc(osl) {
+		// capsim bench without a dataset (capsim_dataset null, or absent
+		// in files from before it had one) asked every request for
+		// max_tokens capsim_osl with ignore_eos: that is the output cap
+		// (vLLM's output_len), and its counted total says whether every
+		// output ran to it.
+		r.Workload.OSLMax = int(osl)
+	}
 
 	// Lengths: totals over successful requests are authoritative; outputs stop early.
 	tin, hasTin := r.Metrics[model.TotalInputTokens]

@@ -21,7 +21,7 @@ type predictOptions struct {
 	numPrompts            int
 	seed                  uint64
 	format, plot          string
-	noBand                bool
+	noBand, exactOutput   bool
 	prefixHit             float64
 	mode, export, dataset string
 }
@@ -39,6 +39,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.export, "export", "", "write this deployment's deployable configs to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
+	fs.BoolVar(&o.exactOutput, "exact-output", false, "every output runs to exactly its shape's output length, as a benchmark that sends ignore_eos gets them\n(capsim bench, vllm bench serve --ignore-eos): closed loops then run in lock-step; by default outputs spread ±20% around it, as real traffic's do")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
 	fs.StringVar(&o.plot, "plot", "", "also draw the predicted curves to this .png or .svg file")
@@ -96,6 +97,9 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if !sim.ValidPrefixHitRate(o.prefixHit) {
 		return nil, fmt.Errorf("--prefix-hit-rate must be a fraction in [0, 1), got %v", o.prefixHit)
 	}
+	if o.exactOutput && o.dataset != "" {
+		return nil, fmt.Errorf("--exact-output does not apply with --dataset %s: the dataset's own output lengths are simulated", o.dataset)
+	}
 	switch sim.Mode(o.mode) {
 	case sim.SteadyState, sim.BenchmarkReplay:
 	default:
@@ -109,7 +113,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset}
+	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput}
 	if o.isl > 0 {
 		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
 	}

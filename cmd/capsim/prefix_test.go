@@ -88,3 +88,49 @@ func TestPlanAndExportStateThePrefixHitRate(t *testing.T) {
 		t.Errorf("predict --prefix-hit-rate 0.4 --export: README (%v):\n%s", err, text)
 	}
 }
+
+// --exact-output simulates every output at exactly --osl tokens, as capsim
+// bench's ignore_eos requests get them: a lone closed-loop client's
+// requests then all take the same time, where the default ±20% spread
+// gives them a tail. Both outputs say so; with --dataset it is a one-line
+// error, since the dataset's own lengths are simulated.
+func TestPredictExactOutput(t *testing.T) {
+	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100",
+		"--concurrency", "1", "--no-band", "--num-prompts", "50", "--mode", "benchmark-replay"}
+	spread := map[bool]float64{}
+	for _, exact := range []bool{false, true} {
+		a := append(append([]string{}, args...), "--format", "json")
+		if exact {
+			a = append(a, "--exact-output")
+		}
+		var out bytes.Buffer
+		if err := run(a, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			ExactOutput bool `json:"exact_output"`
+			Points      []struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.ExactOutput != exact {
+			t.Errorf("--exact-output %v: JSON says %v", exact, p.ExactOutput)
+		}
+		m := p.Points[0].Metrics
+		spread[exact] = m["p99_e2el_ms"]/m["median_e2el_ms"] - 1
+	}
+	if !(spread[true] < 0.01 && spread[false] > 0.05) {
+		t.Errorf("p99 E2E over the median: %.3f with exact outputs, %.3f spread; want under 0.01 and over 0.05", spread[true], spread[false])
+	}
+	var out bytes.Buffer
+	if err := run(append(append([]string{}, args...), "--exact-output"), &out, io.Discard); err != nil || !strings.Contains(out.String(), "every output exactly OSL tokens long (ignore_eos)") {
+		t.Errorf("table output does not say the outputs are exact (err %v):\n%s", err, out.String())
+	}
+	err := run(append(append([]string{}, args...), "--exact-output", "--dataset", "sharegpt"), io.Discard, io.Discard)
+	if want := "--exact-output does not apply with --dataset sharegpt: the dataset's own output lengths are simulated"; err == nil || err.Error() != want {
+		t.Errorf("--exact-output with --dataset: err %v, want %q", err, want)
+	}
+}

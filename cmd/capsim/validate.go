@@ -93,7 +93,10 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
 	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: o.dataset})
+		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: o.dataset,
+		// Without a dataset every request asks for max_tokens OSL with
+		// ignore_eos: simulated so, every output exactly OSL long.
+		ExactOutput: o.dataset == ""})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}
@@ -113,6 +116,11 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	ms := make([]predict.Measured, len(done))
+	for _, r := range done {
+		if r.OutputTokenMismatches > 0 && o.dataset == "" {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d completed requests returned another number of output tokens than the %d they asked for with ignore_eos, which the prediction assumed", r.Load, r.OutputTokenMismatches, r.Completed, o.osl))
+		}
+	}
 	for i, r := range done {
 		ms[i] = predict.Measured{Load: r.Load, Metrics: r.Metrics(), NumPrompts: r.NumPrompts, Completed: r.Completed, Failed: r.Failed, FailureNote: r.FailureNote()}
 	}

@@ -78,8 +78,11 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 		if p.Load.Concurrency != wantLoads[i] || p.ISL != 256 || p.OSL != 64 || p.NumPrompts != 48 || p.Completed != 48 || p.Failed != 0 {
 			t.Fatalf("point %d: %+v, want concurrency %d, ISL 256, OSL 64, 48 prompts all completed", i, p, wantLoads[i])
 		}
+		// capsim bench sent max_tokens 64 with ignore_eos and counted
+		// 48 × 64 output tokens: every output is simulated at exactly 64.
 		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target,
-			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay})
+			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay,
+			ExactOutput: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,8 +161,9 @@ func TestValidateTable(t *testing.T) {
 			t.Errorf("%s appears %d times, want 4:\n%s", m, n, out)
 		}
 	}
-	if stderr.Len() != 0 {
-		t.Errorf("unexpected warnings: %s", stderr.String())
+	// The one note: capsim bench's outputs all ran to max_tokens.
+	if want := "capsim: warning: outputs: every one ran to exactly 64 tokens (the counted output tokens are max_tokens per completed request): simulated at that length, not spread\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want only %q", stderr.String(), want)
 	}
 }
 
@@ -173,8 +177,8 @@ func TestValidateWarnsWhenTheProfileLacksTheEngine(t *testing.T) {
 	if !strings.Contains(stderr.String(), `engine llm-d-inference-sim-0.10.2 not calibrated for H100-SXM / Qwen3-8B: simulated with vllm-0.9.0.1`) {
 		t.Errorf("stderr %q lacks the engine warning", stderr.String())
 	}
-	if strings.Count(stderr.String(), "warning:") != 1 {
-		t.Errorf("want the warning once, got:\n%s", stderr.String())
+	if strings.Count(stderr.String(), "not calibrated") != 1 || strings.Count(stderr.String(), "warning:") != 2 {
+		t.Errorf("want the engine warning once beside the exact-outputs note, got:\n%s", stderr.String())
 	}
 }
 
