@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/capsim/capsim/predict"
 )
 
 // --prefix-hit-rate: a good value is simulated (lower TTFT for long
@@ -18,19 +20,7 @@ func TestPredictPrefixHitRate(t *testing.T) {
 		"--concurrency", "1", "--no-band", "--num-prompts", "100"}
 	ttft := map[string]float64{}
 	for _, h := range []string{"0", "0.5"} {
-		var out bytes.Buffer
-		if err := run(append(append([]string{}, args...), "--prefix-hit-rate", h, "--format", "json"), &out, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		var p struct {
-			PrefixHitRate float64 `json:"prefix_hit_rate"`
-			Points        []struct {
-				Metrics map[string]float64 `json:"metrics"`
-			} `json:"points"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &p); err != nil {
-			t.Fatal(err)
-		}
+		p := predictJSON(t, append(append([]string{}, args...), "--prefix-hit-rate", h)...)
 		if (h == "0.5") != (p.PrefixHitRate == 0.5) {
 			t.Errorf("--prefix-hit-rate %s: JSON says %v", h, p.PrefixHitRate)
 		}
@@ -99,23 +89,11 @@ func TestPredictExactOutput(t *testing.T) {
 		"--concurrency", "1", "--no-band", "--num-prompts", "50", "--mode", "benchmark-replay"}
 	spread := map[bool]float64{}
 	for _, exact := range []bool{false, true} {
-		a := append(append([]string{}, args...), "--format", "json")
+		a := append([]string{}, args...)
 		if exact {
 			a = append(a, "--exact-output")
 		}
-		var out bytes.Buffer
-		if err := run(a, &out, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		var p struct {
-			ExactOutput bool `json:"exact_output"`
-			Points      []struct {
-				Metrics map[string]float64 `json:"metrics"`
-			} `json:"points"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &p); err != nil {
-			t.Fatal(err)
-		}
+		p := predictJSON(t, a...)
 		if p.ExactOutput != exact {
 			t.Errorf("--exact-output %v: JSON says %v", exact, p.ExactOutput)
 		}
@@ -133,4 +111,18 @@ func TestPredictExactOutput(t *testing.T) {
 	if want := "--exact-output does not apply with --dataset sharegpt: the dataset's own output lengths are simulated"; err == nil || err.Error() != want {
 		t.Errorf("--exact-output with --dataset: err %v, want %q", err, want)
 	}
+}
+
+// predictJSON runs capsim predict with args and --format json.
+func predictJSON(t *testing.T, args ...string) predict.Prediction {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(append(append([]string{}, args...), "--format", "json"), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var p predict.Prediction
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
