@@ -58,6 +58,9 @@ type Spec struct {
 	// Dataset is the dataset the prediction drew request lengths from
 	// (predict.Options.Dataset), "" for every request at ISL and OSL.
 	Dataset string
+	// ExactOutput: the prediction ran every output to exactly OSL tokens
+	// (predict.Options.ExactOutput), not spread ±20%.
+	ExactOutput bool
 	// Mode is the simulation mode ("steady-state"); Metrics vLLM's result
 	// fields as predicted; Verdicts the SLOs; Headroom a one-line summary.
 	Mode       string
@@ -593,7 +596,7 @@ func readme(s Spec, e Engine) []byte {
 		}
 		at = strings.Join(ls, ", ")
 	}
-	fmt.Fprintf(&b, "Model `%s`, ISL %d / OSL %d at %s%s. Exported by capsim; every number below is a prediction", s.Model, s.ISL, s.OSL, at, predict.WorkloadClause(s.PrefixHitRate, s.Dataset))
+	fmt.Fprintf(&b, "Model `%s`, ISL %d / OSL %d at %s%s. Exported by capsim; every number below is a prediction", s.Model, s.ISL, s.OSL, at, predict.WorkloadClause(s.PrefixHitRate, s.Dataset)+predict.ExactOutputClause(s.ExactOutput))
 	if s.Mode != "" {
 		fmt.Fprintf(&b, " (%s simulation", s.Mode)
 		if s.Confidence > 0 {
@@ -678,6 +681,10 @@ func readme(s Spec, e Engine) []byte {
 	if s.Dataset != "" {
 		fmt.Fprintf(&b, "\nWith `--dataset %s`, `capsim validate` gives each request its own prompt and output length, dealt from the %s dataset's spread of lengths "+
 			"scaled to ISL %d and OSL %d as the metrics above assume, and predicts the run with the same lengths.\n", s.Dataset, s.Dataset, s.ISL, s.OSL)
+	} else if !s.ExactOutput {
+		b.WriteString("\n`capsim validate` asks every request for exactly OSL output tokens (`ignore_eos`) and predicts the run so: " +
+			"a closed loop of equal requests then runs in lock-step, each wave of prompts prefilled together, " +
+			"so its predicted TTFTs differ from the metrics above, which spread outputs ±20% as real traffic does.\n")
 	}
 	return b.Bytes()
 }

@@ -45,7 +45,7 @@ func FromPrediction(preds []predict.Prediction, topo model.Topology, profile str
 	s := Spec{
 		Model: p.Model, GPU: p.GPU, Engine: p.Engine, Topology: topo, Pools: p.Settings,
 		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, Router: p.Router,
-		ISL: p.ISL, OSL: p.OSL, PrefixHitRate: p.PrefixHitRate, Dataset: p.Dataset, Mode: string(p.Mode), Costs: costsLine(p.Derived), Profile: profile,
+		ISL: p.ISL, OSL: p.OSL, PrefixHitRate: p.PrefixHitRate, Dataset: p.Dataset, ExactOutput: p.ExactOutput, Mode: string(p.Mode), Costs: costsLine(p.Derived), Profile: profile,
 	}
 	for _, pt := range p.Points {
 		s.Points = append(s.Points, Point{Load: pt.Load, Metrics: pt.Metrics})

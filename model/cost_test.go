@@ -255,11 +255,12 @@ func TestActivationTraffic(t *testing.T) {
 		// Qwen3-32B, 64 layers of hidden 5120, 64 query and 8 KV heads of
 		// 128, FFN 25600: (8·5120 + 2·72·128 + 3·25600)·64·2 bytes.
 		{"Qwen3-32B", "H20", 1, 17432576, 0.005, 0.02},
-		// DeepSeek-R1 at TP8, 61 layers of hidden 7168, 128 heads of 160
-		// (query and key), 3 dense layers of FFN 18432, 58 with 8 routed
-		// experts of 2048: (61·(8·7168 + 2·256·160/8) + 3·3·18432/8 +
-		// 58·(3·8·2048/8 + 17·7168))·2 bytes.
-		{"DeepSeek-R1", "H200", 8, 23134720, 0.5, 1.5},
+		// DeepSeek-R1 at TP8, 61 layers of hidden 7168 whose rotary
+		// embedding turns 64 values of each of 128 query heads and one
+		// shared 64-value key, 3 dense layers of FFN 18432, 58 with 8
+		// routed experts of 2048: (61·(8·7168 + 2·129·64/8) +
+		// 3·3·18432/8 + 58·(3·8·2048/8 + 17·7168))·2 bytes.
+		{"DeepSeek-R1", "H200", 8, 22137248, 0.5, 1.5},
 	} {
 		g, _ := LookupGPU(c.gpu)
 		m, err := LookupLLM(c.model)
@@ -297,6 +298,12 @@ func TestActivationTraffic(t *testing.T) {
 	perToken := 58 * 2 * (3*k*2048/8 + (2*k+1)*7168)
 	if got, want := NewRoofline(h200, ds, Pool{Count: 1, TP: 8}).Act.Time(16), 16*perToken/(h200.MemoryTBps*1e12); math.Abs(got/want-1) > 1e-9 {
 		t.Errorf("a 16-sequence DeepSeek-R1 decode's activations take %g s, want its expert outputs' %g s", got, want)
+	}
+	// Every catalog GPU states its last-level cache.
+	for _, g := range GPUs() {
+		if !(g.L2MB > 0) || !strings.Contains(g.Source, "L2: ") && !strings.Contains(g.Source, "Last-level cache: ") {
+			t.Errorf("%s: L2MB %v; want a cache size cited in its Source", g.Name, g.L2MB)
+		}
 	}
 	// Data-parallel attention groups norm their own requests only.
 	m, _ := LookupLLM("DeepSeek-R1")

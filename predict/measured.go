@@ -24,6 +24,7 @@ func (v *Validation) AddMeasured(shape Shape, pred Prediction, ms []Measured) {
 		}
 		pt := ComparePoint(m.Load, shape, pred.Points[i].Metrics, m.Metrics)
 		pt.NumPrompts, pt.Completed, pt.Failed = m.NumPrompts, m.Completed, m.Failed
+		pt.ExactOutput = pred.ExactOutput
 		v.Points = append(v.Points, pt)
 	}
 }

@@ -13,9 +13,7 @@ import (
 // exactly its length.
 func (p Prediction) HowSimulated() string {
 	hit := WorkloadClause(p.PrefixHitRate, p.Dataset)
-	if p.ExactOutput {
-		hit += "; every output exactly OSL tokens long (ignore_eos), not spread ±20%"
-	}
+	hit += ExactOutputClause(p.ExactOutput)
 	if p.Mode != sim.SteadyState {
 		return "benchmark replay (ramp-up and drain included)" + hit
 	}
@@ -26,6 +24,15 @@ func (p Prediction) HowSimulated() string {
 		}
 	}
 	return fmt.Sprintf("steady state (warm-up left out; up to %d measured requests a point)", measured) + hit
+}
+
+// ExactOutputClause is the clause outputs append to a workload's
+// description when every output ran to exactly its length; "" otherwise.
+func ExactOutputClause(exact bool) string {
+	if !exact {
+		return ""
+	}
+	return "; every output exactly OSL tokens long (ignore_eos), not spread ±20%"
 }
 
 // WorkloadClause is hitClause for h followed, for a dataset, by

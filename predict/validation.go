@@ -8,6 +8,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/series"
 )
 
 // ValidationMetrics are the metrics a validation compares, in print order.
@@ -21,14 +22,17 @@ var ValidationMetrics = []string{
 
 // ValidationPoint is one load point measured against its prediction.
 type ValidationPoint struct {
-	Load       model.Load   `json:"load"`
-	ISL        int          `json:"isl"`
-	OSL        int          `json:"osl"`
-	NumPrompts int          `json:"num_prompts"`
-	Completed  int          `json:"completed"`
-	Failed     int          `json:"failed"`
-	Record     string       `json:"record,omitempty"` // the record compared, when validating records
-	Metrics    []Comparison `json:"metrics"`
+	Load       model.Load `json:"load"`
+	ISL        int        `json:"isl"`
+	OSL        int        `json:"osl"`
+	NumPrompts int        `json:"num_prompts"`
+	Completed  int        `json:"completed"`
+	Failed     int        `json:"failed"`
+	Record     string     `json:"record,omitempty"` // the record compared, when validating records
+	// ExactOutput: every output was simulated at exactly OSL tokens, as
+	// the measurement ran them (ignore_eos), not spread ±20%.
+	ExactOutput bool         `json:"exact_output,omitempty"`
+	Metrics     []Comparison `json:"metrics"`
 	// Missing lists metrics the measurement or the prediction lacks.
 	Missing []string `json:"missing,omitempty"`
 }
@@ -44,10 +48,13 @@ type Validation struct {
 	// Dataset is the dataset whose lengths the requests took, measured and
 	// simulated alike (Options.Dataset; series.Workload.Dataset when every
 	// record states the same); "" when none or they differ.
-	Dataset string            `json:"dataset,omitempty"`
-	Points  []ValidationPoint `json:"points"`
-	Summary []ErrorSummary    `json:"summary"`
-	Derived []string          `json:"derived"` // where the predicted costs came from
+	Dataset string `json:"dataset,omitempty"`
+	// ExactOutput: every point's outputs were simulated at exactly OSL
+	// tokens (ValidationPoint.ExactOutput).
+	ExactOutput bool              `json:"exact_output,omitempty"`
+	Points      []ValidationPoint `json:"points"`
+	Summary     []ErrorSummary    `json:"summary"`
+	Derived     []string          `json:"derived"` // where the predicted costs came from
 	// Frontend is the frontend latency when it was carried from another
 	// deployment (calibrate.Deployment.FrontendFrom), as the first record
 	// was priced.
@@ -58,7 +65,7 @@ type Validation struct {
 // NewValidation starts a validation of a prediction's deployment.
 func NewValidation(source string, p Prediction) *Validation {
 	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology, Dataset: p.Dataset,
-		Warnings: p.Warnings, Derived: derivedText(p.Derived), Frontend: p.Frontend}
+		ExactOutput: p.ExactOutput, Warnings: p.Warnings, Derived: derivedText(p.Derived), Frontend: p.Frontend}
 }
 
 func derivedText(ds []calibrate.Derivation) []string {
@@ -122,12 +129,19 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		w := rp.Workload
 		pt := ComparePoint(r.Workload.Load, Shape{ISL: w.ISL, OSL: w.OSL}, rp.Metrics, r.Metrics)
-		pt.Record = r.ID
+		pt.Record, pt.ExactOutput = r.ID, w.ExactOutput
 		pt.NumPrompts, pt.Completed, pt.Failed = w.NumPrompts, r.Completed, r.Errors
 		v.Points = append(v.Points, pt)
 	}
 	if v == nil {
 		return nil, fmt.Errorf("predict: %s holds no results", source)
+	}
+	v.ExactOutput = !slices.ContainsFunc(v.Points, func(p ValidationPoint) bool { return !p.ExactOutput })
+	if v.ExactOutput {
+		// The header says it once for every point: no note per length.
+		notes = slices.DeleteFunc(notes, func(n string) bool {
+			return slices.ContainsFunc(v.Points, func(p ValidationPoint) bool { return n == series.ExactOutputNote(p.OSL) })
+		})
 	}
 	v.Warnings = append(v.Warnings, notes...)
 	v.Summarise()

@@ -64,6 +64,7 @@ func TestVLLMJSONCapsimOSLIsTheCap(t *testing.T) {
 		{"before capsim_dataset", `"capsim_isl": 200`, 100},
 		{"a dataset", `"capsim_dataset": "sharegpt"`, 0},
 		{"a dataset in the metadata", `"dataset": "sharegpt"`, 0},
+		{"a dataset in the metadata, capitalised", `"Dataset": "sharegpt"`, 0},
 		{"output_len stated", `"output_len": 120`, 120},
 	} {
 		recs, err := ParseVLLMJSON("x.json", []byte(head+", "+c.kv+"}"))

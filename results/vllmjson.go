@@ -454,7 +454,7 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	if err := readDataset(&r, capsimDataset, bad, str); err != nil {
 		return r, err
 	}
-	if osl, ok := r.Metrics["capsim_osl"]; ok && r.System.Settings[DatasetSetting] == "" && r.Workload.OSLMax == 0 && osl >= 1 && osl == math.Trunc(osl) {
+	if osl, ok := r.Metrics["capsim_osl"]; ok && !statesDataset(r.System.Settings) && r.Workload.OSLMax == 0 && osl >= 1 && osl == math.Trunc(osl) {
 		// capsim bench without a dataset (capsim_dataset null, or absent
 		// in files from before it had one) asked every request for
 		// max_tokens capsim_osl with ignore_eos: that is the output cap
@@ -493,6 +493,17 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		return r, errorf(name, line, "", "object has no metrics: not a vLLM bench serve result")
 	}
 	return r, nil
+}
+
+// statesDataset reports whether settings name a dataset (DatasetSetting,
+// in any case).
+func statesDataset(settings map[string]string) bool {
+	for k, v := range settings {
+		if strings.EqualFold(strings.TrimSpace(k), DatasetSetting) && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // readDataset reads capsim bench's capsim_dataset (the dataset whose

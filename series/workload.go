@@ -193,7 +193,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 			}
 			if exactOutput(r) {
 				w.ExactOutput, w.OSL = true, r.Workload.OSLMax
-				w.Notes = append(w.Notes, fmt.Sprintf("outputs: every one ran to exactly %d tokens (the counted output tokens are max_tokens per completed request): simulated at that length, not spread", w.OSL))
+				w.Notes = append(w.Notes, ExactOutputNote(w.OSL))
 			}
 		}
 	}
@@ -222,6 +222,12 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		}
 	}
 	return out, errs
+}
+
+// ExactOutputNote is the note a workload whose outputs all ran to exactly
+// osl tokens carries (Workload.ExactOutput).
+func ExactOutputNote(osl int) string {
+	return fmt.Sprintf("outputs: every one ran to exactly %d tokens (the counted output tokens are max_tokens per completed request): simulated at that length, not spread", osl)
 }
 
 // exactOutput says a record counted every output at exactly its cap: total

@@ -175,7 +175,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 
 func writeValidation(w io.Writer, v *predict.Validation) error {
 	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile as a benchmark replay (the same prompts, ramp-up and drain)%s\n",
-		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile, predict.WorkloadClause(0, v.Dataset))
+		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile, predict.WorkloadClause(0, v.Dataset)+predict.ExactOutputClause(v.ExactOutput))
 	for _, d := range v.Derived {
 		fmt.Fprintf(w, "costs: %s\n", d)
 	}
