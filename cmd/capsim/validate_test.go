@@ -314,10 +314,12 @@ func TestValidateLiveAgainstMock(t *testing.T) {
 //
 // Tolerances: throughput, TPOT, ITL and E2E within 20% — what the fit
 // reproduces in sample on this server. TTFT is only held within a factor of
-// three: the simulator's TTFT is a constant 50 ms that does not slow other
+// three: the server's TTFT is a constant 50 ms that does not slow other
 // requests' decoding, which capsim's step-cost model of a GPU (where a
-// prefill occupies the engine) cannot express, and the fit under-predicts
-// it by about half (see docs/loop.md).
+// prefill occupies the engine) cannot express, and the simulated API
+// server's serial work staggers a wave of requests sent at once, which this
+// step-less server does not (docs/loop.md: mean TTFT 35% high at
+// concurrency 8).
 func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 	sim := simpeer.Start(t, "--model", "Qwen3-8B", "--latency-calculator", "constant",
 		"--time-to-first-token", "50ms", "--inter-token-latency", "10ms",
