@@ -163,7 +163,7 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	if len(order) == 0 {
 		return nil, nil, fmt.Errorf("calibrate: none of the %d records can be fitted: %s", len(recs), strings.Join(warn, "; "))
 	}
-	prof := &Profile{Schema: SchemaV1, Warnings: append([]string(nil), warn...)}
+	prof := &Profile{Schema: SchemaV1, CostModel: CostModel, Warnings: append([]string(nil), warn...)}
 	rep := &Report{Series: []SeriesReport{}, CV: []SeriesReport{}, Warnings: warn}
 	for _, key := range order {
 		if err := ctx.Err(); err != nil {

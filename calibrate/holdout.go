@@ -148,7 +148,7 @@ func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts
 			var prof *Profile
 			var err error
 			if groupKeyOf := foldOfGroup[kind]; groupKeyOf != nil {
-				prof = &Profile{Schema: full.Schema}
+				prof = &Profile{Schema: full.Schema, CostModel: full.CostModel}
 				for _, g := range full.Groups {
 					if groupKeyOf(&g) != fold {
 						prof.Groups = append(prof.Groups, g)

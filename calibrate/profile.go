@@ -16,6 +16,15 @@ import (
 // SchemaV1 identifies the profile format this package reads and writes.
 const SchemaV1 = "capsim.profile/v1"
 
+// CostModel numbers the step-cost form (model.StepCost) a profile's
+// coefficients price. The format stays SchemaV1 when it changes, but the
+// same coefficients then price other times: a profile fitted for another
+// form still loads, with a warning (Profile.CostModelWarning).
+//   - 0 (absent): every form before 2.
+//   - 2: the activation traffic between a step's GEMMs
+//     (model.ActivationKernels) is priced by the weight coefficient.
+const CostModel = 2
+
 // Roles of a worker pool.
 const (
 	RolePrefill    = "prefill"
@@ -36,7 +45,10 @@ const (
 // workload series. Its JSON form (schema "capsim.profile/v1") is documented
 // field by field in docs/fit.md.
 type Profile struct {
-	Schema     string       `json:"schema"`
+	Schema string `json:"schema"`
+	// CostModel is the step-cost form the coefficients were fitted for
+	// (the package's CostModel when capsim fit wrote it).
+	CostModel  int          `json:"cost_model,omitempty"`
 	Groups     []Group      `json:"groups"`
 	Calibrated []SeriesInfo `json:"series"`
 	Warnings   []string     `json:"warnings,omitempty"`
@@ -320,6 +332,16 @@ func LoadProfile(path string, embedded []byte) (*Profile, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
+}
+
+// CostModelWarning says, for a profile fitted for another step-cost form
+// than this package prices (CostModel), that its predictions will differ
+// from what its fit saw; "" when it matches. name names the profile.
+func (p *Profile) CostModelWarning(name string) string {
+	if p.CostModel == CostModel {
+		return ""
+	}
+	return fmt.Sprintf("%s was fitted for cost model %d and this capsim prices steps with cost model %d (since 2: the activation traffic between the GEMMs, priced by the weight coefficient): refit it with capsim fit for predictions consistent with its data", name, p.CostModel, CostModel)
 }
 
 // Size says what the profile holds: "17 groups, 113 series, 37

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
@@ -728,5 +729,26 @@ func TestConfigureServiceBand(t *testing.T) {
 		if r := work[1] / work[0]; math.Abs(r-math.Exp(want)) > 1e-9 {
 			t.Errorf("fitted %v: work at +1σ is %v× the centre, want e^%v", fitted, r, want)
 		}
+	}
+}
+
+// A profile fitted for another step-cost form loads, and says so: its
+// coefficients price other times now. capsim fit writes the current one.
+func TestCostModelWarning(t *testing.T) {
+	p := &Profile{Schema: SchemaV1}
+	want := "old.json was fitted for cost model 0 and this capsim prices steps with cost model 2 (since 2: the activation traffic between the GEMMs, priced by the weight coefficient): refit it with capsim fit for predictions consistent with its data"
+	if got := p.CostModelWarning("old.json"); got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+	p.CostModel = CostModel
+	if got := p.CostModelWarning("new.json"); got != "" {
+		t.Errorf("a profile of the current cost model warns %q", got)
+	}
+	prof, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prof.CostModel != CostModel {
+		t.Errorf("the embedded profile is of cost model %d, want %d: refit it", prof.CostModel, CostModel)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/buildinfo"
 	"github.com/capsim/capsim/internal/suggest"
 )
@@ -201,6 +203,23 @@ func withFlagHint(err error, fs *pflag.FlagSet) error {
 }
 
 // warn prints each note to stderr as a warning line prefixed by who.
+// loadProfile loads the profile at path, or the embedded default for "",
+// and warns when it was fitted for another step-cost form.
+func loadProfile(path string, stderr io.Writer) (*calibrate.Profile, error) {
+	prof, err := calibrate.LoadProfile(path, fixtures.DefaultProfile())
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if name == "" {
+		name = "the embedded default profile"
+	}
+	if w := prof.CostModelWarning(name); w != "" {
+		warn(stderr, "capsim", w)
+	}
+	return prof, nil
+}
+
 func warn(stderr io.Writer, who string, notes ...string) {
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", who, n)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/model"
@@ -74,7 +73,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
+	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/figures"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/progress"
@@ -60,7 +59,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("plot: no records match the filters")
 	}
-	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
+	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
 		return err
 	}

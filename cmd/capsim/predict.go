@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/deploy"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -105,7 +103,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	default:
 		return nil, fmt.Errorf("--mode must be %s or %s, got %q", sim.SteadyState, sim.BenchmarkReplay, o.mode)
 	}
-	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
+	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
@@ -46,7 +45,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	o.format = *format
-	prof, err := calibrate.LoadProfile(o.profile, fixtures.DefaultProfile())
+	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}

@@ -382,3 +382,27 @@ func TestValidateTableAbsentCounts(t *testing.T) {
 		t.Errorf("absent counts not shown as -:\n%s", out)
 	}
 }
+
+// A profile fitted for an older step-cost form (no cost_model) is used,
+// with one warning naming it.
+func TestOldCostModelProfileWarns(t *testing.T) {
+	b, err := os.ReadFile(validateProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), `"cost_model": 2,`, "", 1)
+	if old == string(b) {
+		t.Fatalf("%s states no cost_model", validateProfile)
+	}
+	path := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"validate", "--results", validateResults, "--profile", path}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if want := "capsim: warning: " + path + " was fitted for cost model 0 and this capsim prices steps with cost model 2"; !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "warning:") != 1 {
+		t.Errorf("stderr %q, want one warning starting %q", stderr.String(), want)
+	}
+}
