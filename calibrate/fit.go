@@ -363,7 +363,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	return gf, nil
 }
 
-// stored is p as a profile stores it (group): coefficients to 5
+// stored is p as a profile stores it (group writes it as it is): coefficients to 5
 // significant digits, the frontend latency and its serial work to 4
 // (the work at most the latency, as the simulator takes it), the KV
 // transfer to 5.
@@ -944,17 +944,15 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	}
 	g.RouterChoice = gf.router
 	if gf.layout.frontend {
-		g.Frontend = &FrontendFit{LatencyS: round(gf.params.frontend, 4), ServiceS: gf.params.service,
+		// gf.params are already the stored numbers (params.stored).
+		g.Frontend = &FrontendFit{LatencyS: gf.params.frontend, ServiceS: gf.params.service,
 			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
-		g.Frontend.ServiceS = round(g.Frontend.Serial(), 4)
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}
 	}
 	if gf.layout.transfer {
 		g.Transfer = gf.params.transfer
-		g.Transfer.LatencyS = round(g.Transfer.LatencyS, 5)
-		g.Transfer.PerTokenS = round(g.Transfer.PerTokenS, 5)
 		g.Transfer.RelSigma = round(g.Transfer.RelSigma, 3)
 	}
 	shapes := map[string]map[model.Pool][]string{}
@@ -1005,7 +1003,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 			return pools[i].TP < pools[j].TP || (pools[i].TP == pools[j].TP && pools[i].PP < pools[j].PP)
 		})
 		for _, pl := range pools {
-			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: roundCoeffs(gf.params.coeffs[role]),
+			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: gf.params.coeffs[role],
 				RelSigma: sig, Corr: corr, Scatter: round(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true

@@ -490,17 +490,6 @@ func (m LLM) rotaryWidth() float64 {
 	return float64((m.Heads + m.KVHeads) * m.HeadDim)
 }
 
-// ActivationBytesPerToken is one token's activation traffic per GPU of a
-// worker of degree tp over every kernel of a step, none of it in cache.
-func (m LLM) ActivationBytesPerToken(tp int) float64 {
-	a := m.ActivationKernels(tp, GPU{})
-	b := 0.0
-	for i := range a.BytesPerToken {
-		b += a.BytesPerToken[i] * a.Kernels[i]
-	}
-	return b
-}
-
 // KVElemBytes is the size of one cached key or value element.
 func (m LLM) KVElemBytes() float64 {
 	if m.KVCacheBytes > 0 {

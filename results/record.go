@@ -1,6 +1,12 @@
 package results
 
-import "github.com/capsim/capsim/model"
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/capsim/capsim/model"
+)
 
 // Source says where a record came from, precisely enough to find the row again.
 type Source struct {
@@ -30,6 +36,18 @@ type System struct {
 // prompts came from (vLLM's --dataset-name, as --metadata dataset=sharegpt
 // states it; capsim bench's capsim_dataset is read into it).
 const DatasetSetting = "dataset"
+
+// StatedDataset returns the settings' DatasetSetting, however spelled
+// (case and spaces; the first spelling in key order when several), and
+// its trimmed value; "" and "" when they state none.
+func StatedDataset(settings map[string]string) (key, value string) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		if strings.EqualFold(strings.TrimSpace(k), DatasetSetting) {
+			return k, strings.TrimSpace(settings[k])
+		}
+	}
+	return "", ""
+}
 
 // Workload is what was offered to the deployment.
 type Workload struct {

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -454,7 +452,7 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	if err := readDataset(&r, capsimDataset, bad, str); err != nil {
 		return r, err
 	}
-	if osl, ok := r.Metrics["capsim_osl"]; ok && !statesDataset(r.System.Settings) && r.Workload.OSLMax == 0 && osl >= 1 && osl == math.Trunc(osl) {
+	if osl, ok := r.Metrics["capsim_osl"]; ok && r.Workload.OSLMax == 0 && osl >= 1 && osl == math.Trunc(osl) && !statesDataset(r.System.Settings) {
 		// capsim bench without a dataset (capsim_dataset null, or absent
 		// in files from before it had one) asked every request for
 		// max_tokens capsim_osl with ignore_eos: that is the output cap
@@ -495,15 +493,10 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	return r, nil
 }
 
-// statesDataset reports whether settings name a dataset (DatasetSetting,
-// in any case).
+// statesDataset reports whether settings name a dataset.
 func statesDataset(settings map[string]string) bool {
-	for k, v := range settings {
-		if strings.EqualFold(strings.TrimSpace(k), DatasetSetting) && strings.TrimSpace(v) != "" {
-			return true
-		}
-	}
-	return false
+	_, v := StatedDataset(settings)
+	return v != ""
 }
 
 // readDataset reads capsim bench's capsim_dataset (the dataset whose
@@ -517,19 +510,13 @@ func readDataset(r *Record, present bool, bad func(key, format string, args ...a
 		return err
 	}
 	if strings.TrimSpace(ds) == "" {
-		if present {
-			for _, k := range slices.Sorted(maps.Keys(r.System.Settings)) {
-				if strings.EqualFold(strings.TrimSpace(k), DatasetSetting) {
-					return bad("capsim_dataset", "is null (capsim bench sent fixed lengths), but the setting %s names %q", k, r.System.Settings[k])
-				}
-			}
+		if k, _ := StatedDataset(r.System.Settings); present && k != "" {
+			return bad("capsim_dataset", "is null (capsim bench sent fixed lengths), but the setting %s names %q", k, r.System.Settings[k])
 		}
 		return nil
 	}
-	for _, k := range slices.Sorted(maps.Keys(r.System.Settings)) {
-		if v := r.System.Settings[k]; strings.EqualFold(strings.TrimSpace(k), DatasetSetting) && !strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(ds)) {
-			return bad("capsim_dataset", "names dataset %q, but the setting %s names %q", ds, k, v)
-		}
+	if k, v := StatedDataset(r.System.Settings); k != "" && !strings.EqualFold(v, strings.TrimSpace(ds)) {
+		return bad("capsim_dataset", "names dataset %q, but the setting %s names %q", ds, k, r.System.Settings[k])
 	}
 	if r.System.Settings == nil {
 		r.System.Settings = map[string]string{}

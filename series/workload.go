@@ -58,18 +58,12 @@ const DatasetSetting = results.DatasetSetting
 // datasetOf is the dataset a record's settings name, when package datasets
 // holds its lengths; stated is the name as written ("" when none is).
 func datasetOf(settings map[string]string) (d datasets.Dataset, stated string, ok bool) {
-	keys := make([]string, 0, len(settings))
-	for k := range settings {
-		keys = append(keys, k)
+	k, v := results.StatedDataset(settings)
+	if k == "" {
+		return datasets.Dataset{}, "", false
 	}
-	sort.Strings(keys) // the first spelling, whatever the map's order
-	for _, k := range keys {
-		if strings.ToLower(strings.TrimSpace(k)) == DatasetSetting {
-			d, ok := datasets.Lookup(settings[k])
-			return d, strings.TrimSpace(settings[k]), ok
-		}
-	}
-	return datasets.Dataset{}, "", false
+	d, ok = datasets.Lookup(settings[k])
+	return d, v, ok
 }
 
 // HitRateSetting is the record setting that states a run's prefix-cache hit

@@ -115,12 +115,10 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	ms := make([]predict.Measured, len(done))
-	for _, r := range done {
+	for i, r := range done {
 		if r.OutputTokenMismatches > 0 && o.dataset == "" {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d completed requests returned another number of output tokens than the %d they asked for with ignore_eos, which the prediction assumed", r.Load, r.OutputTokenMismatches, r.Completed, o.osl))
 		}
-	}
-	for i, r := range done {
 		ms[i] = predict.Measured{Load: r.Load, Metrics: r.Metrics(), NumPrompts: r.NumPrompts, Completed: r.Completed, Failed: r.Failed, FailureNote: r.FailureNote()}
 	}
 	v.AddMeasured(shape, pred, ms)
