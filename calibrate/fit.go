@@ -334,9 +334,10 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			if err != nil {
 				return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 			}
-			t := routerTry{router: r, params: p, note: note}
+			// Each router is judged by the numbers the profile would store.
+			t := routerTry{router: r, params: p.stored(), note: note}
 			if len(routers) > 1 {
-				sims, err := simulateAll(ctx, e, p, pts, opts)
+				sims, err := simulateAll(ctx, e, t.params, pts, opts)
 				if err != nil {
 					return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 				}
@@ -356,7 +357,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		}
 	}
 	// The residuals and every later use simulate the numbers the profile
-	// stores, not the unrounded solution: a discrete-event run can move by
+	// stores (stage 2's are already), not the unrounded solution: a discrete-event run can move by
 	// more than the rounding where a step boundary crosses an arrival.
 	gf.params = gf.params.stored()
 	gf.env.at = gf.params.coeffs

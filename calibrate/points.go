@@ -258,15 +258,14 @@ func (rs RecordSettings) apply(s *Settings) {
 }
 
 // dpAttentionOf is the data-parallel attention degree a record ran with,
-// simulated as engine: SGLang's --enable-dp-attention with --dp N (N > 1),
+// simulated as engine: SGLang's --enable-dp-attention with --dp N (N > 1;
+// results.DPAttentionSettings reads them),
 // or one group per TP rank in the releases that set it so themselves
 // whatever --dp said (sglangAutoDP, read from the record's own engine
 // label, recEngine, where it has one); 0 otherwise: later releases without
 // --dp run plain TP attention or refuse to start, and another engine
 // family has no such setting. A prefill worker's own setting is not read:
-// the degree prices the KV cache the decoding workers hold. Keys are read
-// in order, the role-free spelling last, so the answer never depends on
-// map order.
+// the degree prices the KV cache the decoding workers hold.
 //
 // The chunked-prefill budget is left as stated or defaulted: SGLang
 // divides it among the groups, but the simulator schedules the worker as
@@ -277,29 +276,7 @@ func dpAttentionOf(engine, recEngine string, topo model.Topology, settings map[s
 	if model.EngineFamily(engine) != "sglang" {
 		return 0
 	}
-	on, dp := false, 0
-	keys := slices.Sorted(maps.Keys(settings))
-	// Role-prefixed keys first, so a plain one wins.
-	isPlain := func(k string) bool { return !strings.Contains(k, ".") }
-	keys = append(slices.DeleteFunc(slices.Clone(keys), isPlain), slices.DeleteFunc(keys, func(k string) bool { return !isPlain(k) })...)
-	for _, k := range keys {
-		v := settings[k]
-		k = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "_", "-")
-		if i := strings.IndexByte(k, '.'); i >= 0 {
-			if k[:i] == "prefill" {
-				continue
-			}
-			k = k[i+1:]
-		}
-		switch k {
-		case "enable-dp-attention":
-			on = isTrue(v)
-		case "dp", "dp-size", "data-parallel-size":
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				dp = n
-			}
-		}
-	}
+	on, dp := results.DPAttentionSettings(settings, false)
 	if recEngine == "" {
 		recEngine = engine
 	}

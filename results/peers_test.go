@@ -238,6 +238,30 @@ func TestVLLMMetadataSystem(t *testing.T) {
 			t.Errorf("%s: topology %s, %d GPUs, settings %v; want %s, %d GPUs, dp setting %q", tt.name, s.Topology, s.GPUCount, s.Settings, tt.topology, tt.gpus, tt.dp)
 		}
 	}
+	// A file whose own GPU count leaves no room for dp servers reads its
+	// dp as the engine setting, before any sidecar; one with room for them
+	// still reads replicas, and one with neither is an error.
+	for _, tt := range []struct{ file, topology, dp, err string }{
+		{`"tp": "8", "dp": "8", "gpu_count": "8"`, "1xTP8", "8", ""},
+		{`"tensor_parallel_size": "4", "data_parallel_size": "2", "num_gpus": "4"`, "1xTP4", "2", ""},
+		{`"tp": "4", "dp": "2", "gpu_count": "8"`, "2xTP4", "", ""},
+		{`"tp": "4", "dp": "2", "gpu_count": "6"`, "", "", "gpu_count 6 but the topology 2xTP4 uses 8 GPUs"},
+	} {
+		recs, err := ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", `+tt.file+`}`))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: error %v, want %q", tt.file, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		s := recs[0].System
+		if s.Topology.String() != tt.topology || s.Settings["dp"]+s.Settings["data_parallel_size"] != tt.dp {
+			t.Errorf("%s: topology %s, settings %v; want %s with dp setting %q", tt.file, s.Topology, s.Settings, tt.topology, tt.dp)
+		}
+	}
 	// A GPU count the sidecar states is checked against the topology, not
 	// overwritten.
 	recs, err = ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", "tp": "8", "dp": "2"}`))

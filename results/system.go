@@ -1,7 +1,9 @@
 package results
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,6 +126,18 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		*t = model.Aggregated(pool)
 		if dpKey != "" {
 			r.dpReplicas = [2]string{dpKey, dpValue}
+			if r.System.GPUCount > 0 && replicas > 1 && r.System.GPUCount == pool.TP*pool.PP {
+				// The file's own GPU count leaves no room for dp servers
+				// ("tp 8, dp 8, gpu_count 8"): its dp splits each server
+				// (SGLang's DP attention, turned on here or by a sidecar),
+				// an engine setting as above.
+				t.Replicas.Count = 1
+				if r.System.Settings == nil {
+					r.System.Settings = map[string]string{}
+				}
+				r.System.Settings[dpKey] = dpValue
+				r.dpReplicas = [2]string{}
+			}
 		}
 	}
 	if g := t.GPUs(); g > 0 {
@@ -139,17 +153,43 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 // dpAttention reports whether any of the pairs turns on data-parallel attention.
 func dpAttention(pairs ...map[string]string) bool {
 	for _, kv := range pairs {
-		for k, v := range kv {
-			k = normKey(k)
-			if i := strings.LastIndexByte(k, '.'); i >= 0 {
-				k = k[i+1:] // a role's own setting ("decode.enable-dp-attention")
-			}
-			if b, err := strconv.ParseBool(strings.TrimSpace(v)); k == "enable_dp_attention" && err == nil && b {
-				return true
-			}
+		if on, _ := DPAttentionSettings(kv, true); on {
+			return true
 		}
 	}
 	return false
+}
+
+// DPAttentionSettings reads SGLang's data-parallel attention settings from
+// engine settings: whether --enable-dp-attention is on, and the --dp size
+// (0 where unstated). Keys are matched as spelled in any case with dashes
+// or underscores; a role's own ("decode.dp") counts, a prefill worker's
+// only with withPrefill, and a plain key wins over a role's, so the answer
+// never depends on map order.
+func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool, dp int) {
+	keys := slices.Sorted(maps.Keys(settings))
+	isPlain := func(k string) bool { return !strings.Contains(k, ".") }
+	keys = append(slices.DeleteFunc(slices.Clone(keys), isPlain), slices.DeleteFunc(keys, func(k string) bool { return !isPlain(k) })...)
+	for _, k := range keys {
+		v := strings.TrimSpace(settings[k])
+		k = normKey(k)
+		if i := strings.IndexByte(k, '.'); i >= 0 {
+			if k[:i] == "prefill" && !withPrefill {
+				continue
+			}
+			k = k[i+1:]
+		}
+		switch k {
+		case "enable_dp_attention":
+			b, err := strconv.ParseBool(v)
+			on = err == nil && b
+		case "dp", "dp_size", "data_parallel_size":
+			if n, err := strconv.Atoi(v); err == nil {
+				dp = n
+			}
+		}
+	}
+	return on, dp
 }
 
 // systemSettings splits the system-stating pairs out of settings (in place)
