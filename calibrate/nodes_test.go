@@ -185,7 +185,8 @@ func TestRecordTargetPlacement(t *testing.T) {
 func TestPooledCommByPlacement(t *testing.T) {
 	p := pooledProfile()
 	for i := range p.Groups {
-		p.Groups[i].Entries[0].Coeffs.Comm = 1.2
+		e := &p.Groups[i].Entries[0]
+		e.Coeffs.Comm, e.TP, e.Fitted = 1.2, 2, []string{"comm"}
 	}
 	p.Groups[1].Entries[0].Coeffs.Comm = 6 // H20 vLLM: measured across nodes
 	p.Groups[1].Settings.Nodes = 2
@@ -213,11 +214,42 @@ func TestPooledCommByPlacement(t *testing.T) {
 			}
 		})
 	}
+	// Only a multiplier the data determined on multi-GPU workers counts:
+	// a single-GPU group has no collectives, an undetermined one is its
+	// prior or a bound.
+	for _, tt := range []struct {
+		name  string
+		unset func(e *Entry)
+	}{
+		{"single-GPU group", func(e *Entry) { e.TP = 1 }},
+		{"undetermined comm", func(e *Entry) { e.Fitted = []string{"weight"} }},
+	} {
+		q := pooledProfile()
+		for i := range q.Groups {
+			e := &q.Groups[i].Entries[0]
+			e.Coeffs.Comm, e.TP, e.Fitted = 1.2, 2, []string{"comm"}
+		}
+		tt.unset(&q.Groups[2].Entries[0])
+		q.Groups[2].Entries[0].Coeffs.Comm = 6
+		pc, _ := q.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+		if math.Abs(pc.coeffs.Comm/1.2-1) > 1e-9 {
+			t.Errorf("%s: comm %v, want 1.2 (the group is not a measurement of it)", tt.name, pc.coeffs.Comm)
+		}
+	}
 	// With no group of the target's placement, every group prices it.
 	p.Groups[1].Settings.Nodes = 0
 	pc, _ := p.pooledCoeffs(gpu.AcrossNodes(2), llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
 	if pc.coeffs.Comm <= 1.2 || pc.coeffs.Comm >= 6 {
 		t.Errorf("comm %v, want the mean of all groups (between 1.2 and 6)", pc.coeffs.Comm)
+	}
+	// With no group that measured it, every group prices it.
+	for i := range p.Groups {
+		p.Groups[i].Entries[0].TP = 1
+	}
+	p.Groups[1].Settings.Nodes = 2
+	pc, _ = p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+	if pc.coeffs.Comm <= 1.2 || pc.coeffs.Comm >= 6 {
+		t.Errorf("no group measured comm: comm %v, want the mean of all groups (between 1.2 and 6)", pc.coeffs.Comm)
 	}
 }
 

@@ -147,11 +147,19 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// link's catalogue figures; a group whose workers spanned servers
 	// measured that against the node network, one on a server against its
 	// own link. Each kind of target takes the groups of its own placement
-	// when there are any.
+	// when there are any, and of those only the groups whose data
+	// determined it on workers of more than one GPU (measuresComm): a
+	// single-GPU worker has no collectives, and an undetermined multiplier
+	// is the prior or a bound. Most groups are single-GPU runs, and their
+	// 1s diluted the multi-GPU measurements (0.66–3.7 over the corpus;
+	// DeepSeek-R1 at TP8 1.4–3.7, its 61 layers' small kernels paid per
+	// step alike). Leave-one-GPU-out, request throughput 19.8% → 16.9%,
+	// mean TTFT 37.6% → 34.7%, mean TPOT 20.1% → 20.0%; E2E 14.3% → 17.2%
+	// (docs/accuracy-analysis.md, fourteenth pass).
 	var commLog, commW float64
 	crossTarget := gpu.Nodes > 1
 	for _, m := range ms {
-		if (m.g.Settings.Nodes > 1) == crossTarget {
+		if (m.g.Settings.Nodes > 1) == crossTarget && measuresComm(m.g, roles) {
 			commLog += m.w * math.Log(m.c.Comm)
 			commW += m.w
 		}
@@ -243,6 +251,18 @@ func memberMatmulShare(g *Group) float64 {
 		return model.MatmulShareUnmeasured
 	}
 	return gpu.AchievableMatmulShare(llm.Quant)
+}
+
+// measuresComm reports whether a group's fit determined its comm multiplier
+// (Entry.Fitted) from records of a role of roles whose workers span more
+// than one GPU (TP or PP above 1).
+func measuresComm(g *Group, roles []string) bool {
+	for _, e := range g.Entries {
+		if e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(roles, e.Role) && slices.Contains(e.Fitted, "comm") {
+			return true
+		}
+	}
+	return false
 }
 
 // roleEntry is a group's first entry of the first role in roles that it has.
