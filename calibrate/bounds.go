@@ -54,6 +54,7 @@ var profileBounds = map[string]bound{
 	"settings.gpu_memory_utilization": {0, 1},
 	"settings.kv_cache_gib":           {0, 1 << 14},
 	"settings.reserve_gb":             {0, 1 << 14},
+	"settings.window_pool":            {0, 64},
 	"settings.cuda_graph_max":         {0, 1 << 16},
 }
 
@@ -89,6 +90,7 @@ func validateBounds(label string, g *Group) error {
 		{"settings.gpu_memory_utilization", s.GPUMemoryUtilization},
 		{"settings.kv_cache_gib", s.KVCacheGiB},
 		{"settings.reserve_gb", s.ReserveGB},
+		{"settings.window_pool", s.WindowPool},
 		{"settings.cuda_graph_max", float64(s.GraphMax)},
 		{"transfer.latency_s", g.Transfer.LatencyS},
 		{"transfer.per_token_s", g.Transfer.PerTokenS},

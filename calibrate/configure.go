@@ -764,7 +764,7 @@ func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
 		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
-		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB}
+		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool}
 	if model.EngineFamily(engine) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}

@@ -41,7 +41,7 @@ func (s Settings) graphSizes(role string) []int {
 // limits vLLM's profiling run takes its peak from.
 func (s Settings) memoryOptions() model.MemoryOptions {
 	return model.MemoryOptions{Utilization: s.GPUMemoryUtilization, ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB,
-		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens}
+		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool}
 }
 
 // MemoryOptionsFor are the KV-cache sizing options an engine runs with by
@@ -118,7 +118,21 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		// A decode worker of a disaggregated deployment has no prompts to run first.
 		PrefillFirst:  s.PrefillFirst && role == RoleAggregated,
 		ReserveOutput: s.ReserveOutput && role == RoleAggregated,
+		WindowTokens:  windowTokens(pr.llm, s),
 	}, nil
+}
+
+// windowTokens is what a running request's sliding-window layers hold in
+// the one block pool of an engine without a window pool of its own (vLLM
+// V1's hybrid KV cache manager): the blocks over its last window, at most
+// the window and a block (a window that starts mid-block spans one more),
+// in tokens of the full-attention cache's per-token size.
+func windowTokens(m model.LLM, s Settings) int {
+	share := m.WindowedKVShare()
+	if share == 0 || s.WindowPool > 0 {
+		return 0
+	}
+	return int(math.Ceil(share * float64(m.SlidingWindow+orDefault(s.BlockSize, 16))))
 }
 
 // build is the one place a deployment becomes a simulator configuration:

@@ -168,6 +168,10 @@ type Settings struct {
 	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
 	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
 	DPAttention int `json:"dp_attention,omitempty"`
+	// WindowPool is the engine's own sliding-window pool, its token slots
+	// per full-attention slot (SGLang's --swa-full-tokens-ratio; 0 is
+	// vLLM's one block pool): model.EngineDefaults.WindowPool.
+	WindowPool float64 `json:"window_pool,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.
@@ -288,6 +292,10 @@ func validateGroup(label string, g *Group) error {
 	if g.Settings.ReserveGB == 0 {
 		// A profile written before reserve_gb existed: the engine's own.
 		g.Settings.ReserveGB = model.ReserveGBFor(model.ParseEngine(g.Engine))
+	}
+	if g.Settings.WindowPool == 0 {
+		// A profile written before window_pool existed: the engine's own.
+		g.Settings.WindowPool = model.WindowPoolFor(model.ParseEngine(g.Engine))
 	}
 	for j, e := range g.Entries {
 		if e.Corr == nil {

@@ -550,6 +550,47 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 	}
 }
 
+// A sliding-window model's windowed layers take their KV as their
+// engine does: vLLM from the one block pool, each running request holding
+// a window and a block (gpt-oss: 128 + 16 tokens); SGLang from a pool of
+// its own beside the full cache, sized as 0.8 of its slots; a model
+// without windows neither. A profile written before window_pool existed
+// takes its engine's.
+func TestConfigureSlidingWindowKV(t *testing.T) {
+	p := testProfile()
+	for _, c := range []struct {
+		engine, model string
+		window        int
+		pool          float64
+	}{
+		{"vllm-0.10.2", "openai/gpt-oss-120b", 144, 0},
+		{"sglang-0.5.4.post2", "openai/gpt-oss-120b", 0, 0.8},
+		{"vllm-0.10.2", "Qwen3-32B", 0, 0},
+	} {
+		d, err := p.Configure(Target{GPU: "H100-SXM", Model: c.model, Engine: c.engine, Topology: mustTopo(t, "1xTP2")})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.engine, c.model, err)
+		}
+		if got := d.Config.Replicas.WindowTokens; got != c.window || d.Settings.WindowPool != c.pool {
+			t.Errorf("%s %s: window tokens %d, window pool %v; want %d and %v", c.engine, c.model, got, d.Settings.WindowPool, c.window, c.pool)
+		}
+	}
+	g := p.Groups[1]
+	g.Engine, g.Settings.WindowPool = "sglang-0.5.5.post1", 0
+	p.Groups = append(p.Groups, g)
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ParseProfile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Groups[len(q.Groups)-1].Settings.WindowPool; got != 0.8 {
+		t.Errorf("an SGLang group without window_pool: %v, want SGLang's 0.8", got)
+	}
+}
+
 func mustLimits(t *testing.T, d Deployment, seqs int) Deployment {
 	t.Helper()
 	d, err := d.WithBatchLimits(RoleAggregated, seqs, 0)

@@ -270,8 +270,17 @@ type LLM struct {
 	// pool (about 0.8 of the full pool by default), and a vLLM run with the
 	// hybrid manager off treats every layer as full, so there the cache
 	// holds fewer tokens than capsim assumes. The windows' own decode reads
-	// (≤ 128 tokens a layer) are left out too.
+	// (≤ 128 tokens a layer) are left out. What the windowed layers hold
+	// is priced apart (SlidingWindow).
 	FullAttentionLayers int `json:"full_attention_layers,omitempty"`
+	// SlidingWindow is the windowed layers' window in tokens (gpt-oss:
+	// 128); 0 when every layer attends over the whole context. Their KV
+	// takes memory beside the full layers' cache: vLLM V1's hybrid KV
+	// cache manager takes it from the same block pool, each running
+	// request holding the blocks over its last window
+	// (sim.PoolConfig.WindowTokens); SGLang sizes a window pool of its own
+	// (EngineDefaults.WindowPool).
+	SlidingWindow int `json:"sliding_window,omitempty"`
 	// MoELayers is how many layers hold routed experts where the first
 	// ones are dense (DeepSeek-V3: 58 of 61); 0 means every layer.
 	MoELayers int `json:"moe_layers,omitempty"`
@@ -360,6 +369,16 @@ func (m LLM) ActiveBodyParams() float64 {
 		return m.BodyParams()
 	}
 	return m.BodyParams() - m.ExpertParams()*(1-float64(m.ActiveExperts)/float64(m.Experts))
+}
+
+// WindowedKVShare is the windowed layers' KV per token as a share of the
+// full-attention layers' (the cache's per-token size, KVBytesPerToken):
+// 1 for gpt-oss, which alternates the two; 0 without a sliding window.
+func (m LLM) WindowedKVShare() float64 {
+	if m.SlidingWindow <= 0 || m.FullAttentionLayers <= 0 || m.FullAttentionLayers >= m.Layers {
+		return 0
+	}
+	return float64(m.Layers-m.FullAttentionLayers) / float64(m.FullAttentionLayers)
 }
 
 // attentionLayers are the layers that attend over the whole context.
@@ -579,10 +598,10 @@ var llms = []LLM{
 	// scale per 32: 4.25 bits) beside BF16 attention and embeddings, and
 	// alternates full and 128-token sliding-window attention layers.
 	{Name: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 116.8e9, MaxContext: 131072,
-		Experts: 128, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 18,
+		Experts: 128, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 18, SlidingWindow: 128,
 		Source: "huggingface.co/openai/gpt-oss-120b config.json (layer_types: sliding and full attention alternating, sliding_window 128; quantization_config mxfp4 on the experts); 116.8B total, 5.1B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	{Name: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 20.9e9, MaxContext: 131072,
-		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12,
+		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12, SlidingWindow: 128,
 		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
 	// DeepSeek-V3's architecture: multi-head latent attention (HeadDim is
 	// the prompt attention's mean of its 192-wide query-key and 128-wide

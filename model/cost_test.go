@@ -100,6 +100,37 @@ func TestWorkerMemory(t *testing.T) {
 	}
 }
 
+// A sliding-window model's windowed layers are left out of the cache's
+// per-token size, and an engine with a window pool of its own (SGLang)
+// splits the memory between the two pools: gpt-oss-120b alternates 18
+// full and 18 windowed layers of 8 KV heads × 64 × K and V at 2 bytes
+// (36,864 bytes a token over the full layers), and SGLang's 0.8 window
+// slots per full slot make 1.8 times that.
+func TestWorkerMemoryWindowPool(t *testing.T) {
+	g, _ := LookupGPU("H100-SXM")
+	m, _ := LookupLLM("openai/gpt-oss-120b")
+	if got := m.WindowedKVShare(); got != 1 {
+		t.Errorf("gpt-oss-120b windowed share %v, want 1", got)
+	}
+	if dense, _ := LookupLLM("Qwen3-32B"); dense.WindowedKVShare() != 0 {
+		t.Errorf("Qwen3-32B windowed share %v, want 0", dense.WindowedKVShare())
+	}
+	one, err := WorkerMemory(g, m, Pool{Count: 1, TP: 2}, MemoryOptions{ReserveGB: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := WorkerMemory(g, m, Pool{Count: 1, TP: 2}, MemoryOptions{ReserveGB: 2, WindowPool: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.KVPerToken != 36864 || math.Abs(own.KVPerToken/one.KVPerToken-1.8) > 1e-12 {
+		t.Errorf("KV bytes per token %v (one pool) and %v (a 0.8 window pool), want 36864 (the worker's two GPUs together) and 1.8 times it", one.KVPerToken, own.KVPerToken)
+	}
+	if own.KVGB != one.KVGB || own.KVTokens >= one.KVTokens {
+		t.Errorf("the window pool shares the same %v GB (got %v) and holds fewer full-attention tokens (%d against %d)", one.KVGB, own.KVGB, own.KVTokens, one.KVTokens)
+	}
+}
+
 // A KV cache the engine states replaces the budget the utilization leaves,
 // and lets a model run that the default 0.9 would not fit: Qwen2-72B at TP2
 // on A100-80GB, where vLLM reported 6.77 GiB per GPU (Test 8 of

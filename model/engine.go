@@ -136,6 +136,14 @@ type EngineDefaults struct {
 	// beyond the weights; 0 is vLLM's rule, the peak of its profiling run
 	// (model.ProfilePeakBytes).
 	ReserveGB float64
+	// WindowPool is, for a model with sliding-window layers, the token
+	// slots an engine sizes for them in a pool of their own per slot of
+	// the full-attention cache (SGLang's --swa-full-tokens-ratio, 0.8 by
+	// default): the memory is split between the two pools. 0 is vLLM V1's
+	// hybrid KV cache manager, one block pool from which each running
+	// request also takes the blocks over its last window
+	// (sim.PoolConfig.WindowTokens).
+	WindowPool float64
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
@@ -158,6 +166,15 @@ func ReserveGBFor(e Engine) float64 {
 	switch e.Family {
 	case "sglang", "trtllm":
 		return fixedReserveGB
+	}
+	return 0
+}
+
+// WindowPoolFor is an engine family's window pool (EngineDefaults.WindowPool):
+// sglangWindowPool for SGLang, 0 (vLLM's one block pool) for the others.
+func WindowPoolFor(e Engine) float64 {
+	if e.Family == "sglang" {
+		return sglangWindowPool
 	}
 	return 0
 }
@@ -289,6 +306,11 @@ func vllmV1(large bool, rule string) EngineDefaults {
 	return d
 }
 
+// sglangWindowPool is SGLang's --swa-full-tokens-ratio default
+// (python/sglang/srt/server_args.py, 0.8 since its sliding-window memory
+// pool came in for gpt-oss).
+const sglangWindowPool = 0.8
+
 // sglang04 is SGLang 0.4's server defaults: a chunked-prefill budget of
 // 8192 tokens (2048 below 25,000 MiB), CUDA graphs to 160 sequences (8
 // below 25,000 MiB at TP<4, 256 above 96 GiB), --mem-fraction-static 0.88 (the TP1 figure; above 96 GiB
@@ -296,7 +318,7 @@ func vllmV1(large bool, rule string) EngineDefaults {
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -318,7 +340,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // prefill first.
 func sglang05(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:

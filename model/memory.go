@@ -27,6 +27,11 @@ type MemoryOptions struct {
 	// --kv-cache-memory-bytes, or the "Available KV cache memory: X GiB"
 	// its startup log prints); 0 means the budget Utilization leaves.
 	KVCacheGiB float64
+	// WindowPool is the token slots of an engine's own sliding-window pool
+	// per full-attention slot (EngineDefaults.WindowPool): the cache's
+	// memory per token grows by it times the windowed layers' share
+	// (LLM.WindowedKVShare). 0: the windows take blocks from the one pool.
+	WindowPool float64
 }
 
 func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
@@ -131,7 +136,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 		UsableGB:   g.DeviceMemoryBytes() / gb * o.Utilization * float64(n),
 		WeightsGB:  (o.weightBytes(m) + m.ReplicatedAttentionBytes(p.TP) + m.replicatedEmbedBytes(p.TP)) / gb,
 		ReserveGB:  o.ReserveGB * float64(n),
-		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes),
+		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes) * (1 + o.WindowPool*m.WindowedKVShare()),
 	}
 	mem.KVGB = mem.UsableGB - mem.WeightsGB - mem.ReserveGB
 	if o.KVCacheGiB > 0 {

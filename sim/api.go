@@ -44,6 +44,14 @@ type PoolConfig struct {
 	// never need preempting. Off, a prompt is admitted on its own blocks
 	// and a decode preempted when the cache runs out (vLLM).
 	ReserveOutput bool
+	// WindowTokens is the KV a running request's sliding-window layers
+	// hold beside its full-attention KV, in tokens of the cache's
+	// per-token size: each request takes blocks for min(its prompt and
+	// output, WindowTokens) tokens when admitted and returns them when it
+	// ends or is preempted. vLLM V1's hybrid KV cache manager takes the
+	// windowed layers' blocks (those over each request's last window)
+	// from the pool the full layers use. 0: no sliding window.
+	WindowTokens int
 }
 
 // Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,
@@ -66,7 +74,15 @@ func (p PoolConfig) Limits() PoolConfig {
 // no KVCapacity holds any).
 func (p PoolConfig) Holds(tokens int) bool {
 	p = p.Limits()
-	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize <= p.KVCapacity/p.BlockSize
+	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize+p.windowBlocks(tokens) <= p.KVCapacity/p.BlockSize
+}
+
+// windowBlocks are the blocks a request of tokens tokens (prompt and
+// output) holds for its sliding-window layers (WindowTokens); p has its
+// limits set.
+func (p PoolConfig) windowBlocks(tokens int) int {
+	w := min(tokens, p.WindowTokens)
+	return (w + p.BlockSize - 1) / p.BlockSize
 }
 
 // HoldsPrompt reports whether one prefill worker of p can hold a prompt

@@ -55,6 +55,9 @@ type engine struct {
 	// token (PoolConfig.ReserveOutput); reserved counts them.
 	reserve  bool
 	reserved int64
+	// window: each admitted request also holds blocks for min(its length,
+	// window) tokens of its sliding-window layers (PoolConfig.WindowTokens).
+	window int64
 	lagFirst []*request
 	lagDone  []*request
 
@@ -106,7 +109,7 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	}
 	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
 		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
-		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, hpos: -1}
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, window: int64(p.WindowTokens), hpos: -1}
 	e.residues = make([]int64, p.BlockSize)
 	mon.capBlocks = e.capBlocks
 	return e
@@ -115,6 +118,20 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 func (e *engine) running() int { return len(e.heap) + len(e.prefilling) }
 
 func (e *engine) blocksFor(tokens int64) int64 { return (tokens + e.block - 1) / e.block }
+
+// windowBlocks are the blocks r's sliding-window layers hold while it runs.
+func (e *engine) windowBlocks(r *request) int64 {
+	if e.window == 0 {
+		return 0
+	}
+	return e.blocksFor(min(int64(r.prompt+r.out), e.window))
+}
+
+// dropWindow returns the blocks r's sliding-window layers held.
+func (e *engine) dropWindow(t float64, r *request) {
+	e.addUsed(t, -r.wblocks)
+	r.wblocks = 0
+}
 
 func (e *engine) mod(x int64) int64 {
 	if e.block&(e.block-1) == 0 {
@@ -332,6 +349,7 @@ func (e *engine) latest() *request {
 func (e *engine) preempt(t float64, r *request) {
 	e.unreserve(r)
 	e.dropCarry(r)
+	e.dropWindow(t, r)
 	if r.hidx >= 0 {
 		e.addUsed(t, -e.leave(r))
 		r.lastTok = t
@@ -467,7 +485,8 @@ func (e *engine) startStep(t float64) {
 		r := e.waiting.peek()
 		c := min(r.target-r.done, budget) // done: the prefix-cache hit
 		need := e.blocksFor(int64(r.done + c))
-		if e.capBlocks > 0 && need > e.free() {
+		win := e.windowBlocks(r)
+		if e.capBlocks > 0 && need+win > e.free() {
 			break
 		}
 		if e.reserve && e.capBlocks > 0 {
@@ -482,8 +501,8 @@ func (e *engine) startStep(t float64) {
 		e.mon.queueAdd(t, -1)
 		r.admit = e.nextAdmit
 		e.nextAdmit++
-		r.blocks = need
-		e.addUsed(t, need)
+		r.blocks, r.wblocks = need, win
+		e.addUsed(t, need+win)
 		r.chunk = c
 		e.prefilling = append(e.prefilling, r)
 		budget -= c
@@ -497,13 +516,14 @@ func (e *engine) startStep(t float64) {
 	for e.waiting.len() == 0 && e.remote.len() > 0 {
 		r := e.remote.peek()
 		need := e.blocksFor(int64(r.prompt))
-		if e.capBlocks > 0 && need > e.free() {
+		win := e.windowBlocks(r)
+		if e.capBlocks > 0 && need+win > e.free() {
 			break
 		}
 		e.remote.pop()
 		e.mon.queueAdd(t, -1)
-		r.blocks = need
-		e.addUsed(t, need)
+		r.blocks, r.wblocks = need, win
+		e.addUsed(t, need+win)
 		e.s.prefill.submit(t, r)
 	}
 
@@ -729,6 +749,7 @@ func (e *engine) onStepEnd(t float64) {
 		for len(e.heap) > 0 && e.heap[0].fin < e.S {
 			r := e.heap[0].r
 			e.addUsed(t, -e.leave(r))
+			e.dropWindow(t, r)
 			e.unreserve(r)
 			if e.delayed {
 				e.lagDone = append(e.lagDone, r)
@@ -760,6 +781,7 @@ func (e *engine) onStepEnd(t float64) {
 			if r.g >= r.out {
 				e.addUsed(t, -r.blocks)
 				r.blocks = 0
+				e.dropWindow(t, r)
 				e.unreserve(r)
 				if e.delayed {
 					e.lagDone = append(e.lagDone, r)

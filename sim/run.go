@@ -69,6 +69,7 @@ type request struct {
 	late         bool    // delayed output: its first token reached the client as a prefill-first step ended
 	carry        float64 // time already in its next inter-token gap (a late first token's)
 	resv         int64   // KV blocks kept for its last token (PoolConfig.ReserveOutput)
+	wblocks      int64   // KV blocks its sliding-window layers hold (PoolConfig.WindowTokens)
 }
 
 type simulator struct {
@@ -187,6 +188,9 @@ func validatePool(name string, p *PoolConfig) error {
 	}
 	if p.MaxBatchedTokens < 0 {
 		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
+	}
+	if p.WindowTokens < 0 {
+		return f("WindowTokens must not be negative, got %d", p.WindowTokens)
 	}
 	*p = p.Limits()
 	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {

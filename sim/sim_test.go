@@ -916,6 +916,66 @@ func TestReserveOutput(t *testing.T) {
 	}
 }
 
+// A request's sliding-window layers take blocks beside its own KV
+// (PoolConfig.WindowTokens): two requests whose KV alone fits together
+// run one after the other when their windows do not fit too, and a
+// request can never run when its KV and window exceed the cache.
+func TestWindowTokens(t *testing.T) {
+	const P, O = 100, 100
+	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
+	cfg := func(window int) Config {
+		// 28 blocks of 16: two requests of 200 tokens take 13 each, and
+		// 9 more each for a 144-token window.
+		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 448, WindowTokens: window},
+			Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true}
+	}
+	res := run(t, cfg(0))
+	if r := res.Requests; r[1].FirstToken >= r[0].Done || r[0].Preemptions+r[1].Preemptions != 0 {
+		t.Errorf("no window: second request's first token at %v, first done at %v, preemptions %d, %d; want both running at once",
+			r[1].FirstToken, r[0].Done, r[0].Preemptions, r[1].Preemptions)
+	}
+	res = run(t, cfg(144))
+	if r := res.Requests; r[1].FirstToken < r[0].Done || r[0].Preemptions+r[1].Preemptions != 0 {
+		t.Errorf("144-token window: second request's first token at %v before the first is done at %v, or preempted (%d, %d)",
+			r[1].FirstToken, r[0].Done, r[0].Preemptions, r[1].Preemptions)
+	}
+	// A window longer than the request holds only the request's length.
+	if p := (PoolConfig{KVCapacity: 448, WindowTokens: 1000}); !p.Holds(224) || p.Holds(225) {
+		t.Errorf("Holds with a long window: want 224 tokens (14 blocks and 14 of window) held, 225 not")
+	}
+	bad := cfg(144)
+	bad.Input, bad.Output = Fixed(300), Fixed(30)
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "it can never finish") {
+		t.Errorf("a request whose KV and window exceed the cache: %v, want it refused", err)
+	}
+	bad = cfg(-1)
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "WindowTokens must not be negative") {
+		t.Errorf("negative WindowTokens: %v", err)
+	}
+	// Under KV pressure and preemption, every block a window took comes
+	// back: all requests finish and the invariants hold.
+	for _, disagg := range []bool{false, true} {
+		for i, l := range []model.Load{model.Closed(32), model.Open(20, 1), {Kind: model.Burst}} {
+			pool := PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, KVCapacity: 40000, WindowTokens: 144}
+			cfg := Config{Replicas: pool, Load: l, Input: LengthDist{Kind: "uniform", Min: 20, Max: 3000},
+				Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: uint64(3 + i)}
+			if disagg {
+				pool.Workers = 1
+				cfg.Replicas = PoolConfig{}
+				cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
+				cfg.Decode = pool
+				cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
+			}
+			res := run(t, cfg)
+			for _, ps := range res.Pools {
+				if ps.MaxKVUsage > 1 {
+					t.Errorf("disagg=%v %s: KV usage %v above the cache", disagg, l, ps.MaxKVUsage)
+				}
+			}
+		}
+	}
+}
+
 // Prefill-first and reserved-output engines keep the simulator's
 // invariants (every request's inter-token gaps add up to its E2E − TTFT,
 // Little's law) under mixed lengths, KV pressure, several pauses per
