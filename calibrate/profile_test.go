@@ -554,8 +554,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 // engine does: vLLM from the one block pool, each running request holding
 // a window and a block (gpt-oss: 128 + 16 tokens); SGLang from a pool of
 // its own beside the full cache, sized as 0.8 of its slots; a model
-// without windows neither. A profile written before window_pool existed
-// takes its engine's.
+// without windows neither.
 func TestConfigureSlidingWindowKV(t *testing.T) {
 	p := testProfile()
 	for _, c := range []struct {
@@ -575,20 +574,6 @@ func TestConfigureSlidingWindowKV(t *testing.T) {
 			t.Errorf("%s %s: window tokens %d, window pool %v; want %d and %v", c.engine, c.model, got, d.Settings.WindowPool, c.window, c.pool)
 		}
 	}
-	g := p.Groups[1]
-	g.Engine, g.Settings.WindowPool = "sglang-0.5.5.post1", 0
-	p.Groups = append(p.Groups, g)
-	data, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := ParseProfile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := q.Groups[len(q.Groups)-1].Settings.WindowPool; got != 0.8 {
-		t.Errorf("an SGLang group without window_pool: %v, want SGLang's 0.8", got)
-	}
 }
 
 func mustLimits(t *testing.T, d Deployment, seqs int) Deployment {
@@ -602,11 +587,12 @@ func mustLimits(t *testing.T, d Deployment, seqs int) Deployment {
 
 // A profile written before reserve_gb existed prices its SGLang and
 // TensorRT-LLM groups with their engines' 2 GB, not with vLLM's rule at
-// SGLang's 4096 sequences.
-func TestParseProfileFillsMissingReserve(t *testing.T) {
+// SGLang's 4096 sequences; one written before window_pool existed sizes
+// SGLang's sliding-window pool as SGLang does.
+func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 	p := testProfile()
 	g := p.Groups[1]
-	g.Engine, g.Settings.ReserveGB = "sglang-0.5.5.post1", 0
+	g.Engine, g.Settings.ReserveGB, g.Settings.WindowPool = "sglang-0.5.5.post1", 0, 0
 	p.Groups = append(p.Groups, g)
 	data, err := json.Marshal(p)
 	if err != nil {
@@ -617,12 +603,12 @@ func TestParseProfileFillsMissingReserve(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range q.Groups {
-		want := 0.0
+		reserve, window := 0.0, 0.0
 		if strings.HasPrefix(g.Engine, "sglang") {
-			want = 2
+			reserve, window = 2, 0.8
 		}
-		if g.Settings.ReserveGB != want {
-			t.Errorf("%s: reserve_gb %v, want %v", g.Engine, g.Settings.ReserveGB, want)
+		if g.Settings.ReserveGB != reserve || g.Settings.WindowPool != window {
+			t.Errorf("%s: reserve_gb %v, window_pool %v; want %v and %v", g.Engine, g.Settings.ReserveGB, g.Settings.WindowPool, reserve, window)
 		}
 	}
 }

@@ -57,7 +57,7 @@ type engine struct {
 	reserved int64
 	// window: each admitted request also holds blocks for min(its length,
 	// window) tokens of its sliding-window layers (PoolConfig.WindowTokens).
-	window int64
+	window   int64
 	lagFirst []*request
 	lagDone  []*request
 

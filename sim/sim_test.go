@@ -893,16 +893,20 @@ func TestPrefillFirst(t *testing.T) {
 	}
 }
 
+// twoRequests is a burst of two 100-token prompts with 100-token outputs
+// on one worker of pool p (its cost set here), every request kept.
+func twoRequests(p PoolConfig) Config {
+	p.Workers, p.Cost = 1, testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
+	return Config{Replicas: p, Load: model.Load{Kind: model.Burst}, Input: Fixed(100), Output: Fixed(100), NumPrompts: 2, KeepRequests: true}
+}
+
 // Reserving the output (TensorRT-LLM's GUARANTEED_NO_EVICT): two requests
 // whose prompts fit the cache together but whose outputs do not run one
 // after the other, never preempted; admitted on their prompts (vLLM),
 // they run together until the cache runs out and one is preempted.
 func TestReserveOutput(t *testing.T) {
-	const P, O = 100, 100
-	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
 	cfg := func(reserve bool) Config {
-		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 300, ReserveOutput: reserve},
-			Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true}
+		return twoRequests(PoolConfig{KVCapacity: 300, ReserveOutput: reserve})
 	}
 	res := run(t, cfg(true))
 	if r := res.Requests; r[1].FirstToken < r[0].Done || r[0].Preemptions+r[1].Preemptions != 0 {
@@ -921,13 +925,10 @@ func TestReserveOutput(t *testing.T) {
 // run one after the other when their windows do not fit too, and a
 // request can never run when its KV and window exceed the cache.
 func TestWindowTokens(t *testing.T) {
-	const P, O = 100, 100
-	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
 	cfg := func(window int) Config {
 		// 28 blocks of 16: two requests of 200 tokens take 13 each, and
 		// 9 more each for a 144-token window.
-		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 448, WindowTokens: window},
-			Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true}
+		return twoRequests(PoolConfig{KVCapacity: 448, WindowTokens: window})
 	}
 	res := run(t, cfg(0))
 	if r := res.Requests; r[1].FirstToken >= r[0].Done || r[0].Preemptions+r[1].Preemptions != 0 {
@@ -956,16 +957,7 @@ func TestWindowTokens(t *testing.T) {
 	// back: all requests finish and the invariants hold.
 	for _, disagg := range []bool{false, true} {
 		for i, l := range []model.Load{model.Closed(32), model.Open(20, 1), {Kind: model.Burst}} {
-			pool := PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, KVCapacity: 40000, WindowTokens: 144}
-			cfg := Config{Replicas: pool, Load: l, Input: LengthDist{Kind: "uniform", Min: 20, Max: 3000},
-				Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: uint64(3 + i)}
-			if disagg {
-				pool.Workers = 1
-				cfg.Replicas = PoolConfig{}
-				cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
-				cfg.Decode = pool
-				cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
-			}
+			cfg := mixedLengths(PoolConfig{KVCapacity: 40000, WindowTokens: 144}, disagg, l, 20, uint64(3+i))
 			res := run(t, cfg)
 			for _, ps := range res.Pools {
 				if ps.MaxKVUsage > 1 {
@@ -974,6 +966,24 @@ func TestWindowTokens(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mixedLengths is 400 requests of uniform lengths (prompts minIn–3000,
+// outputs 1–400) at load l: on two aggregated workers of pool p, or
+// disaggregated, two prefill workers and one decode worker of p; costs
+// are H20-like, budgets 2048 tokens.
+func mixedLengths(p PoolConfig, disagg bool, l model.Load, minIn int, seed uint64) Config {
+	p.Workers, p.Cost, p.MaxBatchedTokens = 2, h20Like, 2048
+	cfg := Config{Replicas: p, Load: l, Input: LengthDist{Kind: "uniform", Min: minIn, Max: 3000},
+		Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: seed}
+	if disagg {
+		p.Workers = 1
+		cfg.Replicas = PoolConfig{}
+		cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
+		cfg.Decode = p
+		cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
+	}
+	return cfg
 }
 
 // Prefill-first and reserved-output engines keep the simulator's
@@ -997,18 +1007,8 @@ func TestPoliciesKeepInvariants(t *testing.T) {
 									// these policies).
 									t.Skip("delayed output across a preemption is approximate")
 								}
-								pool := PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, KVCapacity: kv,
-									PrefillFirst: prefillFirst, ReserveOutput: reserve, DelayedOutput: delayed}
-								cfg := Config{Replicas: pool, Load: l, Input: LengthDist{Kind: "uniform", Min: 200, Max: 3000},
-									Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: uint64(3 + i)}
-								if disagg {
-									pool.Workers = 1
-									cfg.Replicas = PoolConfig{}
-									cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
-									cfg.Decode = pool
-									cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
-								}
-								run(t, cfg)
+								pool := PoolConfig{KVCapacity: kv, PrefillFirst: prefillFirst, ReserveOutput: reserve, DelayedOutput: delayed}
+								run(t, mixedLengths(pool, disagg, l, 200, uint64(3+i)))
 							})
 						}
 					}
