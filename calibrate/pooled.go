@@ -153,9 +153,9 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// is the prior or a bound. Most groups are single-GPU runs, and their
 	// 1s diluted the multi-GPU measurements (0.66–3.7 over the corpus;
 	// DeepSeek-R1 at TP8 1.4–3.7, its 61 layers' small kernels paid per
-	// step alike). Leave-one-GPU-out, request throughput 19.8% → 16.9%,
-	// mean TTFT 37.6% → 34.7%, mean TPOT 20.1% → 20.0%; E2E 14.3% → 17.2%
-	// (docs/accuracy-analysis.md, fourteenth pass).
+	// step alike). fit --cv, leave-one-GPU-out: request throughput
+	// 19.8% → 17.3%, mean TTFT 37.6% → 34.7%, mean TPOT 20.1% → 20.2%,
+	// E2E 14.3% → 17.1% (docs/accuracy-analysis.md, fourteenth pass).
 	var commLog, commW float64
 	crossTarget := gpu.Nodes > 1
 	for _, m := range ms {
