@@ -544,16 +544,18 @@ func clampPhysical(j int, v float64) float64 {
 	return v
 }
 
-// boundHits names the coefficients of a role that sit at their physical
-// bound: the data would have them faster than the hardware allows.
-func boundHits(c model.Coeffs) []string {
-	var out []string
+// boundHits names the coefficients of a role that sit at their bounds:
+// the efficiencies at peak hardware (the data would have them faster than
+// the GPU allows), and comm at minComm (the data would price the
+// collectives below half the interconnect catalog's latency and the
+// engine collective cost).
+func boundHits(c model.Coeffs) (peak []string, comm bool) {
 	for j, v := range c.Vector() {
-		if (model.IsEfficiency(j) && v <= 1+1e-4) || (j == iComm && v <= minComm+1e-4) {
-			out = append(out, model.CoeffNames[j])
+		if model.IsEfficiency(j) && v <= 1+1e-4 {
+			peak = append(peak, model.CoeffNames[j])
 		}
 	}
-	return out
+	return peak, c.Comm <= minComm+1e-4
 }
 
 // refine minimises a robust loss between simulated and measured metrics
@@ -1016,8 +1018,12 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 			}
 			g.Entries = append(g.Entries, e)
 		}
-		if hits := boundHits(gf.params.coeffs[role]); len(hits) > 0 {
-			gf.notes = append(gf.notes, fmt.Sprintf("%s: %s at the physical bound (peak hardware): the data would price this work faster than the GPU allows", role, strings.Join(hits, ", ")))
+		peak, comm := boundHits(gf.params.coeffs[role])
+		if len(peak) > 0 {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: %s at the physical bound (peak hardware): the data would price this work faster than the GPU allows", role, strings.Join(peak, ", ")))
+		}
+		if comm {
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: comm at its bound (%.1f× the interconnect catalog's latencies and the engine collective cost): the data would price the collectives cheaper still", role, minComm))
 		}
 		if len(prior) > 0 {
 			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine %s; %s stay at the roofline prior",
