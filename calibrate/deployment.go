@@ -126,13 +126,17 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 // the one block pool of an engine without a window pool of its own (vLLM
 // V1's hybrid KV cache manager): the blocks over its last window, at most
 // the window and a block (a window that starts mid-block spans one more),
-// in tokens of the full-attention cache's per-token size.
+// in tokens of the full-attention cache's per-token size. TensorRT-LLM
+// keeps a pool per window size and splits the memory between them by a
+// static rule its documentation does not give; it is priced as vLLM's
+// one pool, an assumption.
 func windowTokens(m model.LLM, s Settings) int {
 	share := m.WindowedKVShare()
 	if share == 0 || s.WindowPool > 0 {
 		return 0
 	}
-	return int(math.Ceil(share * float64(m.SlidingWindow+orDefault(s.BlockSize, 16))))
+	block := sim.PoolConfig{BlockSize: s.BlockSize}.Limits().BlockSize
+	return int(math.Ceil(share * float64(m.SlidingWindow+block)))
 }
 
 // build is the one place a deployment becomes a simulator configuration:

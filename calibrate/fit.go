@@ -357,7 +357,8 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		}
 	}
 	// The residuals and every later use simulate the numbers the profile
-	// stores (stage 2's are already), not the unrounded solution: a discrete-event run can move by
+	// stores (stage 2 already judged the routers by them), not the
+	// unrounded solution: a discrete-event run can move by
 	// more than the rounding where a step boundary crosses an arrival.
 	gf.params = gf.params.stored()
 	gf.env.at = gf.params.coeffs

@@ -223,14 +223,15 @@ func TestPooledCommByPlacement(t *testing.T) {
 	}{
 		{"single-GPU group", func(e *Entry) { e.TP = 1 }},
 		{"undetermined comm", func(e *Entry) { e.Fitted = []string{"weight"} }},
+		{"comm at its bound", func(e *Entry) { e.Coeffs.Comm = minComm }},
 	} {
 		q := pooledProfile()
 		for i := range q.Groups {
 			e := &q.Groups[i].Entries[0]
 			e.Coeffs.Comm, e.TP, e.Fitted = 1.2, 2, []string{"comm"}
 		}
-		tt.unset(&q.Groups[2].Entries[0])
 		q.Groups[2].Entries[0].Coeffs.Comm = 6
+		tt.unset(&q.Groups[2].Entries[0])
 		pc, _ := q.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
 		if math.Abs(pc.coeffs.Comm/1.2-1) > 1e-9 {
 			t.Errorf("%s: comm %v, want 1.2 (the group is not a measurement of it)", tt.name, pc.coeffs.Comm)
@@ -242,14 +243,15 @@ func TestPooledCommByPlacement(t *testing.T) {
 	if pc.coeffs.Comm <= 1.2 || pc.coeffs.Comm >= 6 {
 		t.Errorf("comm %v, want the mean of all groups (between 1.2 and 6)", pc.coeffs.Comm)
 	}
-	// With no group that measured it, every group prices it.
+	// With no group that measured it, every group of the target's
+	// placement prices it (the cross-node group's 6 still left out).
 	for i := range p.Groups {
 		p.Groups[i].Entries[0].TP = 1
 	}
 	p.Groups[1].Settings.Nodes = 2
 	pc, _ = p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
-	if pc.coeffs.Comm <= 1.2 || pc.coeffs.Comm >= 6 {
-		t.Errorf("no group measured comm: comm %v, want the mean of all groups (between 1.2 and 6)", pc.coeffs.Comm)
+	if math.Abs(pc.coeffs.Comm/1.2-1) > 1e-9 {
+		t.Errorf("no group measured comm: comm %v, want 1.2, the one-node groups'", pc.coeffs.Comm)
 	}
 }
 

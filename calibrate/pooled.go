@@ -146,26 +146,31 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// The comm multiplier is how far the engine's collectives are from the
 	// link's catalogue figures; a group whose workers spanned servers
 	// measured that against the node network, one on a server against its
-	// own link. Each kind of target takes the groups of its own placement
-	// when there are any, and of those only the groups whose data
-	// determined it on workers of more than one GPU (measuresComm): a
-	// single-GPU worker has no collectives, and an undetermined multiplier
-	// is the prior or a bound. Most groups are single-GPU runs, and their
-	// 1s diluted the multi-GPU measurements (0.66–3.7 over the corpus;
-	// DeepSeek-R1 at TP8 1.4–3.7, its 61 layers' small kernels paid per
-	// step alike). fit --cv, leave-one-GPU-out: request throughput
-	// 19.8% → 17.3%, mean TTFT 37.6% → 34.7%, mean TPOT 20.1% → 20.2%,
-	// E2E 14.3% → 17.1% (docs/accuracy-analysis.md, fourteenth pass).
-	var commLog, commW float64
+	// own link. A target takes the groups of its own placement whose data
+	// determined it on workers of more than one GPU (measuresComm); where
+	// none did, every group of its placement; where none is of its
+	// placement, every group. A single-GPU worker has no collectives, and
+	// an undetermined multiplier is the prior or a bound. Most groups are
+	// single-GPU runs, and their 1s diluted the multi-GPU measurements
+	// (0.66–3.7 over the corpus; DeepSeek-R1 at TP8 1.4–3.7, its 61
+	// layers' small kernels paid per step alike). fit --cv at 6160c3c
+	// (with the sliding-window KV, which moved the folds less),
+	// leave-one-GPU-out: request throughput 19.8% → 17.3%, mean TTFT
+	// 37.6% → 34.7%, mean TPOT 20.1% → 20.2%, E2E 14.3% → 17.1%
+	// (docs/accuracy-analysis.md, fourteenth pass).
 	crossTarget := gpu.Nodes > 1
-	for _, m := range ms {
-		if (m.g.Settings.Nodes > 1) == crossTarget && measuresComm(m.g, roles) {
-			commLog += m.w * math.Log(m.c.Comm)
-			commW += m.w
+	for _, measured := range []bool{true, false} {
+		var commLog, commW float64
+		for _, m := range ms {
+			if (m.g.Settings.Nodes > 1) == crossTarget && (!measured || measuresComm(m.g, m.e.Role)) {
+				commLog += m.w * math.Log(m.c.Comm)
+				commW += m.w
+			}
 		}
-	}
-	if commW > 0 {
-		sum[slices.Index(model.CoeffNames, "comm")] = math.Exp(commLog / commW)
+		if commW > 0 {
+			sum[slices.Index(model.CoeffNames, "comm")] = math.Exp(commLog / commW)
+			break
+		}
 	}
 	out := pooledCost{coeffs: model.CoeffsFromVector(sum), groups: len(ms)}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
@@ -254,11 +259,11 @@ func memberMatmulShare(g *Group) float64 {
 }
 
 // measuresComm reports whether a group's fit determined its comm multiplier
-// (Entry.Fitted) from records of a role of roles whose workers span more
-// than one GPU (TP or PP above 1).
-func measuresComm(g *Group, roles []string) bool {
+// (Entry.Fitted, and off its minComm bound) for role from records whose
+// workers span more than one GPU (TP or PP above 1).
+func measuresComm(g *Group, role string) bool {
 	for _, e := range g.Entries {
-		if e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(roles, e.Role) && slices.Contains(e.Fitted, "comm") {
+		if e.Role == role && e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(e.Fitted, "comm") && e.Coeffs.Comm > minComm+1e-4 {
 			return true
 		}
 	}

@@ -289,13 +289,16 @@ func validateGroup(label string, g *Group) error {
 	if err := validateBounds(label, g); err != nil {
 		return err
 	}
-	if g.Settings.ReserveGB == 0 {
-		// A profile written before reserve_gb existed: the engine's own.
-		g.Settings.ReserveGB = model.ReserveGBFor(model.ParseEngine(g.Engine))
-	}
-	if g.Settings.WindowPool == 0 {
-		// A profile written before window_pool existed: the engine's own.
-		g.Settings.WindowPool = model.WindowPoolFor(model.ParseEngine(g.Engine))
+	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
+		// A profile written before reserve_gb or window_pool existed: the
+		// engine's own (neither depends on the GPU).
+		d, _ := model.DefaultsFor(model.ParseEngine(g.Engine), model.GPU{}, 0)
+		if g.Settings.ReserveGB == 0 {
+			g.Settings.ReserveGB = d.ReserveGB
+		}
+		if g.Settings.WindowPool == 0 {
+			g.Settings.WindowPool = d.WindowPool
+		}
 	}
 	for j, e := range g.Entries {
 		if e.Corr == nil {

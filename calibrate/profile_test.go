@@ -594,6 +594,8 @@ func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 	g := p.Groups[1]
 	g.Engine, g.Settings.ReserveGB, g.Settings.WindowPool = "sglang-0.5.5.post1", 0, 0
 	p.Groups = append(p.Groups, g)
+	g.Engine = "trtllm-1.2.0rc1"
+	p.Groups = append(p.Groups, g)
 	data, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -604,8 +606,11 @@ func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 	}
 	for _, g := range q.Groups {
 		reserve, window := 0.0, 0.0
-		if strings.HasPrefix(g.Engine, "sglang") {
+		switch {
+		case strings.HasPrefix(g.Engine, "sglang"):
 			reserve, window = 2, 0.8
+		case strings.HasPrefix(g.Engine, "trtllm"):
+			reserve = 2
 		}
 		if g.Settings.ReserveGB != reserve || g.Settings.WindowPool != window {
 			t.Errorf("%s: reserve_gb %v, window_pool %v; want %v and %v", g.Engine, g.Settings.ReserveGB, g.Settings.WindowPool, reserve, window)

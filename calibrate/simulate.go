@@ -68,18 +68,22 @@ func (d Deployment) Fits(w Workload) error {
 	}
 	c := d.Config
 	var worker string
-	var capacity int
+	var capacity, windowTokens int
 	switch {
 	case d.Topology.Disaggregated() && !c.Prefill.HoldsPrompt(in):
 		worker, capacity = "prefill worker "+d.Topology.Prefill.Worker().String(), c.Prefill.KVCapacity
 	case d.Topology.Disaggregated() && !c.Decode.Holds(in+out):
-		worker, capacity = "decode worker "+d.Topology.Decode.Worker().String(), c.Decode.KVCapacity
+		worker, capacity, windowTokens = "decode worker "+d.Topology.Decode.Worker().String(), c.Decode.KVCapacity, c.Decode.WindowTokens
 	case !d.Topology.Disaggregated() && !c.Replicas.Holds(in+out):
-		worker, capacity = "replica "+d.Topology.Replicas.Worker().String(), c.Replicas.KVCapacity
+		worker, capacity, windowTokens = "replica "+d.Topology.Replicas.Worker().String(), c.Replicas.KVCapacity, c.Replicas.WindowTokens
 	default:
 		return nil
 	}
-	return fmt.Errorf("calibrate: %s does not fit the KV cache of a %s on %s (%d tokens): a larger TP or shorter requests would", what, worker, d.GPU.Name, capacity)
+	window := ""
+	if windowTokens > 0 {
+		window = fmt.Sprintf(", beside up to %d tokens of sliding window a request", windowTokens)
+	}
+	return fmt.Errorf("calibrate: %s does not fit the KV cache of a %s on %s (%d tokens)%s: a larger TP or shorter requests would", what, worker, d.GPU.Name, capacity, window)
 }
 
 // Span is how many tokens of context w's requests need, as a

@@ -264,14 +264,12 @@ type LLM struct {
 	// FullAttentionLayers is how many layers attend over the whole context
 	// where the others attend over a short sliding window (gpt-oss
 	// alternates the two, with a 128-token window); 0 means every layer.
-	// Only full-attention layers are counted in the KV cache and in prompt
-	// attention: a windowed layer keeps and reads at most its window. That
-	// is vLLM V1's hybrid KV cache manager; SGLang keeps a separate window
-	// pool (about 0.8 of the full pool by default), and a vLLM run with the
-	// hybrid manager off treats every layer as full, so there the cache
-	// holds fewer tokens than capsim assumes. The windows' own decode reads
-	// (≤ 128 tokens a layer) are left out. What the windowed layers hold
-	// is priced apart (SlidingWindow).
+	// Only full-attention layers are counted in the cache's per-token size
+	// and in prompt attention: a windowed layer keeps and reads at most its
+	// window, priced apart (SlidingWindow). A vLLM run with its hybrid KV
+	// cache manager off treats every layer as full and holds fewer tokens
+	// than capsim assumes; that is not modelled, and neither are the
+	// windows' own decode reads (≤ 128 tokens a layer).
 	FullAttentionLayers int `json:"full_attention_layers,omitempty"`
 	// SlidingWindow is the windowed layers' window in tokens (gpt-oss:
 	// 128); 0 when every layer attends over the whole context. Their KV

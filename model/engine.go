@@ -158,27 +158,6 @@ type EngineDefaults struct {
 // engines' runtime buffers are not known): neither is modelled.
 const fixedReserveGB = 2
 
-// ReserveGBFor is the memory per GPU an engine family keeps out of its KV
-// cache beside the weights (EngineDefaults.ReserveGB): 0, vLLM's profiling
-// rule, for vLLM and Dynamo's vLLM workers; fixedReserveGB for SGLang and
-// TensorRT-LLM.
-func ReserveGBFor(e Engine) float64 {
-	switch e.Family {
-	case "sglang", "trtllm":
-		return fixedReserveGB
-	}
-	return 0
-}
-
-// WindowPoolFor is an engine family's window pool (EngineDefaults.WindowPool):
-// sglangWindowPool for SGLang, 0 (vLLM's one block pool) for the others.
-func WindowPoolFor(e Engine) float64 {
-	if e.Family == "sglang" {
-		return sglangWindowPool
-	}
-	return 0
-}
-
 // defaultsRule is one row of the engine-defaults table: from version since
 // of a family on (until the next row of that family), the defaults for a
 // GPU and max-model-len are apply's.

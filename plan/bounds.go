@@ -52,11 +52,12 @@ func bestPrefillRate(c sim.CostModel, budget, maxSeqs, isl, cached int) float64 
 }
 
 // maxBatch is the most sequences one worker can hold at once: its sequence
-// cap, and its KV cache at the mean context a request occupies over its life.
+// cap, and its KV cache at the mean context a request occupies over its
+// life, with its sliding-window layers' blocks (sim.PoolConfig.WindowTokens).
 func maxBatch(p sim.PoolConfig, isl, osl int) int {
 	n := maxSeqsOf(p)
 	if p.KVCapacity > 0 {
-		n = min(n, int(float64(p.KVCapacity)/(float64(isl)+float64(osl)/2)))
+		n = min(n, int(float64(p.KVCapacity)/(float64(isl)+float64(osl)/2+float64(min(isl+osl, p.WindowTokens)))))
 	}
 	return max(n, 1)
 }

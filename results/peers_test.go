@@ -241,11 +241,17 @@ func TestVLLMMetadataSystem(t *testing.T) {
 	// A file whose own GPU count leaves no room for dp servers reads its
 	// dp as the engine setting, before any sidecar; one with room for them
 	// still reads replicas, and one with neither is an error.
+	// Another engine's dp is its servers (vLLM's --data-parallel-size), so
+	// there the count is a contradiction, as is a replica count stated
+	// beside the dp.
 	for _, tt := range []struct{ file, topology, dp, err string }{
 		{`"tp": "8", "dp": "8", "gpu_count": "8"`, "1xTP8", "8", ""},
 		{`"tensor_parallel_size": "4", "data_parallel_size": "2", "num_gpus": "4"`, "1xTP4", "2", ""},
+		{`"engine": "sglang", "tp": "8", "dp": "8", "gpu_count": "8"`, "1xTP8", "8", ""},
 		{`"tp": "4", "dp": "2", "gpu_count": "8"`, "2xTP4", "", ""},
 		{`"tp": "4", "dp": "2", "gpu_count": "6"`, "", "", "gpu_count 6 but the topology 2xTP4 uses 8 GPUs"},
+		{`"vllm_version": "0.10.1", "tp": "8", "dp": "8", "gpu_count": "8"`, "", "", "gpu_count 8 but the topology 8xTP8 uses 64 GPUs"},
+		{`"tp": "8", "dp": "8", "replicas": "8", "gpu_count": "8"`, "", "", "gpu_count 8 but the topology 8xTP8 uses 64 GPUs"},
 	} {
 		recs, err := ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", `+tt.file+`}`))
 		if tt.err != "" {
@@ -260,6 +266,34 @@ func TestVLLMMetadataSystem(t *testing.T) {
 		s := recs[0].System
 		if s.Topology.String() != tt.topology || s.Settings["dp"]+s.Settings["data_parallel_size"] != tt.dp {
 			t.Errorf("%s: topology %s, settings %v; want %s with dp setting %q", tt.file, s.Topology, s.Settings, tt.topology, tt.dp)
+		}
+	}
+	// DP attention turned on by any role's own key (without the server's
+	// plain one) splits the attention, here as in calibrate.
+	recs, err = ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200",
+		"tp": "8", "dp": "4", "decode.enable-dp-attention": "true", "prefill.enable-dp-attention": "false"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := recs[0].System; s.Topology.String() != "1xTP8" || s.Settings["dp"] != "4" {
+		t.Errorf("a role's DP attention: topology %s, settings %v; want 1xTP8 with dp 4 kept as a setting", s.Topology, s.Settings)
+	}
+	for _, tt := range []struct {
+		settings    map[string]string
+		withPrefill bool
+		on          bool
+		dp          int
+	}{
+		{map[string]string{"enable-dp-attention": "true", "dp": "8"}, false, true, 8},
+		{map[string]string{"Enable_DP_Attention": "1", "dp-size": "4"}, false, true, 4},
+		{map[string]string{"decode.enable-dp-attention": "true", "prefill.enable-dp-attention": "false", "decode.dp": "8"}, false, true, 8},
+		{map[string]string{"prefill.enable-dp-attention": "true", "prefill.dp": "8"}, false, false, 0},
+		{map[string]string{"prefill.enable-dp-attention": "true", "prefill.dp": "8"}, true, true, 8},
+		{map[string]string{"enable-dp-attention": "false", "decode.enable-dp-attention": "true", "dp": "2", "decode.dp": "8"}, false, false, 2},
+		{map[string]string{"enable-dp-attention": "yes"}, false, false, 0},
+	} {
+		if on, dp := DPAttentionSettings(tt.settings, tt.withPrefill); on != tt.on || dp != tt.dp {
+			t.Errorf("DPAttentionSettings(%v, %v) = %v, %d; want %v, %d", tt.settings, tt.withPrefill, on, dp, tt.on, tt.dp)
 		}
 	}
 	// A GPU count the sidecar states is checked against the topology, not

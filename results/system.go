@@ -42,6 +42,7 @@ func isSystemKey(k string) bool { _, ok := systemKeys[normKey(k)]; return ok }
 func applySystem(name string, line int, r *Record, kv map[string]string) error {
 	var tp, pp, replicas int
 	var dpKey, dpValue string // the data-parallel size read as replicas
+	replicasStated := false   // a replicas key beside it
 	engineVersion := ""
 	for k, v := range kv {
 		v = strings.TrimSpace(v)
@@ -104,6 +105,8 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 			replicas, err = positive()
 			if k := normKey(k); k == "dp" || k == "data_parallel_size" {
 				dpKey, dpValue = k, v
+			} else {
+				replicasStated = true
 			}
 		}
 		if err != nil {
@@ -126,11 +129,14 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		*t = model.Aggregated(pool)
 		if dpKey != "" {
 			r.dpReplicas = [2]string{dpKey, dpValue}
-			if r.System.GPUCount > 0 && replicas > 1 && r.System.GPUCount == pool.TP*pool.PP {
+			fam := model.EngineFamily(r.System.Engine)
+			if n, _ := strconv.Atoi(dpValue); n > 1 && !replicasStated && (fam == "sglang" || r.System.Engine == "") &&
+				r.System.GPUCount > 0 && r.System.GPUCount == pool.TP*pool.PP {
 				// The file's own GPU count leaves no room for dp servers
 				// ("tp 8, dp 8, gpu_count 8"): its dp splits each server
 				// (SGLang's DP attention, turned on here or by a sidecar),
-				// an engine setting as above.
+				// an engine setting as above. Another engine's dp is its
+				// servers, and the count a contradiction, reported below.
 				t.Replicas.Count = 1
 				if r.System.Settings == nil {
 					r.System.Settings = map[string]string{}
@@ -163,30 +169,43 @@ func dpAttention(pairs ...map[string]string) bool {
 // DPAttentionSettings reads SGLang's data-parallel attention settings from
 // engine settings: whether --enable-dp-attention is on, and the --dp size
 // (0 where unstated). Keys are matched as spelled in any case with dashes
-// or underscores; a role's own ("decode.dp") counts, a prefill worker's
-// only with withPrefill, and a plain key wins over a role's, so the answer
-// never depends on map order.
+// or underscores. A plain key is the server's and wins; without one, any
+// role's own ("decode.enable-dp-attention") turns it on, a prefill
+// worker's only with withPrefill, and the role keys' sizes are read in
+// key order, the last winning, so the answer never depends on map order.
 func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool, dp int) {
-	keys := slices.Sorted(maps.Keys(settings))
-	isPlain := func(k string) bool { return !strings.Contains(k, ".") }
-	keys = append(slices.DeleteFunc(slices.Clone(keys), isPlain), slices.DeleteFunc(keys, func(k string) bool { return !isPlain(k) })...)
-	for _, k := range keys {
+	var plainOn, plainDP *string
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		v := strings.TrimSpace(settings[k])
-		k = normKey(k)
-		if i := strings.IndexByte(k, '.'); i >= 0 {
-			if k[:i] == "prefill" && !withPrefill {
+		key, plain := normKey(k), true
+		if i := strings.IndexByte(key, '.'); i >= 0 {
+			if key[:i] == "prefill" && !withPrefill {
 				continue
 			}
-			k = k[i+1:]
+			key, plain = key[i+1:], false
 		}
-		switch k {
+		switch key {
 		case "enable_dp_attention":
-			b, err := strconv.ParseBool(v)
-			on = err == nil && b
+			if plain {
+				plainOn = &v
+			} else if b, err := strconv.ParseBool(v); err == nil && b {
+				on = true
+			}
 		case "dp", "dp_size", "data_parallel_size":
-			if n, err := strconv.Atoi(v); err == nil {
+			if plain {
+				plainDP = &v
+			} else if n, err := strconv.Atoi(v); err == nil {
 				dp = n
 			}
+		}
+	}
+	if plainOn != nil {
+		b, err := strconv.ParseBool(*plainOn)
+		on = err == nil && b
+	}
+	if plainDP != nil {
+		if n, err := strconv.Atoi(*plainDP); err == nil {
+			dp = n
 		}
 	}
 	return on, dp

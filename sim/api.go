@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"github.com/capsim/capsim/model"
 )
 
@@ -50,7 +51,11 @@ type PoolConfig struct {
 	// output, WindowTokens) tokens when admitted and returns them when it
 	// ends or is preempted. vLLM V1's hybrid KV cache manager takes the
 	// windowed layers' blocks (those over each request's last window)
-	// from the pool the full layers use. 0: no sliding window.
+	// from the pool the full layers use. 0: no sliding window. A prefill
+	// pool of a disaggregated deployment does not read it (the decode
+	// worker's reservation holds the window). Not modelled: vLLM keeps a
+	// prefill chunk's whole window-layer KV while the chunk runs, more
+	// than the window for a chunk longer than it.
 	WindowTokens int
 }
 
@@ -70,11 +75,21 @@ func (p PoolConfig) Limits() PoolConfig {
 }
 
 // Holds reports whether one worker of p can hold a request of tokens KV
-// tokens: in whole blocks, as the simulator allocates them (a pool with
-// no KVCapacity holds any).
+// tokens: in whole blocks, as the simulator allocates them, with its
+// sliding-window blocks (WindowTokens); a pool with no KVCapacity holds
+// any.
 func (p PoolConfig) Holds(tokens int) bool {
 	p = p.Limits()
 	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize+p.windowBlocks(tokens) <= p.KVCapacity/p.BlockSize
+}
+
+// windowNote is what an error about a request of tokens KV tokens adds
+// for its sliding-window blocks: "" without them.
+func (p PoolConfig) windowNote(tokens int) string {
+	if w := min(tokens, p.WindowTokens); w > 0 {
+		return fmt.Sprintf(" and %d of sliding window", w)
+	}
+	return ""
 }
 
 // windowBlocks are the blocks a request of tokens tokens (prompt and

@@ -84,7 +84,8 @@
 // connection-level balancer such as a Kubernetes Service spreads a client
 // that opens a connection per request) picks a decode worker, as it picks
 // an aggregated pool's replica. At its next step boundary (at once when idle) the
-// decode worker reserves ceil(prompt/BlockSize) KV blocks, in FIFO order,
+// decode worker reserves ceil(prompt/BlockSize) KV blocks (and a
+// sliding-window model's window blocks, PoolConfig.WindowTokens), in FIFO order,
 // waiting while its cache is full; so its capacity also bounds the requests
 // in prefill and transfer. The prompt then goes to the prefill pool: one
 // shared queue every idle worker pulls from (Config.PrefillRouter's default)

@@ -291,7 +291,8 @@ func (e *engine) canStartNew() bool {
 		return true
 	}
 	if e.remote.len() > 0 {
-		return e.capBlocks == 0 || e.blocksFor(int64(e.remote.peek().prompt)) <= e.capBlocks-e.used
+		r := e.remote.peek()
+		return e.capBlocks == 0 || e.blocksFor(int64(r.prompt))+e.windowBlocks(r) <= e.capBlocks-e.used
 	}
 	return false
 }
@@ -490,7 +491,7 @@ func (e *engine) startStep(t float64) {
 			break
 		}
 		if e.reserve && e.capBlocks > 0 {
-			f := e.blocksFor(int64(r.prompt + r.out))
+			f := e.blocksFor(int64(r.prompt+r.out)) + win
 			if e.reserved+f > e.capBlocks {
 				break
 			}

@@ -377,12 +377,12 @@ func (s *simulator) checkFits(prompt, out, id int) error {
 			return fmt.Errorf("sim: %s has a %d-token prompt, larger than Config.Prefill.KVCapacity %d: it can never run", whatFor(), prompt, c.Prefill.KVCapacity)
 		}
 		if prompt > 0 && out > 0 && tooBig(prompt+out, c.Decode) {
-			return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output), more than Config.Decode.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Decode.KVCapacity, c.Decode.Limits().BlockSize)
+			return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Decode.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Decode.windowNote(prompt+out), c.Decode.KVCapacity, c.Decode.Limits().BlockSize)
 		}
 		return nil
 	}
 	if prompt > 0 && out > 0 && tooBig(prompt+out, c.Replicas) {
-		return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output), more than Config.Replicas.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Replicas.KVCapacity, c.Replicas.Limits().BlockSize)
+		return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Replicas.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Replicas.windowNote(prompt+out), c.Replicas.KVCapacity, c.Replicas.Limits().BlockSize)
 	}
 	return nil
 }
@@ -466,6 +466,14 @@ func (s *simulator) run() error {
 	}
 	if s.completed < s.cfg.NumPrompts {
 		return fmt.Errorf("sim: internal error: the run stalled after %d of %d requests", s.completed, s.cfg.NumPrompts)
+	}
+	// Every request has ended: every KV block an engine with a bounded
+	// cache handed out, and every block reserved for an output, has come
+	// back (an unbounded cache does not keep the ledger).
+	for _, e := range s.engines {
+		if e.capBlocks > 0 && (e.used != 0 || e.reserved != 0) {
+			return fmt.Errorf("sim: internal error: Config.%s worker %d holds %d KV blocks (%d reserved) after every request ended", e.field, e.idx, e.used, e.reserved)
+		}
 	}
 	return nil
 }
