@@ -556,8 +556,11 @@ func boundHits(c model.Coeffs) (peak []string, comm bool) {
 			peak = append(peak, model.CoeffNames[j])
 		}
 	}
-	return peak, c.Comm <= minComm+1e-4
+	return peak, atCommBound(c.Comm)
 }
+
+// atCommBound reports a comm multiplier at minComm, its lower bound.
+func atCommBound(comm float64) bool { return comm <= minComm+1e-4 }
 
 // refine minimises a robust loss between simulated and measured metrics
 // over every point by Nelder–Mead on a few log multipliers.

@@ -263,7 +263,7 @@ func memberMatmulShare(g *Group) float64 {
 // workers span more than one GPU (TP or PP above 1).
 func measuresComm(g *Group, role string) bool {
 	for _, e := range g.Entries {
-		if e.Role == role && e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(e.Fitted, "comm") && e.Coeffs.Comm > minComm+1e-4 {
+		if e.Role == role && e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(e.Fitted, "comm") && !atCommBound(e.Coeffs.Comm) {
 			return true
 		}
 	}

@@ -80,7 +80,7 @@ func (p PoolConfig) Limits() PoolConfig {
 // any.
 func (p PoolConfig) Holds(tokens int) bool {
 	p = p.Limits()
-	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize+p.windowBlocks(tokens) <= p.KVCapacity/p.BlockSize
+	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize+int(windowBlocks(int64(tokens), int64(p.WindowTokens), int64(p.BlockSize))) <= p.KVCapacity/p.BlockSize
 }
 
 // windowNote is what an error about a request of tokens KV tokens adds
@@ -92,12 +92,11 @@ func (p PoolConfig) windowNote(tokens int) string {
 	return ""
 }
 
-// windowBlocks are the blocks a request of tokens tokens (prompt and
-// output) holds for its sliding-window layers (WindowTokens); p has its
-// limits set.
-func (p PoolConfig) windowBlocks(tokens int) int {
-	w := min(tokens, p.WindowTokens)
-	return (w + p.BlockSize - 1) / p.BlockSize
+// windowBlocks are the blocks of block tokens a request of tokens tokens
+// (prompt and output) holds for its sliding-window layers while it runs:
+// min(tokens, window) (PoolConfig.WindowTokens); 0 without a window.
+func windowBlocks(tokens, window, block int64) int64 {
+	return (min(tokens, window) + block - 1) / block
 }
 
 // HoldsPrompt reports whether one prefill worker of p can hold a prompt

@@ -121,10 +121,7 @@ func (e *engine) blocksFor(tokens int64) int64 { return (tokens + e.block - 1) /
 
 // windowBlocks are the blocks r's sliding-window layers hold while it runs.
 func (e *engine) windowBlocks(r *request) int64 {
-	if e.window == 0 {
-		return 0
-	}
-	return e.blocksFor(min(int64(r.prompt+r.out), e.window))
+	return windowBlocks(int64(r.prompt+r.out), e.window, e.block)
 }
 
 // dropWindow returns the blocks r's sliding-window layers held.
