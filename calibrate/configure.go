@@ -50,7 +50,41 @@ type Target struct {
 	// A source group's placement is never inherited: where a benchmark's
 	// workers ran is not an engine setting.
 	Nodes int
+	// Frontend, when set, is the per-request latency outside the engine
+	// in seconds (API server, network and client) that the deployment's
+	// clients see, stated in place of the calibrated or carried one: a
+	// user who measured their own stack knows it, and a carried one is
+	// another source's host and client (docs/accuracy-analysis.md,
+	// fifteenth pass). It has no band. The API server's serial work stays
+	// the source group's, never more than the stated latency. Aggregated
+	// deployments only (StatedFrontend): a disaggregated deployment's
+	// frontend is priced inside its fitted prefill and KV-transfer costs.
+	Frontend *float64
 }
+
+// StatedFrontend checks a Target.Frontend for a deployment of topo. Its
+// errors wrap ErrStatedFrontend, and ErrFrontendRange for a latency
+// outside 0 to MaxStatedFrontend seconds.
+func StatedFrontend(latency float64, topo model.Topology) error {
+	switch {
+	case !(latency >= 0 && latency <= MaxStatedFrontend):
+		return fmt.Errorf("calibrate: %w %w: 0 to %g s, got %v", ErrStatedFrontend, ErrFrontendRange, MaxStatedFrontend, latency)
+	case topo.Disaggregated():
+		return fmt.Errorf("calibrate: %w applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs", ErrStatedFrontend)
+	}
+	return nil
+}
+
+// MaxStatedFrontend is the longest Target.Frontend, in seconds: a
+// profile's own frontend latencies are bounded there too.
+var MaxStatedFrontend = profileBounds["frontend.latency_s"].hi
+
+var (
+	// ErrStatedFrontend is what StatedFrontend's errors wrap.
+	ErrStatedFrontend = errors.New("a stated frontend latency")
+	// ErrFrontendRange is StatedFrontend's error for a latency out of range.
+	ErrFrontendRange = errors.New("out of range")
+)
 
 // RouterError is CheckRouter's error: no deployment runs behind Router.
 type RouterError struct{ Router string }
@@ -267,6 +301,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
 	}
+	if t.Frontend != nil {
+		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
+			return Deployment{}, err
+		}
+		frontend = *t.Frontend
+		service = math.Min(service, frontend)
+		d.FrontendFrom = statedFrontendNote(frontend, service, src, srcKind)
+	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
@@ -474,6 +516,20 @@ func serialNote(f *FrontendFit, sig float64) string {
 		how = "fitted"
 	}
 	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s, ±1σ ×/÷%.1f)", 1000*f.Serial(), how, math.Exp(sig))
+}
+
+// statedFrontendNote is Deployment.FrontendFrom for a stated frontend
+// latency: what it is and where the serial work in it came from.
+func statedFrontendNote(latency, service float64, src *Group, srcKind string) string {
+	note := fmt.Sprintf("%.1f ms a request, stated (no band)", 1000*latency)
+	if service > 0 && src != nil {
+		from := "its own deployment's"
+		if srcKind != "" {
+			from = fmt.Sprintf("%s on %s / %s's (%s)", src.Engine, src.GPU, model.ShortName(src.Model), srcKind)
+		}
+		note += fmt.Sprintf(", %.1f ms of it serial in the API server (%s, at most the stated latency)", 1000*service, from)
+	}
+	return note
 }
 
 // serviceSpread is the weighted standard deviation of the log serial work

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -760,6 +761,72 @@ func TestConfigureServiceBand(t *testing.T) {
 		}
 		if r := work[1] / work[0]; math.Abs(r-math.Exp(want)) > 1e-9 {
 			t.Errorf("fitted %v: work at +1σ is %v× the centre, want e^%v", fitted, r, want)
+		}
+	}
+}
+
+// A stated frontend latency (Target.Frontend) replaces the calibrated and
+// the carried one, at every band edge; the API server's serial work stays
+// the source's, never above it; a disaggregated deployment or a latency
+// out of range is refused.
+func TestConfigureStatedFrontend(t *testing.T) {
+	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: "L40S", Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Records: make([]string, 4),
+		Frontend: &FrontendFit{LatencyS: 0.040, ServiceS: 0.010, ServiceFitted: true, Source: SourceFitted, RelSigma: 0.3},
+		Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}}}}
+	ms := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		name    string
+		gpu     string
+		stated  *float64
+		latency float64 // at band 0, and at ±1 when stated
+		service float64 // at band 0
+		from    string  // in FrontendFrom; "" for none
+	}{
+		{"its own, not stated", "L40S", nil, 0.040, 0.010, ""},
+		{"carried, not stated", "H100-SXM", nil, 0.040, 0.010, "carried from vllm-0.9.0.1 on L40S"},
+		{"its own, stated below the work", "L40S", ms(0.003), 0.003, 0.003, "3.0 ms a request, stated (no band), 3.0 ms of it serial in the API server (its own deployment's, at most the stated latency)"},
+		{"carried, stated above the work", "H100-SXM", ms(0.020), 0.020, 0.010, "20.0 ms a request, stated (no band), 10.0 ms of it serial in the API server (vllm-0.9.0.1 on L40S / Llama-3.1-8B-Instruct's (another GPU)"},
+		{"stated zero", "H100-SXM", ms(0), 0, 0, "0.0 ms a request, stated (no band)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, band := range []float64{0, -1, 1} {
+				d, err := p.Configure(Target{GPU: tt.gpu, Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band, Frontend: tt.stated})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fe := d.Config.FrontendLatency
+				if band != 0 && tt.stated == nil {
+					if fe == tt.latency {
+						t.Errorf("band %v: frontend %v, the centre's; a carried or fitted one has a band", band, fe)
+					}
+					continue
+				}
+				if math.Abs(fe-tt.latency) > 1e-12 || d.Config.FrontendService > fe+1e-12 {
+					t.Errorf("band %v: frontend %v, serial work %v; want %v and the work no more than it", band, fe, d.Config.FrontendService, tt.latency)
+				}
+				if band == 0 && math.Abs(d.Config.FrontendService-tt.service) > 1e-12 {
+					t.Errorf("serial work %v, want %v", d.Config.FrontendService, tt.service)
+				}
+				if band == 0 && ((d.FrontendFrom == "") != (tt.from == "") || !strings.Contains(d.FrontendFrom, tt.from)) {
+					t.Errorf("FrontendFrom %q, want one containing %q", d.FrontendFrom, tt.from)
+				}
+			}
+		})
+	}
+	for _, tt := range []struct {
+		topology string
+		stated   float64
+		want     string
+	}{
+		{"2xTP1", -0.001, "calibrate: a stated frontend latency out of range: 0 to 60 s, got -0.001"},
+		{"2xTP1", math.NaN(), "calibrate: a stated frontend latency out of range: 0 to 60 s, got NaN"},
+		{"2xTP1", 61, "calibrate: a stated frontend latency out of range: 0 to 60 s, got 61"},
+		{"1P(TP1) 1D(TP1)", 0.003, "calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+	} {
+		_, err := p.Configure(Target{GPU: "L40S", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrStatedFrontend) {
+			t.Errorf("%s, %v s: error %v, want %q", tt.topology, tt.stated, err, tt.want)
 		}
 	}
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	// connection-level balancer; "least-outstanding": fewest in flight,
 	// which Dynamo 0.3's Processor cannot run).
 	Router string
+	// FrontendMS is the per-request frontend latency the prediction was
+	// given (--frontend-ms, calibrate.Target.Frontend), nil when it used
+	// the calibrated or carried one; the validate command repeats it.
+	FrontendMS *float64
 
 	// The workload the prediction is for.
 	ISL, OSL int
@@ -724,6 +728,9 @@ func ValidateCommand(s Spec) string {
 	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
 	if s.Dataset != "" {
 		parts = append(parts, "--dataset "+s.Dataset)
+	}
+	if s.FrontendMS != nil && !s.Topology.Disaggregated() {
+		parts = append(parts, "--frontend-ms "+strconv.FormatFloat(*s.FrontendMS, 'g', -1, 64))
 	}
 	loads := []model.Load{s.Load}
 	if len(s.Points) > 0 {

@@ -442,3 +442,23 @@ func TestDatasetValidateCommand(t *testing.T) {
 		}
 	}
 }
+
+// A prediction given a frontend latency (--frontend-ms) exports a validate
+// command that predicts with it too; a disaggregated deployment, whose
+// frontend is inside its fitted costs, does not repeat it.
+func TestFrontendValidateCommand(t *testing.T) {
+	fe := 2.5
+	for _, disagg := range []bool{false, true} {
+		s := aggSpec(t)
+		if disagg {
+			s = disaggSpec(t)
+		}
+		for _, stated := range []*float64{nil, &fe} {
+			s.FrontendMS = stated
+			cmd := ValidateCommand(s)
+			if got, want := strings.Contains(cmd, "--frontend-ms 2.5"), stated != nil && !disagg; got != want || strings.Contains(cmd, "--frontend-ms") != want {
+				t.Errorf("disaggregated %v, stated %v: validate command:\n%s", disagg, stated != nil, cmd)
+			}
+		}
+	}
+}

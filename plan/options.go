@@ -91,6 +91,12 @@ type Options struct {
 	// (round-robin, least-outstanding, random); "" keeps what the profile
 	// states or chose for a calibrated group, else round-robin.
 	Router string
+	// Frontend, when set, is the per-request latency outside the engine in
+	// seconds that aggregated candidates are priced with
+	// (calibrate.Target.Frontend); nil keeps each candidate's calibrated or
+	// carried one. A disaggregated candidate's frontend is inside its
+	// fitted prefill and KV-transfer costs either way.
+	Frontend *float64
 	// Seed for every random draw; the same options give the same result.
 	Seed uint64
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.

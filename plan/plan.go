@@ -247,6 +247,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
 	case calibrate.CheckRouter(o.Router) != nil:
 		return nil, fmt.Errorf("plan: %w", calibrate.CheckRouter(o.Router))
+	case o.Frontend != nil && calibrate.StatedFrontend(*o.Frontend, model.Topology{}) != nil:
+		return nil, fmt.Errorf("plan: %w", calibrate.StatedFrontend(*o.Frontend, model.Topology{}))
 	}
 	if o.Load.Kind == model.Burst {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
@@ -277,6 +279,10 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = "$/h"
+	}
+	if o.Frontend != nil {
+		ms := round(1000**o.Frontend, 4)
+		s.res.FrontendMS = &ms
 	}
 	return s, s.buildTemplates()
 }
@@ -501,9 +507,18 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
+// target is the calibrate.Target of one candidate at band.
+func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
+	t := calibrate.Target{GPU: gpu, Model: s.llm.Name, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
+	if !topo.Disaggregated() {
+		t.Frontend = s.opts.Frontend
+	}
+	return t
+}
+
 // newTemplate configures one worker per pool and prices its bounds.
 func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64, dpAttention int) (*template, error) {
-	dep, err := s.prof.Configure(calibrate.Target{GPU: g.Name, Model: s.llm.Name, Engine: engine, Topology: topo, Band: s.band, Router: s.opts.Router, DPAttention: dpAttention})
+	dep, err := s.prof.Configure(s.target(g.Name, engine, topo, dpAttention, s.band))
 	if err != nil {
 		return nil, err
 	}

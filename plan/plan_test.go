@@ -354,6 +354,7 @@ func TestBadOptions(t *testing.T) {
 		{"prefix hit rate 1", func(o *Options) { o.PrefixHitRate = 1 }, "plan: prefix-cache hit rate must be a fraction in [0, 1), got 1"},
 		{"prefix hit rate NaN", func(o *Options) { o.PrefixHitRate = math.NaN() }, "got NaN"},
 		{"unknown dataset", func(o *Options) { o.Dataset = "sonnet" }, `plan: unknown dataset "sonnet" (known: sharegpt)`},
+		{"negative frontend", func(o *Options) { fe := -0.001; o.Frontend = &fe }, "plan: calibrate: a stated frontend latency out of range: 0 to 60 s, got -0.001"},
 		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
 		// Issue 15: caps with the exact text, rejected before any work.
 		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },

@@ -106,10 +106,10 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Band: s.band, Router: s.opts.Router, DPAttention: c.t.dpAttention})
+	dep, err := s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, s.band))
 	var central calibrate.Deployment
 	if err == nil && s.band != 0 {
-		central, err = s.prof.Configure(calibrate.Target{GPU: c.t.gpu.Name, Model: s.llm.Name, Engine: c.t.engine, Topology: c.topo, Router: s.opts.Router, DPAttention: c.t.dpAttention})
+		central, err = s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, 0))
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -127,7 +127,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
 		Steady:       c.steady,
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
-		Router: predict.RouterOf(dep),
+		Router: predict.RouterOf(dep), Frontend: dep.FrontendFrom,
 	}
 	for _, m := range c.misses {
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))

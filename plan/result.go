@@ -30,6 +30,9 @@ type Result struct {
 	// (standard deviations, pessimistic) every verdict was simulated at.
 	Confidence float64 `json:"confidence"`
 	BandSigmas float64 `json:"band_sigmas"`
+	// FrontendMS is Options.Frontend in ms, the per-request latency outside
+	// the engine stated for aggregated candidates; nil when not stated.
+	FrontendMS *float64 `json:"frontend_ms,omitempty"`
 	// Margin says what the confidence margin cost: the cheapest deployment
 	// meeting the SLOs with central costs against the recommendation.
 	Margin *Margin `json:"margin,omitempty"`
@@ -124,8 +127,12 @@ type Recommendation struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 	// Router is how the verdicts' simulation spread requests over several
 	// replicas or decode workers ("" for one; predict.RouterOf).
-	Router string      `json:"router,omitempty"`
-	Steady *sim.Steady `json:"steady,omitempty"`
+	Router string `json:"router,omitempty"`
+	// Frontend is the per-request frontend latency when it was carried
+	// from another GPU or model's deployment or stated
+	// (calibrate.Deployment.FrontendFrom).
+	Frontend string      `json:"frontend,omitempty"`
+	Steady   *sim.Steady `json:"steady,omitempty"`
 	// Central are the SLO values with central costs (band 0) at the target
 	// load, for comparison with SLOValues at the pessimistic edge.
 	Central []Achieved `json:"slo_values_central,omitempty"`

@@ -144,8 +144,11 @@ type Prediction struct {
 	RouterFrom string `json:"router_from,omitempty"`
 	// Frontend says what the per-request frontend latency is and where it
 	// came from when it was carried from another GPU or model's
-	// deployment (calibrate.Deployment.FrontendFrom).
-	Frontend string `json:"frontend,omitempty"`
+	// deployment or stated (calibrate.Deployment.FrontendFrom);
+	// FrontendStatedMS is the stated one in ms (Target.Frontend), nil when
+	// not stated: it has no band.
+	Frontend         string   `json:"frontend,omitempty"`
+	FrontendStatedMS *float64 `json:"frontend_stated_ms,omitempty"`
 	// RouterChosenByFit: the calibration's records did not state the
 	// router and its fit chose Router (calibrate.RouterChoice).
 	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
@@ -297,6 +300,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
 			Frontend:             central.FrontendFrom,
+			FrontendStatedMS:     inMS(opts.Target.Frontend),
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,
 			MaxModelLen:          central.MaxModelLen,
@@ -549,4 +553,13 @@ func routerFrom(d calibrate.Deployment) string {
 		return ""
 	}
 	return d.RouterFrom
+}
+
+// inMS is a stated latency in seconds in ms, nil when not stated.
+func inMS(s *float64) *float64 {
+	if s == nil {
+		return nil
+	}
+	ms := 1000 * *s
+	return &ms
 }

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/capsim/capsim/model"
 )
 
 // TestHelpEveryCommand: one help style — usage line, description,
@@ -208,6 +212,69 @@ func TestPredictSaysCarriedFrontend(t *testing.T) {
 		}
 		if err := json.Unmarshal(out.Bytes(), &pred); err != nil || (pred.Frontend == "") != (tt.want == "") || !strings.Contains(pred.Frontend, tt.want) {
 			t.Errorf("%v: JSON frontend %q (%v), want one containing %q", tt.args, pred.Frontend, err, tt.want)
+		}
+	}
+}
+
+// --frontend-ms replaces the carried frontend latency: the frontend line
+// and the JSON say it was stated, the band leaves it out, and a smaller
+// one lowers the light-load TTFT by the difference. A disaggregated
+// deployment or a latency out of range is refused with one line.
+func TestPredictStatedFrontend(t *testing.T) {
+	base := []string{"predict", "--gpu", "H100-SXM", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1"}
+	ttft := map[string]float64{}
+	for _, fe := range []string{"", "2", "12"} {
+		args := append([]string{}, base...)
+		if fe != "" {
+			args = append(args, "--frontend-ms", fe)
+		}
+		var out, errb bytes.Buffer
+		if err := run(append(args, "--format", "json"), &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Frontend       string   `json:"frontend"`
+			FrontendStated *float64 `json:"frontend_stated_ms"`
+			Points         []struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &p); err != nil || len(p.Points) != 1 {
+			t.Fatalf("--frontend-ms %q: %v, %d points", fe, err, len(p.Points))
+		}
+		if (p.FrontendStated != nil) != (fe != "") || (fe != "") != strings.Contains(p.Frontend, "stated (no band)") ||
+			(p.FrontendStated != nil && fmt.Sprint(*p.FrontendStated) != fe) {
+			t.Errorf("--frontend-ms %q: frontend %q, stated %v", fe, p.Frontend, p.FrontendStated)
+		}
+		ttft[fe] = p.Points[0].Metrics[model.MeanTTFT]
+		if fe == "2" {
+			out.Reset()
+			if err := run(args, &out, &errb); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "frontend:    2.0 ms a request, stated (no band)") || !strings.Contains(out.String(), "(costs ±1σ)") {
+				t.Errorf("table: want the stated frontend line and a band of the costs alone:\n%s", out.String())
+			}
+		}
+	}
+	if d := ttft["12"] - ttft["2"]; math.Abs(d-10) > 0.5 {
+		t.Errorf("mean TTFT at one client %.2f ms with 12 ms stated, %.2f ms with 2 ms: want 10 ms apart", ttft["12"], ttft["2"])
+	}
+	if !(ttft["2"] < ttft[""]) {
+		t.Errorf("mean TTFT %.1f ms with 2 ms stated, %.1f ms carried: the carried frontend is tens of ms", ttft["2"], ttft[""])
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frontend-ms", "-3"}, "--frontend-ms must be 0 to 60000, got -3"},
+		{[]string{"--frontend-ms", "NaN"}, "--frontend-ms must be 0 to 60000, got NaN"},
+		{[]string{"--frontend-ms", "3", "--replicas", "", "--prefill", "1xTP1", "--decode", "1xTP1"},
+			"--frontend-ms: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+	} {
+		err := run(append(append([]string{}, base...), tt.args...), io.Discard, io.Discard)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -66,9 +67,28 @@ func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo mo
 	if err := d.checkDPAttention(); err != nil {
 		return calibrate.Target{}, err
 	}
+	fe, err := statedFrontend(d.frontendMS, d.flags != nil && d.flags.Changed("frontend-ms"), topo)
+	if err != nil {
+		return calibrate.Target{}, err
+	}
 	t, err := p.Resolve(d.gpu, modelName, d.engine, topo)
-	t.Router, t.DPAttention = d.router, d.dpAttention
+	t.Router, t.DPAttention, t.Frontend = d.router, d.dpAttention, fe
 	return t, flagHint(err)
+}
+
+// statedFrontend turns --frontend-ms into calibrate.Target.Frontend (nil
+// when not given), checked for topo.
+func statedFrontend(ms float64, given bool, topo model.Topology) (*float64, error) {
+	if !given {
+		return nil, nil
+	}
+	s := ms / 1000
+	if err := calibrate.StatedFrontend(s, topo); errors.Is(err, calibrate.ErrFrontendRange) {
+		return nil, fmt.Errorf("--frontend-ms must be 0 to %g, got %v", 1000*calibrate.MaxStatedFrontend, ms)
+	} else if err != nil {
+		return nil, flagError("--frontend-ms", err)
+	}
+	return &s, nil
 }
 
 // checkDPAttention refuses a negative --dp-attention.

@@ -63,7 +63,9 @@ type deploymentFlags struct {
 	prefill, decode, replicas string
 	topo                      string // --topology, the same in one flag
 	profile                   string
-	dpAttention               int // --dp-attention: SGLang's attention groups per worker
+	dpAttention               int            // --dp-attention: SGLang's attention groups per worker
+	frontendMS                float64        // --frontend-ms, when flags says it was given
+	flags                     *pflag.FlagSet // the command's, to tell a given flag from its default
 }
 
 // addDeploymentFlags adds --gpu, --engine, --prefill, --decode, --replicas
@@ -77,7 +79,14 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 	fs.StringVar(&d.router, "router", "", routerHelp)
 	fs.StringVar(&d.topo, "topology", "", "the deployment in one flag: NxTPk or \"prefill NxTPk + decode MxTPk\" (instead of --replicas or --prefill/--decode)")
 	fs.IntVar(&d.dpAttention, "dp-attention", 0, "SGLang data-parallel attention: N attention groups per worker, each caching only its own requests and holding the attention weights\n(--enable-dp-attention --dp N; 1: attention split by TP; default: as the calibrated deployment ran)")
+	addFrontendFlag(fs, &d.frontendMS)
+	d.flags = fs
 	addProfileFlag(fs, &d.profile)
+}
+
+// addFrontendFlag adds --frontend-ms (predict, validate and plan).
+func addFrontendFlag(fs *pflag.FlagSet, ms *float64) {
+	fs.Float64Var(ms, "frontend-ms", -1, "per-request latency outside the engine, in ms (API server, network, client), as measured on your own stack:\nin place of the calibrated one, or the one carried from another GPU or model's benchmark host (default: those)")
 }
 
 func addProfileFlag(fs *pflag.FlagSet, path *string) {

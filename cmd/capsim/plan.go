@@ -32,6 +32,8 @@ type planOptions struct {
 	export, dataset                     string
 	noSettings, noMargin, noDPAttention bool
 	quiet                               bool
+	frontendMS                          float64 // --frontend-ms, when frontendGiven
+	frontendGiven                       bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -49,6 +51,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.gpuCost, "gpu-cost", "", "price per GPU-hour, e.g. H20=1.9,H200=3.5 (rank by cost; unpriced GPUs are left out)")
 	fs.StringVar(&o.engine, "engine", "", "engine label prefix (default: dynamo for disaggregated, newest vLLM for aggregated)")
 	fs.StringVar(&o.router, "router", "", routerHelp)
+	addFrontendFlag(fs, &o.frontendMS)
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
 	fs.IntSliceVar(&o.tps, "tp", []int{1, 2, 4, 8}, "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
@@ -69,6 +72,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.format = *format
+	o.frontendGiven = fs.Changed("frontend-ms")
 	opts, err := o.options()
 	if err != nil {
 		return err
@@ -153,6 +157,9 @@ func (o planOptions) options() (plan.Options, error) {
 		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset,
 		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
+	if opts.Frontend, err = statedFrontend(o.frontendMS, o.frontendGiven, model.Topology{}); err != nil {
+		return opts, fmt.Errorf("plan: %w", err)
+	}
 	if o.gpuCost != "" {
 		var err error
 		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
@@ -189,6 +196,9 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	fmt.Fprintf(w, "%s, ISL %d / OSL %d at %s; SLOs %s%s\n", model.ShortName(r.Model), r.ISL, r.OSL, r.Load, strings.Join(slos, ", "), predict.WorkloadClause(r.PrefixHitRate, r.Dataset))
 	fmt.Fprintf(w, "verdicts: %s simulation, every SLO met with %.0f%% confidence (each pool's costs at %+.2fσ of their band)\n",
 		r.Mode, 100*r.Confidence, r.BandSigmas)
+	if r.FrontendMS != nil {
+		fmt.Fprintf(w, "frontend: %.1f ms a request outside the engine, stated, for aggregated deployments (a disaggregated deployment's is inside its fitted costs)\n", *r.FrontendMS)
+	}
 	s := r.Search
 	fmt.Fprintf(w, "searched %d deployments on %s (up to %d GPUs): %d below the rate by capacity bound, %d too slow for an SLO alone, "+
 		"%d costlier than the top %d, %d missed a screening run, %d simulated in steady state, %d meet every SLO "+

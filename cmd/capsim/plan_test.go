@@ -139,6 +139,8 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown dataset", map[string]string{"--dataset": "sonnet"}, `--dataset: unknown dataset "sonnet" (known: sharegpt)`},
 		{"unknown router", map[string]string{"--router": "sticky"}, `--router: unknown router "sticky" (want round-robin, least-outstanding or random)`},
 		{"bad format", map[string]string{"--format": "xml"}, "--format must be table, json or csv"},
+		{"negative frontend", map[string]string{"--frontend-ms": "-1"}, "plan: --frontend-ms must be 0 to 60000, got -1"},
+		{"frontend not a number", map[string]string{"--frontend-ms": "fast"}, `invalid argument "fast" for "--frontend-ms"`},
 		{"impossible TTFT", map[string]string{"--slo": "ttft_p99=50ms"}, "no deployment can meet ttft_p99<=50ms: even a lone request takes at least"},
 	}
 	for _, tc := range tests {
@@ -166,6 +168,48 @@ func TestPlanErrors(t *testing.T) {
 				t.Errorf("error spans lines: %q", err)
 			}
 		})
+	}
+}
+
+// --frontend-ms prices aggregated candidates with the stated frontend
+// latency: the plan says so, each aggregated recommendation names it, and
+// a disaggregated one keeps its fitted costs.
+func TestPlanStatedFrontend(t *testing.T) {
+	base := []string{"plan", "--model", "Qwen3-32B", "--gpu", "H20", "--isl", "2500", "--osl", "100", "--rate", "2", "--slo", "ttft_p99=3000ms", "--top", "4", "--no-margin", "--frontend-ms", "5"}
+	var out, errb bytes.Buffer
+	if err := run(append(append([]string{}, base...), "--format", "json"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		FrontendMS      *float64 `json:"frontend_ms"`
+		Recommendations []struct {
+			Topology string `json:"topology"`
+			Frontend string `json:"frontend"`
+		} `json:"recommendations"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.FrontendMS == nil || *res.FrontendMS != 5 {
+		t.Errorf("frontend_ms %v, want 5", res.FrontendMS)
+	}
+	kinds := map[bool]int{}
+	for _, r := range res.Recommendations {
+		disagg := strings.Contains(r.Topology, "prefill")
+		kinds[disagg]++
+		if stated := strings.HasPrefix(r.Frontend, "5.0 ms a request, stated"); stated == disagg {
+			t.Errorf("%s: frontend %q; want the stated 5 ms on aggregated deployments only", r.Topology, r.Frontend)
+		}
+	}
+	if kinds[false] == 0 || kinds[true] == 0 {
+		t.Fatalf("no aggregated recommendation to check: %+v", res.Recommendations)
+	}
+	out.Reset()
+	if err := run(base, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "frontend: 5.0 ms a request outside the engine, stated, for aggregated deployments"; !strings.Contains(out.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, out.String())
 	}
 }
 

@@ -174,7 +174,7 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
 			what := "costs"
-			if p.Frontend != "" {
+			if p.Frontend != "" && p.FrontendStatedMS == nil {
 				what = "costs and frontend"
 			}
 			fmt.Fprintf(w, "band:        at the highest load %.2f–%.2f req/s, mean TTFT %.0f–%.0f ms (%s ±1σ)\n",

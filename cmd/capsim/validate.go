@@ -149,6 +149,10 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router, DPAttention: o.dpAttention}
+	// A disaggregated record refuses it when priced (calibrate.StatedFrontend).
+	if over.Frontend, err = statedFrontend(o.frontendMS, changed("frontend-ms"), model.Topology{}); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
 	if o.topologyGiven() {
 		if over.Topology, err = o.topology(); err != nil {
 			return nil, fmt.Errorf("validate: %w", err)

@@ -406,3 +406,30 @@ func TestOldCostModelProfileWarns(t *testing.T) {
 		t.Errorf("stderr %q, want one warning starting %q", stderr.String(), want)
 	}
 }
+
+// --frontend-ms applies to a results file's records as to predict: the
+// comparison says the frontend was stated and prices it.
+func TestValidateResultsStatedFrontend(t *testing.T) {
+	plain := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile)
+	stated := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile, "--frontend-ms", "3")
+	if plain.Frontend != "" || !strings.HasPrefix(stated.Frontend, "3.0 ms a request, stated (no band)") {
+		t.Errorf("frontend %q without the flag, %q with --frontend-ms 3; want none, then the stated one", plain.Frontend, stated.Frontend)
+	}
+	ttft := func(v predict.Validation) float64 {
+		for _, c := range v.Points[0].Metrics {
+			if c.Metric == model.MeanTTFT {
+				return c.Predicted
+			}
+		}
+		t.Fatal("no mean TTFT compared")
+		return 0
+	}
+	if a, b := ttft(plain), ttft(stated); !(b < a) {
+		t.Errorf("mean TTFT at one client %.1f ms with its own frontend, %.1f ms with 3 ms stated; want less", a, b)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"validate", "--results", validateResults, "--profile", validateProfile, "--frontend-ms", "-1"}, &stdout, &stderr)
+	if want := "validate: --frontend-ms must be 0 to 60000, got -1"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
