@@ -144,8 +144,9 @@ type Deployment struct {
 	RouterFrom   string
 	// FrontendFrom says, for an aggregated deployment whose per-request
 	// frontend latency was carried from another GPU or model's
-	// deployment, what it is, where it came from and its band; "" when
-	// it is the deployment's own (or there is none).
+	// deployment or stated (Target.Frontend), what it is, where it came
+	// from and its band; "" when it is the deployment's own (or there is
+	// none).
 	FrontendFrom string
 }
 
@@ -523,11 +524,11 @@ func serialNote(f *FrontendFit, sig float64) string {
 func statedFrontendNote(latency, service float64, src *Group, srcKind string) string {
 	note := fmt.Sprintf("%.1f ms a request, stated (no band)", 1000*latency)
 	if service > 0 && src != nil {
-		from := "its own deployment's"
+		from := "the deployment's own"
 		if srcKind != "" {
-			from = fmt.Sprintf("%s on %s / %s's (%s)", src.Engine, src.GPU, model.ShortName(src.Model), srcKind)
+			from = fmt.Sprintf("that of %s on %s / %s, %s", src.Engine, src.GPU, model.ShortName(src.Model), srcKind)
 		}
-		note += fmt.Sprintf(", %.1f ms of it serial in the API server (%s, at most the stated latency)", 1000*service, from)
+		note += fmt.Sprintf(", %.1f ms of it serial in the API server (%s; at most the stated latency)", 1000*service, from)
 	}
 	return note
 }

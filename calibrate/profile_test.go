@@ -785,8 +785,8 @@ func TestConfigureStatedFrontend(t *testing.T) {
 	}{
 		{"its own, not stated", "L40S", nil, 0.040, 0.010, ""},
 		{"carried, not stated", "H100-SXM", nil, 0.040, 0.010, "carried from vllm-0.9.0.1 on L40S"},
-		{"its own, stated below the work", "L40S", ms(0.003), 0.003, 0.003, "3.0 ms a request, stated (no band), 3.0 ms of it serial in the API server (its own deployment's, at most the stated latency)"},
-		{"carried, stated above the work", "H100-SXM", ms(0.020), 0.020, 0.010, "20.0 ms a request, stated (no band), 10.0 ms of it serial in the API server (vllm-0.9.0.1 on L40S / Llama-3.1-8B-Instruct's (another GPU)"},
+		{"its own, stated below the work", "L40S", ms(0.003), 0.003, 0.003, "3.0 ms a request, stated (no band), 3.0 ms of it serial in the API server (the deployment's own; at most the stated latency)"},
+		{"carried, stated above the work", "H100-SXM", ms(0.020), 0.020, 0.010, "20.0 ms a request, stated (no band), 10.0 ms of it serial in the API server (that of vllm-0.9.0.1 on L40S / Llama-3.1-8B-Instruct, another GPU; at most the stated latency)"},
 		{"stated zero", "H100-SXM", ms(0), 0, 0, "0.0 ms a request, stated (no band)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -249,6 +249,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: %w", calibrate.CheckRouter(o.Router))
 	case o.Frontend != nil && calibrate.StatedFrontend(*o.Frontend, model.Topology{}) != nil:
 		return nil, fmt.Errorf("plan: %w", calibrate.StatedFrontend(*o.Frontend, model.Topology{}))
+	case o.Frontend != nil && o.Disaggregated && !o.Aggregated:
+		return nil, fmt.Errorf("plan: %w applies to aggregated deployments, and the search is of disaggregated ones only", calibrate.ErrStatedFrontend)
 	}
 	if o.Load.Kind == model.Burst {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
@@ -280,10 +282,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if o.GPUCost != nil {
 		s.res.CostUnit = "$/h"
 	}
-	if o.Frontend != nil {
-		ms := round(1000**o.Frontend, 4)
-		s.res.FrontendMS = &ms
-	}
+	s.res.FrontendMS = predict.FrontendMS(o.Frontend)
 	return s, s.buildTemplates()
 }
 

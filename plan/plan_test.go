@@ -355,6 +355,8 @@ func TestBadOptions(t *testing.T) {
 		{"prefix hit rate NaN", func(o *Options) { o.PrefixHitRate = math.NaN() }, "got NaN"},
 		{"unknown dataset", func(o *Options) { o.Dataset = "sonnet" }, `plan: unknown dataset "sonnet" (known: sharegpt)`},
 		{"negative frontend", func(o *Options) { fe := -0.001; o.Frontend = &fe }, "plan: calibrate: a stated frontend latency out of range: 0 to 60 s, got -0.001"},
+		{"frontend on a disaggregated search", func(o *Options) { fe := 0.005; o.Frontend, o.Disaggregated = &fe, true },
+			"plan: a stated frontend latency applies to aggregated deployments, and the search is of disaggregated ones only"},
 		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
 		// Issue 15: caps with the exact text, rejected before any work.
 		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },
@@ -744,5 +746,35 @@ func TestDPAttentionFailureNoted(t *testing.T) {
 	}
 	if res.Search.Candidates != 1 || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "DP attention 8 not searched: ") }) {
 		t.Errorf("%d candidates, notes %q; want the TP layout alone and a note on DP attention 8", res.Search.Candidates, res.Notes)
+	}
+}
+
+// A stated frontend prices the aggregated candidates, and each aggregated
+// recommendation names it as a central-cost prediction would (its serial
+// work is the calibrated one, not the pessimistic band's).
+func TestStatedFrontendRecommendation(t *testing.T) {
+	prof := h20Profile(t)
+	opts := h20Options(t, 2, "ttft_p99=3000ms")
+	opts.ISL, opts.OSL, opts.Aggregated, opts.TopK = 2500, 100, true, 2
+	fe := 0.050
+	opts.Frontend = &fe
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FrontendMS == nil || *res.FrontendMS != 50 {
+		t.Errorf("FrontendMS %v, want 50", res.FrontendMS)
+	}
+	if len(res.Recommendations) == 0 {
+		t.Fatalf("no recommendation: %s", res.Why)
+	}
+	for _, r := range res.Recommendations {
+		central, err := prof.Configure(calibrate.Target{GPU: r.GPU, Model: res.Model, Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Frontend == "" || r.Frontend != central.FrontendFrom {
+			t.Errorf("%s: frontend %q, want the central deployment's %q", r.Notation, r.Frontend, central.FrontendFrom)
+		}
 	}
 }

@@ -129,6 +129,9 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
 		Router: predict.RouterOf(dep), Frontend: dep.FrontendFrom,
 	}
+	if s.band != 0 {
+		r.Frontend = central.FrontendFrom // the band moves the serial work it names
+	}
 	for _, m := range c.misses {
 		r.SLOValues = append(r.SLOValues, achieved(m, ""))
 	}

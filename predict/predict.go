@@ -300,7 +300,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
 			Frontend:             central.FrontendFrom,
-			FrontendStatedMS:     inMS(opts.Target.Frontend),
+			FrontendStatedMS:     FrontendMS(opts.Target.Frontend),
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,
 			MaxModelLen:          central.MaxModelLen,
@@ -555,11 +555,13 @@ func routerFrom(d calibrate.Deployment) string {
 	return d.RouterFrom
 }
 
-// inMS is a stated latency in seconds in ms, nil when not stated.
-func inMS(s *float64) *float64 {
+// FrontendMS is a stated frontend latency (calibrate.Target.Frontend, in
+// seconds) in ms to 0.1 µs, so the flag's value comes back as given;
+// nil when not stated.
+func FrontendMS(s *float64) *float64 {
 	if s == nil {
 		return nil
 	}
-	ms := 1000 * *s
+	ms := math.Round(1e7**s) / 1e4
 	return &ms
 }

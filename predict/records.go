@@ -33,7 +33,7 @@ type RecordPrediction struct {
 	Metrics  map[string]float64
 	Derived  []calibrate.Derivation
 	// Frontend is calibrate.Deployment.FrontendFrom: the frontend latency
-	// when it was carried from another deployment, "" otherwise.
+	// when it was carried from another deployment or stated, "" otherwise.
 	Frontend string
 	// Notes say what was assumed (GPU, topology, engine, output length).
 	Notes []string

@@ -56,8 +56,8 @@ type Validation struct {
 	Summary     []ErrorSummary    `json:"summary"`
 	Derived     []string          `json:"derived"` // where the predicted costs came from
 	// Frontend is the frontend latency when it was carried from another
-	// deployment (calibrate.Deployment.FrontendFrom), as the first record
-	// was priced.
+	// deployment or stated (calibrate.Deployment.FrontendFrom), as the
+	// first record was priced.
 	Frontend string   `json:"frontend,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }

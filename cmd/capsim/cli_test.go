@@ -223,7 +223,7 @@ func TestPredictSaysCarriedFrontend(t *testing.T) {
 func TestPredictStatedFrontend(t *testing.T) {
 	base := []string{"predict", "--gpu", "H100-SXM", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1"}
 	ttft := map[string]float64{}
-	for _, fe := range []string{"", "2", "12"} {
+	for _, fe := range []string{"", "2", "12", "0", "3.97"} {
 		args := append([]string{}, base...)
 		if fe != "" {
 			args = append(args, "--frontend-ms", fe)
@@ -256,6 +256,9 @@ func TestPredictStatedFrontend(t *testing.T) {
 				t.Errorf("table: want the stated frontend line and a band of the costs alone:\n%s", out.String())
 			}
 		}
+	}
+	if d := ttft["2"] - ttft["0"]; math.Abs(d-2) > 0.5 {
+		t.Errorf("mean TTFT at one client %.2f ms with 2 ms stated, %.2f ms with 0: want 2 ms apart", ttft["2"], ttft["0"])
 	}
 	if d := ttft["12"] - ttft["2"]; math.Abs(d-10) > 0.5 {
 		t.Errorf("mean TTFT at one client %.2f ms with 12 ms stated, %.2f ms with 2 ms: want 10 ms apart", ttft["12"], ttft["2"])

@@ -29,6 +29,8 @@ func flagHint(err error) error {
 		return fmt.Errorf("%w (--max-gpus)", err)
 	case errors.Is(err, calibrate.ErrDPAttention):
 		return fmt.Errorf("--dp-attention: %w", err)
+	case errors.Is(err, calibrate.ErrStatedFrontend):
+		return fmt.Errorf("--frontend-ms: %w", err)
 	}
 	return err
 }

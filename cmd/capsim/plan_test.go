@@ -141,6 +141,8 @@ func TestPlanErrors(t *testing.T) {
 		{"bad format", map[string]string{"--format": "xml"}, "--format must be table, json or csv"},
 		{"negative frontend", map[string]string{"--frontend-ms": "-1"}, "plan: --frontend-ms must be 0 to 60000, got -1"},
 		{"frontend not a number", map[string]string{"--frontend-ms": "fast"}, `invalid argument "fast" for "--frontend-ms"`},
+		{"frontend on a disaggregated search", map[string]string{"--frontend-ms": "5", "--mode": "disaggregated"},
+			"--frontend-ms: plan: a stated frontend latency applies to aggregated deployments, and the search is of disaggregated ones only"},
 		{"impossible TTFT", map[string]string{"--slo": "ttft_p99=50ms"}, "no deployment can meet ttft_p99<=50ms: even a lone request takes at least"},
 	}
 	for _, tc := range tests {
@@ -202,7 +204,7 @@ func TestPlanStatedFrontend(t *testing.T) {
 		}
 	}
 	if kinds[false] == 0 || kinds[true] == 0 {
-		t.Fatalf("no aggregated recommendation to check: %+v", res.Recommendations)
+		t.Fatalf("%d aggregated and %d disaggregated recommendations; want both to check: %+v", kinds[false], kinds[true], res.Recommendations)
 	}
 	out.Reset()
 	if err := run(base, &out, &errb); err != nil {

@@ -427,9 +427,17 @@ func TestValidateResultsStatedFrontend(t *testing.T) {
 	if a, b := ttft(plain), ttft(stated); !(b < a) {
 		t.Errorf("mean TTFT at one client %.1f ms with its own frontend, %.1f ms with 3 ms stated; want less", a, b)
 	}
-	var stdout, stderr bytes.Buffer
-	err := run([]string{"validate", "--results", validateResults, "--profile", validateProfile, "--frontend-ms", "-1"}, &stdout, &stderr)
-	if want := "validate: --frontend-ms must be 0 to 60000, got -1"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %q", err, want)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--results", validateResults, "--profile", validateProfile, "--frontend-ms", "-1"}, "validate: --frontend-ms must be 0 to 60000, got -1"},
+		{[]string{"--results", "testdata/fit/h20-dynamo.md", "--frontend-ms", "5"},
+			"validate: --frontend-ms: predict: testdata/fit/h20-dynamo.md line 7: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+	} {
+		err := run(append([]string{"validate"}, tt.args...), io.Discard, io.Discard)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
 	}
 }

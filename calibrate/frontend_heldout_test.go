@@ -1,0 +1,108 @@
+package calibrate
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+)
+
+// What a stated frontend latency (Target.Frontend, predict --frontend-ms)
+// is worth on GPUs nobody calibrated: every aggregated point of seeds and
+// corpus is predicted with its GPU's groups left out, as fit --cv's
+// leave-one-GPU-out folds do, once with the frontend carried from another
+// deployment and once with its own source's stated — the one its group's
+// in-sample fit found, the most a stated frontend can do, since that fit's
+// frontend also absorbs what the fit got wrong. docs/accuracy-analysis.md
+// (fifteenth pass) quotes its log.
+func TestStatedFrontendHeldOutByGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates every aggregated point of the corpus twice")
+	}
+	recs, err := fixtures.CrossValidationRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seeds and corpus fitted alike: the profile's groups and its pool.
+	full := Profile{Schema: embedded.Schema, CostModel: embedded.CostModel, Groups: append(slices.Clone(embedded.Groups), embedded.Pool...)}
+	own := map[string]float64{}
+	for _, g := range full.Groups {
+		if g.Frontend != nil {
+			for _, id := range g.Records {
+				own[id] = g.Frontend.LatencyS
+			}
+		}
+	}
+	groups, order, _ := preparePoints(recs, 0)
+	run := Options{}.simulate()
+	var all, light [2][]float64      // carried, stated
+	without := map[string]*Profile{} // the profile without a GPU's groups
+	for _, k := range order {
+		for _, p := range groups[k] {
+			fe, ok := own[p.rec.ID]
+			want, measured := p.meas[model.MeanTTFT]
+			if !ok || !measured || p.topo.Disaggregated() || p.rec.System.GPU == "" || p.rec.System.Model == "" {
+				continue
+			}
+			gpu := model.CanonicalGPU(p.rec.System.GPU)
+			prof := without[gpu]
+			if prof == nil {
+				prof = &Profile{Schema: full.Schema, CostModel: full.CostModel}
+				for _, g := range full.Groups {
+					if g.GPU != gpu {
+						prof.Groups = append(prof.Groups, g)
+					}
+				}
+				without[gpu] = prof
+			}
+			var errs [2]float64
+			for v := range errs {
+				s := settingsFrom(p.rec.System.Engine, []*point{p})
+				if routerOpen(p.rec.System.Engine, []*point{p}) {
+					s.Router = ""
+				}
+				tg := Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}
+				if v == 1 {
+					tg.Frontend = &fe
+				}
+				d, err := prof.Configure(tg)
+				if err != nil {
+					errs[0] = math.NaN()
+					break
+				}
+				res, err := d.SimulateWith(context.Background(), p.workload(), run)
+				if err != nil {
+					errs[0] = math.NaN()
+					break
+				}
+				errs[v] = 100 * math.Abs(res.Metrics[model.MeanTTFT]/want-1)
+			}
+			if math.IsNaN(errs[0]) {
+				continue
+			}
+			for v, e := range errs {
+				all[v] = append(all[v], e)
+				if want < 300 {
+					light[v] = append(light[v], e)
+				}
+			}
+		}
+	}
+	med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return median(x) }
+	t.Logf("aggregated mean TTFT held out by GPU, median |error|, frontend carried -> stated: %d points %.1f -> %.1f%%; the %d under 300 ms measured %.1f -> %.1f%%",
+		len(all[0]), med(all[0]), med(all[1]), len(light[0]), med(light[0]), med(light[1]))
+	if len(light[0]) < 100 {
+		t.Fatalf("%d light-load points, want the corpus's 100 or more", len(light[0]))
+	}
+	if !(med(light[1]) < 0.75*med(light[0])) {
+		t.Errorf("light-load TTFT error %.1f%% with the source's frontend stated, %.1f%% carried: stating it should cut the error by a quarter or more",
+			med(light[1]), med(light[0]))
+	}
+}
