@@ -3,7 +3,6 @@ package calibrate
 import (
 	"context"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/capsim/capsim/fixtures"
@@ -26,12 +25,7 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	embedded, err := ParseProfile(fixtures.DefaultProfile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Seeds and corpus fitted alike: the profile's groups and its pool.
-	full := Profile{Schema: embedded.Schema, CostModel: embedded.CostModel, Groups: append(slices.Clone(embedded.Groups), embedded.Pool...)}
+	full := corpusProfile(t)
 	own := map[string]float64{}
 	for _, g := range full.Groups {
 		if g.Frontend != nil {
@@ -52,15 +46,8 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 				continue
 			}
 			gpu := model.CanonicalGPU(p.rec.System.GPU)
-			prof := without[gpu]
-			if prof == nil {
-				prof = &Profile{Schema: full.Schema, CostModel: full.CostModel}
-				for _, g := range full.Groups {
-					if g.GPU != gpu {
-						prof.Groups = append(prof.Groups, g)
-					}
-				}
-				without[gpu] = prof
+			if without[gpu] == nil {
+				without[gpu] = full.without(func(g *Group) bool { return g.GPU == gpu })
 			}
 			var errs [2]float64
 			for v := range errs {
@@ -72,7 +59,7 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 				if v == 1 {
 					tg.Frontend = &fe
 				}
-				d, err := prof.Configure(tg)
+				d, err := without[gpu].Configure(tg)
 				if err != nil {
 					errs[0] = math.NaN()
 					break
@@ -95,14 +82,13 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 			}
 		}
 	}
-	med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return median(x) }
 	t.Logf("aggregated mean TTFT held out by GPU, median |error|, frontend carried -> stated: %d points %.1f -> %.1f%%; the %d under 300 ms measured %.1f -> %.1f%%",
-		len(all[0]), med(all[0]), med(all[1]), len(light[0]), med(light[0]), med(light[1]))
+		len(all[0]), median(all[0]), median(all[1]), len(light[0]), median(light[0]), median(light[1]))
 	if len(light[0]) < 100 {
 		t.Fatalf("%d light-load points, want the corpus's 100 or more", len(light[0]))
 	}
-	if !(med(light[1]) < 0.75*med(light[0])) {
+	if !(median(light[1]) < 0.75*median(light[0])) {
 		t.Errorf("light-load TTFT error %.1f%% with the source's frontend stated, %.1f%% carried: stating it should cut the error by a quarter or more",
-			med(light[1]), med(light[0]))
+			median(light[1]), median(light[0]))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/capsim/capsim/fixtures"
@@ -67,4 +68,15 @@ func heldOutErrors(t *testing.T, held []heldOut, metric string) (med, max float6
 		abs = append(abs, math.Abs(h.central[metric]/want-1))
 	}
 	return median(abs), maxOf(abs)
+}
+
+// corpusProfile is seeds and corpus fitted alike, as fit --cv fits them:
+// the embedded profile's groups and its transfer pool, each fitted apart.
+func corpusProfile(t *testing.T) *Profile {
+	t.Helper()
+	embedded, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Profile{Schema: embedded.Schema, CostModel: embedded.CostModel, Groups: append(slices.Clone(embedded.Groups), embedded.Pool...)}
 }

@@ -148,12 +148,7 @@ func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts
 			var prof *Profile
 			var err error
 			if groupKeyOf := foldOfGroup[kind]; groupKeyOf != nil {
-				prof = &Profile{Schema: full.Schema, CostModel: full.CostModel}
-				for _, g := range full.Groups {
-					if groupKeyOf(&g) != fold {
-						prof.Groups = append(prof.Groups, g)
-					}
-				}
+				prof = full.without(func(g *Group) bool { return groupKeyOf(g) == fold })
 			} else {
 				prof, _, err = Fit(ctx, train, inner, func(Progress) {})
 			}
@@ -306,4 +301,17 @@ func (h heldOut) prediction() HeldOutPrediction {
 	return HeldOutPrediction{Record: r.ID, Source: r.Source.File, GPU: model.CanonicalGPU(r.System.GPU), Model: recordModel(r),
 		Engine: r.System.Engine, Load: h.p.load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
 		Low: pick(h.lo), High: pick(h.hi), PricedFrom: h.derived, Failure: h.failure}
+}
+
+// without is p with the groups drop picks left out (a fold whose groups
+// were fitted apart from the others: every GPU or engine version held out
+// in turn); its transfer pool is not kept.
+func (p *Profile) without(drop func(*Group) bool) *Profile {
+	out := &Profile{Schema: p.Schema, CostModel: p.CostModel}
+	for i := range p.Groups {
+		if !drop(&p.Groups[i]) {
+			out.Groups = append(out.Groups, p.Groups[i])
+		}
+	}
+	return out
 }
