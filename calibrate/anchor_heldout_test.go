@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -52,7 +53,7 @@ func TestOnePointPerDeployment(t *testing.T) {
 	deployments := map[string]bool{}  // that gave a compared point
 	for _, k := range keys {
 		pts := blocks[k]
-		anchor := slices.MinFunc(pts, func(a, b *point) int { return compareLoads(a, b) })
+		anchor := slices.MinFunc(pts, compareLoads)
 		var rest []*point
 		loads := map[model.Load]bool{anchor.load: true}
 		for _, p := range pts {
@@ -114,20 +115,10 @@ func compareLoads(a, b *point) int {
 		case model.ClosedLoop:
 			return a.load.Concurrency - b.load.Concurrency
 		case model.OpenLoop:
-			return cmpFloat(a.load.Rate, b.load.Rate)
+			return cmp.Compare(a.load.Rate, b.load.Rate)
 		case model.Burst:
 			return a.prompt - b.prompt
 		}
 	}
-	return cmpFloat(a.meas[model.RequestThroughput], b.meas[model.RequestThroughput])
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.meas[model.RequestThroughput], b.meas[model.RequestThroughput])
 }

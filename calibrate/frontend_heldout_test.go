@@ -51,11 +51,7 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 			}
 			var errs [2]float64
 			for v := range errs {
-				s := settingsFrom(p.rec.System.Engine, []*point{p})
-				if routerOpen(p.rec.System.Engine, []*point{p}) {
-					s.Router = ""
-				}
-				tg := Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}
+				tg := p.heldOutTarget()
 				if v == 1 {
 					tg.Frontend = &fe
 				}

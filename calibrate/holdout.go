@@ -191,14 +191,11 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 	err := parallel.ForEach(ctx, len(test), opts.workers(), func(i int) {
 		p := test[i]
 		h := heldOut{p: p, measured: p.meas}
-		s := settingsFrom(p.rec.System.Engine, []*point{p})
-		if routerOpen(p.rec.System.Engine, []*point{p}) {
-			s.Router = "" // unstated: the calibrated group's choice, if any (Target.Settings)
-		}
+		t := p.heldOutTarget()
 		sims := make([]map[string]float64, 3)
 		for j, band := range []float64{0, -1, 1} {
-			d, err := prof.Configure(Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine,
-				Topology: p.topo, Band: band, Settings: &s})
+			t.Band = band
+			d, err := prof.Configure(t)
 			if err != nil {
 				h.failure = err.Error()
 				break
@@ -223,6 +220,17 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 		out[i] = h
 	})
 	return out, err
+}
+
+// heldOutTarget is the deployment a held-out point is predicted as:
+// predict's target for the record's GPU, model, engine label, topology and
+// stated settings, at the central band.
+func (p *point) heldOutTarget() Target {
+	s := settingsFrom(p.rec.System.Engine, []*point{p})
+	if routerOpen(p.rec.System.Engine, []*point{p}) {
+		s.Router = "" // unstated: the calibrated group's choice, if any (Target.Settings)
+	}
+	return Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}
 }
 
 // summarise turns held-out predictions into a report.
