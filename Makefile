@@ -31,6 +31,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 lint:
+	@if git grep -n -E '^(<<<<<<<|>>>>>>>)( |$$)'; then echo "merge conflict markers left in"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
