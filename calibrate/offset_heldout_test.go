@@ -1,0 +1,117 @@
+package calibrate
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/model"
+)
+
+// How much of the leave-one-GPU-out error is one offset per source and
+// GPU: every point of seeds and corpus is predicted with its GPU's groups
+// left out (as fit --cv's leave-one-GPU-out folds do) and from the full
+// profile (fit --cv's in-sample row). Within each block of one source file
+// on one GPU (dense and mixture-of-experts models apart) with three or
+// more points, dividing the held-out predictions
+// by the block's median ratio to measured leaves the scatter that no price
+// carried to that GPU could remove, since every point of a block shares
+// its GPU, model family, host and client. docs/accuracy-analysis.md
+// (sixteenth pass) quotes its log.
+func TestHeldOutByGPUSourceOffsets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates every point of the corpus twice")
+	}
+	recs, err := fixtures.CrossValidationRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := corpusProfile(t)
+	groups, order, _ := preparePoints(recs, 0)
+	byGPU := map[string][]*point{}
+	var all []*point
+	for _, k := range order {
+		for _, p := range groups[k] {
+			if p.rec.System.GPU == "" || p.rec.System.Model == "" {
+				continue
+			}
+			gpu := model.CanonicalGPU(p.rec.System.GPU)
+			byGPU[gpu] = append(byGPU[gpu], p)
+			all = append(all, p)
+		}
+	}
+	ctx := context.Background()
+	in, err := predictHeldOut(ctx, full, all, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSample := map[*point]map[string]float64{}
+	for _, h := range in {
+		if h.failure == "" {
+			inSample[h.p] = h.central
+		}
+	}
+	type block struct {
+		file, gpu string
+		moe       bool // a file can mix dense and mixture-of-experts models
+	}
+	ratios := map[string]map[block][]float64{} // metric → block → held-out predicted ÷ measured
+	inErr := map[string]map[block][]float64{}  // the same points' in-sample |error| (%)
+	for _, m := range holdoutMetrics {
+		ratios[m], inErr[m] = map[block][]float64{}, map[block][]float64{}
+	}
+	for _, gpu := range slices.Sorted(maps.Keys(byGPU)) {
+		held, err := predictHeldOut(ctx, full.without(func(g *Group) bool { return g.GPU == gpu }), byGPU[gpu], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range held {
+			own, ok := inSample[h.p]
+			if h.failure != "" || !ok {
+				continue
+			}
+			b := block{h.p.rec.Source.File, gpu, isMoE(recordModel(h.p.rec))}
+			for _, m := range holdoutMetrics {
+				want, measured := h.p.meas[m]
+				if !measured || want <= 0 || h.central[m] <= 0 || own[m] <= 0 {
+					continue
+				}
+				ratios[m][b] = append(ratios[m][b], h.central[m]/want)
+				inErr[m][b] = append(inErr[m][b], 100*math.Abs(own[m]/want-1))
+			}
+		}
+	}
+	for _, m := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT} {
+		for _, dense := range []bool{false, true} {
+			var raw, offset, self []float64
+			blocks := 0
+			for b, rs := range ratios[m] {
+				if len(rs) < 3 || (dense && b.moe) {
+					continue
+				}
+				blocks++
+				mid := median(rs)
+				for i, r := range rs {
+					raw = append(raw, 100*math.Abs(r-1))
+					offset = append(offset, 100*math.Abs(r/mid-1))
+					self = append(self, inErr[m][b][i])
+				}
+			}
+			which := "every model"
+			if dense {
+				which = "dense models"
+			}
+			t.Logf("%-18s %-12s %3d points in %2d blocks of 3+ (source file, GPU), median |error|: GPU held out %5.1f%%, less each block's median offset %5.1f%%, in-sample %5.1f%%",
+				m, which, len(raw), blocks, median(raw), median(offset), median(self))
+			if len(raw) < 300 || blocks < 25 {
+				t.Fatalf("%s, %s: %d points in %d blocks, want the corpus's 300 or more in 25 or more", m, which, len(raw), blocks)
+			}
+			if !(median(offset) < median(raw)) {
+				t.Errorf("%s, %s: the per-block offsets should explain part of the held-out error: %.1f%% left of %.1f%%", m, which, median(offset), median(raw))
+			}
+		}
+	}
+}
