@@ -30,8 +30,10 @@
 //     and by the fit for trial costs; Deployment.WithWorkload adds the
 //     workload, and Simulate runs it (the frontend latency is part of the
 //     configuration, never patched on afterwards);
-//   - derivation of costs for TP degrees, GPUs or models without data from
-//     the nearest fitted group, said in each pool's Derivation.
+//   - derivation of costs for TP degrees, GPUs or models without data:
+//     another TP or engine version of the same GPU and model is carried
+//     from its own group; another GPU or model is priced from every
+//     fitted group pooled (pooled.go), said in each pool's Derivation.
 //   - the cross-group validation (holdout.go): with Options.CV, Fit leaves
 //     out every GPU, engine version and source in turn and reports the
 //     held-out errors and ±1σ band coverage; derived costs take their CPU

@@ -106,8 +106,8 @@ func (l Load) Validate() error {
 		if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
 			return fmt.Errorf("model: load: request_rate must be a positive number, got %v", l.Rate)
 		}
-		if !(l.Burstiness > 0) {
-			return fmt.Errorf("model: load: burstiness must be positive, got %v", l.Burstiness)
+		if err := CheckBurstiness(l.Burstiness); err != nil {
+			return fmt.Errorf("model: load: %w", err)
 		}
 	case Burst:
 	default:
@@ -181,8 +181,8 @@ func ParseConcurrencies(list string) ([]Load, error) {
 // ParseRates reads a comma list of request rates in req/s ("2,4.5,inf")
 // as open-loop loads of the given burstiness; "inf" is a burst.
 func ParseRates(list string, burstiness float64) ([]Load, error) {
-	if !(burstiness > 0) {
-		return nil, fmt.Errorf("model: burstiness must be positive, got %v", burstiness)
+	if err := CheckBurstiness(burstiness); err != nil {
+		return nil, err
 	}
 	var loads []Load
 	for _, f := range strings.Split(list, ",") {
@@ -197,4 +197,14 @@ func ParseRates(list string, burstiness float64) ([]Load, error) {
 		loads = append(loads, Open(r, burstiness))
 	}
 	return loads, nil
+}
+
+// CheckBurstiness reports a gamma shape of arrival gaps that is not a
+// positive finite number (an infinite shape would space arrivals exactly,
+// which the gamma sampler cannot draw).
+func CheckBurstiness(b float64) error {
+	if !(b > 0) || math.IsInf(b, 0) {
+		return fmt.Errorf("model: burstiness must be a positive finite number, got %v", b)
+	}
+	return nil
 }

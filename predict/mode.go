@@ -14,14 +14,26 @@ import (
 func (p Prediction) HowSimulated() string {
 	hit := WorkloadClause(p.PrefixHitRate, p.Dataset)
 	hit += ExactOutputClause(p.ExactOutput)
+	const replay = "benchmark replay (ramp-up and drain included)"
 	if p.Mode != sim.SteadyState {
-		return "benchmark replay (ramp-up and drain included)" + hit
+		return replay + hit
 	}
-	measured := 0
+	// A burst has no steady state: its points are replayed whatever the
+	// mode asked for (pointMode).
+	measured, replayed := 0, 0
 	for _, pt := range p.Points {
+		if pt.Mode == sim.BenchmarkReplay {
+			replayed++
+		}
 		if pt.Steady != nil {
 			measured = max(measured, pt.Steady.Measured)
 		}
+	}
+	switch {
+	case len(p.Points) > 0 && replayed == len(p.Points):
+		return replay + ", as every burst is" + hit
+	case replayed > 0:
+		return fmt.Sprintf("steady state (warm-up left out; up to %d measured requests a point); bursts as a benchmark replay", measured) + hit
 	}
 	return fmt.Sprintf("steady state (warm-up left out; up to %d measured requests a point)", measured) + hit
 }

@@ -10,6 +10,6 @@
 //     and validate all simulate for the same record;
 //   - a record's place on the load axis (X).
 //
-// It imports only results and model, so calibrate, predict and the CLI can
-// all share it.
+// It imports results, model, sim and datasets (and internal/stats), none of
+// which imports it, so calibrate, predict and the CLI can all share it.
 package series

@@ -97,8 +97,9 @@ func (o *benchOptions) resolve() (loadgen.Options, []model.Load, map[string]stri
 		return base, nil, nil, errors.New("bench: --url is required")
 	case o.modelName == "":
 		return base, nil, nil, errors.New("bench: --model is required")
-	case !(o.burstiness > 0):
-		return base, nil, nil, fmt.Errorf("bench: --burstiness must be positive, got %v", o.burstiness)
+	}
+	if err := model.CheckBurstiness(o.burstiness); err != nil {
+		return base, nil, nil, fmt.Errorf("bench: %w", flagError("--burstiness", err))
 	}
 	var closed []model.Load
 	for _, c := range o.concurrency {

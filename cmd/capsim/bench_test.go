@@ -228,6 +228,7 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{"bad rate", append(base, "--rate", "fast"), "--rate"},
 		{"negative rate", append(base, "--rate", "-2"), "--rate"},
 		{"bad burstiness", append(base, "--burstiness", "0"), "--burstiness"},
+		{"infinite burstiness", append(base, "--burstiness", "inf"), "--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"bad endpoint", append(base, "--endpoint", "embeddings"), "--endpoint"},
 		{"bad format", append(base, "--format", "yaml"), "--format"},
 		{"bad metadata", append(base, "--metadata", "novalue"), "KEY=VALUE"},

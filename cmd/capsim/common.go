@@ -20,8 +20,8 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 		loads, err := model.ParseConcurrencies(concurrency)
 		return loads, flagError("--concurrency", err)
 	case rate != "":
-		if !(burstiness > 0) {
-			return nil, fmt.Errorf("--burstiness must be positive, got %v", burstiness)
+		if err := model.CheckBurstiness(burstiness); err != nil {
+			return nil, flagError("--burstiness", err)
 		}
 		loads, err := model.ParseRates(rate, burstiness)
 		return loads, flagError("--rate", err)

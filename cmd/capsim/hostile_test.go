@@ -74,6 +74,10 @@ func TestHostileCommands(t *testing.T) {
 			"predict: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count (--num-prompts, at most 10000000)"},
 		{"predict absurd prompts", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--concurrency", "1", "--num-prompts", "20000000"},
 			"predict: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run (--num-prompts, at most 10000000)"},
+		{"predict infinite burstiness", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--rate", "2", "--burstiness", "inf"},
+			"--burstiness: burstiness must be a positive finite number, got +Inf"},
+		{"plan infinite burstiness", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--burstiness", "Inf", "--slo", "ttft_p99=2000ms"},
+			"--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"plan absurd max GPUs", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--max-gpus", "10000"},
 			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB) (--max-gpus)"},
 	}
