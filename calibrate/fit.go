@@ -782,7 +782,8 @@ func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Opti
 // the fit cannot explain.
 func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, opts Options, progress func(Progress), name string) ([]Residual, error) {
 	var sims []map[string]float64
-	if opts.SkipRefine && opts.Simulate == nil {
+	analytic := opts.SkipRefine && opts.Simulate == nil
+	if analytic {
 		sims = analyticMetrics(e, l, prm, pts)
 	} else {
 		var err error
@@ -800,7 +801,10 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 			if !ok {
 				continue
 			}
-			got := sims[i][m.name]
+			got, priced := sims[i][m.name]
+			if analytic && !priced {
+				continue // --quick prices only what the analytic model gives; the rest is not an error
+			}
 			r.Measured[m.name] = want
 			r.Fitted[m.name] = round(got, 4)
 			if got > 0 {

@@ -404,3 +404,36 @@ func TestFrontendServiceInConfig(t *testing.T) {
 		t.Errorf("scaled to 5 replicas: %d API servers", got)
 	}
 }
+
+// TestQuickResidualsLeaveUnpricedMetricsOut: --quick (SkipRefine) prices
+// only what the analytic model gives (TTFT and TPOT at light load), so a
+// measured throughput or E2E it did not price is neither a 100% error nor
+// a flag.
+func TestQuickResidualsLeaveUnpricedMetricsOut(t *testing.T) {
+	var recs []results.Record
+	for i, c := range []int{1, 4, 16} {
+		recs = append(recs, results.Record{ID: fmt.Sprintf("q:%d", i), Source: results.Source{File: "q.json", Line: i + 1},
+			System:   results.System{GPU: "H100", Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.10.1", Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})},
+			Workload: results.Workload{ISL: 1024, OSL: 128, ISLMax: 1024, OSLMax: 128, Load: model.Closed(c)},
+			Metrics:  map[string]float64{model.RequestThroughput: 0.8 * float64(c), model.MeanTTFT: 40, model.MeanTPOT: 9, model.MeanE2EL: 1200}})
+	}
+	prof, _, err := Fit(context.Background(), recs, Options{SkipRefine: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, r := range prof.Groups[0].Residuals {
+		left += 4 - len(r.Measured)
+		for m, v := range r.Fitted {
+			if !(v > 0) {
+				t.Errorf("%s: %s kept with fitted %v: --quick did not price it", r.Record, m, v)
+			}
+		}
+		if strings.Contains(r.Flag, "not simulated") {
+			t.Errorf("%s flagged: %s", r.Record, r.Flag)
+		}
+	}
+	if left == 0 {
+		t.Error("every measured metric was priced: the test no longer exercises an unpriced one")
+	}
+}

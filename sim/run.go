@@ -492,11 +492,23 @@ func (s *simulator) arrive(t float64) {
 	if s.steady != nil && s.steady.on {
 		s.steady.offered++
 	}
-	if s.arrived < s.total {
+	if s.arrived < s.total && !s.stopArrivals(t) {
 		gap := gamma(s.arrivals, s.cfg.Load.Burstiness, s.interArrivalSc)
 		s.push(t+gap, evArrival, 0)
 	}
 	s.dispatch(t)
+}
+
+// stopArrivals reports whether a steady open loop stops arriving at t
+// (Steady.ArrivalsStopped): every measured request has been sent and more
+// than max(2 × measured, minStopBacklog) are in flight.
+func (s *simulator) stopArrivals(t float64) bool {
+	st := s.steady
+	if st == nil || s.sent < st.warm+st.n || s.inflight <= max(2*st.n, minStopBacklog) {
+		return false
+	}
+	st.stopped = t
+	return true
 }
 
 // dispatch sends arrived requests while the client's concurrency allows.

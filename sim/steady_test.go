@@ -87,6 +87,31 @@ func TestSteadyStateSaturated(t *testing.T) {
 	}
 }
 
+// Far past capacity an open loop stops arriving once every measured
+// request is sent and its backlog passes max(2 × measured, 20,000): the
+// run stays bounded (100× overload once queued millions of requests), is
+// saturated, and reports the rate that was offered while it arrived.
+func TestSteadyStateArrivalsStop(t *testing.T) {
+	const perToken, tokens = 1e-5, 10000 // 10 prompts/s
+	cfg := Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Input:    Fixed(tokens), Output: Fixed(1), NumPrompts: 2000, Seed: 3,
+	}
+	for _, tt := range []struct {
+		rate float64
+		stop bool
+	}{{1000, true}, {12, false}} {
+		cfg.Load = model.Open(tt.rate, 1)
+		st := runSteady(t, cfg).Steady
+		if st.ArrivalsStopped != tt.stop || !st.Saturated {
+			t.Errorf("rate %v: arrivals stopped %v, saturated %v; want %v, true", tt.rate, st.ArrivalsStopped, st.Saturated, tt.stop)
+		}
+		if !near(st.OfferedRate, tt.rate, 0.05) || !near(st.AchievedRate, 10, 0.01) {
+			t.Errorf("rate %v: offered %v, achieved %v req/s; want the rate and the service rate 10", tt.rate, st.OfferedRate, st.AchievedRate)
+		}
+	}
+}
+
 // A closed loop with constant costs has no warm-up effect on its
 // throughput in steady state: exactly N/(O·tau) with every step full.
 func TestSteadyStateClosedLoopConstant(t *testing.T) {

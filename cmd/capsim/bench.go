@@ -60,7 +60,7 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var allFailed []string // load points where no request completed
 	done, err := o.measure(ctx, "bench", base, loads, stderr, func(r *loadgen.Result) error {
 		r.Label, r.Metadata = o.label, metadata
-		fmt.Fprintf(stderr, "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
+		fmt.Fprintf(progressTo(stderr, o.quiet), "bench: %s: %d completed, %d failed%s in %.1f s\n", r.Load, r.Completed, r.Failed, r.FailureNote(), r.Duration)
 		if r.Completed == 0 && r.Failed > 0 {
 			allFailed = append(allFailed, r.Load.String()+r.FailureNote())
 		}

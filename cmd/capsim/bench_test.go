@@ -234,6 +234,7 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{"bad metadata", append(base, "--metadata", "novalue"), "KEY=VALUE"},
 		{"unset key variable", append(base, "--api-key-env", "CAPSIM_SURELY_UNSET_VAR"), "CAPSIM_SURELY_UNSET_VAR"},
 		{"stray argument", append(base, "extra"), "unexpected argument"},
+		{"unwritable out", append(base, "--out", "/nonexistent-dir/x.json"), "--out: atomicfile: cannot write /nonexistent-dir/x.json: no directory /nonexistent-dir"},
 		{"server down", base, "test request"},
 	}
 	for _, tt := range tests {

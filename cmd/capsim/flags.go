@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/internal/atomicfile"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -242,6 +243,13 @@ func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates 
 // prefixes errors.
 func (s *serverFlags) measure(ctx context.Context, cmd string, base loadgen.Options, loads []model.Load, stderr io.Writer,
 	each func(*loadgen.Result) error) ([]*loadgen.Result, error) {
+	if s.out != "" {
+		// Found out after the first load point, an unwritable --out would
+		// lose what was measured.
+		if err := atomicfile.CheckWritable(s.out); err != nil {
+			return nil, fmt.Errorf("--out: %w", err)
+		}
+	}
 	if !s.skipCheck {
 		if err := loadgen.Check(ctx, base); err != nil {
 			return nil, err

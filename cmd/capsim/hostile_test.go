@@ -76,6 +76,8 @@ func TestHostileCommands(t *testing.T) {
 			"predict: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run (--num-prompts, at most 10000000)"},
 		{"predict infinite burstiness", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--rate", "2", "--burstiness", "inf"},
 			"--burstiness: burstiness must be a positive finite number, got +Inf"},
+		{"predict zero isl", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "0", "--osl", "100"}, "--isl and --osl must be positive"},
+		{"predict isl alone", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "100"}, "give both --isl and --osl, or neither"},
 		{"plan infinite burstiness", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--burstiness", "Inf", "--slo", "ttft_p99=2000ms"},
 			"--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"plan absurd max GPUs", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--max-gpus", "10000"},

@@ -16,6 +16,7 @@ type predictOptions struct {
 	loadListFlags
 	modelName             string
 	isl, osl              int
+	islGiven, oslGiven    bool // --isl 0 is a bad value, not an absent flag
 	numPrompts            int
 	seed                  uint64
 	format, plot          string
@@ -46,6 +47,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.format = *format
+	o.islGiven, o.oslGiven = fs.Changed("isl"), fs.Changed("osl")
 	preds, err := o.predict(stderr)
 	if err != nil {
 		return err
@@ -83,11 +85,11 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.isl < 0 || o.osl < 0 || (o.islGiven && o.isl == 0) || (o.oslGiven && o.osl == 0) {
+		return nil, fmt.Errorf("--isl and --osl must be positive")
+	}
 	if (o.isl == 0) != (o.osl == 0) {
 		return nil, fmt.Errorf("give both --isl and --osl, or neither")
-	}
-	if o.isl < 0 || o.osl < 0 {
-		return nil, fmt.Errorf("--isl and --osl must be positive")
 	}
 	if o.numPrompts < 0 {
 		return nil, fmt.Errorf("--num-prompts must be positive")

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,29 @@ func Write(path string, data []byte) error {
 		return fmt.Errorf("atomicfile: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// CheckWritable reports whether Write could write path now: its directory
+// exists and takes a new file, and path is not a directory. Call it before
+// work whose result goes to path, so that the work is not lost.
+func CheckWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("atomicfile: cannot write %s: it is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("atomicfile: cannot write %s: no directory %s", path, dir)
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the temporary's name would only confuse
+		}
+		return fmt.Errorf("atomicfile: cannot write %s: %w", path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // RemoveStale deletes the temporaries of path that Write left behind when

@@ -53,3 +53,27 @@ func TestRemoveStale(t *testing.T) {
 		t.Errorf("missing directory: %d, %v", n, err)
 	}
 }
+
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "out.json"), ""},
+		{dir, "atomicfile: cannot write " + dir + ": it is a directory"},
+		{filepath.Join(dir, "missing", "out.json"), "atomicfile: cannot write " + filepath.Join(dir, "missing", "out.json") + ": no directory " + filepath.Join(dir, "missing")},
+	} {
+		err := CheckWritable(tt.path)
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != tt.want {
+				t.Errorf("%s: %q, want %q", tt.path, got, tt.want)
+			}
+		} else if tt.want != "" {
+			t.Errorf("%s: no error, want %q", tt.path, tt.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files left behind, want none", len(entries))
+	}
+}
