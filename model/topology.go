@@ -119,6 +119,9 @@ func (t Topology) Validate() error {
 var disaggRE = regexp.MustCompile(`^(?i)prefill\s+(\S+)\s*\+\s*decode\s+(\S+)$`)
 var dynamoRE = regexp.MustCompile(`^(?i)(\d+)P\((TP\d+(?:PP\d+)?)\)\s*\+?\s*(\d+)D\((TP\d+(?:PP\d+)?)\)$`)
 
+// shortRE is the form capsim data prints: "P 3xTP4 D 1xTP4".
+var shortRE = regexp.MustCompile(`^(?i)P\s+(\S+)\s+D\s+(\S+)$`)
+
 // ParseTopology parses "4xTP4", "prefill 6xTP2 + decode 1xTP4" or the
 // Dynamo write-up form "3P(TP4) 1D(TP4)".
 func ParseTopology(s string) (Topology, error) {
@@ -136,6 +139,12 @@ func ParseTopology(s string) (Topology, error) {
 	}
 	if m := dynamoRE.FindStringSubmatch(s); m != nil {
 		return ParseTopology(fmt.Sprintf("prefill %sx%s + decode %sx%s", m[1], m[2], m[3], m[4]))
+	}
+	if m := shortRE.FindStringSubmatch(s); m != nil {
+		return ParseTopology(fmt.Sprintf("prefill %s + decode %s", m[1], m[2]))
+	}
+	if strings.ContainsAny(s, " \t") {
+		return Topology{}, fmt.Errorf(`model: topology %q: want NxTPk or NxTPkPPj (e.g. 6xTP2), or prefill and decode pools as "prefill 6xTP2 + decode 1xTP4", "6P(TP2) 1D(TP4)" or "P 6xTP2 D 1xTP4"`, s)
 	}
 	p, err := ParsePool(s)
 	if err != nil {

@@ -18,6 +18,8 @@ func TestParseTopology(t *testing.T) {
 		{in: "prefill 6xTP2 + decode 1xTP4", want: "prefill 6xTP2 + decode 1xTP4", gpus: 16},
 		{in: "3P(TP4) 1D(TP4)", want: "prefill 3xTP4 + decode 1xTP4", gpus: 16},
 		{in: "12P(TP1) 1D(TP4)", want: "prefill 12xTP1 + decode 1xTP4", gpus: 16},
+		{in: "P 3xTP4 D 1xTP4", want: "prefill 3xTP4 + decode 1xTP4", gpus: 16}, // as capsim data prints it
+		{in: "3xTP4 and 1xTP4", wantErr: `model: topology "3xTP4 and 1xTP4": want NxTPk or NxTPkPPj (e.g. 6xTP2), or prefill and decode pools as "prefill 6xTP2 + decode 1xTP4", "6P(TP2) 1D(TP4)" or "P 6xTP2 D 1xTP4"`},
 		{in: "6xTP", wantErr: `model: topology "6xTP": want NxTPk or NxTPkPPj, e.g. 6xTP2`},
 		{in: "0xTP2", wantErr: `model: topology "0xTP2": worker count must be a positive integer`},
 		{in: "2xTP0", wantErr: `model: topology "2xTP0": TP must be a positive integer`},

@@ -277,10 +277,10 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if conf == 0 {
 		conf = DefaultConfidence
 	}
-	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: "GPUs",
+	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
 		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
 	if o.GPUCost != nil {
-		s.res.CostUnit = "$/h"
+		s.res.CostUnit = CostPerHour
 	}
 	s.res.FrontendMS = predict.FrontendMS(o.Frontend)
 	return s, s.buildTemplates()

@@ -22,7 +22,8 @@ type Result struct {
 	// GPUTypes are the GPU types searched.
 	GPUTypes []string `json:"gpu_types"`
 	MaxGPUs  int      `json:"max_gpus"`
-	// CostUnit is "$/h" when GPUs have prices, else "GPUs".
+	// CostUnit is CostPerHour ("$/h") when GPUs have prices, else
+	// CostGPUs ("GPUs": a count, alike for every GPU type).
 	CostUnit string `json:"cost_unit"`
 	// Mode is how verdicts were simulated: "steady-state".
 	Mode sim.Mode `json:"mode"`
@@ -214,3 +215,9 @@ func dpSuffix(dp int) string {
 // Notation formats a topology as the Dynamo write-ups do: "6P(TP2) 1D(TP4)",
 // or "4xTP4" when aggregated.
 func Notation(t model.Topology) string { return t.Notation() }
+
+// The units of Result.CostUnit.
+const (
+	CostGPUs    = "GPUs"
+	CostPerHour = "$/h"
+)

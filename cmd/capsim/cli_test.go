@@ -313,3 +313,17 @@ func TestPredictDPAttention(t *testing.T) {
 		}
 	}
 }
+
+// A burst is replayed, and its row says how many requests it sent: its
+// latencies grow with that number.
+func TestPredictBurstLabel(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "1000", "--osl", "100", "--rate", "inf", "--num-prompts", "50", "--no-band"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"benchmark replay (ramp-up and drain included), as every burst is", "burst of 50 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

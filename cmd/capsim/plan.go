@@ -202,9 +202,14 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	s := r.Search
 	fmt.Fprintf(w, "searched %d deployments on %s (up to %d GPUs): %d below the rate by capacity bound, %d too slow for an SLO alone, "+
 		"%d costlier than the top %d, %d missed a screening run, %d simulated in steady state, %d meet every SLO "+
-		"(%d near misses tried other engine settings, %d then met them; %d simulations)\n\n",
+		"(%d near %s tried other engine settings, %d then met them; %d simulations)\n",
 		s.Candidates, strings.Join(r.GPUTypes, ", "), r.MaxGPUs, s.Overloaded, s.TooSlow, s.Costlier, len(r.Recommendations), s.ShortMissed,
-		s.Simulated, s.Feasible, s.SettingsTried, s.SettingsFound, s.Simulations)
+		s.Simulated, s.Feasible, s.SettingsTried, plural(s.SettingsTried, "miss", "misses"), s.SettingsFound, s.Simulations)
+	if r.CostUnit == plan.CostGPUs && len(r.GPUTypes) > 1 {
+		// A count ranks a B200 level with an L4.
+		fmt.Fprintf(w, "cost: GPUs counted alike across %d GPU types; --gpu-cost (e.g. H100-SXM=2.5,B200=5) ranks them by price\n", len(r.GPUTypes))
+	}
+	fmt.Fprintln(w)
 	tw := newTable(w)
 	head := "rank\tGPU\ttopology\tGPUs\t" + planCostHeader(r.CostUnit) + "\t"
 	for _, s := range r.SLOs {
@@ -294,4 +299,12 @@ func planHeadroom(h plan.Headroom) string {
 		return fmt.Sprintf("%sc=%d (%.2f×)", at, h.MaxConcurrency, h.Ratio)
 	}
 	return fmt.Sprintf("%s%.3g req/s (%.2f×)", at, h.RequestRate, h.Ratio)
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

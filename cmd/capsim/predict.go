@@ -139,7 +139,11 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
 		for _, pt := range p.Points {
 			m := pt.Metrics
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pt.Load.Label(),
+			load := pt.Load.Label()
+			if pt.Load.Kind == model.Burst {
+				load = fmt.Sprintf("burst of %d", pt.NumPrompts) // its latencies grow with its size
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", load,
 				textout.Metric(m, model.RequestThroughput), textout.Metric(m, model.OutputThroughput), pt.OutputPerGPU,
 				textout.Metric(m, model.MeanTTFT), textout.Metric(m, model.P99TTFT), textout.Metric(m, model.MeanTPOT), textout.Metric(m, model.P99TPOT),
 				textout.Metric(m, model.MeanITL), textout.Metric(m, model.MeanE2EL), textout.Metric(m, model.P99E2EL))
