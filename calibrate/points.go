@@ -60,7 +60,7 @@ type point struct {
 type groupKey struct{ gpu, model, engine string }
 
 func (k groupKey) String() string {
-	return fmt.Sprintf("%s / %s / %s", orDefaultS(k.gpu, "unknown GPU"), model.ShortName(orDefaultS(k.model, "unknown model")), k.engine)
+	return fmt.Sprintf("%s / %s / %s", orDefaultS(k.gpu, "unknown GPU"), model.ShortName(orDefaultS(k.model, "unknown model")), orDefaultS(k.engine, "unknown engine"))
 }
 
 // defaultTopology is the deployment assumed for a source that does not say: one GPU.

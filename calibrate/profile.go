@@ -3,9 +3,12 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -248,7 +251,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("calibrate: profile: %w", err)
+		return nil, fmt.Errorf("calibrate: profile: %w", decodeProblem(data, err))
 	}
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
@@ -567,4 +570,31 @@ func (p *Profile) group(gpu, llm, engine string) *Group {
 		}
 	}
 	return nil
+}
+
+// decodeProblem says where a profile's JSON went wrong: an empty file, a
+// truncated one, or the line of a syntax or type error.
+func decodeProblem(data []byte, err error) error {
+	line := func(off int64) int { return bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n")) + 1 }
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return errors.New("the file is empty")
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("truncated JSON: it ends at line %d before the profile does", line(int64(len(bytes.TrimRight(data, " \t\r\n")))))
+	case errors.As(err, &se):
+		return fmt.Errorf("line %d: invalid JSON: %w", line(se.Offset), err)
+	case errors.As(err, &te):
+		want := map[reflect.Kind]string{reflect.Slice: "a list", reflect.Struct: "an object", reflect.Map: "an object", reflect.Pointer: "an object",
+			reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number", reflect.Int: "an integer"}[te.Type.Kind()]
+		if want == "" {
+			want = te.Type.String()
+		}
+		if strings.HasPrefix(te.Value, "number") && (want == "a number" || want == "an integer") {
+			return fmt.Errorf("line %d: field %s: %s is out of range", line(te.Offset), te.Field, strings.TrimPrefix(te.Value, "number "))
+		}
+		return fmt.Errorf("line %d: field %s: %s where %s was expected", line(te.Offset), te.Field, te.Value, want)
+	}
+	return err
 }

@@ -64,6 +64,9 @@ func headroomLine(rec plan.Recommendation) string {
 	if h.AtLeast {
 		return fmt.Sprintf("at least %s (%.2f× the target)", at, h.Ratio)
 	}
+	if h.Binding == plan.BindingSaturated {
+		return fmt.Sprintf("%s (%.2f× the target), then the deployment saturates", at, h.Ratio)
+	}
 	return fmt.Sprintf("%s (%.2f× the target), then %s is missed", at, h.Ratio, h.Binding)
 }
 

@@ -255,7 +255,7 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 	if failMiss != nil {
 		h.Binding = worstMissed(failMiss).SLO.Label()
 		if worstMissed(failMiss).Ratio() <= 1 {
-			h.Binding = "saturated" // every latency within its limit, but the queue grows
+			h.Binding = BindingSaturated
 		}
 	}
 	return bestPools, nil

@@ -161,7 +161,8 @@ type Headroom struct {
 	Ratio float64 `json:"ratio"`
 	// AtLeast is true when the search stopped at its upper end still passing.
 	AtLeast bool `json:"at_least,omitempty"`
-	// Binding is the SLO missed first above the headroom ("" when AtLeast).
+	// Binding is the SLO missed first above the headroom ("" when AtLeast),
+	// or BindingSaturated.
 	Binding string `json:"binding_slo,omitempty"`
 }
 
@@ -221,3 +222,7 @@ const (
 	CostGPUs    = "GPUs"
 	CostPerHour = "$/h"
 )
+
+// BindingSaturated is Headroom.Binding when every latency is within its
+// limit above the headroom but the queue grows.
+const BindingSaturated = "saturated"

@@ -47,6 +47,9 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	o.format = *f
+	if o.maxEvals < 0 {
+		return fmt.Errorf("fit: --max-evals must be 0 (the default, 40) or more, got %d", o.maxEvals)
+	}
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")
 	}
@@ -73,8 +76,9 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if unstated.Model {
 			missing = append(missing, "model (--model, e.g. --model Qwen/Qwen3-8B)")
 		}
+		files := "the records of " + strings.Join(unstated.Sources, ", ")
 		return fmt.Errorf("fit: %s do not name the %s; say which, or give --assume-gpu to fit the catalog pair that explains them best",
-			strings.Join(unstated.Sources, ", "), strings.Join(missing, " or the "))
+			files, strings.Join(missing, " or the "))
 	}
 	if errors.Is(err, context.Canceled) {
 		return errors.New("fit: interrupted; no profile written")

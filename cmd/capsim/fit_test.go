@@ -83,7 +83,8 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--from", "testdata/fit/missing.md"}, "missing.md"},
 		{[]string{"fit", "--from", " , "}, "results: no result files named"},
 		{[]string{"fit", fitFile}, `fit: unexpected argument "testdata/fit/h20-dynamo.md" (files go after --from)`},
-		{[]string{"fit", "--from", fitFile, "--max-evals", "many"}, "invalid argument"},
+		{[]string{"fit", "--from", fitFile, "--max-evals", "many"}, `--max-evals: "many" is not an integer`},
+		{[]string{"fit", "--from", fitFile, "--max-evals", "-1"}, "fit: --max-evals must be 0 (the default, 40) or more, got -1"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -185,6 +185,9 @@ func unknownCommand(name string) error {
 // withFlagHint adds "did you mean --X?" to an unknown-flag error.
 func withFlagHint(err error, fs *pflag.FlagSet) error {
 	msg := err.Error()
+	if plain, ok := plainValueError(msg, fs); ok {
+		return errors.New(plain)
+	}
 	const prefix = "unknown flag: --"
 	i := strings.Index(msg, prefix)
 	if i < 0 {
@@ -200,6 +203,32 @@ func withFlagHint(err error, fs *pflag.FlagSet) error {
 		return fmt.Errorf("%s; did you mean --%s?", msg, s)
 	}
 	return err
+}
+
+// plainValueError rewrites pflag's error for a value its type cannot
+// parse ('invalid argument "abc" for "--concurrency" flag: strconv.Atoi:
+// parsing "abc": invalid syntax') as what the flag wants.
+func plainValueError(msg string, fs *pflag.FlagSet) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, `invalid argument "`)
+	if !ok {
+		return "", false
+	}
+	value, rest, ok := strings.Cut(rest, `" for "--`)
+	if !ok {
+		return "", false
+	}
+	name, detail, ok := strings.Cut(rest, `" flag: `)
+	f := fs.Lookup(name)
+	if !ok || f == nil || !strings.HasPrefix(detail, "strconv.") {
+		return "", false
+	}
+	want, ok := map[string]string{"int": "an integer", "int64": "an integer", "uint64": "a non-negative integer",
+		"intSlice": "a comma-separated list of integers", "float64": "a number",
+		"float64Slice": "a comma-separated list of numbers", "bool": "true or false"}[f.Value.Type()]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("--%s: %q is not %s", name, value, want), true
 }
 
 // warn prints each note to stderr as a warning line prefixed by who.

@@ -78,7 +78,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Fprintf(stderr, "plot: wrote %d figures, %s and index.html to %s\n", len(dir.Figures), dir.Summary, o.out)
+	fmt.Fprintf(stderr, "plot: wrote %d %s, %s and index.html to %s\n", len(dir.Figures), plural(len(dir.Figures), "figure", "figures"), dir.Summary, o.out)
 	tw := newTableLeft(stdout)
 	fmt.Fprintln(tw, "figure\tpoints\tmedian error\tseries")
 	for _, f := range dir.Figures {
