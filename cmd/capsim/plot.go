@@ -29,9 +29,10 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	var o plotOptions
 	fs := newFlagSet("plot", stderr)
 	fs.StringVar(&o.out, "out", "", "directory to write the figures and index.html into (required; created if missing)")
-	fs.StringVar(&o.sel.gpu, "gpu", "", "only series whose GPU contains this, e.g. H20 (case-insensitive)")
-	fs.StringVar(&o.sel.model, "model", "", "only series whose model contains this, e.g. qwen3")
-	fs.StringVar(&o.sel.engine, "engine", "", "only series whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.sel.gpu, "gpu", "", "with --from: the GPU the files measured, e.g. H100 (states or overrides theirs);\nwithout: only series whose GPU contains this, e.g. H20 (case-insensitive)")
+	fs.StringVar(&o.sel.model, "model", "", "with --from: the model the files measured; without: only series whose model contains this, e.g. qwen3")
+	fs.StringVar(&o.sel.engine, "engine", "", "with --from: the engine and version the files measured, e.g. vllm-0.10.1;\nwithout: only series whose engine contains this, e.g. dynamo, vllm-0.9")
+	fs.StringVar(&o.sel.topology, "topology", "", "with --from: the deployment the files measured: NxTPk or \"prefill NxTPk + decode MxTPk\"")
 	fs.StringVar(&o.sel.source, "source", "", "only series whose record ID or file name starts with this, e.g. 004")
 	fs.StringVar(&o.format, "format", "png", "image format: png or svg")
 	addProfileFlag(fs, &o.profile)
@@ -54,6 +55,16 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	all, err := loadRecords(o.sel.files)
 	if err != nil {
 		return err
+	}
+	// As for data, fit and validate: --from files get their system stated.
+	if len(o.sel.files) > 0 {
+		sys := systemFlags{gpu: o.sel.gpu, model: o.sel.model, engine: o.sel.engine, topology: o.sel.topology}
+		if err := sys.apply(all); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		o.sel.gpu, o.sel.model, o.sel.engine = "", "", ""
+	} else if o.sel.topology != "" {
+		return fmt.Errorf("plot: --topology states the system of --from files")
 	}
 	recs := o.sel.filter(all)
 	if len(recs) == 0 {

@@ -243,6 +243,33 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 	}
 }
 
+// With --from, --gpu, --model and --engine state what the files measured
+// (as for data, fit and validate), so a file that names neither can be
+// simulated against its stated system.
+func TestPlotStatesTheSystemOfFiles(t *testing.T) {
+	dir := t.TempDir()
+	doc := `## Benchmark Result (ISL:OSL=512:128)
+
+| Concurrency | Request Throughput (req/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
+|---|---|---|---|---|
+| 1 | 0.5 | 40 | 12.0 | 1600 |
+| 8 | 3.1 | 90 | 15.0 | 2000 |
+`
+	if err := os.WriteFile(filepath.Join(dir, "anon.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "figures")
+	stdout, stderr := runPlotCmd(t, "--out", out, "--format", "svg", "--num-prompts", "40", "--from", filepath.Join(dir, "anon.md"),
+		"--gpu", "H100", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--engine", "vllm-0.10.1", "--topology", "1xTP1")
+	if strings.Contains(stderr, "not simulated") || !strings.Contains(stdout, "H100-SXM · Llama-3.1-8B-Instruct · vllm-0.10.1") {
+		t.Errorf("want the series simulated on its stated system:\n%s\n%s", stdout, stderr)
+	}
+	var o, e bytes.Buffer
+	if err := run([]string{"plot", "--out", out, "--topology", "1xTP1"}, &o, &e); err == nil || err.Error() != "plot: --topology states the system of --from files" {
+		t.Errorf("--topology without --from: %v", err)
+	}
+}
+
 func TestPlotErrors(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
