@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,9 +89,13 @@ func TestFormatCSV(t *testing.T) {
 		"--concurrency", "1,8", "--format", "csv"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
+	// predict's CSV is tidy: one header, one row a point, numbers unrounded to the table's text.
 	rows, err = csv.NewReader(&out).ReadAll()
-	if err != nil || len(rows) != 3 || rows[1][0] != "c=1" {
-		t.Errorf("predict csv: %v %v", err, rows)
+	if err != nil || len(rows) != 3 || rows[0][7] != "load" || rows[1][7] != "c=1" || rows[1][8] != "1" || rows[0][13] != model.RequestThroughput {
+		t.Fatalf("predict csv: %v %v", err, rows)
+	}
+	if v, err := strconv.ParseFloat(rows[2][16], 64); err != nil || rows[0][16] != model.MeanTTFT || !(v > 0) {
+		t.Errorf("predict csv mean TTFT %q: %v", rows[2][16], err)
 	}
 }
 

@@ -22,7 +22,7 @@ func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
 
 // formatFlag adds --format table|json|csv to fs.
 func formatFlag(fs *pflag.FlagSet) *string {
-	return fs.String("format", "table", "output format: table, json or csv (the table's rows, for spreadsheets)")
+	return fs.String("format", "table", "output format: table, json or csv (for spreadsheets)")
 }
 
 // checkFormat rejects anything but table, json and csv.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 
 	"github.com/capsim/capsim/deploy"
 	"github.com/capsim/capsim/internal/textout"
@@ -73,7 +76,63 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		}
 		return writeJSON(stdout, map[string]any{"predictions": preds})
 	}
+	if o.format == "csv" {
+		return writePredictionsCSV(stdout, preds)
+	}
 	return printPredictions(tableOutput(stdout, o.format), preds)
+}
+
+// predictCSVMetrics are the metric columns of predict --format csv, named
+// as vLLM's bench serve names them.
+var predictCSVMetrics = []string{model.RequestThroughput, model.OutputThroughput, model.TotalTokenThroughput,
+	model.MeanTTFT, model.MedianTTFT, model.P99TTFT, model.MeanTPOT, model.MedianTPOT, model.P99TPOT,
+	model.MeanITL, model.MedianITL, model.P99ITL, model.MeanE2EL, model.MedianE2EL, model.P99E2EL}
+
+// writePredictionsCSV writes one row per predicted point of every shape,
+// under one header: the deployment and shape, the load, then every metric
+// unrounded, so a spreadsheet gets numbers, not the table's text.
+func writePredictionsCSV(w io.Writer, preds []predict.Prediction) error {
+	cw := csv.NewWriter(w)
+	head := []string{"gpu", "model", "engine", "topology", "gpus", "isl", "osl", "load", "max_concurrency", "request_rate", "mode", "num_prompts", "saturated"}
+	head = append(append(head, predictCSVMetrics...), "output_throughput_per_gpu")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	num := func(v float64) string { // six significant digits, never an exponent
+		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		scale := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
+		return strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64)
+	}
+	for _, p := range preds {
+		for _, pt := range p.Points {
+			conc, rate := "", ""
+			switch pt.Load.Kind {
+			case model.ClosedLoop:
+				conc = strconv.Itoa(pt.Load.Concurrency)
+			case model.OpenLoop:
+				rate = num(pt.Load.Rate)
+			case model.Burst:
+				rate = "inf"
+			}
+			row := []string{p.GPU, p.Model, p.Engine, p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.ISL), strconv.Itoa(p.OSL),
+				pt.Load.Label(), conc, rate, string(pt.Mode), strconv.Itoa(pt.NumPrompts), strconv.FormatBool(pt.Steady != nil && pt.Steady.Saturated)}
+			for _, m := range predictCSVMetrics {
+				v, ok := pt.Metrics[m]
+				if !ok {
+					row = append(row, "")
+					continue
+				}
+				row = append(row, num(v))
+			}
+			if err := cw.Write(append(row, num(pt.OutputPerGPU))); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {
