@@ -119,6 +119,10 @@ type Derivation struct {
 	// carrying them to another TP degree, version, GPU or model (which moves
 	// every term of a step together), in quadrature; see carriedCost.
 	RelSigma float64 `json:"rel_sigma"`
+	// Coeffs are the costs that priced the pool at the band's centre
+	// (model.Coeffs: CPU seconds and inverse efficiencies of the roofline),
+	// so that every number a prediction rests on can be read.
+	Coeffs model.Coeffs `json:"coeffs"`
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -353,6 +357,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
+			der.Coeffs = cc.coeffs
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each
 			// coefficient by its own marginal σ instead would add up terms the

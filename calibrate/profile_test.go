@@ -854,3 +854,22 @@ func TestCostModelWarning(t *testing.T) {
 		t.Errorf("the embedded profile is of cost model %d, want %d: refit it", prof.CostModel, CostModel)
 	}
 }
+
+// Every pool's derivation carries the costs that priced it: fitted ones
+// as the profile holds them, derived ones as carried.
+func TestDerivationCoeffs(t *testing.T) {
+	p := testProfile()
+	topo, _ := model.ParseTopology("prefill 6xTP2 + decode 1xTP4")
+	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dv := range d.Derived {
+		if err := dv.Coeffs.Validate(); err != nil || dv.Coeffs.Weight == 0 {
+			t.Errorf("%s %s: coeffs %+v: %v", dv.Role, dv.Pool, dv.Coeffs, err)
+		}
+		if dv.Source == SourceFitted && dv.Role == RoleDecode && dv.Coeffs != p.Groups[0].Entries[2].Coeffs {
+			t.Errorf("decode: coeffs %+v, want the fitted entry's %+v", dv.Coeffs, p.Groups[0].Entries[2].Coeffs)
+		}
+	}
+}
