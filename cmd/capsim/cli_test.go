@@ -33,10 +33,9 @@ func TestHelpEveryCommand(t *testing.T) {
 		if c.run == nil {
 			continue
 		}
-		var out2, errb2 bytes.Buffer
-		_ = run([]string{name, "--help"}, &out2, &errb2)
-		if errb2.String() != h {
-			t.Errorf("%s --help differs from capsim help %s", name, name)
+		var out2, errb2 bytes.Buffer // help asked for is output: stdout, and no error
+		if err := run([]string{name, "--help"}, &out2, &errb2); err != nil || out2.String() != h || errb2.Len() != 0 {
+			t.Errorf("%s --help differs from capsim help %s (err %v, stderr %q)", name, name, err, errb2.String())
 		}
 	}
 	var out, errb bytes.Buffer
@@ -96,6 +95,16 @@ func TestFormatCSV(t *testing.T) {
 	}
 	if v, err := strconv.ParseFloat(rows[2][16], 64); err != nil || rows[0][16] != model.MeanTTFT || !(v > 0) {
 		t.Errorf("predict csv mean TTFT %q: %v", rows[2][16], err)
+	}
+	// plan's is one row a recommendation, each SLO's value beside its limit.
+	out.Reset()
+	if err := run([]string{"plan", "--model", "Qwen3-32B", "--isl", "1000", "--osl", "200", "--rate", "1", "--slo", "ttft_p99=2000ms",
+		"--gpu", "H20", "--max-gpus", "8", "--top", "2", "--format", "csv", "--quiet"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 3 || rows[0][8] != "ttft_p99_ms" || rows[0][9] != "ttft_p99_limit_ms" || rows[1][0] != "1" || rows[1][9] != "2000" {
+		t.Errorf("plan csv: %v %v", err, rows)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -171,6 +172,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cmd, ok := commands()[name]
 	if !ok || cmd.run == nil {
 		return unknownCommand(name)
+	}
+	if slices.Contains(cmdArgs, "--help") || slices.Contains(cmdArgs, "-h") {
+		// Help asked for is output, as capsim help CMD prints it; help
+		// after a usage error goes to stderr with the error.
+		return run([]string{"help", name}, stdout, stderr)
 	}
 	return cmd.run(cmdArgs, stdout, stderr)
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -41,3 +43,13 @@ var (
 	newTable     = textout.NewTable
 	newTableLeft = textout.NewTableLeft
 )
+
+// csvNumber writes a number for a tidy CSV: six significant digits, never
+// an exponent, so a spreadsheet reads a number and not the table's text.
+func csvNumber(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	scale := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
+	return strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64)
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +105,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.format == "json" {
 		return writeJSON(stdout, res)
+	}
+	if o.format == "csv" {
+		return writePlanCSV(stdout, res)
 	}
 	return printPlan(tableOutput(stdout, o.format), res)
 }
@@ -307,4 +311,42 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// writePlanCSV writes one row per recommendation under one header: the
+// deployment, its cost, each SLO's simulated value and limit at the
+// verdicts' confidence, throughputs, headroom and what binds it. The
+// Pareto frontier and the margin are in --format json.
+func writePlanCSV(w io.Writer, r *plan.Result) error {
+	cw := csv.NewWriter(w)
+	head := []string{"rank", "gpu", "engine", "topology", "notation", "gpus", "cost", "cost_unit"}
+	for _, s := range r.SLOs {
+		head = append(head, s.Label()+"_ms", s.Label()+"_limit_ms")
+	}
+	head = append(head, "output_throughput_per_gpu", "output_tokens_per_user", "headroom_request_rate", "headroom_max_concurrency",
+		"headroom_ratio", "headroom_at_least", "binding_slo", "bottleneck", "costs", "uncertainty")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, rec := range r.Recommendations {
+		row := []string{strconv.Itoa(rec.Rank), rec.GPU, rec.Engine, rec.Layout, rec.Notation, strconv.Itoa(rec.GPUs), csvNumber(rec.Cost), r.CostUnit}
+		for _, v := range rec.SLOValues {
+			row = append(row, csvNumber(v.Value), csvNumber(v.Limit))
+		}
+		h := rec.Headroom
+		rate, conc := "", ""
+		if h.RequestRate > 0 {
+			rate = csvNumber(h.RequestRate)
+		}
+		if h.MaxConcurrency > 0 {
+			conc = strconv.Itoa(h.MaxConcurrency)
+		}
+		row = append(row, csvNumber(rec.OutputPerGPU), csvNumber(rec.PerUser), rate, conc, csvNumber(h.Ratio), strconv.FormatBool(h.AtLeast),
+			h.Binding, rec.Bottleneck.Resource, rec.Costs, csvNumber(rec.Uncertainty))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 
 	"github.com/capsim/capsim/deploy"
@@ -98,24 +97,10 @@ func writePredictionsCSV(w io.Writer, preds []predict.Prediction) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	num := func(v float64) string { // six significant digits, never an exponent
-		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		scale := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
-		return strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64)
-	}
+	num := csvNumber
 	for _, p := range preds {
 		for _, pt := range p.Points {
-			conc, rate := "", ""
-			switch pt.Load.Kind {
-			case model.ClosedLoop:
-				conc = strconv.Itoa(pt.Load.Concurrency)
-			case model.OpenLoop:
-				rate = num(pt.Load.Rate)
-			case model.Burst:
-				rate = "inf"
-			}
+			conc, rate := loadColumns(pt.Load)
 			row := []string{p.GPU, p.Model, p.Engine, p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.ISL), strconv.Itoa(p.OSL),
 				pt.Load.Label(), conc, rate, string(pt.Mode), strconv.Itoa(pt.NumPrompts), strconv.FormatBool(pt.Steady != nil && pt.Steady.Saturated)}
 			for _, m := range predictCSVMetrics {
@@ -247,4 +232,18 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 	}
 	return nil
+}
+
+// loadColumns are a load's max_concurrency and request_rate cells, as
+// vLLM's result JSON names them ("inf" for a burst); "" where none.
+func loadColumns(l model.Load) (concurrency, rate string) {
+	switch l.Kind {
+	case model.ClosedLoop:
+		return strconv.Itoa(l.Concurrency), ""
+	case model.OpenLoop:
+		return "", csvNumber(l.Rate)
+	case model.Burst:
+		return "", "inf"
+	}
+	return "", ""
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -61,7 +63,31 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	v.Profile = cmp.Or(o.profile, "embedded default")
 	v.Summarise()
 	warn(stderr, "capsim", v.Warnings...)
+	if o.format == "csv" {
+		return writeValidationCSV(stdout, v)
+	}
 	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return writeValidation(w, v) })
+}
+
+// writeValidationCSV writes one row per load point and metric, under one
+// header: the load and shape, then measured, predicted and the error.
+func writeValidationCSV(w io.Writer, v *predict.Validation) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"record", "load", "max_concurrency", "request_rate", "isl", "osl", "num_prompts", "completed", "failed",
+		"metric", "measured", "predicted", "abs_pct_error"}); err != nil {
+		return err
+	}
+	for _, p := range v.Points {
+		conc, rate := loadColumns(p.Load)
+		for _, c := range p.Metrics {
+			if err := cw.Write([]string{p.Record, p.Load.Label(), conc, rate, strconv.Itoa(p.ISL), strconv.Itoa(p.OSL), strconv.Itoa(p.NumPrompts),
+				strconv.Itoa(p.Completed), strconv.Itoa(p.Failed), c.Metric, csvNumber(c.Measured), csvNumber(c.Predicted), csvNumber(c.AbsPctError)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // live predicts, then benchmarks the server at the same loads.

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -438,6 +440,24 @@ func TestValidateResultsStatedFrontend(t *testing.T) {
 		err := run(append([]string{"validate"}, tt.args...), io.Discard, io.Discard)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// validate --format csv is tidy: one header, one row a load point and
+// metric, numbers a spreadsheet reads.
+func TestValidateCSV(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"validate", "--results", validateResults, "--format", "csv"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) < 3 || rows[0][9] != "metric" || rows[0][12] != "abs_pct_error" {
+		t.Fatalf("csv: %v %v", err, rows[:min(3, len(rows))])
+	}
+	for _, r := range rows[1:] {
+		if _, err := strconv.ParseFloat(r[10], 64); err != nil || r[1] == "" {
+			t.Errorf("row %v: measured %q is not a number or no load: %v", r, r[10], err)
 		}
 	}
 }
