@@ -210,8 +210,10 @@ func TestPlotSinglePointAndZeroValues(t *testing.T) {
 
 // TestPlotUnconfigurableSeries: a file that names no GPU cannot be
 // simulated; its measurements are still drawn and stderr says why.
-func TestPlotUnconfigurableSeries(t *testing.T) {
-	dir := t.TempDir()
+// writeAnonRuns writes dir/anon.md: two closed-loop points that name
+// neither GPU nor model.
+func writeAnonRuns(t *testing.T, dir string) {
+	t.Helper()
 	doc := `## Benchmark Result (ISL:OSL=512:128)
 
 | Concurrency | Request Throughput (req/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
@@ -222,6 +224,11 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "anon.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestPlotUnconfigurableSeries(t *testing.T) {
+	dir := t.TempDir()
+	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
 	stdout, stderr := runPlotCmd(t, "--out", out, "--format", "svg", "--from", filepath.Join(dir, "anon.md"))
 	if !strings.Contains(stderr, "not simulated: calibrate: record anon:5: no GPU or no model stated") {
@@ -248,16 +255,7 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 // simulated against its stated system.
 func TestPlotStatesTheSystemOfFiles(t *testing.T) {
 	dir := t.TempDir()
-	doc := `## Benchmark Result (ISL:OSL=512:128)
-
-| Concurrency | Request Throughput (req/s) | Mean TTFT (ms) | Mean TPOT (ms) | Mean E2E Latency (ms) |
-|---|---|---|---|---|
-| 1 | 0.5 | 40 | 12.0 | 1600 |
-| 8 | 3.1 | 90 | 15.0 | 2000 |
-`
-	if err := os.WriteFile(filepath.Join(dir, "anon.md"), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
 	stdout, stderr := runPlotCmd(t, "--out", out, "--format", "svg", "--num-prompts", "40", "--from", filepath.Join(dir, "anon.md"),
 		"--gpu", "H100", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--engine", "vllm-0.10.1", "--topology", "1xTP1")
