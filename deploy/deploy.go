@@ -144,13 +144,20 @@ func Files(s Spec) ([]File, error) {
 		}
 		out = append(out, File{"dynamo.yaml", cfg})
 	}
-	k8s, err := manifests(s, eng)
-	if err != nil {
-		return nil, err
+	if !amdGPU(s.GPU) {
+		k8s, err := manifests(s, eng)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{"k8s.yaml", k8s})
 	}
-	out = append(out, File{"k8s.yaml", k8s}, File{"README.md", readme(s, eng)})
+	out = append(out, File{"README.md", readme(s, eng)})
 	return out, nil
 }
+
+// amdGPU reports an AMD Instinct GPU, which the manifests (NVIDIA's device
+// plugin, node labels and CUDA images) cannot schedule.
+func amdGPU(gpu string) bool { return strings.HasPrefix(gpu, "MI") }
 
 // Write exports every spec into dir: one subdirectory per spec (named by
 // its rank when there are several) and, for several, an index README.
@@ -224,10 +231,26 @@ func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string,
 	return p, args, err
 }
 
+// servedMaxModelLen is the --max-model-len the deployment must run with:
+// the calibrated one, raised (to a whole 1,024 tokens) when the workload's
+// longest request would not fit in it, as vLLM rejects such requests; 0
+// keeps vLLM's default, the model's own context. raised says it was.
+func (s Spec) servedMaxModelLen() (n int, raised bool) {
+	out := s.OSL
+	if !s.ExactOutput {
+		out = int(math.Ceil(1.2 * float64(s.OSL))) // outputs are simulated within ±20% of OSL
+	}
+	if span := s.ISL + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
+		return (span + 1023) / 1024 * 1024, true
+	}
+	return s.MaxModelLen, false
+}
+
 // vllmArgs are the engine flags of one pool's workers, in a fixed order,
 // each checked against the engine's vLLM version.
 func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 	var args []string
+	mml, _ := s.servedMaxModelLen()
 	add := func(flag string, value string) error {
 		if !e.HasFlag(flag) {
 			return fmt.Errorf("deploy: vLLM %s has no %s", e.VLLM, flag)
@@ -246,7 +269,7 @@ func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 		{"--pipeline-parallel-size", strconv.Itoa(p.PP), p.PP > 1},
 		{"--max-num-seqs", strconv.Itoa(p.MaxNumSeqs), p.MaxNumSeqs > 0},
 		{"--max-num-batched-tokens", strconv.Itoa(p.MaxNumBatchedTokens), p.MaxNumBatchedTokens > 0},
-		{"--max-model-len", strconv.Itoa(s.MaxModelLen), s.MaxModelLen > 0},
+		{"--max-model-len", strconv.Itoa(mml), mml > 0},
 		{"--gpu-memory-utilization", strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
 		{"--block-size", strconv.Itoa(p.BlockSize), p.BlockSize > 0},
 		{"--enforce-eager", "", p.Eager},
@@ -405,8 +428,9 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	}
 	common := []kv{{"model", s.Model}, {"block-size", d.BlockSize}}
 	commonKeys := flow{"model", "block-size"}
-	if s.MaxModelLen > 0 {
-		common = append(common, kv{"max-model-len", s.MaxModelLen})
+	mml, _ := s.servedMaxModelLen()
+	if mml > 0 {
+		common = append(common, kv{"max-model-len", mml})
 		commonKeys = append(commonKeys, "max-model-len")
 	}
 	if s.GPUMemoryUtilization > 0 {
@@ -421,7 +445,7 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 		if ps.PP > 1 {
 			w = append(w, kv{"pipeline-parallel-size", ps.PP})
 		}
-		w = append(w, kv{"max-num-seqs", ps.MaxNumSeqs}, kv{"max-num-batched-tokens", ps.MaxNumBatchedTokens})
+		w = append(w, kv{"max-num-seqs", ps.MaxNumSeqs}, kv{"max-num-batched-tokens", dynamoBudget(ps, mml)})
 		if ps.Eager {
 			w = append(w, kv{"enforce-eager", true})
 		}
@@ -438,6 +462,18 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	})
 }
 
+// dynamoBudget is a Dynamo worker's --max-num-batched-tokens: Dynamo 0.3
+// runs its prefill workers, and decode workers with remote prefill,
+// without chunked prefill, and vLLM then refuses a token budget below
+// max-model-len; such a budget is raised to it (the README says so).
+func dynamoBudget(ps predict.EngineSettings, maxModelLen int) int {
+	return max(ps.MaxNumBatchedTokens, maxModelLen)
+}
+
+// dynamoWorkDir is where the Dynamo image keeps the vLLM example whose
+// graphs and components the pods serve.
+const dynamoWorkDir = "/workspace/examples/llm"
+
 // manifests are Kubernetes objects in the vLLM production-stack / llm-d
 // style: one Deployment per pool (replicas = workers, nvidia.com/gpu =
 // GPUs per worker, the same engine arguments) and a Service in front.
@@ -451,6 +487,9 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 		container := []kv{{"name", role}, {"image", e.Image()}}
 		if command != nil {
 			container = append(container, kv{"command", command})
+		}
+		if e.Dynamo != "" {
+			container = append(container, kv{"workingDir", dynamoWorkDir}) // graphs.* and components.* import from there
 		}
 		container = append(container, kv{"args", args},
 			kv{"ports", []any{[]kv{{"name", "http"}, {"containerPort", 8000}}}},
@@ -577,6 +616,14 @@ func gpuProduct(gpu string) string {
 		return "NVIDIA-H20"
 	case "A100-80GB":
 		return "NVIDIA-A100-SXM4-80GB"
+	case "A100-40GB":
+		return "NVIDIA-A100-SXM4-40GB"
+	case "A100-80GB-PCIe":
+		return "NVIDIA-A100-80GB-PCIe"
+	case "H800":
+		return "NVIDIA-H800"
+	case "V100-PCIe-16GB":
+		return "Tesla-V100-PCIE-16GB"
 	case "L40S":
 		return "NVIDIA-L40S"
 	case "L4":
@@ -615,17 +662,35 @@ func readme(s Spec, e Engine) []byte {
 	} else {
 		fmt.Fprintf(&b, " (`vllm serve`, vLLM %s flags)\n", e.VLLM)
 	}
-	fmt.Fprintf(&b, "- `k8s.yaml`: Kubernetes manifests (image `%s`; GPUs requested as `nvidia.com/gpu`, nodes picked by `nvidia.com/gpu.product`)\n\n", e.Image())
+	if amdGPU(s.GPU) {
+		fmt.Fprintf(&b, "- no `k8s.yaml`: capsim writes manifests for NVIDIA's device plugin, node labels and CUDA images only; on %s run a ROCm build of vLLM %s and request `amd.com/gpu`\n\n", s.GPU, e.VLLM)
+	} else {
+		fmt.Fprintf(&b, "- `k8s.yaml`: Kubernetes manifests (image `%s`; GPUs requested as `nvidia.com/gpu`, nodes picked by `nvidia.com/gpu.product`)\n", e.Image())
+		if e.Dynamo != "" {
+			fmt.Fprintf(&b, "  Before applying it: build `%s` from the Dynamo repository at tag v%s (its container build script, vLLM framework) and push it where the cluster pulls from (edit `image:`), and run NATS and etcd reachable as `nats://nats:4222` and `http://etcd:2379` (the pods' NATS_SERVER and ETCD_ENDPOINTS)\n", e.Image(), e.Dynamo)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("## Engine settings\n\n| pool | workers | TP | PP | max-num-seqs | max-num-batched-tokens | block-size | enforce-eager | chosen by search |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range s.Pools {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %v | %v |\n", p.Role, p.Workers, p.TP, max(p.PP, 1), p.MaxNumSeqs, p.MaxNumBatchedTokens, p.BlockSize, p.Eager, p.Searched)
 	}
-	if s.MaxModelLen > 0 {
-		fmt.Fprintf(&b, "\nmax-model-len %d", s.MaxModelLen)
+	if mml, raised := s.servedMaxModelLen(); mml > 0 {
+		fmt.Fprintf(&b, "\nmax-model-len %d", mml)
+		if raised {
+			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, ISL %d + OSL %d with outputs up to 20%% longer, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, s.ISL, s.OSL)
+		}
 		if s.GPUMemoryUtilization > 0 {
 			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)
 		}
 		b.WriteString(".\n")
+		if e.Dynamo != "" {
+			for _, p := range s.Pools {
+				if p.MaxNumBatchedTokens < mml {
+					fmt.Fprintf(&b, "The %s workers' max-num-batched-tokens is raised from %d to %d in dynamo.yaml: Dynamo %s runs them without chunked prefill, and vLLM refuses a token budget below max-model-len.\n", p.Role, p.MaxNumBatchedTokens, mml, e.Dynamo)
+				}
+			}
+		}
 	}
 	if len(s.Metrics) > 0 {
 		b.WriteString("\n## Predicted metrics\n\n")
@@ -726,6 +791,9 @@ func ValidateCommand(s Spec) string {
 		parts = append(parts, "--replicas "+s.Topology.Replicas.String())
 	}
 	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
+	if model.EngineFamily(s.Engine) == "dynamo" {
+		parts = append(parts, "--endpoint chat") // Dynamo 0.3's Frontend serves chat completions only
+	}
 	if s.Dataset != "" {
 		parts = append(parts, "--dataset "+s.Dataset)
 	}

@@ -462,3 +462,62 @@ func TestFrontendValidateCommand(t *testing.T) {
 		}
 	}
 }
+
+// A workload whose longest request the calibrated max-model-len cannot
+// hold gets a max-model-len that can (vLLM rejects such requests), and a
+// Dynamo worker's token budget is at least it (Dynamo 0.3 runs without
+// chunked prefill, and vLLM then refuses a smaller budget); both are said.
+func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
+	s := disaggSpec(t)
+	s.Pools[0].MaxNumBatchedTokens = 2048
+	s.ISL, s.OSL = 6000, 200 // 6000 + 240 > 4096
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range files {
+		got[f.Path] = string(f.Data)
+	}
+	for _, want := range []string{"max-model-len: 7168", "max-num-batched-tokens: 7168"} {
+		if !strings.Contains(got["dynamo.yaml"], want) {
+			t.Errorf("dynamo.yaml lacks %q:\n%s", want, got["dynamo.yaml"])
+		}
+	}
+	if strings.Contains(got["dynamo.yaml"], "max-num-batched-tokens: 2048") {
+		t.Error("a prefill budget below max-model-len was kept")
+	}
+	for _, want := range []string{"max-model-len 7168 (raised from the calibrated 4096", "The prefill workers' max-num-batched-tokens is raised from 2048 to 7168"} {
+		if !strings.Contains(got["README.md"], want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	a := aggSpec(t)
+	a.MaxModelLen, a.ISL, a.OSL, a.ExactOutput = 2048, 1900, 148, true // exactly 2048: fits
+	args, err := vllmArgs(a, Engine{VLLM: "0.9.0.1"}, a.Pools[0])
+	if err != nil || !strings.Contains(strings.Join(args, " "), "--max-model-len 2048") {
+		t.Errorf("a workload that fits keeps the calibrated max-model-len: %v %v", args, err)
+	}
+}
+
+// An AMD GPU gets no Kubernetes manifests (they are NVIDIA's), and the
+// README says why; Dynamo's validate command asks for chat completions.
+func TestAMDAndDynamoEndpoint(t *testing.T) {
+	a := aggSpec(t)
+	a.GPU = "MI300X"
+	files, err := Files(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path == "k8s.yaml" {
+			t.Error("k8s.yaml written for an AMD GPU")
+		}
+		if f.Path == "README.md" && !strings.Contains(string(f.Data), "no `k8s.yaml`") {
+			t.Error("README does not say why there is no k8s.yaml")
+		}
+	}
+	if !strings.Contains(ValidateCommand(disaggSpec(t)), "--endpoint chat") || strings.Contains(ValidateCommand(aggSpec(t)), "--endpoint") {
+		t.Error("only a Dynamo deployment's validate command asks for --endpoint chat")
+	}
+}
