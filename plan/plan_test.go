@@ -778,3 +778,30 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 		}
 	}
 }
+
+// A Dynamo deployment's prefill workers run without chunked prefill, so
+// the settings search never tries a prefill token budget below
+// max-model-len, which vLLM would refuse to start with.
+func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
+	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms").withDefaults()
+	s, err := newSearch(h20Profile(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.enumerate()
+	seen := 0
+	for _, tm := range s.tmpls {
+		if !tm.disagg || model.EngineFamily(tm.dep.Engine) != "dynamo" {
+			continue
+		}
+		seen++
+		for _, v := range variants(tm, opts.workload(opts.Load, 1)) {
+			if v.a.budget > 0 && v.a.budget < tm.dep.MaxModelLen {
+				t.Errorf("%s: variant prefill budget %d below max-model-len %d", tm.shape(), v.a.budget, tm.dep.MaxModelLen)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no Dynamo template searched")
+	}
+}

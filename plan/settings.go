@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
 )
@@ -92,6 +93,12 @@ func variants(t *template, w calibrate.Workload) []variant {
 	for _, v := range []variant{
 		{b: poolSetting{seqs: S / 2}}, {a: poolSetting{budget: 2 * B}}, {a: poolSetting{budget: B / 2}},
 	} {
+		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && model.EngineFamily(t.dep.Engine) == "dynamo" {
+			// Dynamo 0.3's prefill workers run without chunked prefill,
+			// and vLLM then refuses a token budget below max-model-len:
+			// such a variant could not be deployed.
+			continue
+		}
 		add(v, pp, dp, true)
 	}
 	return out
