@@ -323,7 +323,7 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 		"random":            "random, as simulated: a connection-level balancer such as a Kubernetes Service",
 		"least-outstanding": "least-outstanding, as simulated: each request to the replica with the fewest in flight",
 	}[s.Router]
-	balancer = cmp.Or(balancer, "round-robin, as simulated")
+	balancer = cmp.Or(balancer, "round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service of k8s.yaml spreads connections at random instead, which capsim prices as the random router")
 	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
 	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
@@ -742,6 +742,13 @@ func readme(s Spec, e Engine) []byte {
 	b.WriteString("\n## Check it once it runs\n\nBenchmark the running deployment and " + lead + ":\n\n```\n")
 	b.WriteString(ValidateCommand(s))
 	b.WriteString("\n```\n")
+	if d := validateDuration(s); d > 0 {
+		fmt.Fprintf(&b, "\nAt the predicted throughputs it runs about %s", roughDuration(d))
+		if d > 3600 {
+			b.WriteString(": the same prompt count serves every load point, so the lightest loads take longest; to shorten it, run them apart with a smaller `--num-prompts`")
+		}
+		b.WriteString(".\n")
+	}
 	if s.PrefixHitRate > 0 {
 		fmt.Fprintf(&b, "\n`capsim validate` sends random prompts that share no prefix, so the engine's prefix cache will not hit them, "+
 			"and it compares the run with a prediction without hits: neither shows the %.3g%% of every prompt served from the cache "+
@@ -778,6 +785,59 @@ func num(x float64) string {
 	}
 }
 
+// validatePrompts is the prompt count of ValidateCommand (enough for a
+// steady state at every load point: 20 × the concurrency, five minutes of
+// the rate, at least 1,000) and the loads it benchmarks.
+func validatePrompts(s Spec) (int, []model.Load) {
+	loads := []model.Load{s.Load}
+	if len(s.Points) > 0 {
+		loads = loads[:0]
+		for _, p := range s.Points {
+			loads = append(loads, p.Load)
+		}
+	}
+	n := 1000
+	for _, l := range loads {
+		switch l.Kind {
+		case model.ClosedLoop:
+			n = max(n, 20*l.Concurrency)
+		case model.OpenLoop, model.Burst:
+			if !math.IsInf(l.Rate, 0) {
+				n = max(n, int(math.Ceil(300*l.Rate)))
+			}
+		}
+	}
+	return n, loads
+}
+
+// validateDuration is how long, in seconds, ValidateCommand's benchmark
+// runs at the predicted request throughputs: its prompt count at each load
+// point over that point's throughput (0 when a point has none).
+func validateDuration(s Spec) float64 {
+	n, _ := validatePrompts(s)
+	points := s.Points
+	if len(points) == 0 {
+		points = []Point{{Load: s.Load, Metrics: s.Metrics}}
+	}
+	total := 0.0
+	for _, p := range points {
+		rps := p.Metrics[model.RequestThroughput]
+		if !(rps > 0) {
+			return 0
+		}
+		total += float64(n) / rps
+	}
+	return total
+}
+
+// roughDuration is seconds as "12 minutes" or "6.3 hours".
+func roughDuration(sec float64) string {
+	if sec < 5400 {
+		return fmt.Sprintf("%.0f minutes", math.Max(1, math.Round(sec/60)))
+	}
+	return fmt.Sprintf("%.1f hours", sec/3600)
+}
+
 // ValidateCommand is the `capsim validate` command that benchmarks the
 // deployment at its workload (its dataset's lengths included) and compares
 // with the prediction: the
@@ -800,26 +860,15 @@ func ValidateCommand(s Spec) string {
 	if s.FrontendMS != nil && !s.Topology.Disaggregated() {
 		parts = append(parts, "--frontend-ms "+strconv.FormatFloat(*s.FrontendMS, 'g', -1, 64))
 	}
-	loads := []model.Load{s.Load}
-	if len(s.Points) > 0 {
-		loads = loads[:0]
-		for _, p := range s.Points {
-			loads = append(loads, p.Load)
-		}
-	}
-	n := 1000
+	n, loads := validatePrompts(s)
 	var conc, rates []string
 	burst := 0.0
 	for _, l := range loads {
 		switch l.Kind {
 		case model.ClosedLoop:
 			conc = append(conc, strconv.Itoa(l.Concurrency))
-			n = max(n, 20*l.Concurrency)
 		case model.OpenLoop, model.Burst:
 			rates = append(rates, l.RateString())
-			if !math.IsInf(l.Rate, 0) {
-				n = max(n, int(math.Ceil(300*l.Rate)))
-			}
 			if l.Burstiness != 0 && l.Burstiness != 1 {
 				burst = l.Burstiness
 			}

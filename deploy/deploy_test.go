@@ -300,7 +300,8 @@ func TestPredictionPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(file(t, files, "README.md"))
-	for _, want := range []string{"| concurrency 1 |", "| concurrency 64 | 16 |", "--concurrency 1,8,64", "--num-prompts 1280", "--prefill 6xTP2", "--decode 1xTP4"} {
+	for _, want := range []string{"| concurrency 1 |", "| concurrency 64 | 16 |", "--concurrency 1,8,64", "--num-prompts 1280", "--prefill 6xTP2", "--decode 1xTP4",
+		"it runs about 1.6 hours: the same prompt count serves every load point"} { // 1280 ÷ (0.25, 2, 16) req/s
 		if !strings.Contains(readme, want) {
 			t.Errorf("README lacks %q:\n%s", want, readme)
 		}
@@ -342,7 +343,7 @@ func TestDisaggregatedDecodeBeyondOneNode(t *testing.T) {
 
 // The replicas' load balancer is the one the prediction simulated.
 func TestAggregatedRouterAsSimulated(t *testing.T) {
-	for router, want := range map[string]string{"": "(round-robin, as simulated)", "random": "(random, as simulated: a connection-level balancer",
+	for router, want := range map[string]string{"": "(round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service", "random": "(random, as simulated: a connection-level balancer",
 		"least-outstanding": "(least-outstanding, as simulated: each request to the replica with the fewest in flight)"} {
 		s := aggSpec(t)
 		s.Router = router
