@@ -474,6 +474,13 @@ func dynamoBudget(ps predict.EngineSettings, maxModelLen int) int {
 // graphs and components the pods serve.
 const dynamoWorkDir = "/workspace/examples/llm"
 
+// hfTokenEnv gives every container the Hugging Face token of the Secret
+// hfTokenSecret (key "token"), for gated models such as Meta's Llama;
+// optional, so an open model needs no Secret.
+var hfTokenEnv = []kv{{"name", "HF_TOKEN"}, {"valueFrom", []kv{{"secretKeyRef", []kv{{"name", hfTokenSecret}, {"key", "token"}, {"optional", true}}}}}}
+
+const hfTokenSecret = "hf-token"
+
 // manifests are Kubernetes objects in the vLLM production-stack / llm-d
 // style: one Deployment per pool (replicas = workers, nvidia.com/gpu =
 // GPUs per worker, the same engine arguments) and a Service in front.
@@ -534,7 +541,9 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 			all = append(all, a)
 		}
 		all = append(all, "--port", "8000")
-		return marshal(deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false), service("replicas"))
+		rep := deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false)
+		setEnv(rep, []any{hfTokenEnv})
+		return marshal(rep, service("replicas"))
 	}
 	p, _ := s.pool("prefill")
 	d, _ := s.pool("decode")
@@ -548,7 +557,7 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 	// aggregated graph: its VllmWorker sends prompts to remote prefill);
 	// each prefill pod runs one prefill worker. NATS and etcd are the
 	// cluster's (NATS_SERVER, ETCD_ENDPOINTS: see the README).
-	env := []any{[]kv{{"name", "NATS_SERVER"}, {"value", "nats://nats:4222"}}, []kv{{"name", "ETCD_ENDPOINTS"}, {"value", "http://etcd:2379"}}}
+	env := []any{[]kv{{"name", "NATS_SERVER"}, {"value", "nats://nats:4222"}}, []kv{{"name", "ETCD_ENDPOINTS"}, {"value", "http://etcd:2379"}}, hfTokenEnv}
 	// A pod lives on one node: decode workers beyond what an 8-GPU node
 	// holds run in their own pods (components.worker:VllmWorker).
 	decodeGPUs, graphWorkers := d.TP*max(d.PP, 1), d.Workers
@@ -666,6 +675,7 @@ func readme(s Spec, e Engine) []byte {
 		fmt.Fprintf(&b, "- no `k8s.yaml`: capsim writes manifests for NVIDIA's device plugin, node labels and CUDA images only; on %s run a ROCm build of vLLM %s and request `amd.com/gpu`\n\n", s.GPU, e.VLLM)
 	} else {
 		fmt.Fprintf(&b, "- `k8s.yaml`: Kubernetes manifests (image `%s`; GPUs requested as `nvidia.com/gpu`, nodes picked by `nvidia.com/gpu.product`)\n", e.Image())
+		fmt.Fprintf(&b, "  A gated model (Meta's Llama, for one) needs a Hugging Face token: `kubectl create secret generic %s --from-literal=token=hf_…` (every container reads it as HF_TOKEN)\n", hfTokenSecret)
 		if e.Dynamo != "" {
 			fmt.Fprintf(&b, "  Before applying it: build `%s` from the Dynamo repository at tag v%s (its container build script, vLLM framework) and push it where the cluster pulls from (edit `image:`), and run NATS and etcd reachable as `nats://nats:4222` and `http://etcd:2379` (the pods' NATS_SERVER and ETCD_ENDPOINTS)\n", e.Image(), e.Dynamo)
 		}
