@@ -406,9 +406,9 @@ func TestFrontendServiceInConfig(t *testing.T) {
 }
 
 // TestQuickResidualsLeaveUnpricedMetricsOut: --quick (SkipRefine) prices
-// only what the analytic model gives (TTFT and TPOT at light load), so a
-// measured throughput or E2E it did not price is neither a 100% error nor
-// a flag.
+// only what the analytic model gives (TTFT only at light load; TPOT, E2E
+// and closed-loop throughput wherever it has a TPOT row), so a measured
+// metric it did not price is neither a 100% error nor a flag.
 func TestQuickResidualsLeaveUnpricedMetricsOut(t *testing.T) {
 	var recs []results.Record
 	for i, c := range []int{1, 4, 16} {

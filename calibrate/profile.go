@@ -253,6 +253,10 @@ func ParseProfile(data []byte) (*Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("calibrate: profile: %w", decodeProblem(data, err))
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		off := dec.InputOffset()
+		return nil, fmt.Errorf("calibrate: profile: line %d: more after the profile's closing brace", bytes.Count(data[:min(off, int64(len(data)))], []byte("\n"))+1)
+	}
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
 	}
@@ -587,12 +591,16 @@ func decodeProblem(data []byte, err error) error {
 		return fmt.Errorf("line %d: invalid JSON: %w", line(se.Offset), err)
 	case errors.As(err, &te):
 		want := map[reflect.Kind]string{reflect.Slice: "a list", reflect.Struct: "an object", reflect.Map: "an object", reflect.Pointer: "an object",
-			reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number", reflect.Int: "an integer"}[te.Type.Kind()]
+			reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number", reflect.Float32: "a number",
+			reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Uint64: "an integer"}[te.Type.Kind()]
 		if want == "" {
 			want = te.Type.String()
 		}
-		if strings.HasPrefix(te.Value, "number") && (want == "a number" || want == "an integer") {
-			return fmt.Errorf("line %d: field %s: %s is out of range", line(te.Offset), te.Field, strings.TrimPrefix(te.Value, "number "))
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && (want == "a number" || want == "an integer") {
+			if want == "an integer" && strings.ContainsAny(num, ".eE") {
+				return fmt.Errorf("line %d: field %s: %s is not an integer", line(te.Offset), te.Field, num)
+			}
+			return fmt.Errorf("line %d: field %s: %s is out of range", line(te.Offset), te.Field, num)
 		}
 		return fmt.Errorf("line %d: field %s: %s where %s was expected", line(te.Offset), te.Field, te.Value, want)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 )
@@ -157,7 +158,10 @@ func Files(s Spec) ([]File, error) {
 
 // amdGPU reports an AMD Instinct GPU, which the manifests (NVIDIA's device
 // plugin, node labels and CUDA images) cannot schedule.
-func amdGPU(gpu string) bool { return strings.HasPrefix(gpu, "MI") }
+func amdGPU(gpu string) bool {
+	g, err := model.LookupGPU(gpu)
+	return err == nil && g.Interconnect == "InfinityFabric"
+}
 
 // Write exports every spec into dir: one subdirectory per spec (named by
 // its rank when there are several) and, for several, an index README.
@@ -236,11 +240,9 @@ func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string,
 // longest request would not fit in it, as vLLM rejects such requests; 0
 // keeps vLLM's default, the model's own context. raised says it was.
 func (s Spec) servedMaxModelLen() (n int, raised bool) {
-	out := s.OSL
-	if !s.ExactOutput {
-		out = int(math.Ceil(1.2 * float64(s.OSL))) // outputs are simulated within ±20% of OSL
-	}
-	if span := s.ISL + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
+	// The simulated lengths: a dataset's longest, or OSL's ±20% spread.
+	in, out := calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+	if span := in + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
 		return (span + 1023) / 1024 * 1024, true
 	}
 	return s.MaxModelLen, false
@@ -445,7 +447,7 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 		if ps.PP > 1 {
 			w = append(w, kv{"pipeline-parallel-size", ps.PP})
 		}
-		w = append(w, kv{"max-num-seqs", ps.MaxNumSeqs}, kv{"max-num-batched-tokens", dynamoBudget(ps, mml)})
+		w = append(w, kv{"max-num-seqs", ps.MaxNumSeqs}, kv{"max-num-batched-tokens", s.budget(ps, mml)})
 		if ps.Eager {
 			w = append(w, kv{"enforce-eager", true})
 		}
@@ -462,12 +464,15 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	})
 }
 
-// dynamoBudget is a Dynamo worker's --max-num-batched-tokens: Dynamo 0.3
-// runs its prefill workers, and decode workers with remote prefill,
-// without chunked prefill, and vLLM then refuses a token budget below
-// max-model-len; such a budget is raised to it (the README says so).
-func dynamoBudget(ps predict.EngineSettings, maxModelLen int) int {
-	return max(ps.MaxNumBatchedTokens, maxModelLen)
+// budget is a pool's exported --max-num-batched-tokens: for an engine
+// whose disaggregated workers run without chunked prefill
+// (model.PrefillBudgetCoversContext) at least max-model-len, which vLLM
+// requires then (the README says when it was raised).
+func (s Spec) budget(ps predict.EngineSettings, maxModelLen int) int {
+	if model.PrefillBudgetCoversContext(s.Engine) {
+		return max(ps.MaxNumBatchedTokens, maxModelLen)
+	}
+	return ps.MaxNumBatchedTokens
 }
 
 // dynamoWorkDir is where the Dynamo image keeps the vLLM example whose
@@ -688,15 +693,16 @@ func readme(s Spec, e Engine) []byte {
 	if mml, raised := s.servedMaxModelLen(); mml > 0 {
 		fmt.Fprintf(&b, "\nmax-model-len %d", mml)
 		if raised {
-			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, ISL %d + OSL %d with outputs up to 20%% longer, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, s.ISL, s.OSL)
+			in, out := calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, in, out)
 		}
 		if s.GPUMemoryUtilization > 0 {
 			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)
 		}
 		b.WriteString(".\n")
-		if e.Dynamo != "" {
+		if model.PrefillBudgetCoversContext(s.Engine) {
 			for _, p := range s.Pools {
-				if p.MaxNumBatchedTokens < mml {
+				if s.budget(p, mml) != p.MaxNumBatchedTokens {
 					fmt.Fprintf(&b, "The %s workers' max-num-batched-tokens is raised from %d to %d in dynamo.yaml: Dynamo %s runs them without chunked prefill, and vLLM refuses a token budget below max-model-len.\n", p.Role, p.MaxNumBatchedTokens, mml, e.Dynamo)
 				}
 			}
@@ -842,8 +848,11 @@ func validateDuration(s Spec) float64 {
 
 // roughDuration is seconds as "12 minutes" or "6.3 hours".
 func roughDuration(sec float64) string {
-	if sec < 5400 {
-		return fmt.Sprintf("%.0f minutes", math.Max(1, math.Round(sec/60)))
+	if m := math.Max(1, math.Round(sec/60)); sec < 5400 {
+		if m == 1 {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%.0f minutes", m)
 	}
 	return fmt.Sprintf("%.1f hours", sec/3600)
 }

@@ -493,6 +493,12 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 			t.Errorf("README lacks %q", want)
 		}
 	}
+	// With a dataset, its longest request (ShareGPT's, scaled: 5,710 tokens here).
+	ds := disaggSpec(t)
+	ds.ISL, ds.OSL, ds.Dataset = 1000, 300, "sharegpt"
+	if n, raised := ds.servedMaxModelLen(); !raised || n < 5710 {
+		t.Errorf("sharegpt at 1000:300: max-model-len %d (raised %v), want at least 5710", n, raised)
+	}
 	a := aggSpec(t)
 	a.MaxModelLen, a.ISL, a.OSL, a.ExactOutput = 2048, 1900, 148, true // exactly 2048: fits
 	args, err := vllmArgs(a, Engine{VLLM: "0.9.0.1"}, a.Pools[0])

@@ -61,6 +61,16 @@ func (e Engine) String() string {
 // EngineFamily is the family of a label: "vllm-0.9.0.1" → "vllm".
 func EngineFamily(label string) string { return ParseEngine(label).Family }
 
+// PrefillBudgetCoversContext reports an engine whose disaggregated workers
+// run without chunked prefill, so that vLLM refuses a max-num-batched-tokens
+// below max-model-len: Dynamo before 0.4, whose vLLM V0 workers turn
+// chunked prefill off for remote prefill (its PrefillWorker, and its
+// VllmWorker with remote-prefill on).
+func PrefillBudgetCoversContext(label string) bool {
+	e := ParseEngine(label)
+	return e.Family == "dynamo" && (len(e.Version) == 0 || versionLess(e.Version, []int{0, 4}))
+}
+
 // canonicalFamily folds the spellings of one engine family into the
 // tables' name ("tensorrt-llm" → "trtllm").
 func canonicalFamily(family string) string {

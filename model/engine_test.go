@@ -165,3 +165,26 @@ func TestDefaultsV0PrefillFirst(t *testing.T) {
 		}
 	}
 }
+
+// One package prefix on a load's burstiness error, from Validate and from
+// CheckBurstiness alike.
+func TestBurstinessErrors(t *testing.T) {
+	l := Open(2, math.Inf(1))
+	if err := l.Validate(); err == nil || err.Error() != "model: load: burstiness must be a positive finite number, got +Inf" {
+		t.Errorf("Validate: %v", err)
+	}
+	if err := CheckBurstiness(0); err == nil || err.Error() != "model: burstiness must be a positive finite number, got 0" {
+		t.Errorf("CheckBurstiness: %v", err)
+	}
+	if err := CheckBurstiness(0.5); err != nil {
+		t.Errorf("CheckBurstiness(0.5): %v", err)
+	}
+}
+
+func TestPrefillBudgetCoversContext(t *testing.T) {
+	for label, want := range map[string]bool{"dynamo-0.3.0": true, "dynamo": true, "dynamo-1.2.1": false, "vllm-0.9.0.1": false, "sglang-0.5.6": false} {
+		if got := PrefillBudgetCoversContext(label); got != want {
+			t.Errorf("%s: %v, want %v", label, got, want)
+		}
+	}
+}

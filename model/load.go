@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -106,8 +107,8 @@ func (l Load) Validate() error {
 		if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
 			return fmt.Errorf("model: load: request_rate must be a positive number, got %v", l.Rate)
 		}
-		if err := CheckBurstiness(l.Burstiness); err != nil {
-			return fmt.Errorf("model: load: %w", err)
+		if msg := burstinessProblem(l.Burstiness); msg != "" {
+			return errors.New("model: load: " + msg)
 		}
 	case Burst:
 	default:
@@ -203,8 +204,16 @@ func ParseRates(list string, burstiness float64) ([]Load, error) {
 // positive finite number (an infinite shape would space arrivals exactly,
 // which the gamma sampler cannot draw).
 func CheckBurstiness(b float64) error {
-	if !(b > 0) || math.IsInf(b, 0) {
-		return fmt.Errorf("model: burstiness must be a positive finite number, got %v", b)
+	if msg := burstinessProblem(b); msg != "" {
+		return errors.New("model: " + msg)
 	}
 	return nil
+}
+
+// burstinessProblem says what is wrong with a gamma shape, "" if nothing.
+func burstinessProblem(b float64) string {
+	if !(b > 0) || math.IsInf(b, 0) {
+		return fmt.Sprintf("burstiness must be a positive finite number, got %v", b)
+	}
+	return ""
 }

@@ -122,8 +122,9 @@ var dynamoRE = regexp.MustCompile(`^(?i)(\d+)P\((TP\d+(?:PP\d+)?)\)\s*\+?\s*(\d+
 // shortRE is the form capsim data prints: "P 3xTP4 D 1xTP4".
 var shortRE = regexp.MustCompile(`^(?i)P\s+(\S+)\s+D\s+(\S+)$`)
 
-// ParseTopology parses "4xTP4", "prefill 6xTP2 + decode 1xTP4" or the
-// Dynamo write-up form "3P(TP4) 1D(TP4)".
+// ParseTopology parses "4xTP4", "prefill 6xTP2 + decode 1xTP4", the
+// Dynamo write-up form "3P(TP4) 1D(TP4)" or the form capsim data prints,
+// "P 3xTP4 D 1xTP4".
 func ParseTopology(s string) (Topology, error) {
 	s = strings.TrimSpace(s)
 	if m := disaggRE.FindStringSubmatch(s); m != nil {

@@ -93,11 +93,8 @@ func variants(t *template, w calibrate.Workload) []variant {
 	for _, v := range []variant{
 		{b: poolSetting{seqs: S / 2}}, {a: poolSetting{budget: 2 * B}}, {a: poolSetting{budget: B / 2}},
 	} {
-		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && model.EngineFamily(t.dep.Engine) == "dynamo" {
-			// Dynamo 0.3's prefill workers run without chunked prefill,
-			// and vLLM then refuses a token budget below max-model-len:
-			// such a variant could not be deployed.
-			continue
+		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && model.PrefillBudgetCoversContext(t.dep.Engine) {
+			continue // vLLM would refuse the budget: such a variant could not be deployed
 		}
 		add(v, pp, dp, true)
 	}

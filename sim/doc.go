@@ -32,8 +32,9 @@
 // NumPrompts are; the load goes on (the closed loop's clients keep
 // sending, the open loop keeps arriving) until the last measured request
 // completes, where the run stops; an open loop far past capacity stops
-// arriving sooner, once every measured request is sent and more than
-// max(2 × NumPrompts, 20,000) are in flight (Steady.ArrivalsStopped). Latencies are the measured requests';
+// arriving sooner, once every measured request is sent and its backlog has
+// grown over the window by more than max(2 × NumPrompts, 20,000)
+// (Steady.ArrivalsStopped). Latencies are the measured requests';
 // ITL counts the decode steps that end inside the window (first measured
 // send to last measured completion); throughputs count every completion
 // in the window and divide by its length; pool statistics are over the

@@ -500,11 +500,13 @@ func (s *simulator) arrive(t float64) {
 }
 
 // stopArrivals reports whether a steady open loop stops arriving at t
-// (Steady.ArrivalsStopped): every measured request has been sent and more
-// than max(2 × measured, minStopBacklog) are in flight.
+// (Steady.ArrivalsStopped): every measured request has been sent and the
+// backlog has grown, since the window opened, by more than
+// max(2 × measured, minStopBacklog) requests. A deployment that keeps up
+// holds its in-flight count steady, however large, and never stops.
 func (s *simulator) stopArrivals(t float64) bool {
 	st := s.steady
-	if st == nil || s.sent < st.warm+st.n || s.inflight <= max(2*st.n, minStopBacklog) {
+	if st == nil || s.sent < st.warm+st.n || st.offered-st.achieved <= max(2*st.n, minStopBacklog) {
 		return false
 	}
 	st.stopped = t

@@ -38,10 +38,9 @@ const (
 	// An open loop is near-critical when a pool is busy at least this
 	// share of the window with requests waiting for it (Steady.NearCritical).
 	criticalUtilisation = 0.97
-	// minStopBacklog is the fewest requests in flight at which a steady
-	// open loop stops arriving (Steady.ArrivalsStopped), whatever its
-	// measured count: a deployment that keeps up holds about rate × E2E
-	// (Little's law), far fewer.
+	// minStopBacklog is the least growth of its backlog over the window
+	// (arrivals less completions) at which a steady open loop stops
+	// arriving (Steady.ArrivalsStopped), whatever its measured count.
 	minStopBacklog = 20000
 )
 
@@ -63,13 +62,14 @@ type Steady struct {
 	// than 97% of the rate they arrived: the queue grows without bound and
 	// the latencies depend on how long one looks.
 	Saturated bool `json:"saturated"`
-	// ArrivalsStopped is true when a saturated open loop stopped arriving
-	// before its last measured request completed: once every measured
-	// request has been sent and more than twice the measured count (at
-	// least 20,000) are in flight, later arrivals would queue behind the
-	// measured ones for nothing but time and memory (an overloaded rate
-	// once grew the queue to millions of requests and 23 GiB). The
-	// offered rate is then over the window's arrivals only.
+	// ArrivalsStopped is true when an overloaded open loop stopped
+	// arriving before its last measured request completed: once every
+	// measured request has been sent and the backlog has grown since the
+	// window opened by more than twice the measured count (at least
+	// 20,000), later arrivals would queue behind the measured ones for
+	// nothing but time and memory (an overloaded rate once grew the queue
+	// to millions of requests and 23 GiB). The offered rate is then over
+	// the window's arrivals only, and such a run fails the saturation test.
 	ArrivalsStopped bool `json:"arrivals_stopped,omitempty"`
 	// NearCritical is true when an open loop keeps up but one of its pools
 	// is busy at least 97% of the window with a request or more waiting on
@@ -175,7 +175,7 @@ func (s *simulator) steadyResult(res *Result) {
 		s.inflightArea += float64(s.inflight) * (st.end - s.inflightT)
 		res.MeanInFlight = (s.inflightArea - st.inflightArea0) / dur
 	}
-	out.Saturated = s.cfg.Load.Kind != model.ClosedLoop && (out.ArrivalsStopped || out.AchievedRate < saturatedShare*out.OfferedRate)
+	out.Saturated = s.cfg.Load.Kind != model.ClosedLoop && out.AchievedRate < saturatedShare*out.OfferedRate
 	for f, fam := range steadyMeans {
 		mean := m[model.MetricName("mean", fam)] / 1000
 		if mean > 0 {

@@ -88,9 +88,11 @@ func TestSteadyStateSaturated(t *testing.T) {
 }
 
 // Far past capacity an open loop stops arriving once every measured
-// request is sent and its backlog passes max(2 × measured, 20,000): the
-// run stays bounded (100× overload once queued millions of requests), is
-// saturated, and reports the rate that was offered while it arrived.
+// request is sent and its backlog has grown by max(2 × measured, 20,000):
+// the run stays bounded (100× overload once queued millions of requests),
+// is saturated, and reports the rate that was offered while it arrived. A
+// deployment that keeps up with more than that in flight (long requests
+// at a high rate) keeps arriving and is not saturated.
 func TestSteadyStateArrivalsStop(t *testing.T) {
 	const perToken, tokens = 1e-5, 10000 // 10 prompts/s
 	cfg := Config{
@@ -109,6 +111,17 @@ func TestSteadyStateArrivalsStop(t *testing.T) {
 		if !near(st.OfferedRate, tt.rate, 0.05) || !near(st.AchievedRate, 10, 0.01) {
 			t.Errorf("rate %v: offered %v, achieved %v req/s; want the rate and the service rate 10", tt.rate, st.OfferedRate, st.AchievedRate)
 		}
+	}
+	// 5,000 req/s of 600-token outputs at 10 ms a step on a worker that
+	// batches them all: about 30,000 in flight, held steady from a warm-up
+	// longer than a request.
+	keepUp := Config{
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 0.01}, MaxNumSeqs: 1 << 20, MaxBatchedTokens: 1 << 30},
+		Load:     model.Open(5000, 1), Input: Fixed(10), Output: Fixed(600), NumPrompts: 2000, Warmup: 40000, Seed: 3,
+	}
+	st := runSteady(t, keepUp).Steady
+	if st.ArrivalsStopped || st.Saturated || !near(st.AchievedRate, 5000, 0.05) {
+		t.Errorf("keeping up with ~30,000 in flight: arrivals stopped %v, saturated %v, achieved %v req/s", st.ArrivalsStopped, st.Saturated, st.AchievedRate)
 	}
 }
 

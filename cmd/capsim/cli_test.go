@@ -88,7 +88,7 @@ func TestFormatCSV(t *testing.T) {
 		"--concurrency", "1,8", "--format", "csv"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
-	// predict's CSV is tidy: one header, one row a point, numbers unrounded to the table's text.
+	// predict's CSV is tidy: one header, one row a point, numbers (six significant digits), not the table's text.
 	rows, err = csv.NewReader(&out).ReadAll()
 	if err != nil || len(rows) != 3 || rows[0][7] != "load" || rows[1][7] != "c=1" || rows[1][8] != "1" || rows[0][13] != model.RequestThroughput {
 		t.Fatalf("predict csv: %v %v", err, rows)

@@ -55,14 +55,8 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(o.files) > 0 {
-		sys := systemFlags{gpu: o.gpu, model: o.model, engine: o.engine, topology: o.topology}
-		if err := sys.apply(recs); err != nil {
-			return fmt.Errorf("data: %w", err)
-		}
-		o.gpu, o.model, o.engine = "", "", ""
-	} else if o.topology != "" {
-		return fmt.Errorf("data: --topology states the system of --file results")
+	if err := o.stateSystem(recs, "data", "--file results"); err != nil {
+		return err
 	}
 	recs = o.filter(recs)
 	out := dataOutput{Count: len(recs), Counts: map[string]int{}, Records: recs}
@@ -70,6 +64,25 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		out.Counts[r.Source.File]++
 	}
 	return writeOutput(stdout, o.format, out, func(w io.Writer) error { return writeDataTable(w, out) })
+}
+
+// stateSystem applies --gpu, --model, --engine and --topology to the
+// records of the user's files, which they then describe rather than
+// filter; without files --topology has nothing to state. cmd and files
+// name the command and its files in errors.
+func (o *dataOptions) stateSystem(recs []results.Record, cmd, files string) error {
+	if len(o.files) == 0 {
+		if o.topology != "" {
+			return fmt.Errorf("%s: --topology states the system of %s", cmd, files)
+		}
+		return nil
+	}
+	sys := systemFlags{gpu: o.gpu, model: o.model, engine: o.engine, topology: o.topology}
+	if err := sys.apply(recs); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	o.gpu, o.model, o.engine = "", "", ""
+	return nil
 }
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {

@@ -52,11 +52,12 @@ func commands() map[string]command {
 			[]string{"# four TP2 replicas of Qwen3-8B on H100 at 1 to 64 clients", "capsim predict --gpu H100 --model Qwen/Qwen3-8B --replicas 4xTP2 --isl 1000 --osl 200 --concurrency 1,4,16,64 --profile my-profile.json"},
 			runPredict},
 		"plot": {"plot fitted versus measured curves",
-			"--out DIR [--from FILES] [--gpu G] [--model M] [--engine E] [--source S] [--format png|svg] [--profile FILE]",
+			"--out DIR [--from FILES [--topology T]] [--gpu G] [--model M] [--engine E] [--source S] [--format png|svg] [--profile FILE]",
 			"Draw every measured series (one configuration × workload shape) against the calibrated\n" +
-				"simulation, a summary of predicted against measured, and DIR/index.html to browse them.",
+				"simulation, a summary of predicted against measured, and DIR/index.html to browse them.\n" +
+				"--gpu, --model and --engine pick series, or with --from state what the files measured.",
 			[]string{"# every seed series", "capsim plot --out figures",
-				"# your files against your profile", "capsim plot --out figures --from benchmarks.json --profile my-profile.json"},
+				"# your files against your profile", "capsim plot --out figures --from benchmarks.json --gpu H100 --engine vllm-0.10.1 --profile my-profile.json"},
 			runPlot},
 		"bench": {"benchmark a live OpenAI-compatible endpoint",
 			"--url URL --model M --isl N --osl N (--concurrency LIST | --rate LIST) [--out FILE] [--format table|json|csv]",
@@ -233,6 +234,9 @@ func plainValueError(msg string, fs *pflag.FlagSet) (string, bool) {
 		"float64Slice": "a comma-separated list of numbers", "bool": "true or false"}[f.Value.Type()]
 	if !ok {
 		return "", false
+	}
+	if strings.Contains(detail, "value out of range") {
+		return fmt.Sprintf("--%s: %q is out of range", name, value), true
 	}
 	return fmt.Sprintf("--%s: %q is not %s", name, value, want), true
 }

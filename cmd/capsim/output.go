@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 
@@ -47,9 +46,6 @@ var (
 // csvNumber writes a number for a tidy CSV: six significant digits, never
 // an exponent, so a spreadsheet reads a number and not the table's text.
 func csvNumber(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	scale := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(v))))
-	return strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64) // exact at six digits, whatever the magnitude
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }

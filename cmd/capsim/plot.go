@@ -57,14 +57,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// As for data, fit and validate: --from files get their system stated.
-	if len(o.sel.files) > 0 {
-		sys := systemFlags{gpu: o.sel.gpu, model: o.sel.model, engine: o.sel.engine, topology: o.sel.topology}
-		if err := sys.apply(all); err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		o.sel.gpu, o.sel.model, o.sel.engine = "", "", ""
-	} else if o.sel.topology != "" {
-		return fmt.Errorf("plot: --topology states the system of --from files")
+	if err := o.sel.stateSystem(all, "plot", "--from files"); err != nil {
+		return err
 	}
 	recs := o.sel.filter(all)
 	if len(recs) == 0 {

@@ -89,7 +89,8 @@ var predictCSVMetrics = []string{model.RequestThroughput, model.OutputThroughput
 
 // writePredictionsCSV writes one row per predicted point of every shape,
 // under one header: the deployment and shape, the load, then every metric
-// unrounded, so a spreadsheet gets numbers, not the table's text.
+// to six significant digits, so a spreadsheet gets numbers, not the
+// table's text.
 func writePredictionsCSV(w io.Writer, preds []predict.Prediction) error {
 	cw := csv.NewWriter(w)
 	head := []string{"gpu", "model", "engine", "topology", "gpus", "isl", "osl", "load", "max_concurrency", "request_rate", "mode", "num_prompts", "saturated"}

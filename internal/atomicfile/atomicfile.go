@@ -50,8 +50,13 @@ func CheckWritable(path string) error {
 		return fmt.Errorf("atomicfile: cannot write %s: it is a directory", path)
 	}
 	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("atomicfile: cannot write %s: no directory %s", path, dir)
+	case err != nil:
+		return fmt.Errorf("atomicfile: cannot write %s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("atomicfile: cannot write %s: %s is not a directory", path, dir)
 	}
 	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
@@ -62,7 +67,10 @@ func CheckWritable(path string) error {
 		return fmt.Errorf("atomicfile: cannot write %s: %w", path, err)
 	}
 	tmp.Close()
-	return os.Remove(tmp.Name())
+	if err := os.Remove(tmp.Name()); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return nil
 }
 
 // RemoveStale deletes the temporaries of path that Write left behind when
