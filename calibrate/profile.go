@@ -3,16 +3,14 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/capsim/capsim/internal/jsondup"
+	"github.com/capsim/capsim/internal/jsonerr"
 	"github.com/capsim/capsim/model"
 )
 
@@ -251,11 +249,10 @@ func ParseProfile(data []byte) (*Profile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("calibrate: profile: %w", decodeProblem(data, err))
+		return nil, fmt.Errorf("calibrate: profile: %w", jsonerr.Describe(data, err))
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		off := dec.InputOffset()
-		return nil, fmt.Errorf("calibrate: profile: line %d: more after the profile's closing brace", bytes.Count(data[:min(off, int64(len(data)))], []byte("\n"))+1)
+	if tr := jsonerr.Trailing(data, dec); tr != nil {
+		return nil, fmt.Errorf("calibrate: profile: %w", tr)
 	}
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
@@ -574,35 +571,4 @@ func (p *Profile) group(gpu, llm, engine string) *Group {
 		}
 	}
 	return nil
-}
-
-// decodeProblem says where a profile's JSON went wrong: an empty file, a
-// truncated one, or the line of a syntax or type error.
-func decodeProblem(data []byte, err error) error {
-	line := func(off int64) int { return bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n")) + 1 }
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case len(bytes.TrimSpace(data)) == 0:
-		return errors.New("the file is empty")
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("truncated JSON: it ends at line %d before the profile does", line(int64(len(bytes.TrimRight(data, " \t\r\n")))))
-	case errors.As(err, &se):
-		return fmt.Errorf("line %d: invalid JSON: %w", line(se.Offset), err)
-	case errors.As(err, &te):
-		want := map[reflect.Kind]string{reflect.Slice: "a list", reflect.Struct: "an object", reflect.Map: "an object", reflect.Pointer: "an object",
-			reflect.String: "a string", reflect.Bool: "true or false", reflect.Float64: "a number", reflect.Float32: "a number",
-			reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Uint64: "an integer"}[te.Type.Kind()]
-		if want == "" {
-			want = te.Type.String()
-		}
-		if num, ok := strings.CutPrefix(te.Value, "number "); ok && (want == "a number" || want == "an integer") {
-			if want == "an integer" && strings.ContainsAny(num, ".eE") {
-				return fmt.Errorf("line %d: field %s: %s is not an integer", line(te.Offset), te.Field, num)
-			}
-			return fmt.Errorf("line %d: field %s: %s is out of range", line(te.Offset), te.Field, num)
-		}
-		return fmt.Errorf("line %d: field %s: %s where %s was expected", line(te.Offset), te.Field, te.Value, want)
-	}
-	return err
 }

@@ -365,11 +365,11 @@ func TestParseProfile(t *testing.T) {
 	}{
 		{"schema", `{"schema":"capsim.profile/v0","groups":[],"series":[]}`, `schema "capsim.profile/v0", want "capsim.profile/v1"`},
 		{"unknown field", `{"schema":"capsim.profile/v1","groups":[],"series":[],"extra":1}`, `unknown field "extra"`},
-		{"truncated", `{"schema":`, "calibrate: profile: truncated JSON: it ends at line 1 before the profile does"},
+		{"truncated", `{"schema":`, "calibrate: profile: line 1: truncated JSON: the file ends before the document does"},
 		{"empty", " \n", "calibrate: profile: the file is empty"},
 		{"syntax", "{\"schema\": \"capsim.profile/v1\",\n \"groups\": [}", "calibrate: profile: line 2: invalid JSON: invalid character '}' looking for beginning of value"},
 		{"type", "{\"schema\": \"capsim.profile/v1\",\n \"groups\": 3}", "calibrate: profile: line 2: field groups: number where a list was expected"},
-		{"trailing", "{\"schema\": \"capsim.profile/v1\", \"groups\": []}\ngarbage", "calibrate: profile: line 2: more after the profile's closing brace"},
+		{"trailing", "{\"schema\": \"capsim.profile/v1\", \"groups\": []}\ngarbage", "calibrate: profile: line 2: more after the document's closing brace"},
 		{"negative coefficient", strings.Replace(string(b), `"attn": 2,`, `"attn": -2,`, 1), "coeffs.attn is -2"},
 		{"faster than peak", strings.Replace(string(b), `"attn": 2,`, `"attn": 0.5,`, 1), "cost coefficient attn is 0.5: faster than the hardware's peak"},
 		{"bad role", strings.Replace(string(b), `"role": "decode"`, `"role": "encode"`, 1), `unknown role "encode"`},

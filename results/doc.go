@@ -49,7 +49,7 @@
 // requests, high error rates, duplicates) without dropping anything.
 //
 // Writing vLLM result JSON belongs to package loadgen; this package only
-// reads. It imports model, internal/stats and internal/jsondup and nothing
-// else of capsim;
-// YAML is read with go.yaml.in/yaml/v3 and HTML with golang.org/x/net/html.
+// reads. It imports model, internal/stats, internal/jsondup and
+// internal/jsonerr and nothing else of capsim; YAML is read with
+// go.yaml.in/yaml/v3 and HTML with golang.org/x/net/html.
 package results

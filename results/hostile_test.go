@@ -76,7 +76,7 @@ func TestHostileSidecars(t *testing.T) {
 		{"duplicate key", "{\"document\": \"x.md\",\n \"defaults\": {\"gpu\": \"H20\",\n \"gpu\": \"H100\"}}",
 			`results: x.meta.json:3: field "defaults.gpu": metadata: duplicate key`},
 		{"unknown field", `{"document": "x.md", "defaults": {"gpus": 8}}`,
-			`results: x.meta.json: metadata: json: unknown field "gpus"`},
+			`results: x.meta.json: metadata: unknown field "gpus"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/internal/jsondup"
+	"github.com/capsim/capsim/internal/jsonerr"
 	"github.com/capsim/capsim/model"
 )
 
@@ -149,11 +150,11 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 	dec.DisallowUnknownFields()
 	var m Meta
 	if err := dec.Decode(&m); err != nil {
-		line := 0
-		if se, ok := err.(*json.SyntaxError); ok {
-			line = lineAt(data, se.Offset)
-		}
-		return nil, errorf(name, line, "", "metadata: %v", err)
+		p := jsonerr.Describe(data, err)
+		return nil, errorf(name, p.Line, p.Field, "metadata: %s", p.Reason)
+	}
+	if tr := jsonerr.Trailing(data, dec); tr != nil {
+		return nil, errorf(name, tr.Line, "", "metadata: %s", tr.Reason)
 	}
 	check := func(where string, p *Patch) error {
 		for _, f := range []struct {
