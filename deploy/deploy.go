@@ -56,6 +56,10 @@ type Spec struct {
 
 	// The workload the prediction is for.
 	ISL, OSL int
+	// OtherShapes are the further ISL:OSL shapes a prediction covered
+	// (FromPrediction): the export tabulates the first shape only, and
+	// its README says which others there were.
+	OtherShapes []string
 	Load     model.Load
 	// PrefixHitRate is the share of every prompt the prediction assumed the
 	// engine's prefix cache serves (predict.Options.PrefixHitRate).
@@ -754,6 +758,9 @@ func readme(s Spec, e Engine) []byte {
 	lead := "compare with this prediction (a benchmark-replay run of the same workload)"
 	if s.PrefixHitRate > 0 {
 		lead = "compare with a prediction of what `capsim validate` sends (a benchmark-replay run; how it differs from the workload above is said below)"
+	}
+	if len(s.OtherShapes) > 0 {
+		fmt.Fprintf(&b, "\nThe prediction also covered ISL:OSL %s; this export tabulates and validates %d:%d only (`capsim predict` with `--isl` and `--osl` exports another).\n", strings.Join(s.OtherShapes, ", "), s.ISL, s.OSL)
 	}
 	b.WriteString("\n## Check it once it runs\n\nBenchmark the running deployment and " + lead + ":\n\n```\n")
 	b.WriteString(ValidateCommand(s))

@@ -528,3 +528,28 @@ func TestAMDAndDynamoEndpoint(t *testing.T) {
 		t.Error("only a Dynamo deployment's validate command asks for --endpoint chat")
 	}
 }
+
+// A prediction over several shapes exports its first; the README names
+// the others.
+func TestFromPredictionOtherShapes(t *testing.T) {
+	s := disaggSpec(t)
+	preds := []predict.Prediction{
+		{Model: s.Model, GPU: s.GPU, Engine: s.Engine, Settings: s.Pools, MaxModelLen: 4096, ISL: 3000, OSL: 150, Mode: "steady-state",
+			Points: []predict.Point{{Load: model.Closed(1), Metrics: map[string]float64{"request_throughput": 0.3}}}},
+		{ISL: 1000, OSL: 1000}, {ISL: 500, OSL: 1000},
+	}
+	spec, err := FromPrediction(preds, s.Topology, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.OtherShapes) != 2 || spec.OtherShapes[1] != "500:1000" {
+		t.Fatalf("other shapes %v", spec.OtherShapes)
+	}
+	files, err := Files(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := string(file(t, files, "README.md")); !strings.Contains(r, "The prediction also covered ISL:OSL 1000:1000, 500:1000; this export tabulates and validates 3000:150 only") {
+		t.Errorf("README:\n%s", r)
+	}
+}

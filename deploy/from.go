@@ -51,6 +51,9 @@ func FromPrediction(preds []predict.Prediction, topo model.Topology, profile str
 	for _, pt := range p.Points {
 		s.Points = append(s.Points, Point{Load: pt.Load, Metrics: pt.Metrics})
 	}
+	for _, q := range preds[1:] {
+		s.OtherShapes = append(s.OtherShapes, fmt.Sprintf("%d:%d", q.ISL, q.OSL))
+	}
 	return s, nil
 }
 

@@ -68,6 +68,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if err := writeExport(stderr, o.export, []deploy.Spec{spec}); err != nil {
 			return err
 		}
+		if len(spec.OtherShapes) > 0 {
+			warn(stderr, "capsim", fmt.Sprintf("--export tabulates and validates ISL %d / OSL %d only; give --isl and --osl to export another of the %d shapes", spec.ISL, spec.OSL, len(preds)))
+		}
 	}
 	if o.format == "json" {
 		if len(preds) == 1 {
