@@ -60,7 +60,7 @@ type Spec struct {
 	// (FromPrediction): the export tabulates the first shape only, and
 	// its README says which others there were.
 	OtherShapes []string
-	Load     model.Load
+	Load        model.Load
 	// PrefixHitRate is the share of every prompt the prediction assumed the
 	// engine's prefix cache serves (predict.Options.PrefixHitRate).
 	PrefixHitRate float64
