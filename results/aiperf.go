@@ -104,10 +104,14 @@ func profileRecords(p *peer, root *node) ([]Record, error) {
 			return nil, err
 		}
 	}
-	if n, ok, err := p.count(root.get("error_request_count"), "error_request_count"); err != nil {
-		return nil, err
-	} else if ok {
-		r.Errors = n
+	// Newer AIPerf writes a bare count beside "records"; at the top level
+	// it is a metric object {unit, avg}, read with the metrics above.
+	if ec := root.get("error_request_count"); ec.absent() || ec.kind != kindObject {
+		if n, ok, err := p.count(ec, "error_request_count"); err != nil {
+			return nil, err
+		} else if ok {
+			r.Errors = n
+		}
 	}
 	if err := p.profileConfig(&r, root.get("input_config")); err != nil {
 		return nil, err

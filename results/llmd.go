@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -19,17 +20,18 @@ const FormatLLMD = "llm-d-report"
 //     time_to_first_token → ttft, time_per_output_token → tpot,
 //     inter_token_latency → itl, request_latency → e2el, each converted
 //     from its "units" (s, ms, s/token, ms/token); throughput means
-//     requests_rate, output_token_rate, total_token_rate →
+//     request_rate (requests_rate in the draft), output_token_rate, total_token_rate →
 //     request_throughput, output_throughput, total_token_throughput. The
 //     report defines TPOT and ITL as vLLM does; how well a converted report
 //     keeps that depends on the harness that measured it.
 //   - scenario.load.standardized: rate_qps and concurrency (.inf: none) →
 //     the load; input/output_seq_len values → the requested lengths.
-//   - scenario.stack: inference_engine components give the model, the GPU
+//   - scenario.stack: inference_engine components (standardized.kind, or
+//     metadata.kind in the schema's draft) give the model, the GPU
 //     (accelerator.model), the engine (tool and tool_version) and the
-//     topology: a component of accelerator.count GPUs at tp × pp GPUs per
-//     worker is count/(tp·pp) workers in its role's pool (replica,
-//     prefill or decode).
+//     topology: a component of replicas × accelerator.count GPUs at
+//     tp × pp GPUs per worker is that many ÷ (tp·pp) workers in its
+//     role's pool (replica, prefill or decode).
 func ParseLLMDReport(name string, data []byte) ([]Record, error) {
 	root, err := readTree(name, data)
 	if err != nil {
@@ -131,8 +133,8 @@ func llmdRecords(name string, root *node) ([]Record, error) {
 		return nil, err
 	}
 	for _, t := range []struct{ key, metric string }{
-		{"requests_rate", model.RequestThroughput}, {"output_token_rate", model.OutputThroughput},
-		{"total_token_rate", model.TotalTokenThroughput}, {"input_token_rate", "prompt_throughput"},
+		{"requests_rate", model.RequestThroughput}, {"request_rate", model.RequestThroughput}, // the draft's name, then the schema's
+		{"output_token_rate", model.OutputThroughput}, {"total_token_rate", model.TotalTokenThroughput}, {"input_token_rate", "prompt_throughput"},
 	} {
 		if v, ok, err := p.number(thr.at(t.key, "mean"), af+".throughput."+t.key+".mean"); err != nil {
 			return nil, err
@@ -214,7 +216,9 @@ func (p *peer) llmdStack(r *Record, stack *node) error {
 	gpuCount := 0
 	for i, c := range stack.items {
 		f := fmt.Sprintf("scenario.stack[%d]", i)
-		if c.at("metadata", "kind").text() != "inference_engine" {
+		// The component's kind: under standardized since the report's
+		// schema of 2026-01-15, under metadata in the draft before it.
+		if kind := cmp.Or(c.at("standardized", "kind").text(), c.at("metadata", "kind").text()); kind != "inference_engine" {
 			continue
 		}
 		s := c.get("standardized")
@@ -264,6 +268,15 @@ func (p *peer) llmdStack(r *Record, stack *node) error {
 		}
 		if count%(tp*pp) != 0 {
 			return p.fail(acc, 0, f+".standardized.accelerator", "count %d is not a multiple of tp %d × pp %d", count, tp, pp)
+		}
+		// accelerator.count is per replica of the component.
+		if reps, ok, err := p.count(s.get("replicas"), f+".standardized.replicas"); err != nil {
+			return err
+		} else if ok {
+			if reps == 0 {
+				return p.fail(s, 0, f+".standardized.replicas", "want a positive replica count, got 0")
+			}
+			count *= reps
 		}
 		if role == "aggregate" {
 			role = "replica"

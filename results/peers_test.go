@@ -356,3 +356,55 @@ func TestVLLMSweepSystemWithoutSidecars(t *testing.T) {
 		}
 	}
 }
+
+// AIPerf at the top level writes error_request_count as a metric object
+// {unit, avg}, not a bare count: a run with failed requests reads.
+func TestAIPerfTopLevelErrorCount(t *testing.T) {
+	doc := `{"request_throughput": {"unit": "requests/sec", "avg": 8.5},
+"request_count": {"unit": "requests", "avg": 98},
+"error_request_count": {"unit": "requests", "avg": 2},
+"time_to_first_token": {"unit": "ms", "avg": 43.3, "p99": 60.1},
+"input_config": {"endpoint": {"model_names": ["meta-llama/Llama-3.1-8B-Instruct"]}, "loadgen": {"concurrency": 16}}}`
+	recs, err := ParseAIPerfJSON("profile_export_aiperf.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; r.Errors != 2 || r.Metrics[model.MeanTTFT] != 43.3 {
+		t.Errorf("errors %d, mean TTFT %v; want 2 and 43.3", r.Errors, r.Metrics[model.MeanTTFT])
+	}
+}
+
+// The llm-d report schema moved a component's kind under standardized,
+// counts accelerators per replica (standardized.replicas) and names the
+// request throughput request_rate: the same deployment reads the same.
+func TestLLMDCurrentSchema(t *testing.T) {
+	draft, err := os.ReadFile("testdata/llmd-aggregated.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ParseLLMDReport("draft.yaml", draft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(draft)
+	// Two replica components of 2 GPUs become one of 2 replicas.
+	first := strings.Index(doc, "  - metadata:\n")
+	second := strings.Index(doc[first+1:], "  - metadata:\n") + first + 1
+	third := strings.Index(doc[second+1:], "  - metadata:\n") + second + 1
+	comp := doc[first:second]
+	comp = strings.Replace(comp, "      kind: inference_engine\n", "", 1)
+	comp = strings.Replace(comp, "    standardized:\n", "    standardized:\n      kind: inference_engine\n      replicas: 2\n", 1)
+	doc = doc[:first] + comp + doc[third:]
+	doc = strings.Replace(doc, "        requests_rate:", "        request_rate:", 1)
+	cur, err := ParseLLMDReport("current.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, c := old[0], cur[0]
+	if c.System.Topology.String() != o.System.Topology.String() || c.System.GPUCount != o.System.GPUCount || c.System.GPU != o.System.GPU ||
+		c.Metrics[model.RequestThroughput] != o.Metrics[model.RequestThroughput] || c.Metrics[model.RequestThroughput] == 0 {
+		t.Errorf("current schema: %s on %d× %s at %v req/s; draft: %s on %d× %s at %v req/s",
+			c.System.Topology, c.System.GPUCount, c.System.GPU, c.Metrics[model.RequestThroughput],
+			o.System.Topology, o.System.GPUCount, o.System.GPU, o.Metrics[model.RequestThroughput])
+	}
+}

@@ -87,6 +87,34 @@ func TestVLLMJSONLoad(t *testing.T) {
 	}
 }
 
+// Python's json writes an infinite rate or burstiness as the bare literal
+// Infinity: SGLang's bench_serving by default (a burst), vLLM's
+// --burstiness inf (evenly spaced arrivals). SGLang names its E2E
+// statistics e2e_latency; a ramp-up run has no one load and is refused.
+func TestVLLMJSONPythonInfinityAndSGLang(t *testing.T) {
+	recs, err := ParseVLLMJSON("s.jsonl", []byte(`{"backend": "sglang", "request_rate": Infinity, "max_concurrency": null, "completed": 10, "mean_e2e_latency_ms": 2000.5, "p99_e2e_latency_ms": 2100}
+{"backend": "vllm", "request_rate": 20, "burstiness": Infinity, "max_concurrency": 32, "completed": 10, "mean_ttft_ms": Infinity, "request_throughput": 1.5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := recs[0].Workload.Load; l.Kind != model.Burst {
+		t.Errorf("SGLang's Infinity rate: load %+v, want a burst", l)
+	}
+	if m := recs[0].Metrics; m[model.MeanE2EL] != 2000.5 || m[model.P99E2EL] != 2100 {
+		t.Errorf("SGLang's E2E: %v", m)
+	}
+	if l := recs[1].Workload.Load; l.Kind != model.OpenLoop || l.Rate != 20 || l.Burstiness != constantArrivalShape || l.Concurrency != 32 {
+		t.Errorf("--burstiness inf: load %+v, want evenly spaced arrivals at 20 req/s", l)
+	}
+	if _, ok := recs[1].Metrics[model.MeanTTFT]; ok {
+		t.Error("an Infinity statistic kept as a value, want it absent")
+	}
+	_, err = ParseVLLMJSON("r.json", []byte(`{"request_rate": "inf", "ramp_up_strategy": "linear", "ramp_up_start_rps": 1, "ramp_up_end_rps": 20, "completed": 10}`))
+	if err == nil || !strings.Contains(err.Error(), `field "ramp_up_strategy": a linear ramp-up run`) {
+		t.Errorf("ramp-up run: %v", err)
+	}
+}
+
 // A table's rate column may say "inf" (every prompt sent at once), and an
 // engine column names the row, so a sidecar can patch each engine's rows.
 func TestMarkdownRateInfAndEngineRow(t *testing.T) {

@@ -35,6 +35,11 @@ func ParseVLLMJSON(name string, data []byte) ([]Record, error) {
 	if bytes.HasPrefix(buf, []byte("\ufeff")) { // a byte-order mark; keep offsets
 		buf = append([]byte("   "), buf[3:]...)
 	}
+	// Python writes an infinite request rate (SGLang's default, a burst)
+	// and burstiness (vLLM's evenly spaced arrivals) as the bare literal
+	// Infinity, which is not JSON: read them as the "inf" vLLM's own
+	// writer uses, before every other non-finite literal becomes null.
+	buf = infiniteLoadRE.ReplaceAll(buf, []byte(`${1}"inf"`))
 	buf = sanitizeNonFinite(buf)
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.UseNumber()
@@ -182,6 +187,13 @@ var jsonConfigFields = map[string]bool{
 	"rps_change_events": true, "ramp_up_strategy": true, "ramp_up_start_rps": true, "ramp_up_end_rps": true,
 	"capsim_dataset": true,
 }
+
+// infiniteLoadRE finds request_rate and burstiness written as Infinity.
+var infiniteLoadRE = regexp.MustCompile(`("(?:request_rate|burstiness)"\s*:\s*)Infinity\b`)
+
+// sglangE2E renames SGLang bench_serving's E2E statistics
+// (mean_e2e_latency_ms, …) to vLLM's (mean_e2el_ms, …).
+var sglangE2E = strings.NewReplacer("_e2e_latency_ms", "_e2el_ms")
 
 // statMetricRE matches vLLM's statistic fields: mean_ttft_ms, p99.9_itl_ms, std_e2el_ms, …
 var statMetricRE = regexp.MustCompile(`^(mean|median|std|p\d+(\.\d+)?)_[a-z0-9_]+_ms$`)
@@ -332,9 +344,18 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 			rate, hasRate = v, true
 		}
 	}
-	burst, hasBurst, err := num("burstiness")
-	if err != nil {
+	var burst float64
+	var hasBurst bool
+	if fv, ok := f["burstiness"]; ok && isInfString(fv.raw) {
+		// vLLM's --burstiness inf sends at exactly the rate: evenly spaced.
+		burst, hasBurst = constantArrivalShape, true
+	} else if burst, hasBurst, err = num("burstiness"); err != nil {
 		return r, err
+	}
+	if fv, ok := f["ramp_up_strategy"]; ok && !isNull(fv.raw) {
+		var strategy string
+		_ = json.Unmarshal(fv.raw, &strategy)
+		return r, bad("ramp_up_strategy", "a %s ramp-up run (vllm bench serve --ramp-up-strategy) changes its request rate as it goes: it has no one load to fit or predict; benchmark each rate apart", strategy)
 	}
 	if hasBurst && burst <= 0 {
 		return r, bad("burstiness", "want a positive gamma shape, got %v", burst)
@@ -429,7 +450,7 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 				return r, bad(k, "want a non-negative number, got %v", v)
 			}
 			if ok && !(k == "rtfx" && v == 0) {
-				r.Metrics[k] = v
+				r.Metrics[sglangE2E.Replace(k)] = v
 			}
 			continue
 		}
@@ -692,4 +713,14 @@ func jsonBlocks(name string, data []byte) ([]byte, error) {
 		return nil, errorf(name, openLine, "", "JSON block opened here is never closed")
 	}
 	return out, nil
+}
+
+// isInfString reports a JSON string "inf" (or "infinity"), any case.
+func isInfString(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	s = strings.ToLower(strings.TrimSpace(s))
+	return s == "inf" || s == "infinity"
 }
