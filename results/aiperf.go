@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -196,8 +197,10 @@ func (p *peer) profileConfig(r *Record, cfg *node) error {
 		return err
 	}
 	models := cfg.at("endpoint", "model_names")
-	if models.absent() {
-		models = cfg.get("model")
+	for _, alt := range []string{"model_names", "model"} { // genai-perf's config JSON; its older flat layout
+		if models.absent() {
+			models = cfg.get(alt)
+		}
 	}
 	switch {
 	case models.absent():
@@ -206,12 +209,17 @@ func (p *peer) profileConfig(r *Record, cfg *node) error {
 	case models.kind == kindArray && len(models.items) > 0:
 		r.System.Model = models.items[0].text()
 	}
-	if b := strings.ToLower(cfg.get("backend").text()); b == "vllm" {
+	if b := strings.ToLower(cmp.Or(cfg.get("backend").text(), cfg.at("endpoint", "backend").text())); b == "vllm" {
 		r.System.Engine = "vllm" // genai-perf's --backend names the engine behind Triton
 	}
 	lg, lfield := cfg.get("loadgen"), "input_config.loadgen"
 	if lg.absent() {
-		lg, lfield = cfg, "input_config"
+		// genai-perf's config JSON keeps the load in perf_analyzer.stimulus;
+		// its older flat layout at the top of input_config.
+		lg, lfield = cfg.at("perf_analyzer", "stimulus"), "input_config.perf_analyzer.stimulus"
+		if lg.absent() {
+			lg, lfield = cfg, "input_config"
+		}
 	}
 	if err := p.object(lg, lfield); err != nil {
 		return err
@@ -236,8 +244,8 @@ func (p *peer) profileConfig(r *Record, cfg *node) error {
 		paths [][]string
 		set   *int
 	}{
-		{[][]string{{"synthetic_input_tokens_mean"}, {"input", "prompt", "input_tokens", "mean"}}, &r.Workload.ISLMax},
-		{[][]string{{"output_tokens_mean"}, {"input", "prompt", "output_tokens", "mean"}}, &r.Workload.OSLMax},
+		{[][]string{{"synthetic_input_tokens_mean"}, {"input", "prompt", "input_tokens", "mean"}, {"input", "synthetic_tokens", "mean"}}, &r.Workload.ISLMax},
+		{[][]string{{"output_tokens_mean"}, {"input", "prompt", "output_tokens", "mean"}, {"input", "output_tokens", "mean"}}, &r.Workload.OSLMax},
 	} {
 		for _, path := range t.paths {
 			v, ok, err := p.number(cfg.at(path...), "input_config."+strings.Join(path, "."))

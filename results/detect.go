@@ -57,6 +57,9 @@ func isAIPerf(name string, root *node) bool {
 	if root.get("records") != nil || root.get("aiperf_version") != nil {
 		return true
 	}
+	if root.at("input_config", "perf_analyzer") != nil {
+		return false // genai-perf's config JSON, which has an endpoint object too
+	}
 	if ep := root.at("input_config", "endpoint"); ep != nil && ep.kind == kindObject {
 		return true
 	}

@@ -408,3 +408,25 @@ func TestLLMDCurrentSchema(t *testing.T) {
 			o.System.Topology, o.System.GPUCount, o.System.GPU, o.Metrics[model.RequestThroughput])
 	}
 }
+
+// genai-perf's current profile_export_genai_perf.json holds its whole
+// config: model_names at the top of input_config, the backend under
+// endpoint, the load under perf_analyzer.stimulus. It is genai-perf's,
+// not AIPerf's, though it has an endpoint object too.
+func TestGenAIPerfConfigJSON(t *testing.T) {
+	doc := `{"request_throughput": {"unit": "requests/sec", "avg": 11.8},
+"time_to_first_token": {"unit": "ms", "avg": 54.2},
+"input_config": {"model_names": ["meta-llama/Llama-3.1-8B-Instruct"], "subcommand": "profile",
+ "endpoint": {"backend": "vllm", "type": "chat", "service_kind": "openai"},
+ "perf_analyzer": {"stimulus": {"concurrency": 32}, "measurement": {"mode": "request_count", "num": 384}},
+ "input": {"synthetic_tokens": {"mean": 550, "stddev": 0}, "output_tokens": {"mean": 256}}}}`
+	recs, err := Parse("profile_export_genai_perf.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if r.Source.Format != FormatGenAIPerf || r.System.Model != "meta-llama/Llama-3.1-8B-Instruct" || r.System.Engine != "vllm" ||
+		r.Workload.Load != model.Closed(32) || r.Workload.ISLMax != 550 || r.Workload.OSLMax != 256 {
+		t.Errorf("format %s, model %q, engine %q, load %+v, lengths %d/%d", r.Source.Format, r.System.Model, r.System.Engine, r.Workload.Load, r.Workload.ISLMax, r.Workload.OSLMax)
+	}
+}
