@@ -25,11 +25,20 @@ func LoadFiles(paths []string) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if doc := DocID(p); seen[doc] != "" && seen[doc] != p {
-			return nil, fmt.Errorf("results: %s and %s would give records the same IDs (%s:LINE); rename one", seen[doc], p, doc)
-		} else {
-			seen[doc] = p
+		doc := DocID(p)
+		if prev := seen[doc]; prev != "" && prev != p {
+			// Sweeps write one run=0.json per directory: name a later
+			// file's records by its directory too.
+			alt := filepath.Base(filepath.Dir(p)) + "/" + doc
+			if other := seen[alt]; other != "" || alt == "./"+doc || alt == "//"+doc {
+				return nil, fmt.Errorf("results: %s and %s would give records the same IDs (%s:LINE); rename one", prev, p, doc)
+			}
+			for i := range recs {
+				recs[i].ID = alt + strings.TrimPrefix(recs[i].ID, doc)
+			}
+			doc = alt
 		}
+		seen[doc] = p
 		mp := MetaPath(p)
 		if data, err := os.ReadFile(mp); err == nil {
 			meta, err := ParseMeta(mp, data)

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -428,5 +429,42 @@ func TestGenAIPerfConfigJSON(t *testing.T) {
 	if r.Source.Format != FormatGenAIPerf || r.System.Model != "meta-llama/Llama-3.1-8B-Instruct" || r.System.Engine != "vllm" ||
 		r.Workload.Load != model.Closed(32) || r.Workload.ISLMax != 550 || r.Workload.OSLMax != 256 {
 		t.Errorf("format %s, model %q, engine %q, load %+v, lengths %d/%d", r.Source.Format, r.System.Model, r.System.Engine, r.Workload.Load, r.Workload.ISLMax, r.Workload.OSLMax)
+	}
+}
+
+// vllm bench sweep writes one run=0.json per parameter directory, with the
+// serve settings it varied as numbers and booleans: the files load
+// together, each record named by its directory too, the settings kept as
+// settings rather than metrics.
+func TestVLLMSweepRunFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, seqs := range []int{64, 256} {
+		d := filepath.Join(dir, fmt.Sprintf("SERVE--max_num_seqs=%d-BENCH--max_concurrency=8", seqs))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		doc := fmt.Sprintf(`{"max_concurrency": 8, "request_rate": "inf", "completed": 10, "request_throughput": 2.5, "max_num_seqs": %d, "enable_chunked_prefill": true}`, seqs)
+		p := filepath.Join(d, "run=0.json")
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	recs, err := LoadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].ID == recs[1].ID || !strings.HasPrefix(recs[1].ID, "SERVE--max_num_seqs=256-BENCH--max_concurrency=8/run=0:") {
+		t.Fatalf("IDs %q, %q", recs[0].ID, recs[1].ID)
+	}
+	for i, want := range []string{"64", "256"} {
+		s := recs[i].System.Settings
+		if s["max_num_seqs"] != want || s["enable_chunked_prefill"] != "true" {
+			t.Errorf("record %d settings %v", i, s)
+		}
+		if _, ok := recs[i].Metrics["max_num_seqs"]; ok {
+			t.Errorf("record %d keeps max_num_seqs as a metric", i)
+		}
 	}
 }

@@ -188,6 +188,14 @@ var jsonConfigFields = map[string]bool{
 	"capsim_dataset": true,
 }
 
+// engineSettingFields are engine settings a result may carry as numbers
+// (vllm bench sweep's serve parameters): settings, not metrics.
+var engineSettingFields = map[string]bool{
+	"max_num_seqs": true, "max_num_batched_tokens": true, "max_model_len": true, "block_size": true,
+	"gpu_memory_utilization": true, "tensor_parallel_size": true, "pipeline_parallel_size": true, "data_parallel_size": true,
+	"max_num_partial_prefills": true, "long_prefill_token_threshold": true, "swap_space": true,
+}
+
 // infiniteLoadRE finds request_rate and burstiness written as Infinity.
 var infiniteLoadRE = regexp.MustCompile(`("(?:request_rate|burstiness)"\s*:\s*)Infinity\b`)
 
@@ -456,16 +464,24 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		}
 		var s string
 		var n json.Number
-		switch {
-		case jsonKind(fv.raw) == "a number" && json.Unmarshal(fv.raw, &n) == nil:
-			if v, err := n.Float64(); err == nil && !math.IsInf(v, 0) {
-				r.Metrics[k] = v
-			}
-		case json.Unmarshal(fv.raw, &s) == nil:
+		var flag bool
+		setting := func(v string) {
 			if r.System.Settings == nil {
 				r.System.Settings = map[string]string{}
 			}
-			r.System.Settings[k] = s
+			r.System.Settings[k] = v
+		}
+		switch {
+		case jsonKind(fv.raw) == "a number" && json.Unmarshal(fv.raw, &n) == nil:
+			if engineSettingFields[strings.ReplaceAll(k, "-", "_")] {
+				setting(n.String()) // vllm bench sweep writes the serve settings it varied as numbers
+			} else if v, err := n.Float64(); err == nil && !math.IsInf(v, 0) {
+				r.Metrics[k] = v
+			}
+		case json.Unmarshal(fv.raw, &flag) == nil:
+			setting(strconv.FormatBool(flag)) // a serve flag such as enable_chunked_prefill
+		case json.Unmarshal(fv.raw, &s) == nil:
+			setting(s)
 		}
 	}
 
