@@ -436,4 +436,14 @@ func TestCSVBenchServingFields(t *testing.T) {
 	if _, err := ParseCSV("r.csv", []byte("backend,request_rate,mean_ttft_ms\nsglang,,20.5\n")); err == nil {
 		t.Errorf("empty request_rate without max_concurrency: no error")
 	}
+	// vllm bench sweep's summary.csv (pandas): rate inf beside
+	// max_concurrency is a closed loop, a field it did not measure is
+	// empty, and the totals give the mean prompt.
+	recs, err = ParseCSV("summary.csv", []byte(",request_rate,max_concurrency,completed,total_input_tokens,request_goodput,mean_ttft_ms\n0,inf,32,256,262144,,54.2\n"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("summary.csv: %d records, %v", len(recs), err)
+	}
+	if r := recs[0]; r.Workload.Load != model.Closed(32) || r.Workload.ISL != 1024 {
+		t.Errorf("summary.csv: load %+v, ISL %v; want c=32 and 1024", r.Workload.Load, r.Workload.ISL)
+	}
 }

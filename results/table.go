@@ -242,8 +242,12 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				continue
 			}
 			if cell == "" {
-				if c.kind == colRate && benchFields {
-					continue // request_rate left empty beside max_concurrency: not stated
+				if benchFields {
+					// A bench_serving table (a pandas export of vLLM's result
+					// fields, vllm bench sweep's summary.csv) leaves a field it
+					// did not measure empty: request_rate beside
+					// max_concurrency, request_goodput without SLOs.
+					continue
 				}
 				return nil, errorf(name, row.line, field, "empty cell")
 			}
@@ -318,7 +322,12 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				}
 			}
 		}
-		if benchFields && rowCap > 0 && rowRate > 0 {
+		switch {
+		case benchFields && rowCap > 0 && math.IsInf(rowRate, 1):
+			// request_rate inf beside max_concurrency: a closed loop, as
+			// in vLLM's result JSON.
+			base.Workload.Load = model.Closed(rowCap)
+		case benchFields && rowCap > 0 && rowRate > 0:
 			// A stated rate beside max_concurrency: an open loop capped at
 			// it, whichever of the two columns comes first.
 			base.Workload.Load = model.Open(rowRate, 0)
@@ -331,6 +340,11 @@ func (t *table) records(name, doc string) ([]Record, error) {
 			r.Metrics = metrics[g]
 			if len(r.Metrics) == 0 {
 				return nil, errorf(name, row.line, "", "row has no metric values")
+			}
+			// A bench_serving table's totals give the mean prompt, as in
+			// vLLM's result JSON.
+			if tin, ok := r.Metrics[model.TotalInputTokens]; ok && r.Workload.ISL == 0 && r.Completed > 0 {
+				r.Workload.ISL = tin / float64(r.Completed)
 			}
 			// Outputs often stop before the requested length: estimate the mean.
 			if est, ok := estimateOSL(r.Metrics); ok {
