@@ -447,3 +447,15 @@ func TestCSVBenchServingFields(t *testing.T) {
 		t.Errorf("summary.csv: load %+v, ISL %v; want c=32 and 1024", r.Workload.Load, r.Workload.ISL)
 	}
 }
+
+// vLLM 0.6–0.8's benchmark_serving.py wrote its goodput under the key
+// "request_goodput:"; it reads as request_goodput.
+func TestVLLMJSONGoodputColonKey(t *testing.T) {
+	recs, err := ParseVLLMJSON("g.json", []byte(`{"completed": 10, "request_throughput": 2.5, "request_goodput:": 1.7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := recs[0].Metrics; m["request_goodput"] != 1.7 || len(m) != 2 {
+		t.Errorf("metrics %v, want request_goodput 1.7 beside the throughput", m)
+	}
+}

@@ -214,6 +214,14 @@ var knownNumericFields = map[string]bool{
 }
 
 func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order []string) (Record, error) {
+	// vLLM 0.6–0.8's benchmark_serving.py wrote the key "request_goodput:".
+	for i, k := range order {
+		if t := strings.TrimSuffix(k, ":"); t != k {
+			if _, dup := f[t]; !dup {
+				f[t], order[i] = f[k], t
+			}
+		}
+	}
 	r := Record{
 		ID:      recordID(doc, line, 0, ""),
 		Source:  Source{File: name, Line: line, Format: FormatVLLMJSON},
