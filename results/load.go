@@ -15,7 +15,9 @@ import (
 // refused. No names at all is an error.
 func LoadFiles(paths []string) ([]Record, error) {
 	var all []Record
-	seen := map[string]string{}
+	seen := map[string]string{}    // record ID prefix → the file that has it
+	firstOf := map[string][2]int{} // DocID → the first such file's records in all, to rename on a collision
+	renamed := map[string]bool{}   // DocIDs whose files are named by their directory
 	for _, p := range paths {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -25,20 +27,6 @@ func LoadFiles(paths []string) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		doc := DocID(p)
-		if prev := seen[doc]; prev != "" && prev != p {
-			// Sweeps write one run=0.json per directory: name a later
-			// file's records by its directory too.
-			alt := filepath.Base(filepath.Dir(p)) + "/" + doc
-			if other := seen[alt]; other != "" || alt == "./"+doc || alt == "//"+doc {
-				return nil, fmt.Errorf("results: %s and %s would give records the same IDs (%s:LINE); rename one", prev, p, doc)
-			}
-			for i := range recs {
-				recs[i].ID = alt + strings.TrimPrefix(recs[i].ID, doc)
-			}
-			doc = alt
-		}
-		seen[doc] = p
 		mp := MetaPath(p)
 		if data, err := os.ReadFile(mp); err == nil {
 			meta, err := ParseMeta(mp, data)
@@ -51,12 +39,50 @@ func LoadFiles(paths []string) ([]Record, error) {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("results: %w", err)
 		}
+		doc := DocID(p)
+		if prev := seen[doc]; (prev != "" && prev != p) || renamed[doc] {
+			// Sweeps write one run=0.json per directory: name every file
+			// of the colliding name by its directory too.
+			if !renamed[doc] {
+				span := firstOf[doc]
+				alt := dirDoc(prev, doc)
+				if seen[alt] != "" {
+					return nil, fmt.Errorf("results: %s and %s would give records the same IDs (%s:LINE); rename one", seen[alt], prev, alt)
+				}
+				renameDoc(all[span[0]:span[1]], doc, alt)
+				seen[alt], renamed[doc] = prev, true
+			}
+			alt := dirDoc(p, doc)
+			if other := seen[alt]; other != "" && other != p {
+				return nil, fmt.Errorf("results: %s and %s would give records the same IDs (%s:LINE); rename one", other, p, alt)
+			}
+			renameDoc(recs, doc, alt)
+			doc = alt
+		} else {
+			firstOf[doc] = [2]int{len(all), len(all) + len(recs)}
+		}
+		seen[doc] = p
 		all = append(all, recs...)
 	}
 	if len(all) == 0 {
 		return nil, errors.New("results: no result files named")
 	}
 	return all, nil
+}
+
+// dirDoc is a file's record ID prefix named by its directory too: "dir/doc".
+func dirDoc(path, doc string) string {
+	return filepath.Base(filepath.Dir(path)) + "/" + doc
+}
+
+// renameDoc moves records whose IDs begin with doc to alt (a sidecar's own
+// "id", which does not begin with doc, is kept).
+func renameDoc(recs []Record, doc, alt string) {
+	for i := range recs {
+		if rest, ok := strings.CutPrefix(recs[i].ID, doc+":"); ok {
+			recs[i].ID = alt + ":" + rest
+		}
+	}
 }
 
 // Filter selects records; empty fields match everything.

@@ -444,7 +444,7 @@ func TestVLLMSweepRunFiles(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		doc := fmt.Sprintf(`{"max_concurrency": 8, "request_rate": "inf", "completed": 10, "request_throughput": 2.5, "max_num_seqs": %d, "enable_chunked_prefill": true}`, seqs)
+		doc := fmt.Sprintf(`{"max_concurrency": 8, "request_rate": "inf", "completed": 10, "request_throughput": 2.5, "max_num_seqs": %d, "enable_chunked_prefill": true, "capsim_partial": false}`, seqs)
 		p := filepath.Join(d, "run=0.json")
 		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
@@ -455,8 +455,9 @@ func TestVLLMSweepRunFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || recs[0].ID == recs[1].ID || !strings.HasPrefix(recs[1].ID, "SERVE--max_num_seqs=256-BENCH--max_concurrency=8/run=0:") {
-		t.Fatalf("IDs %q, %q", recs[0].ID, recs[1].ID)
+	if len(recs) != 2 || !strings.HasPrefix(recs[0].ID, "SERVE--max_num_seqs=64-BENCH--max_concurrency=8/run=0:") ||
+		!strings.HasPrefix(recs[1].ID, "SERVE--max_num_seqs=256-BENCH--max_concurrency=8/run=0:") {
+		t.Fatalf("IDs %q, %q: want each named by its directory", recs[0].ID, recs[1].ID)
 	}
 	for i, want := range []string{"64", "256"} {
 		s := recs[i].System.Settings
@@ -465,6 +466,9 @@ func TestVLLMSweepRunFiles(t *testing.T) {
 		}
 		if _, ok := recs[i].Metrics["max_num_seqs"]; ok {
 			t.Errorf("record %d keeps max_num_seqs as a metric", i)
+		}
+		if _, ok := s["capsim_partial"]; ok {
+			t.Errorf("record %d: a boolean that is no serve setting became one", i)
 		}
 	}
 }

@@ -110,7 +110,7 @@ func TestVLLMJSONPythonInfinityAndSGLang(t *testing.T) {
 		t.Error("an Infinity statistic kept as a value, want it absent")
 	}
 	_, err = ParseVLLMJSON("r.json", []byte(`{"request_rate": "inf", "ramp_up_strategy": "linear", "ramp_up_start_rps": 1, "ramp_up_end_rps": 20, "completed": 10}`))
-	if err == nil || !strings.Contains(err.Error(), `field "ramp_up_strategy": a linear ramp-up run`) {
+	if err == nil || !strings.Contains(err.Error(), `field "ramp_up_strategy": a ramp-up run (vllm bench serve --ramp-up-strategy linear)`) {
 		t.Errorf("ramp-up run: %v", err)
 	}
 }

@@ -342,8 +342,8 @@ func (t *table) records(name, doc string) ([]Record, error) {
 				return nil, errorf(name, row.line, "", "row has no metric values")
 			}
 			// A bench_serving table's totals give the mean prompt, as in
-			// vLLM's result JSON.
-			if tin, ok := r.Metrics[model.TotalInputTokens]; ok && r.Workload.ISL == 0 && r.Completed > 0 {
+			// vLLM's result JSON (the requested length stays ISLMax).
+			if tin, ok := r.Metrics[model.TotalInputTokens]; ok && benchFields && r.Completed > 0 {
 				r.Workload.ISL = tin / float64(r.Completed)
 			}
 			// Outputs often stop before the requested length: estimate the mean.

@@ -23,7 +23,9 @@ import (
 // Fields follow vllm/benchmarks/serve.py. request_rate may be a number or
 // "inf"; a null (or NaN, which Python writes for empty statistics) is an
 // absent value, never zero. Unknown numeric fields are kept as metrics,
-// unknown string fields (--metadata KEY=VALUE) as System.Settings.
+// unknown string fields (--metadata KEY=VALUE) as System.Settings, and so
+// are the serve settings a sweep writes as numbers or booleans
+// (engineSettingFields).
 func ParseVLLMJSON(name string, data []byte) ([]Record, error) {
 	buf := data
 	if !isJSONDocument(data) {
@@ -188,12 +190,14 @@ var jsonConfigFields = map[string]bool{
 	"capsim_dataset": true,
 }
 
-// engineSettingFields are engine settings a result may carry as numbers
-// (vllm bench sweep's serve parameters): settings, not metrics.
+// engineSettingFields are engine settings a result may carry as numbers or
+// booleans (vllm bench sweep's serve parameters): settings, not metrics.
+// Other booleans (capsim bench's capsim_partial, …) are not settings.
 var engineSettingFields = map[string]bool{
 	"max_num_seqs": true, "max_num_batched_tokens": true, "max_model_len": true, "block_size": true,
 	"gpu_memory_utilization": true, "tensor_parallel_size": true, "pipeline_parallel_size": true, "data_parallel_size": true,
 	"max_num_partial_prefills": true, "long_prefill_token_threshold": true, "swap_space": true,
+	"enable_chunked_prefill": true, "enable_prefix_caching": true, "enforce_eager": true, "async_scheduling": true,
 }
 
 // infiniteLoadRE finds request_rate and burstiness written as Infinity.
@@ -369,9 +373,7 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		return r, err
 	}
 	if fv, ok := f["ramp_up_strategy"]; ok && !isNull(fv.raw) {
-		var strategy string
-		_ = json.Unmarshal(fv.raw, &strategy)
-		return r, bad("ramp_up_strategy", "a %s ramp-up run (vllm bench serve --ramp-up-strategy) changes its request rate as it goes: it has no one load to fit or predict; benchmark each rate apart", strategy)
+		return r, bad("ramp_up_strategy", "a ramp-up run (vllm bench serve --ramp-up-strategy %s) changes its request rate as it goes: it has no one load to fit or predict; benchmark each rate apart", strings.Trim(string(fv.raw), `"`))
 	}
 	if hasBurst && burst <= 0 {
 		return r, bad("burstiness", "want a positive gamma shape, got %v", burst)
@@ -487,7 +489,9 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 				r.Metrics[k] = v
 			}
 		case json.Unmarshal(fv.raw, &flag) == nil:
-			setting(strconv.FormatBool(flag)) // a serve flag such as enable_chunked_prefill
+			if engineSettingFields[strings.ReplaceAll(k, "-", "_")] {
+				setting(strconv.FormatBool(flag)) // a serve flag a sweep varied, such as enable_chunked_prefill
+			}
 		case json.Unmarshal(fv.raw, &s) == nil:
 			setting(s)
 		}

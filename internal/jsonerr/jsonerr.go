@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -70,10 +72,13 @@ func typeReason(te *json.UnmarshalTypeError) string {
 		want = te.Type.String()
 	}
 	if num, ok := strings.CutPrefix(te.Value, "number "); ok && (want == "a number" || want == "an integer") {
-		if want == "an integer" && strings.ContainsAny(num, ".eE") {
+		switch v, err := strconv.ParseFloat(num, 64); {
+		case want == "a number":
+			return num + " is out of range"
+		case err == nil && v != math.Trunc(v):
 			return num + " is not an integer"
 		}
-		return num + " is out of range"
+		return num + " is out of range, or not an integer written in digits"
 	}
 	return te.Value + " where " + want + " was expected"
 }

@@ -20,6 +20,7 @@ func TestDescribe(t *testing.T) {
 		{"{\"name\": \"a\",\n \"tp\": }", "line 2: invalid JSON: invalid character '}' looking for beginning of value"},
 		{"{\n\"tp\": 1.5}", "line 2: field tp: 1.5 is not an integer"},
 		{"{\n\"rate\": 1e400}", "line 2: field rate: 1e400 is out of range"},
+		{"{\n\"tp\": 1e3}", "line 2: field tp: 1e3 is out of range, or not an integer written in digits"},
 		{"{\"items\": 3}", "line 1: field items: number where a list was expected"},
 		{"{\"name\": 3}", "line 1: field name: number where a string was expected"},
 		{`{"other": 1}`, `unknown field "other"`},
