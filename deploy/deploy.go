@@ -239,13 +239,18 @@ func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string,
 	return p, args, err
 }
 
+// longest is the workload's longest prompt and output as the prediction
+// simulated them: a dataset's longest, or the top of OSL's ±20% spread.
+func (s Spec) longest() (prompt, output int) {
+	return calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+}
+
 // servedMaxModelLen is the --max-model-len the deployment must run with:
 // the calibrated one, raised (to a whole 1,024 tokens) when the workload's
 // longest request would not fit in it, as vLLM rejects such requests; 0
 // keeps vLLM's default, the model's own context. raised says it was.
 func (s Spec) servedMaxModelLen() (n int, raised bool) {
-	// The simulated lengths: a dataset's longest, or OSL's ±20% spread.
-	in, out := calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+	in, out := s.longest()
 	if span := in + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
 		return (span + 1023) / 1024 * 1024, true
 	}
@@ -697,7 +702,7 @@ func readme(s Spec, e Engine) []byte {
 	if mml, raised := s.servedMaxModelLen(); mml > 0 {
 		fmt.Fprintf(&b, "\nmax-model-len %d", mml)
 		if raised {
-			in, out := calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+			in, out := s.longest()
 			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, in, out)
 		}
 		if s.GPUMemoryUtilization > 0 {

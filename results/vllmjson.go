@@ -343,8 +343,8 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	if fv, ok := f["request_rate"]; ok && !isNull(fv.raw) {
 		var s string
 		if json.Unmarshal(fv.raw, &s) == nil {
-			switch strings.ToLower(strings.TrimSpace(s)) {
-			case "inf", "infinity":
+			switch {
+			case isInfString(fv.raw):
 				rate, hasRate = math.Inf(1), true
 			default:
 				v, perr := parseNumber(s)
