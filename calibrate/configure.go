@@ -276,35 +276,38 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		d.RouterFrom = "the default"
 	}
 	frontend, service := 0.0, 0.0
-	if src != nil && src.Frontend != nil && !t.Topology.Disaggregated() {
+	switch {
+	case t.Topology.Disaggregated():
+	case src != nil && srcKind == "" && src.Frontend != nil:
+		// The deployment's own: its client, network and host.
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
 			// Not determined by the data (its posterior spread can exceed
 			// 200%): the fit bounds it together with the step overheads.
 			sig = math.Min(sig, sigmaPrior)
 		}
-		// The serial work keeps the source's own spread, not the calibrated
-		// frontends' spread across hosts (below): that is their latencies',
-		// which few fits separate from the work. Where the source's data
-		// could not show the work it is the prior, as uncertain as the
-		// fitted works lie apart (serviceSpread).
+		// The serial work keeps the source's own spread; where the data
+		// could not show it, it is the prior, as uncertain as the fitted
+		// works lie apart (serviceSpread).
 		serviceSig := sig
 		if !src.Frontend.ServiceFitted {
 			serviceSig = math.Hypot(sig, p.serviceSpread())
 		}
 		service = src.Frontend.Serial() * math.Exp(t.Band*serviceSig)
-		if srcKind != "" && srcKind != kindOtherVersion {
-			// Carried from another GPU or model's deployment, the latency
-			// is that source's client and host, not the target's: its
-			// band adds how far the calibrated deployments' frontends lie
-			// apart. (Another version of the same GPU and model keeps
-			// its own: the same host, as far as the data say.)
-			spread := p.frontendSpread()
-			sig = math.Hypot(sig, spread)
-			d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f)%s, carried from %s on %s / %s (%s); its band adds the calibrated frontends' spread (×/÷%.1f)",
-				1000*src.Frontend.LatencyS, math.Exp(sig), serialNote(src.Frontend, serviceSig), src.Engine, src.GPU, model.ShortName(src.Model), srcKind, math.Exp(spread))
-		}
 		frontend = src.Frontend.LatencyS * math.Exp(t.Band*sig)
+	default:
+		// Any other deployment: the engine's API server, never another
+		// source's host. Its band is how far the calibrated deployments'
+		// frontends lie apart (their clients and hosts).
+		fe := model.EngineFrontendFor(engine)
+		sig, serviceSig := p.frontendSpread(), math.Hypot(p.serviceSpread(), sigmaPrior)
+		if sig == 0 {
+			sig = sigmaPrior
+		}
+		frontend = fe.LatencyS * math.Exp(t.Band*sig)
+		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
+		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s); no calibrated deployment of this GPU, model and engine version",
+			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), engine, fe.Source)
 	}
 	if t.Frontend != nil {
 		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
@@ -531,7 +534,7 @@ func statedFrontendNote(latency, service float64, src *Group, srcKind string) st
 	if service > 0 && src != nil {
 		from := "the deployment's own"
 		if srcKind != "" {
-			from = fmt.Sprintf("that of %s on %s / %s, %s", src.Engine, src.GPU, model.ShortName(src.Model), srcKind)
+			from = "the engine's prior"
 		}
 		note += fmt.Sprintf(", %.1f ms of it serial in the API server (%s; at most the stated latency)", 1000*service, from)
 	}
@@ -639,10 +642,10 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		// launch cost (model.CarryOverhead), the per-sequence overhead scales
 		// by the rows' ratio; the efficiencies carry over. The table's own
 		// uncertainty is added.
-		coeffs.Overhead = model.CarryOverhead(coeffs.Overhead, srcO, e.Eager, target, eager, minMult*srcO.StepS)
-		coeffs.PerSeq *= target.PerSeqS / srcO.PerSeqS
-		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads rescaled from %s (%s) to %s (%s) by the engine table",
-			srcO.Generation, mode[e.Eager], target.Generation, mode[eager]), "; ")
+		prior := model.PriorCoeffsFor(target, eager)
+		coeffs.Overhead, coeffs.PerSeq = prior.Overhead, prior.PerSeq
+		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads the %s (%s) engine-table row's, not %s's own fit (%s)",
+			target.Generation, mode[eager], srcO.Generation, mode[e.Eager]), "; ")
 		extra = math.Hypot(extra, sigmaOtherVersion)
 	}
 	sig := make([]float64, len(model.CoeffNames))
@@ -658,6 +661,11 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		der.Source, der.From = SourceDerived, name+" "+from
 	default:
 		der.Source, der.From = e.Source, name+" "+from
+	}
+	if kind == "" {
+		if u := g.Unexplained(e); math.Abs(u) >= UnexplainedNoteS {
+			der.From += "; " + unexplainedText(u, g)
+		}
 	}
 	return carriedCost{coeffs: coeffs, sig: sig, corr: e.Corr, scatter: math.Max(e.Scatter, residualSigma(g, role)), extra: extra,
 		fittedOn: model.Pool{Count: 1, TP: e.TP, PP: e.PP}}, der

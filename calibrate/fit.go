@@ -548,8 +548,7 @@ func clampPhysical(j int, v float64) float64 {
 // boundHits names the coefficients of a role that sit at their bounds:
 // the efficiencies at peak hardware (the data would have them faster than
 // the GPU allows), and comm at minComm (the data would price the
-// collectives below half the interconnect catalog's latency and the
-// engine collective cost).
+// collectives below half the interconnect catalog's latency).
 func boundHits(c model.Coeffs) (peak []string, comm bool) {
 	for j, v := range c.Vector() {
 		if model.IsEfficiency(j) && v <= 1+1e-4 {
@@ -1026,12 +1025,17 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 			}
 			g.Entries = append(g.Entries, e)
 		}
+		if n := len(g.Entries); n > 0 && g.Entries[n-1].Role == role {
+			if u := g.Unexplained(&g.Entries[n-1]); math.Abs(u) >= UnexplainedNoteS {
+				gf.notes = append(gf.notes, fmt.Sprintf("%s: %s", role, unexplainedText(u, &g)))
+			}
+		}
 		peak, comm := boundHits(gf.params.coeffs[role])
 		if len(peak) > 0 {
 			gf.notes = append(gf.notes, fmt.Sprintf("%s: %s at the physical bound (peak hardware): the data would price this work faster than the GPU allows", role, strings.Join(peak, ", ")))
 		}
 		if comm {
-			gf.notes = append(gf.notes, fmt.Sprintf("%s: comm at its bound (%.1f× the interconnect catalog's latencies and the engine collective cost): the data would price the collectives cheaper still", role, minComm))
+			gf.notes = append(gf.notes, fmt.Sprintf("%s: comm at its bound (%.1f× the interconnect catalog's latencies): the data would price the collectives cheaper still", role, minComm))
 		}
 		if len(prior) > 0 {
 			gf.notes = append(gf.notes, fmt.Sprintf("%s: the data determine %s; %s stay at the roofline prior",

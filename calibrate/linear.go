@@ -143,25 +143,16 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine strin
 	}
 	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
 	if l.frontend {
-		p.frontend, p.service = priorFrontend, priorFrontendService
+		fe := model.EngineFrontendFor(engine)
+		p.frontend, p.service = fe.LatencyS, fe.ServiceS
 	}
 	return p
 }
 
-// priorFrontend is the per-request latency assumed outside the engine
-// before fitting: an OpenAI-compatible server's HTTP, tokenisation and
-// detokenisation take tens of milliseconds.
-const priorFrontend = 0.02
-
-// priorFrontendService is the part of the frontend latency assumed to be
-// one server process's serial work on each request (HTTP, tokenising,
-// handing it to the engine), before fitting: a burst of requests queues
-// there. Short-prompt bursts of 1,000 requests suggest such a cap: vLLM
-// 0.11 served 128-token prompts with 4-token outputs at 37 and 44 req/s on
-// an A100 and an H100 alike (fixtures/corpus/b-gpustack-qwen3-14b-*.md),
-// about 25 ms a request whatever the GPU. Stage 2 fits it within ×/÷3
-// (those groups settle at 5–9 ms: their other points weigh against more).
-const priorFrontendService = 0.01
+// priorFrontendService is the serial work per request that makes an API
+// server's queue worth fitting (frontendQueues): the largest engine prior
+// (model.EngineFrontendFor), so no group whose server could queue is missed.
+var priorFrontendService = model.EngineFrontendFor("").ServiceS
 
 // env is what pricing a point needs besides the parameters.
 type env struct {

@@ -25,10 +25,6 @@ const (
 	// square root of the group's record count.
 	pooledSameFamily = 3.0
 	pooledSameModel  = 3.0
-	// Floors of the CPU costs before taking logs: a fit that drove one to
-	// zero (it is then absorbed by another term) would otherwise dominate.
-	pooledMinOverheadS = 2e-4
-	pooledMinPerSeqS   = 2e-6
 )
 
 // pooledCost is a pool's price pooled over the profile's fitted groups.
@@ -52,13 +48,13 @@ type pooledCost struct {
 //     inverse efficiencies, the GEMM one first carried to the target GPU
 //     by the ratio of the two GPUs' measured matmul shares, the weight and
 //     KV reads by that of their bandwidth shares (matmulShare);
-//   - CPU overheads are the target engine's table prior times the weighted
-//     geometric mean of each group's fitted overhead ÷ its own engine's
-//     table prior (in the group's eager or CUDA-graph mode), so a version's
-//     catalogued speed-up carries while the fits say how far the table is
-//     from measured engines; the per-step one carries only its scheduling
-//     part, eager mode's launch cost staying what the table says
-//     (model.CarryOverhead); the per-sequence one is at least the table's;
+//   - CPU overheads are the target engine's table row (model.PriorCoeffsFor,
+//     in the target's eager or CUDA-graph mode): what a fitted group spends
+//     per step beyond its own row is that deployment's (Entry.Unexplained),
+//     never charged to another GPU or engine version;
+//   - the comm multiplier is pooled only over groups on the target's own
+//     link that measured it; elsewhere it is 1, the catalog's cited
+//     all-reduce figures.
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
@@ -107,9 +103,8 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 			w *= pooledSameModel
 		}
 		c := e.Coeffs
-		ownRow := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
-		c.Overhead = model.CarryOverhead(c.Overhead, ownRow, e.Eager, targetRow, eager, pooledMinOverheadS)
-		c.PerSeq = math.Max(c.PerSeq, pooledMinPerSeqS) / ownRow.PerSeqS * targetRow.PerSeqS
+		row := model.PriorCoeffsFor(targetRow, eager)
+		c.Overhead, c.PerSeq = row.Overhead, row.PerSeq
 		c.Compute *= memberMatmulShare(g) / gpu.AchievableMatmulShare(llm.Quant)
 		mem := memberMemoryShare(g) / gpu.AchievableMemoryShare()
 		c.Weight *= mem
@@ -130,47 +125,22 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
-	// A fit often cannot tell the per-sequence CPU cost from the KV reads
-	// and batch GEMMs that grow with the batch alike: a fifth of the
-	// corpus's groups end below 0.2× their engine row, and the pooled
-	// ratio is about 0.68. Their other terms absorb it on their own GPU;
-	// carried to another GPU those terms scale with its bandwidth and
-	// FLOPs, not with its host. The engine table's per-sequence cost
-	// (sampling, output processing) is taken as what a step of the target
-	// engine pays at least. Where the members did absorb it, this counts
-	// some of it twice, and the band (below) is the members' own spread,
-	// not this floor's. Leave-one-GPU-out, request throughput 20.8% →
-	// 20.2%, mean TTFT 43.5% → 42.5%, mean TPOT 20.6% → 20.0%; 2× or 4×
-	// the row raised dense TPOT (docs/accuracy-analysis.md, tenth pass).
-	sum[iPerSeq] = math.Max(sum[iPerSeq], targetRow.PerSeqS)
-	// The comm multiplier is how far the engine's collectives are from the
-	// link's catalogue figures; a group whose workers spanned servers
-	// measured that against the node network, one on a server against its
-	// own link. A target takes the groups of its own placement whose data
-	// determined it on workers of more than one GPU (measuresComm); where
-	// none did, every group of its placement; where none is of its
-	// placement, every group. A single-GPU worker has no collectives, and
-	// an undetermined multiplier is the prior or a bound. Most groups are
-	// single-GPU runs, and their 1s diluted the multi-GPU measurements
-	// (0.66–3.7 over the corpus; DeepSeek-R1 at TP8 1.4–3.7, its 61
-	// layers' small kernels paid per step alike). fit --cv at 6160c3c
-	// (with the sliding-window KV, which moved the folds less),
-	// leave-one-GPU-out: request throughput 19.8% → 17.3%, mean TTFT
-	// 37.6% → 34.7%, mean TPOT 20.1% → 20.2%, E2E 14.3% → 17.1%
-	// (docs/accuracy-analysis.md, fourteenth pass).
-	crossTarget := gpu.Nodes > 1
-	for _, measured := range []bool{true, false} {
-		var commLog, commW float64
-		for _, m := range ms {
-			if (m.g.Settings.Nodes > 1) == crossTarget && (!measured || measuresComm(m.g, m.e.Role)) {
-				commLog += m.w * math.Log(m.c.Comm)
-				commW += m.w
-			}
+	// The comm multiplier says how far a group's collectives were from the
+	// interconnect catalog's figures, which are per link: only groups on
+	// the target's own link (and placement) whose data determined it on
+	// multi-GPU workers (measuresComm) price it; elsewhere the catalog's
+	// cited latencies stand (1).
+	link := gpu.TPLink(pool.Stages()).Name
+	var commLog, commW float64
+	for _, m := range ms {
+		if memberLink(m.g) == link && (m.g.Settings.Nodes > 1) == (gpu.Nodes > 1) && measuresComm(m.g, m.e.Role) {
+			commLog += m.w * math.Log(m.c.Comm)
+			commW += m.w
 		}
-		if commW > 0 {
-			sum[slices.Index(model.CoeffNames, "comm")] = math.Exp(commLog / commW)
-			break
-		}
+	}
+	sum[slices.Index(model.CoeffNames, "comm")] = 1
+	if commW > 0 {
+		sum[slices.Index(model.CoeffNames, "comm")] = math.Exp(commLog / commW)
 	}
 	out := pooledCost{coeffs: model.CoeffsFromVector(sum), groups: len(ms)}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
@@ -212,8 +182,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	if llm.IsMoE() && anyMoE {
 		arch = " mixture-of-experts"
 	}
-	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row × the groups' fitted-to-table ratio%s)",
-		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, share)
+	comm := "collectives at the interconnect catalog's cited latencies"
+	if commW > 0 {
+		comm = fmt.Sprintf("collectives ×%.2f the %s catalog's latencies, as groups on %s measured", out.coeffs.Comm, link, link)
+	}
+	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row; %s%s)",
+		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)
 	return out, true
 }
 
@@ -236,6 +210,17 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 func isMoE(name string) bool {
 	m, err := model.LookupLLM(name)
 	return err == nil && m.IsMoE()
+}
+
+// memberLink is the interconnect a group's workers all-reduced over
+// (the node network when they spanned servers); "" when its GPU is not in
+// the catalog.
+func memberLink(g *Group) string {
+	gpu, err := model.LookupGPU(g.GPU)
+	if err != nil {
+		return ""
+	}
+	return gpu.AcrossNodes(g.Settings.Nodes).TPLink(1).Name
 }
 
 // memberMemoryShare is the bandwidth share of a group's GPU;

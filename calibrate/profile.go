@@ -572,3 +572,27 @@ func (p *Profile) group(gpu, llm, engine string) *Group {
 	}
 	return nil
 }
+
+// Unexplained is what entry e of g spends per step beyond its engine's
+// table row (model.EngineOverheadWith, in e's eager or CUDA-graph mode):
+// time the cost model does not explain, a property of this deployment (its
+// host, clocks, harness) that prices it and its other worker shapes, and
+// never another GPU, engine version or source. Negative when the fit ran
+// below the row.
+func (g *Group) Unexplained(e *Entry) float64 {
+	row := model.PriorCoeffsFor(model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
+	return e.Coeffs.Overhead - row.Overhead
+}
+
+// UnexplainedNoteS is the smallest unexplained per-step time (either way)
+// the fit's notes and derivations mention: 0.5 ms.
+const UnexplainedNoteS = 0.0005
+
+// unexplainedText says an unexplained per-step time in words.
+func unexplainedText(u float64, g *Group) string {
+	row := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	if u >= 0 {
+		return fmt.Sprintf("unexplained: %.1f ms/step beyond the %s engine row, this deployment's own", 1000*u, row.Generation)
+	}
+	return fmt.Sprintf("unexplained: %.1f ms/step below the %s engine row, this deployment's own", -1000*u, row.Generation)
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -86,11 +87,33 @@ type Interconnect struct {
 	GBps float64 `json:"gbps"`
 	// Efficiency is the share of GBps a large all-reduce achieves (NCCL bus bandwidth ÷ line rate).
 	Efficiency float64 `json:"efficiency"`
-	// AllReduceUs is the latency of one small (≤ 32 KB) all-reduce at TP 2–8, in µs.
-	AllReduceUs float64 `json:"all_reduce_us"`
+	// GraphAllReduceUs and EagerAllReduceUs are the latency of one small
+	// (16 KB) all-reduce at TP 2, 4 and 8, in µs, as a serving engine runs
+	// it: captured in a CUDA graph (vLLM's custom all-reduce in a decode
+	// step's graph), or launched from the host (enforce-eager workers, and
+	// steps larger than the captured graphs). See AllReduceUs.
+	GraphAllReduceUs [3]float64 `json:"graph_all_reduce_us"`
+	EagerAllReduceUs [3]float64 `json:"eager_all_reduce_us"`
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
 	P2PUs  float64 `json:"p2p_us"`
 	Source string  `json:"source"`
+}
+
+// AllReduceUs is the latency of one small all-reduce over tp GPUs, in µs,
+// in a CUDA graph or eager: the catalog's TP2/4/8 figures, interpolated
+// in log2(tp) between them and held beyond.
+func (ic Interconnect) AllReduceUs(tp int, graph bool) float64 {
+	v := ic.EagerAllReduceUs
+	if graph {
+		v = ic.GraphAllReduceUs
+	}
+	x := math.Log2(float64(max(tp, 2))) - 1 // 0 at TP2, 1 at TP4, 2 at TP8
+	if x >= 2 {
+		return v[2]
+	}
+	i := int(x)
+	f := x - float64(i)
+	return v[i] + f*(v[i+1]-v[i])
 }
 
 // DeviceMemoryBytes is the memory the driver reports, in bytes.
@@ -106,27 +129,37 @@ func (ic Interconnect) AchievableBps() float64 { return ic.GBps * 1e9 * ic.Effic
 
 // interconnects is the interconnect catalog. Line rates from the vendors'
 // spec sheets; efficiencies and latencies from the public measurements named
-// in Source, or marked "assumed" where none was found.
+// in Source, or marked "assumed" where none was found. The all-reduce
+// latencies are what prices a step's collectives: nothing else is added
+// per collective (a fitted group's per-step time beyond the cost model
+// stays that group's own, Entry.Unexplained).
 var interconnects = []Interconnect{
-	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, AllReduceUs: 9, P2PUs: 8,
+	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, P2PUs: 8,
 		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL reaches ~370 of 450 GB/s bus bandwidth (82%). " +
-			"sgl-project/sglang#2904: vLLM's custom all-reduce on H100 takes 8.5–11.8 µs for 512 B–32 KB at TP 2/4/8 (NCCL 8.5–10 µs without CUDA graphs)"},
-	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, AllReduceUs: 10, P2PUs: 10,
-		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (69%). Small all-reduce latency assumed ~10 µs like NVLink 4 (vllm-project/vllm#2192: custom all-reduce cut A100 TP4 Llama-70B latency 11%)"},
-	{Name: "NVLink5", GBps: 900, Efficiency: 0.82, AllReduceUs: 8, P2PUs: 7,
-		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional; efficiency and latency assumed as NVLink 4 (no public measurement found)"},
-	{Name: "PCIe5", GBps: 64, Efficiency: 0.8, AllReduceUs: 20, P2PUs: 15,
-		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM disables its custom all-reduce beyond two PCIe-only GPUs (vllm-project/vllm#56128 quotes custom_all_reduce.py), so NCCL's ring over PCIe prices it; latency 20 µs and 80% efficiency assumed"},
-	{Name: "PCIe4", GBps: 32, Efficiency: 0.8, AllReduceUs: 25, P2PUs: 20,
-		Source: "PCIe Gen4 x16: 32 GB/s per direction; NCCL over PCIe, latency 25 µs and 80% efficiency assumed (as PCIe5)"},
-	{Name: "PCIe3", GBps: 16, Efficiency: 0.8, AllReduceUs: 30, P2PUs: 25,
-		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe, latency 30 µs and 80% efficiency assumed"},
-	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, AllReduceUs: 15, P2PUs: 15,
-		Source: "AMD Infinity Fabric (MI210 bridge): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% and 15 µs latency assumed"},
-	{Name: NodeNetwork, GBps: 3.125, Efficiency: 0.6, AllReduceUs: 85, P2PUs: 45,
+			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
+			"(ai-dynamo/aiconfigurator campaign_checkpoints/h100_sxm/custom_allreduce_perf.txt @67f90e7, its collector's microbenchmark); " +
+			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch)"},
+	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, P2PUs: 10,
+		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (69%). " +
+			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
+			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4)"},
+	{Name: "NVLink5", GBps: 900, Efficiency: 0.82, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, P2PUs: 7,
+		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional; large-message efficiency assumed as NVLink 4 (no public measurement found). " +
+			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, B200: 7.37/7.45/8.28 µs at TP2/4/8 in CUDA graphs, 19.4/20.5/20.0 µs eager " +
+			"(ai-dynamo/aiconfigurator campaign_checkpoints/b200_sxm/custom_allreduce_perf.txt @019f1a1)"},
+	{Name: "PCIe5", GBps: 64, Efficiency: 0.8, GraphAllReduceUs: [3]float64{41, 41, 41}, EagerAllReduceUs: [3]float64{41, 41, 41}, P2PUs: 15,
+		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM disables its custom all-reduce beyond two PCIe-only GPUs (vllm-project/vllm#56128 quotes custom_all_reduce.py), so NCCL's ring over PCIe prices it, in a graph or not. " +
+			"Latency taken as PCIe Gen4's measured 41 µs (a small message is bound by the protocol's round trips, not the line rate; no Gen5 measurement found); 80% efficiency assumed"},
+	{Name: "PCIe4", GBps: 32, Efficiency: 0.8, GraphAllReduceUs: [3]float64{41, 41, 41}, EagerAllReduceUs: [3]float64{41, 41, 41}, P2PUs: 20,
+		Source: "PCIe Gen4 x16: 32 GB/s per direction; NCCL over PCIe. Latency: NCCL all_reduce_perf at 8 B over eight PCIe Gen4 GPUs takes 40–42 µs (NVIDIA/nccl#1530, 8× RTX 4090) and 54 µs (NVIDIA/nccl#1439, 8× RTX 3090): 41 µs taken at every TP (TP2 and TP4 not measured). 80% efficiency assumed"},
+	{Name: "PCIe3", GBps: 16, Efficiency: 0.8, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, P2PUs: 25,
+		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe. Latency: the slower of the PCIe measurements found, 54 µs (NVIDIA/nccl#1439, 8 GPUs at 8 B), taken for the older link (not measured on Gen3); 80% efficiency assumed"},
+	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{15, 15, 15}, EagerAllReduceUs: [3]float64{30, 30, 30}, P2PUs: 15,
+		Source: "AMD Infinity Fabric (MI210 bridge; MI300X's 7 × 128 GB/s mesh): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% assumed. Latency assumed, not measured: 15 µs in a graph (vLLM's ROCm custom all-reduce), twice that eager"},
+	{Name: NodeNetwork, GBps: 3.125, Efficiency: 0.6, GraphAllReduceUs: [3]float64{85, 85, 85}, EagerAllReduceUs: [3]float64{85, 85, 85}, P2PUs: 45,
 		Source: "The node network when a worker's GPUs span servers, with nothing known of it: NCCL over TCP sockets (its fallback without InfiniBand/RoCE) on a 25 GbE NIC (3.125 GB/s per direction; the NIC speed is assumed, a commodity data-centre default). " +
 			"Efficiency: NVIDIA/nccl#209, NCCL over TCP reaches no more than 60% of wire speed on 32 Gbps networks even for large messages. " +
-			"Latency: NVIDIA/nccl-tests#82, broadcast_perf over sockets (NCCL_IB_DISABLE=1) between two nodes of one V100 each takes 38–46 µs at 8 B; a two-rank all-reduce (reduce-scatter then all-gather) crosses the network twice, so ~85 µs is assumed, and a point-to-point hand-off ~45 µs. " +
+			"Latency: NVIDIA/nccl-tests#82, broadcast_perf over sockets (NCCL_IB_DISABLE=1) between two nodes of one V100 each takes 38–46 µs at 8 B; a two-rank all-reduce (reduce-scatter then all-gather) crosses the network twice, so ~85 µs is assumed in either mode, and a point-to-point hand-off ~45 µs. " +
 			"Container overlay networks (Kubernetes pods) and slower NICs are slower still; RDMA (InfiniBand/RoCE, ~12 GB/s per 100G NIC: NVIDIA/nccl-tests#119) is much faster"},
 }
 

@@ -25,16 +25,15 @@ type Roofline struct {
 	// activations (0 at TP1PP1).
 	CommToken float64 `json:"comm_token_s"`
 	// CommStep is the latency of a step's all-reduces, two per layer (0 at
-	// TP1), each at the link's latency, plus one point-to-point hand-off
-	// per pipeline stage boundary.
-	CommStep float64 `json:"comm_step_s"`
-	// Collective is the engine's own cost of a step's all-reduces beyond
-	// the link's latency, EngineCollectiveUs each (0 at TP1), in a step
-	// that decodes; PrefillCollective is the same in a step that only
-	// prefills, except on a worker that runs eagerly (no CUDA graphs),
-	// where NewStepCost sets it to 0 (see EngineCollectiveUs).
-	Collective        float64 `json:"collective_s,omitempty"`
-	PrefillCollective float64 `json:"prefill_collective_s,omitempty"`
+	// TP1), each at the interconnect's eager all-reduce latency, plus one
+	// point-to-point hand-off per pipeline stage boundary; CommStepGraph is
+	// the same with the all-reduces captured in a CUDA graph
+	// (Interconnect.AllReduceUs). GraphMax is the largest step, in tokens,
+	// the worker runs in a CUDA graph (0: an eager worker; NewStepCost sets
+	// it): a step of at most that many tokens pays CommStepGraph.
+	CommStep      float64 `json:"comm_step_s"`
+	CommStepGraph float64 `json:"comm_step_graph_s"`
+	GraphMax      int     `json:"graph_max,omitempty"`
 	// A mixture-of-experts model's routed experts, apart from WeightRead
 	// and BodyToken (which then cover the rest): ExpertRead is streaming
 	// every expert's weights once, ExpertToken the GEMM work of one token
@@ -83,39 +82,6 @@ func (r Roofline) weightRead(tokens float64) float64 {
 // It is an assumption, not a fit: the data cannot separate it from η_c.
 const GEMMHalfTokens = 16
 
-// EngineCollectiveUs is what each tensor-parallel all-reduce costs an
-// engine beyond the link's own small-message latency (the interconnect
-// catalog's AllReduceUs, measured by nccl-tests-style loops that keep the
-// ranks in lock-step): in a serving engine every collective also waits for
-// the last rank to arrive, so the ranks' launch and scheduling skew is
-// paid twice per layer. It is derived from the calibration seeds, not from
-// the corpus: seed 004's three H20 / Qwen3-32B TP4 groups, fitted without
-// it, spend 9.0 ms (vLLM 0.9.0.1), 12.6 ms (0.8.4) and 15.8 ms (Dynamo
-// decode) per step where the engine table expects 1.2–2 ms; over their 128
-// all-reduces per step that is 61, 89 and 108 µs each, and 89 is the
-// median. The corpus then tests it: leave-one-GPU-out over seeds and
-// corpus (docs/accuracy-analysis.md) has its errors lowest for 70–140 µs.
-//
-// Every step pays it except a step that only prefills on a worker that
-// runs eagerly. Seed 004's Dynamo prefill workers (enforce-eager, TP1 and
-// TP4 on one GPU and model) reject it: charged it, their in-sample fit
-// drives the prefill comm multiplier to its 0.5 floor (the data want
-// less), and each TP predicted from the other misses mean TTFT by more
-// (leave-one-configuration-out median 10.8% and 6.5%, against 9.0% and
-// 6.2% without it: predict's TestHeldOutDynamoAccuracy). The corpus
-// rejects the two broader rules, measured with fit --cv's
-// leave-one-GPU-out folds: leaving it out of every prefill-only step
-// (CUDA-graph engines too) raised the mean TTFT error from 38% to 41%,
-// and leaving it out of every eager worker (seed 003's eager vLLM
-// decodes too) raised the output-throughput error from 19% to 21% and
-// E2E from 15% to 17%. Why an eager prefill differs is not settled. One
-// reading: its kernels are few and long and launched well ahead on every
-// rank, so the ranks reach each collective together, while a decode step
-// (eager or graph) and a graph-mode prefill (vLLM V1 runs attention
-// between graph pieces) are paced layer by layer by the host or by short
-// kernels, where one rank's delay holds the others up.
-const EngineCollectiveUs = 89
-
 // LatentRopeDim is the part of a latent attention cache entry that carries
 // the rotary key (DeepSeek-V3's qk_rope_head_dim): it is scored, not mixed
 // into the values.
@@ -157,14 +123,14 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	if p.TP > 1 {
 		ring := 2 * (tp - 1) / tp
 		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AchievableBps()
-		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs * 1e-6
-		r.Collective = 2 * float64(m.Layers) * EngineCollectiveUs * 1e-6
-		r.PrefillCollective = r.Collective
+		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, false) * 1e-6
+		r.CommStepGraph = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, true) * 1e-6
 	}
 	if s := p.Stages(); s > 1 {
 		hop := g.HandoffLink()
 		r.CommToken += float64(s-1) * float64(m.Hidden) * 2 / hop.AchievableBps()
 		r.CommStep += float64(s-1) * hop.P2PUs * 1e-6
+		r.CommStepGraph += float64(s-1) * hop.P2PUs * 1e-6
 	}
 	return r
 }
@@ -181,7 +147,7 @@ type Coeffs struct {
 	Compute  float64 `json:"compute"`    // 1/η_c: × GEMM FLOP time (the compute side), for prompt and decoded tokens alike
 	Attn     float64 `json:"attn"`       // 1/η_attn: × AttnPair for prompt attention (FLOPs)
 	KV       float64 `json:"kv"`         // 1/η_kv: × KVRead for decode attention (bytes)
-	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep + Collective or PrefillCollective): all-reduce and hand-off time relative to the interconnect's catalog figures and EngineCollectiveUs
+	Comm     float64 `json:"comm"`       // × (CommToken·tokens + CommStep or CommStepGraph): all-reduce and hand-off time relative to the interconnect catalog's figures
 }
 
 // Achievable fractions of peak assumed before fitting. Each is from a
@@ -239,14 +205,20 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		PerSeq:   float64(s.PrefillSeqs) + decodeSeqs,
 		Attn:     r.AttnPair * s.PrefillAttn,
 		KV:       r.KVRead * s.DecodeKV,
-		Comm:     r.CommToken*tokens + r.CommStep + r.Collective,
-	}
-	if decodeSeqs == 0 {
-		t.Comm += r.PrefillCollective - r.Collective
+		Comm:     r.CommToken*tokens + r.commLatency(tokens),
 	}
 	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.weightRead(tokens), at.Compute, at.Weight)
 	t.Weight += r.Act.Time(tokens)
 	return t
+}
+
+// commLatency is the all-reduce and hand-off latency of a step of tokens
+// tokens: in a CUDA graph when the worker captures steps that large.
+func (r Roofline) commLatency(tokens float64) float64 {
+	if tokens > 0 && tokens <= float64(r.GraphMax) {
+		return r.CommStepGraph
+	}
+	return r.CommStep
 }
 
 // RooflineP is the exponent of the smooth roofline that prices a step's
@@ -340,12 +312,12 @@ type StepCost struct {
 }
 
 // NewStepCost builds a worker's cost from the catalogs and coefficients.
-// A worker without CUDA graphs (graphSizes empty: eager) pays no
-// EngineCollectiveUs in a step that only prefills.
+// A worker with CUDA graphs (graphSizes, ascending) runs steps up to its
+// largest capture size in them, all-reduces included.
 func NewStepCost(g GPU, m LLM, p Pool, c Coeffs, graphSizes []int) StepCost {
 	r := NewRoofline(g, m, p)
-	if len(graphSizes) == 0 {
-		r.PrefillCollective = 0
+	if n := len(graphSizes); n > 0 {
+		r.GraphMax = graphSizes[n-1]
 	}
 	return StepCost{Roofline: r, Coeffs: c, GraphSizes: graphSizes}
 }
@@ -367,8 +339,7 @@ func (c StepCost) PaddedBatch(n int) int {
 //
 //	overhead + perSeq·seqs + ‖compute·GEMM FLOP time, weight·weight read‖ₚ
 //	+ weight·activation traffic + attn·prompt attention + kv·KV read
-//	+ comm·(all-reduce bytes + latency + engine collective cost, unless an
-//	  eager worker's step only prefills).
+//	+ comm·(all-reduce bytes + latency, in a CUDA graph or eager).
 func (c StepCost) StepTime(s Step) float64 {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {

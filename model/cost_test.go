@@ -19,45 +19,67 @@ func TestRooflineH20Qwen3(t *testing.T) {
 	if got := r1.BodyToken * 2500; got < 1.0 || got > 1.15 {
 		t.Errorf("2500-token body compute at TP1 = %g s, want about 1.05", got)
 	}
-	if r1.CommStep != 0 || r1.CommToken != 0 || r1.Collective != 0 || r1.PrefillCollective != 0 {
+	if r1.CommStep != 0 || r1.CommToken != 0 || r1.CommStepGraph != 0 {
 		t.Errorf("TP1 has communication cost %+v", r1)
 	}
 }
 
-// The engine's collective cost (EngineCollectiveUs per all-reduce, two
-// per layer) is paid in every step except one that only prefills on an
-// eager worker; TP1 has no all-reduce to pay it on.
-func TestEngineCollectiveExceptEagerPrefill(t *testing.T) {
-	g, _ := LookupGPU("H20")
+// A step's all-reduces, two per layer, cost the interconnect's latency in
+// a CUDA graph when the worker captures a step that large (decode steps up
+// to the largest capture size), else its eager latency; TP1 pays none.
+func TestCollectivesGraphOrEager(t *testing.T) {
+	g, _ := LookupGPU("H100")
 	m, _ := LookupLLM("Qwen/Qwen3-32B")
 	prefill := Step{PrefillTokens: 2000, PrefillSeqs: 1, PrefillAttn: ChunkAttn(0, 2000)}
 	mixed := Step{PrefillTokens: 2000, PrefillSeqs: 1, PrefillAttn: ChunkAttn(0, 2000), DecodeSeqs: 8, DecodeKV: 8000}
 	decode := Step{DecodeSeqs: 8, DecodeKV: 8000}
-	perStep := 2 * float64(m.Layers) * EngineCollectiveUs * 1e-6
+	ic := g.Link()
+	layers := 2 * float64(m.Layers) * 1e-6
+	graphUs, eagerUs := ic.AllReduceUs(8, true), ic.AllReduceUs(8, false)
+	if !(graphUs >= 4 && graphUs <= 7 && eagerUs >= 15 && eagerUs <= 30) {
+		t.Fatalf("NVLink4 TP8 all-reduce %.1f µs in a graph, %.1f µs eager: want the cited ~5.5 and ~23.5", graphUs, eagerUs)
+	}
 	graphs := VLLMGraphSizes(128)
 	for _, tt := range []struct {
 		name   string
 		tp     int
 		graphs []int
 		step   Step
-		want   float64 // the collective's share of the step, at Comm = 1
+		want   float64 // the latency part of the step's comm, at Comm = 1
 	}{
-		{"TP4 graphs prefill", 4, graphs, prefill, perStep},
-		{"TP4 graphs mixed chunked step", 4, graphs, mixed, perStep},
-		{"TP4 graphs decode", 4, graphs, decode, perStep},
-		{"TP4 eager prefill", 4, nil, prefill, 0},
-		{"TP4 eager mixed chunked step", 4, nil, mixed, perStep},
-		{"TP4 eager decode", 4, nil, decode, perStep},
+		{"TP8 graphs prefill", 8, graphs, prefill, layers * eagerUs},
+		{"TP8 graphs mixed chunked step", 8, graphs, mixed, layers * eagerUs},
+		{"TP8 graphs decode", 8, graphs, decode, layers * graphUs},
+		{"TP8 eager decode", 8, nil, decode, layers * eagerUs},
 		{"TP1 graphs decode", 1, graphs, decode, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewStepCost(g, m, Pool{Count: 1, TP: tt.tp}, PriorCoeffs(tt.graphs == nil), tt.graphs)
-			without := c
-			without.Roofline.Collective, without.Roofline.PrefillCollective = 0, 0
-			if got := c.StepTime(tt.step) - without.StepTime(tt.step); math.Abs(got-tt.want) > 1e-12 {
-				t.Errorf("collective share %.4g s, want %.4g s", got, tt.want)
+			tokens := float64(tt.step.PrefillTokens + c.PaddedBatch(tt.step.DecodeSeqs))
+			if tt.step.PrefillTokens > 0 {
+				tokens = float64(tt.step.PrefillTokens + tt.step.DecodeSeqs)
+			}
+			if got := c.Roofline.commLatency(tokens); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("collective latency %.4g s, want %.4g s", got, tt.want)
 			}
 		})
+	}
+}
+
+// A GPU's interconnect latencies are ordered as measured: a captured
+// all-reduce never costs more than an eager one, and more ranks never cost
+// less.
+func TestAllReduceLatencyShape(t *testing.T) {
+	for _, ic := range Interconnects() {
+		for _, tp := range []int{2, 3, 4, 6, 8, 16} {
+			g, e := ic.AllReduceUs(tp, true), ic.AllReduceUs(tp, false)
+			if !(g > 0 && g <= e) {
+				t.Errorf("%s TP%d: %.1f µs in a graph, %.1f eager: want 0 < graph ≤ eager", ic.Name, tp, g, e)
+			}
+		}
+		if ic.AllReduceUs(8, true) < ic.AllReduceUs(2, true) {
+			t.Errorf("%s: TP8 all-reduce cheaper than TP2 in a graph", ic.Name)
+		}
 	}
 }
 
@@ -367,7 +389,7 @@ func TestTermsDotIsStepTime(t *testing.T) {
 			tokens := float64(s.PrefillTokens) + n
 			gemm := math.Pow(math.Pow(k.Compute*r.gemmFLOPTime(tokens, n), RooflineP)+math.Pow(k.Weight*r.WeightRead, RooflineP), 1/RooflineP)
 			want := k.Overhead + k.PerSeq*(float64(s.PrefillSeqs)+n) + gemm + k.Attn*r.AttnPair*s.PrefillAttn +
-				k.KV*r.KVRead*s.DecodeKV + k.Comm*(r.CommToken*tokens+r.CommStep+r.Collective) + k.Weight*r.Act.Time(tokens)
+				k.KV*r.KVRead*s.DecodeKV + k.Comm*(r.CommToken*tokens+r.CommStep) + k.Weight*r.Act.Time(tokens)
 			if got := c.StepTime(s); math.Abs(got/want-1) > 1e-9 {
 				t.Errorf("coeffs %+v, step %+v: step time %g s, want %g s", k, s, got, want)
 			}
@@ -521,7 +543,7 @@ func TestInterconnectsHaveSources(t *testing.T) {
 		}
 	}
 	for _, ic := range Interconnects() {
-		if !(ic.GBps > 0 && ic.Efficiency > 0 && ic.Efficiency <= 1 && ic.AllReduceUs > 0 && ic.Source != "") {
+		if !(ic.GBps > 0 && ic.Efficiency > 0 && ic.Efficiency <= 1 && ic.AllReduceUs(2, true) > 0 && ic.AllReduceUs(8, false) > 0 && ic.Source != "") {
 			t.Errorf("interconnect %+v: want positive facts, efficiency ≤ 1 and a source", ic)
 		}
 	}
@@ -618,7 +640,7 @@ func TestAcrossNodesPricesTheNetwork(t *testing.T) {
 		{"two nodes", 2, NodeNetwork, 5},
 		{"four nodes", 4, NodeNetwork, 5},
 	}
-	commOf := func(r Roofline) float64 { return 10*r.CommToken + r.CommStep }
+	commOf := func(r Roofline) float64 { return 10*r.CommToken + r.CommStepGraph }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := a100.AcrossNodes(tt.nodes)
@@ -634,7 +656,7 @@ func TestAcrossNodesPricesTheNetwork(t *testing.T) {
 				t.Errorf("comm %.0f µs vs NVLink %.0f µs (×%.1f): want ×%g or more", 1e6*commOf(r), 1e6*commOf(nvlink), ratio, tt.minRatio)
 			}
 			// What does not cross the link is unchanged.
-			if r.WeightRead != nvlink.WeightRead || r.Collective != nvlink.Collective {
+			if r.WeightRead != nvlink.WeightRead || r.KVRead != nvlink.KVRead {
 				t.Errorf("roofline beyond the link changed: %+v vs %+v", r, nvlink)
 			}
 		})
@@ -648,8 +670,8 @@ func TestAcrossNodesPricesTheNetwork(t *testing.T) {
 	if want := one.CommStep - a100.Link().P2PUs*1e-6 + net.P2PUs*1e-6; math.Abs(two.CommStep/want-1) > 1e-9 {
 		t.Errorf("TP2PP2 on two nodes: comm step %.1f µs, want %.1f (in-server TP, hand-off over the network)", 1e6*two.CommStep, 1e6*want)
 	}
-	if !(four.CommStep > 5*two.CommStep) {
-		t.Errorf("TP2PP2 on four nodes: comm step %.1f µs, want far above two nodes' %.1f (TP crosses servers)", 1e6*four.CommStep, 1e6*two.CommStep)
+	if !(four.CommStepGraph > 5*two.CommStepGraph) {
+		t.Errorf("TP2PP2 on four nodes: comm step %.1f µs, want far above two nodes' %.1f (TP crosses servers)", 1e6*four.CommStepGraph, 1e6*two.CommStepGraph)
 	}
 	// TP1 communicates nothing, wherever it runs.
 	if r := NewRoofline(a100.AcrossNodes(2), qwen, Pool{Count: 1, TP: 1}); r.CommToken != 0 || r.CommStep != 0 {

@@ -121,10 +121,8 @@ func TestPrefillGetsFasterWithTP(t *testing.T) {
 	prof := defaultProfile(t)
 	// From a few hundred tokens up, dense compute dominates and more GPUs
 	// prefill faster. A prompt of a few tokens need not: each TP degree
-	// adds two all-reduces per layer at the link's latency (plus
-	// model.EngineCollectiveUs, except in an eager worker's prefill-only
-	// steps, as Dynamo's prefill workers run), about what halving the
-	// weight read saves.
+	// adds two all-reduces per layer at the link's eager latency, about
+	// what halving the weight read saves.
 	for _, gpu := range []string{"H20", "H100-SXM", "H200"} {
 		for _, n := range []int{500, 2500, 4096, 8000} {
 			prev := math.Inf(1)
@@ -318,7 +316,7 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 	// Memory work: the step less its CPU costs and its all-reduces (both
 	// GPUs have NVLink 4, so those are the same).
 	memoryWork := func(c model.StepCost) float64 {
-		return c.StepTime(small) - c.Coeffs.Overhead - c.Coeffs.PerSeq - c.Coeffs.Comm*(c.Roofline.CommToken+c.Roofline.CommStep+c.Roofline.Collective)
+		return c.StepTime(small) - c.Coeffs.Overhead - c.Coeffs.PerSeq - c.Coeffs.Comm*(c.Roofline.CommToken+c.Roofline.CommStepGraph)
 	}
 	w100, w200 := memoryWork(dH100), memoryWork(dH200)
 	t.Logf("H200 vs H100-SXM at TP4: batch-1 decode memory work ×%.2f (bandwidth roofline ×%.2f)", w100/w200, bandwidth)
