@@ -52,8 +52,7 @@ type pooledCost struct {
 //     in the target's eager or CUDA-graph mode): what a fitted group spends
 //     per step beyond its own row is that deployment's (Entry.Unexplained),
 //     never charged to another GPU or engine version;
-//   - the comm multiplier is pooled only over groups on the target's own
-//     link that measured it; elsewhere it is 1, the catalog's cited
+//   - the comm multiplier is 1: the interconnect catalog's cited
 //     all-reduce figures.
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
@@ -125,23 +124,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
-	// The comm multiplier says how far a group's collectives were from the
-	// interconnect catalog's figures, which are per link: only groups on
-	// the target's own link (and placement) whose data determined it on
-	// multi-GPU workers (measuresComm) price it; elsewhere the catalog's
-	// cited latencies stand (1).
-	link := gpu.TPLink(pool.Stages()).Name
-	var commLog, commW float64
-	for _, m := range ms {
-		if memberLink(m.g) == link && (m.g.Settings.Nodes > 1) == (gpu.Nodes > 1) && measuresComm(m.g, m.e.Role) {
-			commLog += m.w * math.Log(m.c.Comm)
-			commW += m.w
-		}
-	}
+	// A fitted comm multiplier cannot tell a step's all-reduce latency from
+	// the rest of its fixed per-step time (at one TP both are constant per
+	// step), so it carries that deployment's unexplained time: a target
+	// without a fit of its own takes the interconnect catalog's cited
+	// collective figures as they are.
 	sum[slices.Index(model.CoeffNames, "comm")] = 1
-	if commW > 0 {
-		sum[slices.Index(model.CoeffNames, "comm")] = math.Exp(commLog / commW)
-	}
 	out := pooledCost{coeffs: model.CoeffsFromVector(sum), groups: len(ms)}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
 	// efficiency above the target's spec peak; the peak still bounds it.
@@ -182,10 +170,8 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	if llm.IsMoE() && anyMoE {
 		arch = " mixture-of-experts"
 	}
-	comm := "collectives at the interconnect catalog's cited latencies"
-	if commW > 0 {
-		comm = fmt.Sprintf("collectives ×%.2f the %s catalog's latencies, as groups on %s measured", out.coeffs.Comm, link, link)
-	}
+	comm := fmt.Sprintf("collectives at the %s catalog's cited latencies (%.1f µs a small all-reduce in a CUDA graph, %.1f µs eager, at TP%d)",
+		gpu.TPLink(pool.Stages()).Name, gpu.TPLink(pool.Stages()).AllReduceUs(pool.TP, true), gpu.TPLink(pool.Stages()).AllReduceUs(pool.TP, false), pool.TP)
 	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row; %s%s)",
 		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)
 	return out, true
@@ -212,17 +198,6 @@ func isMoE(name string) bool {
 	return err == nil && m.IsMoE()
 }
 
-// memberLink is the interconnect a group's workers all-reduced over
-// (the node network when they spanned servers); "" when its GPU is not in
-// the catalog.
-func memberLink(g *Group) string {
-	gpu, err := model.LookupGPU(g.GPU)
-	if err != nil {
-		return ""
-	}
-	return gpu.AcrossNodes(g.Settings.Nodes).TPLink(1).Name
-}
-
 // memberMemoryShare is the bandwidth share of a group's GPU;
 // MemoryShareUnmeasured when it is not in the catalog.
 func memberMemoryShare(g *Group) float64 {
@@ -241,18 +216,6 @@ func memberMatmulShare(g *Group) float64 {
 		return model.MatmulShareUnmeasured
 	}
 	return gpu.AchievableMatmulShare(llm.Quant)
-}
-
-// measuresComm reports whether a group's fit determined its comm multiplier
-// (Entry.Fitted, and off its minComm bound) for role from records whose
-// workers span more than one GPU (TP or PP above 1).
-func measuresComm(g *Group, role string) bool {
-	for _, e := range g.Entries {
-		if e.Role == role && e.Source == SourceFitted && (e.TP > 1 || e.PP > 1) && slices.Contains(e.Fitted, "comm") && !atCommBound(e.Coeffs.Comm) {
-			return true
-		}
-	}
-	return false
 }
 
 // roleEntry is a group's first entry of the first role in roles that it has.
