@@ -123,6 +123,9 @@ type Derivation struct {
 	// (model.Coeffs: CPU seconds and inverse efficiencies of the roofline),
 	// so that every number a prediction rests on can be read.
 	Coeffs model.Coeffs `json:"coeffs"`
+	// Collectives says what one of the pool's tensor-parallel all-reduces
+	// costs and where that comes from; "" for a single-GPU worker.
+	Collectives string `json:"collectives,omitempty"`
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -152,6 +155,26 @@ type Deployment struct {
 	// from and its band; "" when it is the deployment's own (or there is
 	// none).
 	FrontendFrom string
+}
+
+// collectivesNote says what a pool's all-reduces cost: the interconnect
+// catalog's cited latency in the worker's mode, times the comm multiplier.
+func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64) string {
+	if pool.TP <= 1 {
+		return ""
+	}
+	ic := gpu.TPLink(pool.Stages())
+	var mode string
+	if len(graphs) == 0 {
+		mode = fmt.Sprintf("%.1f µs eager (no CUDA graphs)", ic.AllReduceUs(pool.TP, false))
+	} else {
+		mode = fmt.Sprintf("%.1f µs in a CUDA graph (steps up to %d tokens), %.1f µs eager", ic.AllReduceUs(pool.TP, true), graphs[len(graphs)-1], ic.AllReduceUs(pool.TP, false))
+	}
+	scale := ""
+	if math.Abs(comm-1) > 1e-3 {
+		scale = fmt.Sprintf(" × %.2f fitted", comm)
+	}
+	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s%s (interconnect catalog)", ic.Name, pool.TP, mode, scale)
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -306,8 +329,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		frontend = fe.LatencyS * math.Exp(t.Band*sig)
 		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
-		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s); no calibrated deployment of this GPU, model and engine version",
-			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), engine, fe.Source)
+		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host",
+			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), engine, fe.Cite)
 	}
 	if t.Frontend != nil {
 		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
@@ -360,6 +383,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
+			der.Collectives = collectivesNote(gpu, pool, graphs, cc.coeffs.Comm)
 			der.Coeffs = cc.coeffs
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each

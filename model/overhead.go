@@ -142,7 +142,9 @@ func EngineOverheadFor(label string) EngineOverhead {
 type EngineFrontend struct {
 	LatencyS float64 `json:"latency_s"`
 	ServiceS float64 `json:"service_s"`
-	Source   string  `json:"source"`
+	// Cite names the measurements in a few words; Source says it all.
+	Cite   string `json:"cite"`
+	Source string `json:"source"`
 }
 
 // frontendLatencySource is what the frontend latency of every engine rests on.
@@ -155,9 +157,9 @@ const frontendLatencySource = "latency 20 ms: vLLM 0.23 (V1) serving Qwen2.5-0.5
 func EngineFrontendFor(label string) EngineFrontend {
 	o := EngineOverheadFor(label)
 	if o.Family == "vllm" && !strings.HasPrefix(o.Generation, generationV1) || o.Family == "" {
-		return EngineFrontend{LatencyS: 0.020, ServiceS: 0.010,
+		return EngineFrontend{LatencyS: 0.020, ServiceS: 0.010, Cite: "latency: vLLM 0.23 on an L4 at c=1, ai.wmx.dev; serial work: vLLM's 2024-09-05 blog",
 			Source: frontendLatencySource + "; serial work 10 ms a request: before 0.6 vLLM spent 33% of its time in the API server (vLLM blog 2024-09-05, Llama-3-8B on H100), in the process that also schedules the steps"}
 	}
-	return EngineFrontend{LatencyS: 0.020, ServiceS: 0.002,
+	return EngineFrontend{LatencyS: 0.020, ServiceS: 0.002, Cite: "latency: vLLM 0.23 on an L4 at c=1, ai.wmx.dev; serial work assumed",
 		Source: frontendLatencySource + "; serial work 2 ms a request (assumed): the API server runs in its own process beside the step loop (vLLM V1 blog 2025-01-27; SGLang's tokenizer manager; Dynamo's Rust frontend), leaving it HTTP parsing and tokenising (~1 µs a token with Hugging Face's fast tokenizers)"}
 }

@@ -218,6 +218,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		fmt.Fprintf(w, "bottleneck:  %s — %s\n", p.Bottleneck.Resource, p.Bottleneck.Why)
 		for _, d := range p.Derived {
 			fmt.Fprintf(w, "costs:       %s\n", d)
+			if d.Collectives != "" {
+				fmt.Fprintf(w, "collectives: %s %s: %s\n", d.Role, d.Pool, d.Collectives)
+			}
 		}
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
