@@ -124,6 +124,8 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
+	row := model.PriorCoeffsFor(targetRow, eager)
+	sum[slices.Index(model.CoeffNames, "overhead_s")], sum[slices.Index(model.CoeffNames, "per_seq_s")] = row.Overhead, row.PerSeq
 	// A fitted comm multiplier cannot tell a step's all-reduce latency from
 	// the rest of its fixed per-step time (at one TP both are constant per
 	// step), so it carries that deployment's unexplained time: a target
