@@ -54,7 +54,7 @@ type Target struct {
 	// in seconds (API server, network and client) that the deployment's
 	// clients see, stated in place of the calibrated or carried one: a
 	// user who measured their own stack knows it, and a carried one is
-	// another source's host and client (docs/accuracy-analysis.md,
+	// another source's host and client (docs/accuracy.md,
 	// fifteenth pass). It has no band. The API server's serial work stays
 	// the source group's, never more than the stated latency. Aggregated
 	// deployments only (StatedFrontend): a disaggregated deployment's
@@ -439,7 +439,7 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	// that a model of the other kind does not run. Only after the target
 	// model's own groups on other GPUs does a group of the other kind on
 	// the target's GPU stand in (same host and client; no measured
-	// difference, docs/accuracy-analysis.md, tenth pass), and a group of
+	// difference, docs/accuracy.md, tenth pass), and a group of
 	// the same kind on another GPU after that.
 	moe := isMoE(llm)
 	type pick struct {
@@ -660,16 +660,21 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 	srcO := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
-		// Another engine version, or CUDA graphs where the source ran eager
-		// (or the reverse): the per-step overhead's scheduling part scales
-		// by the two engine-table rows' ratio and each mode pays its own
-		// launch cost (model.CarryOverhead), the per-sequence overhead scales
-		// by the rows' ratio; the efficiencies carry over. The table's own
+		// Another engine version: its CPU costs are the target row's, the
+		// fitted group's unexplained time staying with that deployment (the
+		// efficiencies carry over). The same deployment in the other mode
+		// (eager where it ran CUDA graphs, or the reverse) keeps its own
+		// unexplained time over the row of its new mode. The table's own
 		// uncertainty is added.
 		prior := model.PriorCoeffsFor(target, eager)
-		coeffs.Overhead, coeffs.PerSeq = prior.Overhead, prior.PerSeq
-		kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads the %s (%s) engine-table row's, not %s's own fit (%s)",
-			target.Generation, mode[eager], srcO.Generation, mode[e.Eager]), "; ")
+		if kind == "" && srcO.Generation == target.Generation {
+			coeffs.Overhead = math.Max(prior.Overhead+g.Unexplained(e), minMult*target.StepS)
+			kind = fmt.Sprintf("run %s where it was fitted %s: the %s row's step cost in that mode, its own unexplained time kept", mode[eager], mode[e.Eager], target.Generation)
+		} else {
+			coeffs.Overhead, coeffs.PerSeq = prior.Overhead, prior.PerSeq
+			kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads the %s (%s) engine-table row's, not %s's own fit (%s)",
+				target.Generation, mode[eager], srcO.Generation, mode[e.Eager]), "; ")
+		}
 		extra = math.Hypot(extra, sigmaOtherVersion)
 	}
 	sig := make([]float64, len(model.CoeffNames))
@@ -907,7 +912,7 @@ func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
 // with the step overheads); over the determined ones alone the spread is
 // about a fifth smaller. It is ×/÷3.2 on the embedded profile. Leave-one-GPU-out, the
 // band then holds 77% of the dense light-load mean TTFTs (under 300 ms)
-// where it held 54% (docs/accuracy-analysis.md, tenth pass).
+// where it held 54% (docs/accuracy.md, tenth pass).
 func (p *Profile) frontendSpread() float64 {
 	return p.frontendLogSpread(func(f *FrontendFit) (float64, bool) { return f.LatencyS, true })
 }

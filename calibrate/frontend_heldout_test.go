@@ -15,7 +15,7 @@ import (
 // leave-one-GPU-out folds do, once with the frontend carried from another
 // deployment and once with its own source's stated — the one its group's
 // in-sample fit found, the most a stated frontend can do, since that fit's
-// frontend also absorbs what the fit got wrong. docs/accuracy-analysis.md
+// frontend also absorbs what the fit got wrong. docs/accuracy.md
 // (fifteenth pass) quotes its log.
 func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 	if testing.Short() {

@@ -19,7 +19,7 @@ import (
 // more points, dividing the held-out predictions
 // by the block's median ratio to measured leaves the scatter that no price
 // carried to that GPU could remove, since every point of a block shares
-// its GPU, model family, host and client. docs/accuracy-analysis.md
+// its GPU, model family, host and client. docs/accuracy.md
 // (sixteenth pass) quotes its log.
 func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 	if testing.Short() {

@@ -18,7 +18,7 @@ import (
 // prefix-cache hits, what one TP degree cannot separate) to every target;
 // a weighted geometric mean of many keeps what they share. Leave-one-GPU-out
 // on the seeds and corpus (`capsim fit --cv`) halved the mean-TTFT error
-// of the nearest-group rule this replaced (docs/accuracy-analysis.md).
+// of the nearest-group rule this replaced (docs/accuracy.md).
 const (
 	// pooledSameFamily and pooledSameModel multiply the weight of a group of
 	// the target's engine family, and of its model, on top of the
@@ -190,7 +190,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 // which it explains (with the shares taken out, the trend's slope fell
 // from 0.01–0.38 to 0.00–0.26 across the folds, its factor mostly to
 // 0.91–1.07): leave-one-GPU-out mean TTFT 33% → 28%
-// (docs/accuracy-analysis.md). Weight and KV reads carry the same way as
+// (docs/accuracy.md). Weight and KV reads carry the same way as
 // shares of each GPU's measured streaming bandwidth (model.GPU.MemoryShare:
 // 77% on the AMD GPUs, 85–96% on NVIDIA's).
 

@@ -234,7 +234,7 @@ func (r Roofline) commLatency(tokens float64) float64 {
 // over M (RMS log error 0.111 and 0.085; p = 2 0.118 and 0.090, the max
 // 0.159 and 0.126, p = 1 only with memory at 96–98% of spec):
 // docs/measurements/vidur_gemm_roofline.py. On capsim's corpus it also
-// moved the held-out medians the right way (docs/accuracy-analysis.md,
+// moved the held-out medians the right way (docs/accuracy.md,
 // fifth pass).
 const RooflineP = 1.5
 

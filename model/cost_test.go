@@ -509,33 +509,6 @@ func TestEngineOverheadWithAsyncScheduling(t *testing.T) {
 	}
 }
 
-// A fitted overhead carries its scheduling part by the rows' ratio and
-// leaves eager mode's launch cost to each side: an eager fit of 10 ms on
-// the unversioned vLLM row (3 ms + 8 ms launches) is 2 ms of scheduling,
-// two thirds of the row's, which is 0.8 ms on V1 with CUDA graphs.
-func TestCarryOverhead(t *testing.T) {
-	v0, v1 := EngineOverheadFor("vllm"), EngineOverheadFor("vllm-0.9.0.1")
-	launch := v0.EagerStepS - v0.StepS
-	for _, c := range []struct {
-		name      string
-		fitted    float64
-		from      EngineOverhead
-		fromEager bool
-		to        EngineOverhead
-		toEager   bool
-		want      float64
-	}{
-		{"eager to graphs", 0.010, v0, true, v1, false, (0.010 - launch) / v0.StepS * v1.StepS},
-		{"graphs to eager", 0.001, v1, false, v1, true, 0.001 + (v1.EagerStepS - v1.StepS)},
-		{"same row and mode", 0.0042, v1, false, v1, false, 0.0042},
-		{"eager fit below its launch cost: the floor", 0.005, v0, true, v1, false, 1e-5 / v0.StepS * v1.StepS},
-	} {
-		if got := CarryOverhead(c.fitted, c.from, c.fromEager, c.to, c.toEager, 1e-5); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%s: %g s, want %g s", c.name, got, c.want)
-		}
-	}
-}
-
 func TestInterconnectsHaveSources(t *testing.T) {
 	for _, g := range GPUs() {
 		if _, err := LookupInterconnect(g.Interconnect); err != nil {

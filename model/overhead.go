@@ -1,9 +1,6 @@
 package model
 
-import (
-	"math"
-	"strings"
-)
+import "strings"
 
 // EngineOverhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
@@ -58,28 +55,6 @@ var engineOverheads = []EngineOverhead{
 
 // EngineOverheads returns the per-version overhead table.
 func EngineOverheads() []EngineOverhead { return append([]EngineOverhead(nil), engineOverheads...) }
-
-// CarryOverhead moves a fitted per-step overhead from the engine row and
-// mode it was fitted on to another: the scheduling part (the fit less the
-// source's eager launch cost, at least floor) scales by the ratio of the
-// two rows' StepS, and the target's own launch cost is added back when it
-// runs eagerly. Launching kernels without CUDA graphs costs what it costs
-// whatever the engine's scheduler does, so a fit's ratio to the table does
-// not scale it (leave-one-GPU-out output-throughput error 23 -> 17% in the
-// fold harness of docs/accuracy-analysis.md, fifth pass: seed 003's
-// eager small models were priced 21% fast when it did).
-func CarryOverhead(fitted float64, from EngineOverhead, fromEager bool, to EngineOverhead, toEager bool, floor float64) float64 {
-	ratio := math.Max(fitted-from.launch(fromEager), floor) / from.StepS
-	return ratio*to.StepS + to.launch(toEager)
-}
-
-// launch is what a step adds when run eagerly (no CUDA graphs).
-func (o EngineOverhead) launch(eager bool) float64 {
-	if !eager {
-		return 0
-	}
-	return o.EagerStepS - o.StepS
-}
 
 // EngineOverheadWith is EngineOverheadFor for an engine run with its
 // --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13

@@ -193,15 +193,16 @@ func TestPredictRouter(t *testing.T) {
 	}
 }
 
-// A deployment whose frontend latency was carried from another GPU or
-// model's says so on its frontend line and in its JSON; its own does not.
-func TestPredictSaysCarriedFrontend(t *testing.T) {
+// A deployment without a calibration of its own is priced with its
+// engine's frontend prior, never another deployment's host, and says so on
+// its frontend line and in its JSON; a calibrated deployment's own does not.
+func TestPredictSaysFrontendPrior(t *testing.T) {
 	base := []string{"predict", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1", "--no-band"}
 	for _, tt := range []struct {
 		args []string
 		want string // in the frontend line; "" for none
 	}{
-		{[]string{"--gpu", "H100-SXM", "--engine", "sglang-0.5.5"}, "carried from sglang-"},
+		{[]string{"--gpu", "H100-SXM", "--engine", "sglang-0.5.5"}, "the sglang-0.5.5 engine's frontend prior"},
 		{[]string{"--gpu", "L40S", "--engine", "vllm-0.9.0"}, ""},
 	} {
 		var out, errb bytes.Buffer

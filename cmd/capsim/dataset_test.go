@@ -77,10 +77,10 @@ func TestPredictAndPlanDataset(t *testing.T) {
 // out rather than failing the search.
 func TestPlanDatasetBounds(t *testing.T) {
 	median := []string{"plan", "--model", "Qwen3-32B", "--gpu", "H20", "--tp", "8", "--mode", "aggregated", "--max-gpus", "8",
-		"--isl", "3000", "--osl", "150", "--rate", "0.5", "--slo", "ttft_median=190ms", "--confidence", "0.5", "--no-margin", "--top", "1", "--quiet"}
+		"--isl", "3000", "--osl", "150", "--rate", "0.5", "--slo", "ttft_median=200ms", "--confidence", "0.5", "--no-margin", "--top", "1", "--quiet"}
 	err := run(median, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "no deployment can meet ttft_median<=190ms: even a lone request takes at least") {
-		t.Fatalf("at the means: err %v, want the floor to rule 190 ms out (else this test shows nothing)", err)
+	if err == nil || !strings.Contains(err.Error(), "no deployment can meet ttft_median<=200ms: even a lone request takes at least") {
+		t.Fatalf("at the means: err %v, want the floor to rule 200 ms out (else this test shows nothing)", err)
 	}
 	var out bytes.Buffer
 	if err := run(append(append([]string{}, median...), "--dataset", "sharegpt"), &out, io.Discard); err != nil || !strings.Contains(out.String(), "1xTP8") {
