@@ -637,7 +637,7 @@ func lookupLLM(name string) (LLM, error) {
 	for _, m := range LLMs() {
 		names = append(names, ShortName(m.Name))
 	}
-	return LLM{}, fmt.Errorf("model: unknown model %q (known: %s)", name, strings.Join(names, ", "))
+	return LLM{}, fmt.Errorf("model: unknown model %q (known: %s; or give the path of its config.json)", name, strings.Join(names, ", "))
 }
 
 // EmbedParams is the parameter count of the input embedding plus, when untied, the LM head.
