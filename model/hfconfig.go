@@ -35,22 +35,21 @@ type hfConfig struct {
 	LayerTypes       []string `json:"layer_types"`
 
 	// Mixture of experts (Mixtral, Qwen3-MoE, gpt-oss, Llama 4, DeepSeek).
-	LocalExperts       *int  `json:"num_local_experts"`
-	NumExperts         *int  `json:"num_experts"`
-	RoutedExperts      *int  `json:"n_routed_experts"`
-	SharedExperts      *int  `json:"n_shared_experts"`
-	ExpertsPerTok      *int  `json:"num_experts_per_tok"`
-	MoEIntermediate    *int  `json:"moe_intermediate_size"`
-	DecoderSparseStep  *int  `json:"decoder_sparse_step"`
-	MLPOnlyLayers      []int `json:"mlp_only_layers"`
-	FirstKDense        *int  `json:"first_k_dense_replace"`
-	MoELayerFreq       *int  `json:"moe_layer_freq"`
-	InterleaveMoEStep  *int  `json:"interleave_moe_layer_step"`
-	IntermediateMLP    *int  `json:"intermediate_size_mlp"`
-	AttentionChunk     *int  `json:"attention_chunk_size"`
-	NoRopeLayers       []int `json:"no_rope_layers"`
-	NoRopeInterval     *int  `json:"no_rope_layer_interval"`
-	SharedIntermediate *int  `json:"shared_expert_intermediate_size"`
+	LocalExperts      *int  `json:"num_local_experts"`
+	NumExperts        *int  `json:"num_experts"`
+	RoutedExperts     *int  `json:"n_routed_experts"`
+	SharedExperts     *int  `json:"n_shared_experts"`
+	ExpertsPerTok     *int  `json:"num_experts_per_tok"`
+	MoEIntermediate   *int  `json:"moe_intermediate_size"`
+	DecoderSparseStep *int  `json:"decoder_sparse_step"`
+	MLPOnlyLayers     []int `json:"mlp_only_layers"`
+	FirstKDense       *int  `json:"first_k_dense_replace"`
+	MoELayerFreq      *int  `json:"moe_layer_freq"`
+	InterleaveMoEStep *int  `json:"interleave_moe_layer_step"`
+	IntermediateMLP   *int  `json:"intermediate_size_mlp"`
+	AttentionChunk    *int  `json:"attention_chunk_size"`
+	NoRopeLayers      []int `json:"no_rope_layers"`
+	NoRopeInterval    *int  `json:"no_rope_layer_interval"`
 
 	// Multi-head latent attention (DeepSeek-V2/V3).
 	QLoraRank  *int `json:"q_lora_rank"`

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -181,6 +182,28 @@ func TestParseHFQuantization(t *testing.T) {
 	oss, _ := LookupLLM("openai/gpt-oss-20b")
 	if oss.ExpertBytes != 4.25/8 || oss.Quant != QuantNone {
 		t.Errorf("gpt-oss mxfp4: expert bytes %g, quant %q", oss.ExpertBytes, oss.Quant)
+	}
+}
+
+// Windowed layers: Qwen2's upper layers past max_window_layers, and a
+// window on every layer read as full attention.
+func TestParseHFSlidingWindow(t *testing.T) {
+	qwen := `{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+	"num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064, "max_position_embeddings": 32768,
+	"sliding_window": 4096, "max_window_layers": 21, "use_sliding_window": %s}`
+	on, err := ParseHFConfig([]byte(fmt.Sprintf(qwen, "true")), "x")
+	if err != nil || on.FullAttentionLayers != 21 || on.SlidingWindow != 4096 {
+		t.Errorf("Qwen2 with use_sliding_window: %d full layers, window %d, %v; want 21, 4096", on.FullAttentionLayers, on.SlidingWindow, err)
+	}
+	off, err := ParseHFConfig([]byte(fmt.Sprintf(qwen, "false")), "x")
+	if err != nil || off.FullAttentionLayers != 0 || off.SlidingWindow != 0 {
+		t.Errorf("Qwen2 without use_sliding_window: %d full layers, window %d, %v; want every layer full", off.FullAttentionLayers, off.SlidingWindow, err)
+	}
+	mistral := `{"architectures": ["MistralForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+	"num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "max_position_embeddings": 32768, "sliding_window": 4096}`
+	m, err := ParseHFConfig([]byte(mistral), "x")
+	if err != nil || m.FullAttentionLayers != 0 || m.KVBytesPerToken(1, 2) != 2*32*8*128*2 {
+		t.Errorf("Mistral-7B-v0.1: %d full layers, %g KV bytes a token, %v", m.FullAttentionLayers, m.KVBytesPerToken(1, 2), err)
 	}
 }
 
