@@ -282,3 +282,15 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An engine serves a config.json's model from its directory.
+func TestServedName(t *testing.T) {
+	for in, want := range map[string]string{
+		"./my-model/config.json": "./my-model", "/ckpt/llama/config.json": "/ckpt/llama", "config.json": ".",
+		"./my-model": "./my-model", "Qwen/Qwen3-32B": "Qwen/Qwen3-32B",
+	} {
+		if got := ServedName(in); got != want {
+			t.Errorf("ServedName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -161,6 +161,25 @@ func LoadHFConfig(p string) (LLM, error) {
 	return m, nil
 }
 
+// ServedName is the name an engine serves a model by when started on it:
+// a config.json path's directory (vllm serve takes the checkpoint's
+// directory and, unless told otherwise, serves it by that name), else
+// the name itself.
+func ServedName(name string) string {
+	n := strings.TrimSpace(name)
+	if !strings.EqualFold(filepath.Base(n), "config.json") {
+		return n
+	}
+	// Keep the path as written ("./my-model"): vLLM serves it by that string.
+	if dir := strings.TrimRight(n[:len(n)-len("config.json")], `/\`); dir != "" {
+		return dir
+	}
+	if strings.HasPrefix(n, "/") {
+		return "/"
+	}
+	return "."
+}
+
 // isConfigPath reports whether a --model value names a file rather than
 // a catalog model: a .json file, or a path that starts from "/" or ".".
 func isConfigPath(name string) bool {

@@ -101,3 +101,26 @@ func TestPredictModelConfigPath(t *testing.T) {
 		t.Errorf("predict --model %s: %v, want one line naming the file and quantization_config.quant_method", bad, err)
 	}
 }
+
+// validate --url with --model naming a config.json requests the model by
+// its directory, the name vllm serve gives a checkpoint started from it.
+func TestValidateLiveConfigPathServedName(t *testing.T) {
+	data, err := os.ReadFile("../../model/hfconfigs/Qwen/Qwen3-8B/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "qwen3-8b")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newBenchMock(t, nil)
+	out := filepath.Join(t.TempDir(), "measured.json")
+	runValidateJSON(t, "--url", m.URL, "--model", filepath.Join(dir, "config.json"), "--gpu", "H100", "--replicas", "1xTP1",
+		"--profile", validateProfile, "--isl", "16", "--osl", "4", "--concurrency", "1", "--num-prompts", "2", "--out", out)
+	if rs := readResults(t, out); len(rs) != 1 || rs[0]["model_id"] != dir {
+		t.Errorf("requested model %v, want the config's directory %s", rs[0]["model_id"], dir)
+	}
+}

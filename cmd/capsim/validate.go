@@ -95,7 +95,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	served := cmp.Or(o.servedModel, o.modelName)
+	served := cmp.Or(o.servedModel, model.ServedName(o.modelName))
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
 	}
