@@ -269,6 +269,13 @@ func TestLookupLLMConfigPath(t *testing.T) {
 			t.Errorf("second lookup of %s: %v", m.Name, err)
 		}
 	}
+	// NVIDIA's NVFP4 Qwen3-32B: its hf_quant_config.json asks for NVFP4
+	// weights and an FP8 KV cache, as the catalog's name rule gives it.
+	nv, err := LookupLLM("./testdata/nvidia-qwen3-32b-nvfp4")
+	byName, _ := LookupLLM("nvidia/Qwen3-32B-FP4")
+	if err != nil || nv.Quant != QuantFP4 || nv.KVCacheBytes != 1 || nv.Layers != byName.Layers || nv.KVBytesPerToken(1, nv.KVElemBytes()) != byName.KVBytesPerToken(1, byName.KVElemBytes()) {
+		t.Errorf("NVFP4 checkpoint directory: %+v, %v", nv, err)
+	}
 	bad := filepath.Join(dir, "bad.json")
 	must(t, os.WriteFile(bad, []byte(`{"architectures": ["BertModel"]}`), 0o644))
 	if _, err := LookupLLM(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `"architectures"`) {
