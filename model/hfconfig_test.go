@@ -272,6 +272,9 @@ func TestLookupLLMConfigPath(t *testing.T) {
 	// NVIDIA's NVFP4 Qwen3-32B: its hf_quant_config.json asks for NVFP4
 	// weights and an FP8 KV cache, as the catalog's name rule gives it.
 	nv, err := LookupLLM("./testdata/nvidia-qwen3-32b-nvfp4")
+	if bare, err := LookupLLM("testdata/nvidia-qwen3-32b-nvfp4"); err != nil || bare.Quant != QuantFP4 {
+		t.Errorf("a directory named without ./: %+v, %v", bare, err)
+	}
 	byName, _ := LookupLLM("nvidia/Qwen3-32B-FP4")
 	if err != nil || nv.Quant != QuantFP4 || nv.KVCacheBytes != 1 || nv.Layers != byName.Layers || nv.KVBytesPerToken(1, nv.KVElemBytes()) != byName.KVBytesPerToken(1, byName.KVElemBytes()) {
 		t.Errorf("NVFP4 checkpoint directory: %+v, %v", nv, err)
