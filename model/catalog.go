@@ -242,8 +242,8 @@ type LLM struct {
 	TiedEmbed    bool    `json:"tied_embeddings"`
 	// MaxContext is the model's native context length in tokens.
 	MaxContext int `json:"max_context"`
-	// Quant is the checkpoint's quantization (LookupLLM sets it from a
-	// quantized checkpoint's name: "-FP8", "-AWQ", …).
+	// Quant is the checkpoint's quantization: its config's
+	// quantization_config, or a quantized checkpoint's name ("-FP8", "-AWQ", …).
 	Quant Quantization `json:"quant,omitempty"`
 	// KVCacheBytes is the size of one cached key or value element; 0 means
 	// 2 (BF16). LookupLLM sets 1 for NVIDIA's FP8 and FP4 checkpoints (see
