@@ -337,7 +337,7 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	balancer = cmp.Or(balancer, "round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service of k8s.yaml spreads connections at random instead, which capsim prices as the random router")
 	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
 	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
-	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
+	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", model.ServedName(s.Model), joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
 }
 

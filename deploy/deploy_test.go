@@ -553,3 +553,17 @@ func TestFromPredictionOtherShapes(t *testing.T) {
 		t.Errorf("README:\n%s", r)
 	}
 }
+
+// A model read from a config.json is served from the checkpoint's
+// directory, which vllm serve takes.
+func TestServeConfigPathModel(t *testing.T) {
+	s := aggSpec(t)
+	s.Model = "./models/llama-70b/config.json"
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if script := string(file(t, files, "serve.sh")); !strings.Contains(script, "vllm serve ./models/llama-70b \\") {
+		t.Errorf("serve.sh does not serve the config's directory:\n%s", script)
+	}
+}

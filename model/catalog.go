@@ -275,8 +275,8 @@ type LLM struct {
 	TiedEmbed    bool    `json:"tied_embeddings"`
 	// MaxContext is the model's native context length in tokens.
 	MaxContext int `json:"max_context"`
-	// Quant is the checkpoint's quantization (LookupLLM sets it from a
-	// quantized checkpoint's name: "-FP8", "-AWQ", …).
+	// Quant is the checkpoint's quantization: its config's
+	// quantization_config, or a quantized checkpoint's name ("-FP8", "-AWQ", …).
 	Quant Quantization `json:"quant,omitempty"`
 	// KVCacheBytes is the size of one cached key or value element; 0 means
 	// 2 (BF16). LookupLLM sets 1 for NVIDIA's FP8 and FP4 checkpoints (see
@@ -358,23 +358,6 @@ func (m LLM) attentionParams() float64 {
 		return m.AttentionParams
 	}
 	return float64(m.Layers) * 2 * float64(m.Hidden) * float64(m.Heads*m.HeadDim+m.KVHeads*m.HeadDim)
-}
-
-// qwen3235B is a model of Qwen3-235B-A22B's shape with its context length.
-func qwen3235B(name string, context int, source string) LLM {
-	return LLM{Name: name, Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 235.1e9, MaxContext: context,
-		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 1536, Source: source}
-}
-
-// deepSeekV3 is a model of DeepSeek-V3's architecture and size.
-func deepSeekV3(name string) LLM {
-	return LLM{Name: name, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 160, Intermediate: 18432, Vocab: 129280,
-		Params: 671e9, MaxContext: 163840, Quant: QuantFP8,
-		Experts: 256, ActiveExperts: 8, ExpertIntermediate: 2048, MoELayers: 58, LatentKV: 512 + 64,
-		// Per layer: q_a 7168×1536, q_b 1536×128·192, kv_a 7168×576,
-		// kv_b 512×128·256, o 128·128×7168 (187.1M), over 61 layers.
-		AttentionParams: 61 * 187.1e6,
-		Source:          "huggingface.co/" + name + " config.json (n_routed_experts 256, n_shared_experts 1, num_experts_per_tok 8, first_k_dense_replace 3, q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, quantization_config fp8 128×128 blocks); 671B total without the 14B multi-token-prediction layer, 37B active (DeepSeek-V3 technical report)"}
 }
 
 // IsMoE reports whether m is a mixture-of-experts model.
@@ -560,93 +543,6 @@ func fp8KVCache(name string, q Quantization) bool {
 	return ok && strings.EqualFold(org, "nvidia") && (q == QuantFP8 || q == QuantFP4)
 }
 
-// llms is the model catalog; numbers from each model's config.json on Hugging Face.
-var llms = []LLM{
-	{Name: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, Params: 32.8e9, MaxContext: 40960,
-		Source: "huggingface.co/Qwen/Qwen3-32B config.json"},
-	{Name: "Qwen/Qwen3-14B", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 17408, Vocab: 151936, Params: 14.8e9, MaxContext: 40960,
-		Source: "huggingface.co/Qwen/Qwen3-14B config.json (fixtures/corpus/CATALOG-NEEDS-b.md)"},
-	{Name: "Qwen/Qwen2-7B-Instruct", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 32768,
-		Source: "huggingface.co/Qwen/Qwen2-7B-Instruct config.json (fixtures/corpus/CATALOG-NEEDS-b.md)"},
-	{Name: "Qwen/Qwen2.5-32B", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 27648, Vocab: 152064, Params: 32.8e9, MaxContext: 131072,
-		Source: "huggingface.co/Qwen/Qwen2.5-32B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
-	{Name: "Qwen/Qwen2-72B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 29568, Vocab: 152064, Params: 72.7e9, MaxContext: 131072,
-		Source: "huggingface.co/Qwen/Qwen2-72B config.json (fixtures/corpus/CATALOG-NEEDS-b.md; max context as listed there, 'check')"},
-	{Name: "meta-llama/Llama-3.1-405B-Instruct", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, Params: 405.9e9, MaxContext: 131072,
-		Source: "huggingface.co/meta-llama/Llama-3.1-405B-Instruct config.json (fixtures/corpus/CATALOG-NEEDS-c.md, 'check')"},
-	{Name: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, Params: 8.19e9, MaxContext: 40960,
-		Source: "huggingface.co/Qwen/Qwen3-8B config.json"},
-	{Name: "meta-llama/Llama-3.1-8B-Instruct", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 131072,
-		Source: "huggingface.co/meta-llama/Llama-3.1-8B-Instruct config.json"},
-	{Name: "meta-llama/Llama-3.2-3B-Instruct", Layers: 28, Hidden: 3072, Heads: 24, KVHeads: 8, HeadDim: 128, Intermediate: 8192, Vocab: 128256, Params: 3.21e9, TiedEmbed: true, MaxContext: 131072,
-		Source: "huggingface.co/meta-llama/Llama-3.2-3B-Instruct config.json"},
-	{Name: "meta-llama/Llama-3.1-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
-		Source: "huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json"},
-	{Name: "meta-llama/Llama-3.3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
-		Source: "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", Layers: 28, Hidden: 1536, Heads: 12, KVHeads: 2, HeadDim: 128, Intermediate: 8960, Vocab: 151936, Params: 1.78e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B config.json"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 27648, Vocab: 152064, Params: 32.8e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B config.json"},
-	{Name: "Qwen/Qwen2.5-72B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 29568, Vocab: 152064, Params: 72.7e9, MaxContext: 32768,
-		Source: "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json"},
-	{Name: "Qwen/Qwen2.5-7B-Instruct", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 32768,
-		Source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 13824, Vocab: 152064, Params: 14.8e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-14B config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Qwen2.5-14B's shape; marked check there: not re-read in this session)"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-7B config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Qwen2.5-Math-7B's shape; marked check there: not re-read in this session)"},
-	{Name: "Qwen/QwQ-32B-Preview", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 27648, Vocab: 152064, Params: 32.8e9, MaxContext: 32768,
-		Source: "huggingface.co/Qwen/QwQ-32B-Preview config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Qwen2.5-32B's shape; marked check there: not re-read in this session)"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-8B config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Llama-3.1-8B's shape; marked check there: not re-read in this session)"},
-	{Name: "meta-llama/Meta-Llama-3-8B-Instruct", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, Params: 8.03e9, MaxContext: 8192,
-		Source: "huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Llama-3.1-8B's shape, 8K context; marked check there: not re-read in this session)"},
-	{Name: "meta-llama/Meta-Llama-3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 8192,
-		Source: "huggingface.co/meta-llama/Meta-Llama-3-70B-Instruct config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Llama-3.1-70B's shape, 8K context; marked check there: not re-read in this session)"},
-	{Name: "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Llama-3.3-70B's shape; marked check there: not re-read in this session)"},
-	{Name: "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, Params: 70.6e9, MaxContext: 131072,
-		Source: "huggingface.co/nvidia/Llama-3.1-Nemotron-70B-Instruct-HF config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Llama-3.1-70B's shape; marked check there: not re-read in this session)"},
-	{Name: "nvidia/AceMath-7B-Instruct", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, Params: 7.62e9, MaxContext: 4096,
-		Source: "huggingface.co/nvidia/AceMath-7B-Instruct config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (a Qwen2.5-Math-7B fine-tune; marked check there: not re-read in this session)"},
-	{Name: "microsoft/phi-4", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 10, HeadDim: 128, Intermediate: 17920, Vocab: 100352, Params: 14.7e9, MaxContext: 16384,
-		Source: "huggingface.co/microsoft/phi-4 config.json, as fixtures/corpus/CATALOG-NEEDS-g.md lists it (Phi3ForCausalLM; marked check there: not re-read in this session)"},
-	{Name: "mistralai/Mistral-7B-Instruct-v0.3", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, Params: 7.25e9, MaxContext: 32768,
-		Source: "huggingface.co/mistralai/Mistral-7B-Instruct-v0.3 config.json"},
-	// Mixture-of-experts models: Intermediate is config.json's
-	// intermediate_size, ExpertIntermediate its per-expert width
-	// (moe_intermediate_size), Params the model card's total.
-	qwen3235B("Qwen/Qwen3-235B-A22B", 40960, "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active (model card; shapes checked in fixtures/corpus/CATALOG-NEEDS-h.md)"),
-	qwen3235B("Qwen/Qwen3-235B-A22B-Instruct-2507", 262144, "Qwen3-235B-A22B's shape (the 2507 model card: 94 layers, 64 Q / 4 KV heads, 128 experts, 8 active), context 262,144 natively (fixtures/corpus/CATALOG-NEEDS-h.md)"),
-	{Name: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Intermediate: 6144, Vocab: 151936, Params: 30.5e9, MaxContext: 40960,
-		Experts: 128, ActiveExperts: 8, ExpertIntermediate: 768,
-		Source: "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
-	{Name: "mistralai/Mixtral-8x7B-Instruct-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32000, Params: 46.7e9, MaxContext: 32768,
-		Experts: 8, ActiveExperts: 2, ExpertIntermediate: 14336,
-		Source: "huggingface.co/mistralai/Mixtral-8x7B-Instruct-v0.1 config.json; 46.7B total, 12.9B active (Mistral AI's announcement)"},
-	// gpt-oss stores its experts in MXFP4 (4-bit values with an 8-bit
-	// scale per 32: 4.25 bits) beside BF16 attention and embeddings, and
-	// alternates full and 128-token sliding-window attention layers.
-	{Name: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 116.8e9, MaxContext: 131072,
-		Experts: 128, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 18, SlidingWindow: 128,
-		Source: "huggingface.co/openai/gpt-oss-120b config.json (layer_types: sliding and full attention alternating, sliding_window 128; quantization_config mxfp4 on the experts); 116.8B total, 5.1B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
-	{Name: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Intermediate: 2880, Vocab: 201088, Params: 20.9e9, MaxContext: 131072,
-		Experts: 32, ActiveExperts: 4, ExpertIntermediate: 2880, ExpertBytes: 4.25 / 8, FullAttentionLayers: 12, SlidingWindow: 128,
-		Source: "huggingface.co/openai/gpt-oss-20b config.json (as gpt-oss-120b's, 24 layers and 32 experts); 20.9B total, 3.6B active (model card; fixtures/corpus/CATALOG-NEEDS-h.md)"},
-	// DeepSeek-V3's architecture: multi-head latent attention (HeadDim is
-	// the prompt attention's mean of its 192-wide query-key and 128-wide
-	// value heads, which sets its FLOPs; the cache is LatentKV), 256 routed
-	// experts and one shared expert in 58 of 61 layers (the shared expert
-	// and the 3 dense layers count as shared weights), FP8 weights with
-	// block scales. Its multi-token-prediction layer is not counted: it is
-	// loaded only for speculative decoding, which capsim does not model.
-	deepSeekV3("deepseek-ai/DeepSeek-V3"),
-	deepSeekV3("deepseek-ai/DeepSeek-V3-0324"),
-	deepSeekV3("deepseek-ai/DeepSeek-R1"),
-	deepSeekV3("deepseek-ai/DeepSeek-R1-0528"),
-}
-
 // GPUs returns the GPU catalog, sorted by name.
 func GPUs() []GPU {
 	out := append([]GPU(nil), gpus...)
@@ -717,10 +613,19 @@ func SameModel(a, b string) bool {
 	return ShortName(a) == ShortName(b)
 }
 
-// LookupLLM finds a model by Hugging Face id or short name, case-insensitively.
+// LookupLLM finds a model by Hugging Face id or short name, case-insensitively,
+// or reads it from a config.json path (LoadHFConfig): a .json file, a path
+// from "/" or ".", or a directory holding config.json that the catalog
+// does not name.
 // A quantized checkpoint ("nvidia/Llama-3.1-8B-Instruct-FP8", "Qwen3-32B-AWQ")
 // is its base model with Quant set and its own name.
 func LookupLLM(name string) (LLM, error) {
+	if isConfigPath(name) {
+		return lookupPath(name)
+	}
+	if m, ok := loaded.Load(strings.TrimSpace(name)); ok {
+		return m.(LLM), nil
+	}
 	if base, q := splitQuant(name); q != QuantNone {
 		m, err := lookupLLM(base)
 		if err != nil && strings.HasPrefix(strings.ToLower(base), "meta-llama-") {
@@ -737,7 +642,11 @@ func LookupLLM(name string) (LLM, error) {
 		}
 		return m, nil
 	}
-	return lookupLLM(name)
+	m, err := lookupLLM(name)
+	if err != nil && configDir(name) {
+		return lookupPath(name)
+	}
+	return m, err
 }
 
 func lookupLLM(name string) (LLM, error) {
@@ -761,7 +670,7 @@ func lookupLLM(name string) (LLM, error) {
 	for _, m := range LLMs() {
 		names = append(names, ShortName(m.Name))
 	}
-	return LLM{}, fmt.Errorf("model: unknown model %q (known: %s)", name, strings.Join(names, ", "))
+	return LLM{}, fmt.Errorf("model: unknown model %q (known: %s; or give the path of its config.json)", name, strings.Join(names, ", "))
 }
 
 // EmbedParams is the parameter count of the input embedding plus, when untied, the LM head.

@@ -40,7 +40,7 @@ type planOptions struct {
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	var o planOptions
 	fs := newFlagSet("plan", stderr)
-	fs.StringVar(&o.modelName, "model", "", "model to serve, e.g. Qwen3-32B (required)")
+	fs.StringVar(&o.modelName, "model", "", "model to serve: a catalog name or Hugging Face id, e.g. Qwen3-32B, or a config.json (or its directory) (required)")
 	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (required)")
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request (required)")
 	fs.StringVar(&o.rate, "rate", "", "target open-loop request rate in req/s")

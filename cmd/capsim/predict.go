@@ -30,7 +30,7 @@ type predictOptions struct {
 func runPredict(args []string, stdout, stderr io.Writer) error {
 	var o predictOptions
 	fs := newFlagSet("predict", stderr)
-	fs.StringVar(&o.modelName, "model", "", "model, e.g. Qwen3-32B (default: the only calibrated model for the GPU)")
+	fs.StringVar(&o.modelName, "model", "", "model: a catalog name or Hugging Face id, e.g. Qwen3-32B, or a config.json (or its directory)\n(default: the only calibrated model for the GPU)")
 	addDeploymentFlags(fs, &o.deploymentFlags, "required", "default: matches the topology")
 	fs.IntVar(&o.isl, "isl", 0, "prompt tokens per request (default: every calibrated shape)")
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")

@@ -38,7 +38,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&o.results, "results", "", "compare this bench result file (vLLM result JSON; NAME.meta.json beside it may name GPU, model, engine, topology) instead of measuring a server")
 	addServerFlags(fs, &o.serverFlags, "prompts, arrival times and the simulation (default: the fit's, so a record validates as the fit simulated it)", calibrate.FitSeed)
-	fs.StringVar(&o.modelName, "model", "", "model: the catalog model predicted and, unless --served-model is given, the name requested")
+	fs.StringVar(&o.modelName, "model", "", "model: the catalog model (or config.json) predicted and, unless --served-model is given, the name requested")
 	fs.StringVar(&o.servedModel, "served-model", "", "model name sent to the server when it differs from --model")
 	addLoadListFlags(fs, &o.loadListFlags, "e.g. 1,4,16")
 	addDeploymentFlags(fs, &o.deploymentFlags, "default in --results mode: the file's metadata", "default: the file's metadata, else matches the topology")
@@ -95,7 +95,7 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if o.results == "" && o.url == "" {
 		return nil, errors.New("validate: give --url to measure a server, or --results FILE to compare a bench result file")
 	}
-	served := cmp.Or(o.servedModel, o.modelName)
+	served := cmp.Or(o.servedModel, model.ServedName(o.modelName))
 	if served == "" {
 		return nil, errors.New("validate: --model is required with --url")
 	}
