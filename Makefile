@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test bench lint fuzz docs tools
+.PHONY: build test bench lint fuzz docs docs-text tools
 
 build:
 	$(GO) build -o bin/capsim ./cmd/capsim
@@ -51,6 +51,14 @@ fuzz:
 	  done; \
 	done
 
+# docs regenerates docs/cli.md from the commands' flag sets and every
+# example output between capsim:begin/capsim:end markers in README.md and
+# docs/*.md (cmd/capsim/docs_test.go; without -update those tests fail when
+# a document is stale), then the figures.
+docs: docs-text docs-plots
+docs-text:
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/capsim -update
+
 # docs-plots regenerates the figures the README shows (docs/plot-*.png):
 # one series against its calibrated simulation, the summary of every
 # series, and a prediction with its band, knee and overlay. It uses the
@@ -58,7 +66,6 @@ fuzz:
 PROFILE ?=
 DOCS_PLOT_DIR := bin/docs-plot
 .PHONY: docs-plots
-docs: docs-plots
 docs-plots: build
 	rm -rf $(DOCS_PLOT_DIR)
 	./bin/capsim plot --out $(DOCS_PLOT_DIR) $(if $(PROFILE),--profile $(PROFILE)) > /dev/null

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// The documentation is generated from the binary: docs/cli.md from every
+// command's flag set, and each example between a pair of markers
+//
+//	<!-- capsim:begin NAME [lines=N] $ COMMAND -->
+//	<!-- capsim:end -->
+//
+// in README.md and docs/*.md from running COMMAND in-process. `make docs`
+// runs these tests with -update to rewrite them; without it they fail when
+// a document differs from what the binary prints.
+var updateDocs = flag.Bool("update", false, "rewrite docs/cli.md and the generated examples in README.md and docs/*.md")
+
+const repoRoot = "../.."
+
+// TestDocsCLIReference keeps docs/cli.md what the flag sets say.
+func TestDocsCLIReference(t *testing.T) {
+	got, err := cliMarkdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, filepath.Join(repoRoot, "docs", "cli.md"), got)
+}
+
+// TestDocsExamples keeps every documented example what the binary prints.
+func TestDocsExamples(t *testing.T) {
+	files := []string{filepath.Join(repoRoot, "README.md")}
+	more, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, more...)
+	orig, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(orig)
+	blocks := 0
+	for _, f := range files {
+		old, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scratch := t.TempDir()
+		if err := seedScratch(scratch); err != nil {
+			t.Fatal(err)
+		}
+		// The examples' paths are relative to the scratch directory.
+		if err := os.Chdir(scratch); err != nil {
+			t.Fatal(err)
+		}
+		got, n, err := fillExamples(f, old)
+		if err := os.Chdir(orig); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks += n
+		if n > 0 {
+			checkDoc(t, f, got)
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("no capsim:begin markers in README.md or docs/*.md")
+	}
+}
+
+// checkDoc compares a document with what was generated, or rewrites it under -update.
+func checkDoc(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *updateDocs {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: run `make docs`", err)
+	}
+	if !bytes.Equal(old, got) {
+		t.Errorf("%s is not what the binary prints (first difference at line %d): run `make docs`", path, firstDiffLine(old, got))
+	}
+}
+
+func firstDiffLine(a, b []byte) int {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return i + 1
+		}
+	}
+	return min(len(al), len(bl)) + 1
+}
+
+// seedScratch copies docs/examples/ (but its README) into dir: the input
+// files the examples name.
+func seedScratch(dir string) error {
+	src := filepath.Join(repoRoot, "docs", "examples")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || e.Name() == "README.md" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	beginMarker = regexp.MustCompile(`^<!-- capsim:begin ([a-z0-9-]+)((?: [a-z]+=[0-9]+)*) \$ (.+) -->$`)
+	endMarker   = "<!-- capsim:end -->"
+)
+
+// fillExamples replaces the text between each pair of markers of doc with
+// its command and output, running the commands in order in the working
+// directory; it returns the new text and the number of examples.
+func fillExamples(path string, doc []byte) ([]byte, int, error) {
+	lines := strings.SplitAfter(string(doc), "\n")
+	var out strings.Builder
+	n := 0
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		out.WriteString(line)
+		if !strings.HasPrefix(line, "<!-- capsim:begin") {
+			continue
+		}
+		m := beginMarker.FindStringSubmatch(strings.TrimRight(line, "\n"))
+		if m == nil {
+			return nil, 0, fmt.Errorf("%s:%d: malformed marker (want <!-- capsim:begin NAME [lines=N] $ COMMAND -->)", path, i+1)
+		}
+		end := i + 1
+		for end < len(lines) && strings.TrimRight(lines[end], "\n") != endMarker {
+			if strings.HasPrefix(lines[end], "<!-- capsim:begin") {
+				break
+			}
+			end++
+		}
+		if end == len(lines) || strings.TrimRight(lines[end], "\n") != endMarker {
+			return nil, 0, fmt.Errorf("%s:%d: example %s has no %s", path, i+1, m[1], endMarker)
+		}
+		maxLines := 0
+		for _, opt := range strings.Fields(m[2]) {
+			k, v, _ := strings.Cut(opt, "=")
+			if k != "lines" {
+				return nil, 0, fmt.Errorf("%s:%d: unknown option %q", path, i+1, k)
+			}
+			maxLines, _ = strconv.Atoi(v)
+		}
+		text, err := runExample(m[3])
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %s: %w", path, i+1, m[1], err)
+		}
+		out.WriteString("```\n$ " + m[3] + "\n" + truncateLines(text, maxLines) + "```\n")
+		out.WriteString(lines[end])
+		i = end
+		n++
+	}
+	return []byte(out.String()), n, nil
+}
+
+// truncateLines keeps the first n lines of text (all for n = 0), marking a cut with "…".
+func truncateLines(text string, n int) string {
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	ls := strings.SplitAfter(text, "\n")
+	if n <= 0 || len(ls) <= n+1 { // the last element is the empty one after the final newline
+		return text
+	}
+	return strings.Join(ls[:n], "") + "…\n"
+}
+
+// runExample runs one documented command as a terminal would show it:
+// capsim's stdout, then its stderr, then the error line main prints.
+// Besides capsim it knows `find DIR -type f` (sorted) and `cat FILE`, to
+// show what an export wrote.
+func runExample(cmdline string) (string, error) {
+	args := strings.Fields(cmdline)
+	switch {
+	case len(args) == 4 && args[0] == "find" && args[2] == "-type" && args[3] == "f":
+		var paths []string
+		err := filepath.WalkDir(args[1], func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		slices.Sort(paths)
+		return strings.Join(paths, "\n") + "\n", err
+	case len(args) == 2 && args[0] == "cat":
+		b, err := os.ReadFile(args[1])
+		return string(b), err
+	case len(args) < 2 || args[0] != "capsim":
+		return "", fmt.Errorf("%q: an example runs capsim, find DIR -type f or cat FILE", cmdline)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(args[1:], &stdout, &stderr)
+	text := stdout.String()
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += stderr.String()
+	if err != nil && !errors.Is(err, pflag.ErrHelp) {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		text += "capsim: " + msg + "\n"
+	}
+	return text, nil
+}
+
+// cliMarkdown is docs/cli.md: every command's usage, description,
+// examples and flags, the flags read from the flag set the command parses.
+func cliMarkdown() ([]byte, error) {
+	sets := map[string]*pflag.FlagSet{}
+	flagSetMade = func(name string, fs *pflag.FlagSet) { sets[name] = fs }
+	defer func() { flagSetMade = nil }()
+	var b bytes.Buffer
+	b.WriteString("# Command reference\n\n<!-- Generated from the commands' flag sets by `make docs` (cmd/capsim/docs_test.go); do not edit. -->\n\n")
+	b.WriteString("`capsim help COMMAND` prints the same, with examples; every command that prints results takes `--format table|json|csv`.\n\n")
+	cmds := commands()
+	for _, name := range commandNames() {
+		fmt.Fprintf(&b, "- [`capsim %s`](#capsim-%s): %s\n", name, name, cmds[name].summary)
+	}
+	for _, name := range commandNames() {
+		c := cmds[name]
+		fmt.Fprintf(&b, "\n## capsim %s\n\n```\ncapsim %s %s\n```\n\n%s\n", name, name, c.synopsis, strings.ReplaceAll(c.about, "\n", " "))
+		if len(c.examples) > 0 {
+			b.WriteString("\nExamples:\n\n```\n")
+			for _, e := range c.examples {
+				b.WriteString(e + "\n")
+			}
+			b.WriteString("```\n")
+		}
+		if c.run == nil {
+			continue
+		}
+		if err := c.run([]string{"--help"}, io.Discard, io.Discard); !errors.Is(err, pflag.ErrHelp) {
+			return nil, fmt.Errorf("capsim %s --help: %v", name, err)
+		}
+		fs := sets[name]
+		if fs == nil {
+			return nil, fmt.Errorf("capsim %s made no flag set", name)
+		}
+		b.WriteString("\n| flag | type | default | meaning |\n|---|---|---|---|\n")
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				return
+			}
+			typ, usage := pflag.UnquoteUsage(f)
+			def := f.DefValue
+			if def == "" || def == "[]" || (typ == "" && def == "false") {
+				def = ""
+			} else {
+				def = "`" + def + "`"
+			}
+			if typ == "" {
+				typ = "bool"
+			}
+			if f.Deprecated != "" {
+				usage += " (deprecated: " + f.Deprecated + ")"
+			}
+			fmt.Fprintf(&b, "| `--%s` | %s | %s | %s |\n", f.Name, typ, def, mdCell(usage))
+		})
+	}
+	return b.Bytes(), nil
+}
+
+// mdCell makes text safe in a markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", "<br>", "<", "&lt;", ">", "&gt;").Replace(s)
+}
