@@ -21,10 +21,11 @@ import (
 // The documentation is generated from the binary: docs/cli.md from every
 // command's flag set, and each example between a pair of markers
 //
-//	<!-- capsim:begin NAME [lines=N] $ COMMAND -->
+//	<!-- capsim:begin NAME [lines=N] [tail=N] $ COMMAND [$ COMMAND]… -->
 //	<!-- capsim:end -->
 //
-// in README.md and docs/*.md from running COMMAND in-process. `make docs`
+// in README.md and docs/*.md from running each COMMAND in-process (lines=N
+// keeps the first N lines of each output, tail=N its last N as well). `make docs`
 // runs these tests with -update to rewrite them; without it they fail when
 // a document differs from what the binary prints.
 var updateDocs = flag.Bool("update", false, "rewrite docs/cli.md and the generated examples in README.md and docs/*.md")
@@ -112,27 +113,36 @@ func firstDiffLine(a, b []byte) int {
 	return min(len(al), len(bl)) + 1
 }
 
-// seedScratch copies docs/examples/ (but its README) into dir: the input
-// files the examples name.
+// seedScratch copies docs/examples/ (but its README) into dir, and
+// cmd/capsim/testdata/ into dir/testdata: the input files the examples name.
 func seedScratch(dir string) error {
-	src := filepath.Join(repoRoot, "docs", "examples")
-	entries, err := os.ReadDir(src)
-	if err != nil {
+	if err := copyTree(filepath.Join(repoRoot, "docs", "examples"), dir); err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if e.IsDir() || e.Name() == "README.md" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+	if err := os.Remove(filepath.Join(dir, "README.md")); err != nil {
+		return err
+	}
+	return copyTree("testdata", filepath.Join(dir, "testdata"))
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
 }
 
 var (
@@ -155,7 +165,7 @@ func fillExamples(path string, doc []byte) ([]byte, int, error) {
 		}
 		m := beginMarker.FindStringSubmatch(strings.TrimRight(line, "\n"))
 		if m == nil {
-			return nil, 0, fmt.Errorf("%s:%d: malformed marker (want <!-- capsim:begin NAME [lines=N] $ COMMAND -->)", path, i+1)
+			return nil, 0, fmt.Errorf("%s:%d: malformed marker (want <!-- capsim:begin NAME [lines=N] [tail=N] $ COMMAND -->)", path, i+1)
 		}
 		end := i + 1
 		for end < len(lines) && strings.TrimRight(lines[end], "\n") != endMarker {
@@ -167,19 +177,28 @@ func fillExamples(path string, doc []byte) ([]byte, int, error) {
 		if end == len(lines) || strings.TrimRight(lines[end], "\n") != endMarker {
 			return nil, 0, fmt.Errorf("%s:%d: example %s has no %s", path, i+1, m[1], endMarker)
 		}
-		maxLines := 0
+		head, tail := 0, 0
 		for _, opt := range strings.Fields(m[2]) {
 			k, v, _ := strings.Cut(opt, "=")
-			if k != "lines" {
-				return nil, 0, fmt.Errorf("%s:%d: unknown option %q", path, i+1, k)
+			n, _ := strconv.Atoi(v)
+			switch k {
+			case "lines":
+				head = n
+			case "tail":
+				tail = n
+			default:
+				return nil, 0, fmt.Errorf("%s:%d: unknown option %q (want lines=N or tail=N)", path, i+1, k)
 			}
-			maxLines, _ = strconv.Atoi(v)
 		}
-		text, err := runExample(m[3])
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s:%d: %s: %w", path, i+1, m[1], err)
+		out.WriteString("```\n")
+		for _, cmdline := range strings.Split(m[3], " $ ") {
+			text, err := runExample(cmdline)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s:%d: %s: %w", path, i+1, m[1], err)
+			}
+			out.WriteString("$ " + cmdline + "\n" + truncateLines(text, head, tail))
 		}
-		out.WriteString("```\n$ " + m[3] + "\n" + truncateLines(text, maxLines) + "```\n")
+		out.WriteString("```\n")
 		out.WriteString(lines[end])
 		i = end
 		n++
@@ -187,17 +206,23 @@ func fillExamples(path string, doc []byte) ([]byte, int, error) {
 	return []byte(out.String()), n, nil
 }
 
-// truncateLines keeps the first n lines of text (all for n = 0), marking a cut with "…".
-func truncateLines(text string, n int) string {
+// truncateLines keeps the first head lines of text and its last tail
+// lines, marking the cut with "…" (head 0: all of it).
+func truncateLines(text string, head, tail int) string {
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
 	ls := strings.SplitAfter(text, "\n")
-	if n <= 0 || len(ls) <= n+1 { // the last element is the empty one after the final newline
+	ls = ls[:len(ls)-1] // the empty string after the final newline
+	if head <= 0 || len(ls) <= head+tail+1 {
 		return text
 	}
-	return strings.Join(ls[:n], "") + "…\n"
+	return strings.Join(ls[:head], "") + "…\n" + strings.Join(ls[len(ls)-tail:], "")
 }
+
+// exampleCache holds the output of commands that read and write no files,
+// so an example shown in two documents runs once.
+var exampleCache = map[string]string{}
 
 // runExample runs one documented command as a terminal would show it:
 // capsim's stdout, then its stderr, then the error line main prints.
@@ -222,6 +247,12 @@ func runExample(cmdline string) (string, error) {
 	case len(args) < 2 || args[0] != "capsim":
 		return "", fmt.Errorf("%q: an example runs capsim, find DIR -type f or cat FILE", cmdline)
 	}
+	pure := !slices.ContainsFunc(args, func(a string) bool {
+		return slices.Contains([]string{"--out", "--export", "--from", "--file", "--profile", "--results", "--plot"}, strings.SplitN(a, "=", 2)[0])
+	})
+	if text, ok := exampleCache[cmdline]; ok && pure {
+		return text, nil
+	}
 	var stdout, stderr bytes.Buffer
 	err := run(args[1:], &stdout, &stderr)
 	text := stdout.String()
@@ -232,6 +263,9 @@ func runExample(cmdline string) (string, error) {
 	if err != nil && !errors.Is(err, pflag.ErrHelp) {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
 		text += "capsim: " + msg + "\n"
+	}
+	if pure {
+		exampleCache[cmdline] = text
 	}
 	return text, nil
 }
@@ -296,4 +330,31 @@ func cliMarkdown() ([]byte, error) {
 // mdCell makes text safe in a markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", "<br>", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// TestFillExamples: a marker pair is filled with each command and its
+// output, cut as its options say; a malformed or unclosed marker is an error.
+func TestFillExamples(t *testing.T) {
+	doc := "intro\n<!-- capsim:begin x lines=2 tail=1 $ capsim help version $ capsim nosuch -->\nstale\n<!-- capsim:end -->\nafter\n"
+	got, n, err := fillExamples("doc.md", []byte(doc))
+	if err != nil || n != 1 {
+		t.Fatalf("fillExamples: %d examples, %v", n, err)
+	}
+	want := "intro\n<!-- capsim:begin x lines=2 tail=1 $ capsim help version $ capsim nosuch -->\n```\n" +
+		"$ capsim help version\nusage: capsim version \n\n…\n  capsim version\n" +
+		"$ capsim nosuch\ncapsim: unknown command \"nosuch\" (capsim help lists the commands)\n" +
+		"```\n<!-- capsim:end -->\nafter\n"
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, bad := range []string{
+		"<!-- capsim:begin x $ capsim help -->\nno end\n",
+		"<!-- capsim:begin X $ capsim help -->\n<!-- capsim:end -->\n",
+		"<!-- capsim:begin x size=3 $ capsim help -->\n<!-- capsim:end -->\n",
+		"<!-- capsim:begin x $ rm -rf / -->\n<!-- capsim:end -->\n",
+	} {
+		if _, _, err := fillExamples("doc.md", []byte(bad)); err == nil {
+			t.Errorf("fillExamples accepted %q", bad)
+		}
+	}
 }
