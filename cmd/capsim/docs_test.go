@@ -25,12 +25,17 @@ import (
 //	<!-- capsim:end -->
 //
 // in README.md and docs/*.md from running each COMMAND in-process (lines=N
-// keeps the first N lines of each output, tail=N its last N as well). `make docs`
+// keeps the first N lines of each output, tail=N its last N as well). The
+// command `accuracy-table FILE` instead writes the pooled rows of a saved
+// `capsim fit --cv` output (FILE, from the repository root) as a table. `make docs`
 // runs these tests with -update to rewrite them; without it they fail when
 // a document differs from what the binary prints.
 var updateDocs = flag.Bool("update", false, "rewrite docs/cli.md and the generated examples in README.md and docs/*.md")
 
 const repoRoot = "../.."
+
+// repoAbs is repoRoot as an absolute path, for examples run elsewhere.
+var repoAbs string
 
 // TestDocsCLIReference keeps docs/cli.md what the flag sets say.
 func TestDocsCLIReference(t *testing.T) {
@@ -54,6 +59,9 @@ func TestDocsExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chdir(orig)
+	if repoAbs, err = filepath.Abs(repoRoot); err != nil {
+		t.Fatal(err)
+	}
 	blocks := 0
 	for _, f := range files {
 		old, err := os.ReadFile(f)
@@ -189,6 +197,16 @@ func fillExamples(path string, doc []byte) ([]byte, int, error) {
 			default:
 				return nil, 0, fmt.Errorf("%s:%d: unknown option %q (want lines=N or tail=N)", path, i+1, k)
 			}
+		}
+		if table, ok := strings.CutPrefix(m[3], "accuracy-table "); ok {
+			md, err := accuracyTable(filepath.Join(repoAbs, table))
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s:%d: %s: %w", path, i+1, m[1], err)
+			}
+			out.WriteString("\n" + md + "\n" + lines[end])
+			i = end
+			n++
+			continue
 		}
 		out.WriteString("```\n")
 		for _, cmdline := range strings.Split(m[3], " $ ") {
@@ -355,6 +373,79 @@ func TestFillExamples(t *testing.T) {
 	} {
 		if _, _, err := fillExamples("doc.md", []byte(bad)); err == nil {
 			t.Errorf("fillExamples accepted %q", bad)
+		}
+	}
+}
+
+// accuracyTable is the markdown table of the pooled rows ("all") of the
+// hold-out table that ends a `capsim fit --cv` output: the medians of each
+// metric and the coverage, so the documents quote the saved run's numbers.
+func accuracyTable(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	names := map[string]string{"in-sample": "nothing (in-sample)", "gpu": "every GPU",
+		"engine": "every engine version", "source": "every source"}
+	var rows []string
+	inTable := false
+	for n, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[0] == "held" && f[2] == "fold" {
+			inTable = true
+			continue
+		}
+		if !inTable || len(f) != 10 || f[1] != "all" {
+			continue
+		}
+		name, ok := names[f[0]]
+		if !ok {
+			return "", fmt.Errorf("%s:%d: unknown fold kind %q", path, n+1, f[0])
+		}
+		cells := []string{name, f[2]}
+		for _, v := range f[3:8] {
+			median, _, _ := strings.Cut(v, "/")
+			cells = append(cells, median)
+		}
+		rows = append(rows, "| "+strings.Join(append(cells, f[8]), " | ")+" |\n")
+	}
+	if len(rows) != len(names) {
+		return "", fmt.Errorf("%s: %d pooled rows in the hold-out table, want %d", path, len(rows), len(names))
+	}
+	return "| held out | points | req/s | out tok/s | TTFT | TPOT | E2E | ±1σ coverage |\n|---|---|---|---|---|---|---|---|\n" +
+		strings.Join(rows, ""), nil
+}
+
+// TestAccuracyTable reads the pooled rows of a fit --cv hold-out table and
+// refuses one that lacks a fold kind.
+func TestAccuracyTable(t *testing.T) {
+	out := `Leave-one-GPU-out ...
+   held out        fold  points      req/s %  out tok/s %      TTFT %     TPOT %      E2E %  coverage  failed
+  in-sample         all     781     7.8/1061      6.1/502   17.5/3786    8.8/445     5.3/95      0.77       0
+        gpu   A100-40GB      12     89.2/108            -    42.1/846    52.4/56          -      0.06       0
+        gpu         all     781    17.3/1951    16.0/1197   34.7/6515   19.9/426   17.4/197      0.73       0
+     engine         all     777    16.8/2290    16.3/1171   36.5/6515   19.2/439   14.5/164      0.72       4
+     source         all     777    17.4/1887            -   31.4/3832   22.4/438   21.2/192      0.74       0
+`
+	path := filepath.Join(t.TempDir(), "cv.txt")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := accuracyTable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| held out | points | req/s | out tok/s | TTFT | TPOT | E2E | ±1σ coverage |\n|---|---|---|---|---|---|---|---|\n" +
+		"| nothing (in-sample) | 781 | 7.8 | 6.1 | 17.5 | 8.8 | 5.3 | 0.77 |\n" +
+		"| every GPU | 781 | 17.3 | 16.0 | 34.7 | 19.9 | 17.4 | 0.73 |\n" +
+		"| every engine version | 777 | 16.8 | 16.3 | 36.5 | 19.2 | 14.5 | 0.72 |\n" +
+		"| every source | 777 | 17.4 | - | 31.4 | 22.4 | 21.2 | 0.74 |\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(out, "source ", "sauce  ", 1)), 0o644); err == nil {
+		if _, err := accuracyTable(path); err == nil {
+			t.Error("an unknown fold kind was accepted")
 		}
 	}
 }
