@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test bench lint fuzz docs tools
+.PHONY: build test bench lint fuzz docs docs-text tools
 
 build:
 	$(GO) build -o bin/capsim ./cmd/capsim
@@ -51,14 +51,22 @@ fuzz:
 	  done; \
 	done
 
-# docs-plots regenerates the figures the README shows (docs/plot-*.png):
-# one series against its calibrated simulation, the summary of every
-# series, and a prediction with its band, knee and overlay. It uses the
+# docs regenerates docs/cli.md from the commands' flag sets and every
+# example output between capsim:begin/capsim:end markers in README.md and
+# docs/*.md (cmd/capsim/docs_test.go; without -update those tests fail when
+# a document is stale), then the figures.
+docs: docs-text docs-plots
+docs-text:
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/capsim -update
+
+# docs-plots regenerates the figures the docs show (docs/plot-*.png,
+# docs/plan-pareto.png): one series against its calibrated simulation, the
+# summary of every series, a prediction with its band, knee and overlay,
+# and the frontier of docs/plan.md's first example. It uses the
 # embedded profile; PROFILE=FILE draws another one's fit.
 PROFILE ?=
 DOCS_PLOT_DIR := bin/docs-plot
 .PHONY: docs-plots
-docs: docs-plots
 docs-plots: build
 	rm -rf $(DOCS_PLOT_DIR)
 	./bin/capsim plot --out $(DOCS_PLOT_DIR) $(if $(PROFILE),--profile $(PROFILE)) > /dev/null
@@ -66,3 +74,5 @@ docs-plots: build
 	cp $(DOCS_PLOT_DIR)/004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency.png docs/plot-series-h20-dynamo.png
 	./bin/capsim predict $(if $(PROFILE),--profile $(PROFILE)) --gpu H20 --model Qwen3-32B --prefill 12xTP1 --decode 1xTP4 \
 	  --isl 3000 --osl 150 --concurrency 1,2,4,8,16,32,64,128,256 --plot docs/plot-predict-h20-dynamo.png > /dev/null
+	./bin/capsim plan --quiet $(if $(PROFILE),--profile $(PROFILE)) --model Qwen3-32B --isl 3000 --osl 150 --rate 8 --slo ttft_p99=2000ms,tpot_p99=50ms \
+	  --gpu H20,H200 --max-gpus 24 --gpu-cost H20=1.9,H200=3.5 --top 3 --plot docs/plan-pareto.png > /dev/null

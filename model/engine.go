@@ -177,33 +177,20 @@ type defaultsRule struct {
 	apply  func(g GPU, maxModelLen int) EngineDefaults
 }
 
-// vLLM's OpenAI API server picks max-num-batched-tokens and max-num-seqs
-// from the GPU, by a rule that changed over releases
-// (vllm/engine/arg_utils.py; PRs in vllm-project/vllm):
+// vLLM's API server picks max-num-batched-tokens and max-num-seqs from the
+// GPU by a rule that changed over releases (vllm/engine/arg_utils.py and
+// the PRs' diffs; a PR's first release is inferred from its date):
+//   - V0 (before v0.8.0): 256 sequences, output processing overlapped from
+//     v0.6.0; chunked prefill (2048 tokens, #10544) only above a 32K
+//     max-model-len, else a budget of max(max-model-len, 2048) with
+//     prefills scheduled first. An unversioned label keeps 8192 / 256.
+//   - V1 (from v0.8.0, #12369): 8192 / 1024 when the device name contains
+//     "h100" or "h200", else 2048 / 256.
+//   - #17073 (v0.8.5): 8192 / 1024 from 70 GiB of memory; #17885 (v0.9.0):
+//     the same except A100s.
 //
-//   - V0 engine (the default before v0.8.0): 256 sequences; from v0.6.0
-//     its output processing overlaps the next step (DelayedOutput). The API server
-//     turns chunked prefill on for a max-model-len above 32K tokens, with a
-//     2048-token budget (#10544, November 2024; 512 before); otherwise the
-//     budget is max(max-model-len, 2048), so a prompt never needs chunking,
-//     and the scheduler runs prefills first: "Don't schedule decodes if
-//     prefills are scheduled" (vllm/core/scheduler.py, _schedule_default).
-//     A label without a version keeps 8192 tokens / 256 sequences, the
-//     budget capsim assumed before this table existed.
-//   - V1 engine, the default from v0.8.0: #12369 (January 2025) gives 8192
-//     tokens and 1024 sequences when the device name contains "h100" or
-//     "h200", else 2048 and 256.
-//   - #17073 (April 2025): 8192 / 1024 for any device with at least 70 GiB
-//     of memory; taken as first released in v0.8.5.
-//   - #17885 (May 2025): the same, except A100s, whose larger budget had
-//     cost throughput; taken as first released in v0.9.0.
-//
-// Each rule's code was read in vllm/engine/arg_utils.py and the PRs' diffs
-// (vllm-project/vllm); the release a PR first shipped in is inferred from
-// the PR's date against the release dates, not read at the release tag. The device name is
-// the catalog name lower-cased ("h100-sxm", "h20": H20 does not match
-// "h200"), the memory the driver's figure (GPU.DeviceMemoryBytes), as
-// vLLM reads it from torch.
+// The device name is the catalog name lower-cased ("h20" does not match
+// "h200"); the memory is the driver's figure (GPU.DeviceMemoryBytes).
 var defaultsTable = []defaultsRule{
 	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
 	{"vllm", []int{0}, vllmV0}, // V0 engine

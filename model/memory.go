@@ -67,27 +67,17 @@ const (
 )
 
 // SamplerBytesPerLogit is the memory vLLM's profiling run takes per logit
-// when it samples its dummy batch: max-num-seqs rows of the vocabulary
-// with temperature, top-k and top-p on, so float32 logits, probabilities
-// and a sorted copy with int64 indices are live together, about 20 bytes
-// a logit by the tensors (gpu_model_runner.profile_run, then
-// _dummy_sampler_run). The engine sets that peak aside, beside the
-// weights, before it sizes the KV cache. The value is measured, not fitted
-// to capsim's corpus: dennislee22's vLLM 0.10.1.1 startup logs on
-// A100-80GB (fixtures/corpus/b-dennislee-a100-qwen.md; Qwen2-7B at TP1 and
-// TP2 and utilization 0.25 and 0.5, Tests 2–5, whose pairs of
-// utilizations give the 79.26 GiB CUDA lets vLLM see, and Qwen2.5-32B at
-// the default 0.9, Test 7, whose utilization is not stated) leave
-// 0.54–0.70 GiB between utilization × that memory, the weights and the KV
-// cache they print, whatever the model's size or TP: 256 rows (the
-// default there) of Qwen's 152,064 logits at 18 bytes. Against the 80 GiB
-// of the catalog (nvidia-smi's total) the estimate is 1–6% high. All five
-// logs have one vocabulary and 256 rows: that the peak grows with the rows
-// (four times at the 1024 sequences vLLM V1 defaults to on GPUs of 70 GiB
-// or more other than A100: H100, H200, H20, H800, B200, MI300X) is read
-// from vLLM's code, not measured here. A forward pass over the token
-// budget (ActivationBytes) is the larger peak for V0's budgets of a whole
-// max-model-len; no log checks that branch.
+// when it samples its dummy batch (max-num-seqs rows of the vocabulary:
+// float32 logits, probabilities and a sorted copy with int64 indices;
+// gpu_model_runner.profile_run). The engine sets that peak aside, beside
+// the weights, before it sizes the KV cache. Measured, not fitted:
+// dennislee22's vLLM 0.10.1.1 startup logs on A100-80GB
+// (fixtures/corpus/b-dennislee-a100-qwen.md, Tests 2–5 and 7) leave
+// 0.54–0.70 GiB between utilization × memory, the weights and the KV
+// cache, whatever the model or TP: 256 rows of Qwen's 152,064 logits at 18
+// bytes. That the peak grows with the rows is read from vLLM's code, not
+// measured; for V0's whole-max-model-len budgets a forward pass over the
+// budget (ActivationBytes) is the larger peak, which no log checks.
 const SamplerBytesPerLogit = 18
 
 // ProfilePeakBytes is the peak memory per GPU of vLLM's profiling run

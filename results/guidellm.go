@@ -17,30 +17,19 @@ const FormatGuideLLM = "guidellm"
 // distribution): the coefficient of variation of the gaps is 1/√1000 ≈ 3%.
 const constantArrivalShape = 1000
 
-// ParseGuideLLM reads a GuideLLM benchmark report, benchmarks.json or its
-// YAML form (GenerativeBenchmarksReport: args, benchmarks[]). Each
-// benchmark is one record:
-//
-//   - load from config.strategy (args.strategy in reports before 0.4):
-//     synchronous → concurrency 1, concurrent → concurrency streams,
-//     throughput → every request at once (capped by max_concurrency when
-//     set), constant → open loop at rate with evenly spaced arrivals, poisson →
-//     open loop at rate with Poisson arrivals;
-//   - metrics from the "successful" distribution summaries:
-//     requests_per_second, output_tokens_per_second and tokens_per_second
-//     (means) → request_throughput, output_throughput, total_token_throughput;
-//     request_latency (seconds) → e2el; time_to_first_token_ms → ttft;
-//     inter_token_latency_ms → itl. GuideLLM weights each request's
-//     (last − first token time)/(output tokens − 1) by its output tokens − 1,
-//     so its mean is vLLM's mean ITL (all gaps pooled); its percentiles are
-//     of per-request averages, not of single gaps. GuideLLM's
-//     time_per_output_token_ms counts the first token, unlike vLLM's TPOT,
-//     and is not read: TPOT stays absent.
-//   - request_totals: successful → completed, errored → errors, total →
-//     num_prompts; prompt/output_token_count means → ISL/OSL.
-//
-// Percentiles are GuideLLM's (from its probability density), not numpy's
-// linear interpolation.
+// ParseGuideLLM reads a GuideLLM report, benchmarks.json or its YAML form
+// (GenerativeBenchmarksReport); each benchmark is one record:
+//   - load from config.strategy (args.strategy before 0.4): synchronous,
+//     concurrent (streams), throughput (all at once, capped by
+//     max_concurrency), constant (even arrivals) or poisson at a rate;
+//   - metrics from the "successful" summaries' means: requests_per_second,
+//     output_ and tokens_per_second, request_latency (s) → e2el,
+//     time_to_first_token_ms → ttft, inter_token_latency_ms → itl (weighted
+//     by output tokens − 1, so its mean is vLLM's mean ITL; its percentiles
+//     are of per-request averages). Its time_per_output_token_ms counts the
+//     first token, unlike vLLM's TPOT, so TPOT stays absent;
+//   - request_totals → completed, errors, num_prompts; token count means →
+//     ISL/OSL. Percentiles are GuideLLM's, not numpy's interpolation.
 func ParseGuideLLM(name string, data []byte) ([]Record, error) {
 	root, err := readTree(name, data)
 	if err != nil {

@@ -12,25 +12,18 @@ import (
 // FormatLLMD is the Source.Format of records read from an llm-d-benchmark report.
 const FormatLLMD = "llm-d-report"
 
-// ParseLLMDReport reads an llm-d-benchmark benchmark report v0.2 (YAML, or
-// the same as JSON): one report is one record.
-//
-//   - results.request_performance.aggregate: requests (total, failures,
-//     incomplete, input/output_length means → ISL/OSL); latency
-//     time_to_first_token → ttft, time_per_output_token → tpot,
-//     inter_token_latency → itl, request_latency → e2el, each converted
-//     from its "units" (s, ms, s/token, ms/token); throughput means
-//     request_rate (requests_rate in the draft), output_token_rate, total_token_rate →
-//     request_throughput, output_throughput, total_token_throughput. The
-//     report defines TPOT and ITL as vLLM does; how well a converted report
-//     keeps that depends on the harness that measured it.
-//   - scenario.load.standardized: rate_qps and concurrency (.inf: none) →
-//     the load; input/output_seq_len values → the requested lengths.
+// ParseLLMDReport reads an llm-d-benchmark report v0.2 (YAML or JSON); one
+// report is one record:
+//   - results.request_performance.aggregate: request counts, length means
+//     (ISL/OSL), latencies ttft, tpot, itl, e2el converted from their
+//     "units", and request, output and total token rates (requests_rate in
+//     the draft). The report defines TPOT and ITL as vLLM does.
+//   - scenario.load.standardized: rate_qps and concurrency (.inf: none) and
+//     the requested lengths.
 //   - scenario.stack: inference_engine components (standardized.kind, or
-//     metadata.kind in the schema's draft) give the model, the GPU
-//     (accelerator.model), the engine (tool and tool_version) and the
-//     topology: a component of replicas × accelerator.count GPUs at
-//     tp × pp GPUs per worker is that many ÷ (tp·pp) workers in its
+//     metadata.kind in the draft) give model, GPU (accelerator.model),
+//     engine (tool, tool_version) and topology: replicas × accelerator.count
+//     GPUs at tp × pp per worker are that many ÷ (tp·pp) workers in the
 //     role's pool (replica, prefill or decode).
 func ParseLLMDReport(name string, data []byte) ([]Record, error) {
 	root, err := readTree(name, data)

@@ -122,21 +122,17 @@ func hitRate(settings map[string]string) (float64, error) {
 
 // Workloads returns the workload of every record, in record order, as fit,
 // plot, predict and validate all simulate it; err[i] says why record i has
-// none (lengths unknown, a load that cannot run). all are every record of
-// the sources (a record that does not state its output length borrows the
-// ratio of its siblings), maxPrompts caps the prompts per point (0 means
-// DefaultMaxPrompts).
+// none. all are every record of the sources (a record without an output
+// length borrows its siblings' ratio); maxPrompts caps the prompts per
+// point (0: DefaultMaxPrompts).
 //
-// The realised output length is the record's measured mean output, else
-// the median ratio of mean output to max_tokens over the rows of the same
-// source and model that state both, times the record's max_tokens (the
-// max_tokens itself when no row says). When a series' outputs clearly
-// stop before that length (vLLM's identity E2E = TTFT + (OSL−1)·TPOT gives
-// each point's mean output, and the series' median is under 95% of the
-// stated length), every point of the series uses that median. A workload
-// whose outputs stopped early keeps the cap they stopped under (OSLMax). A
-// record that counted max_tokens output tokens per completed request ran
-// every output to its cap (ExactOutput) and is never taken to stop early.
+// The output length is the record's measured mean, else the median ratio
+// of mean output to max_tokens over its source and model times its
+// max_tokens. When a series' outputs clearly stop early (vLLM's E2E = TTFT +
+// (OSL−1)·TPOT gives each point's mean output, and the series' median is
+// under 95% of the stated length) every point uses that median and keeps
+// the cap (OSLMax). A record that counted max_tokens per completed request
+// ran every output to its cap (ExactOutput) and never stops early.
 func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 	out := make([]Workload, len(all))
 	errs := make([]error, len(all))

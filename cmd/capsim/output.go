@@ -18,8 +18,15 @@ func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	fs.Usage = func() { commandHelp(stderr, name, fs) }
+	if flagSetMade != nil {
+		flagSetMade(name, fs)
+	}
 	return fs
 }
+
+// flagSetMade, when set, is handed every subcommand's flag set as it is
+// made, so that docs/cli.md is written from the flags themselves (docs_test.go).
+var flagSetMade func(name string, fs *pflag.FlagSet)
 
 // formatFlag adds --format table|json|csv to fs.
 func formatFlag(fs *pflag.FlagSet) *string {

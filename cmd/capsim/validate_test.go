@@ -320,7 +320,7 @@ func TestValidateLiveAgainstMock(t *testing.T) {
 // requests' decoding, which capsim's step-cost model of a GPU (where a
 // prefill occupies the engine) cannot express, and the simulated API
 // server's serial work staggers a wave of requests sent at once, which this
-// step-less server does not (docs/loop.md: mean TTFT 35% high at
+// step-less server does not (docs/validate.md: mean TTFT 35% high at
 // concurrency 8).
 func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 	sim := simpeer.Start(t, "--model", "Qwen3-8B", "--latency-calculator", "constant",
