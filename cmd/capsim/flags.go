@@ -87,7 +87,7 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 
 // addFrontendFlag adds --frontend-ms (predict, validate and plan).
 func addFrontendFlag(fs *pflag.FlagSet, ms *float64) {
-	fs.Float64Var(ms, "frontend-ms", 0, "per-request latency outside the engine, in ms (API server, network, client), as measured on your own stack:\nin place of the calibrated one, or the one carried from another GPU or model's benchmark host (default: those)")
+	fs.Float64Var(ms, "frontend-ms", 0, "per-request latency outside the engine, in ms (API server, network, client), as measured on your own stack:\nin place of the calibrated deployment's own, or the engine's frontend prior for a deployment nobody calibrated (default: those)")
 }
 
 func addProfileFlag(fs *pflag.FlagSet, path *string) {
