@@ -39,6 +39,10 @@ type HoldoutReport struct {
 	// (the simulations at Band −1 and +1, as predict draws it), per metric
 	// and pooled over metrics under "all".
 	Coverage map[string]float64 `json:"coverage"`
+	// CoverageByClass is Coverage["all"] per GPU class (model.GPU.Class),
+	// with the measurements it counts: a band that covers on one kind of
+	// hardware may not on another.
+	CoverageByClass map[string]ClassCoverage `json:"coverage_by_class,omitempty"`
 	// PricedFrom says how the fold's pools were priced (the derivations).
 	PricedFrom []string `json:"priced_from,omitempty"`
 	// Failed counts held-out records that could not be predicted at all, with why.
@@ -46,6 +50,13 @@ type HoldoutReport struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Predictions are the fold's records one by one (not kept in the pooled "all" rows).
 	Predictions []HeldOutPrediction `json:"predictions,omitempty"`
+}
+
+// ClassCoverage is the share of one GPU class's held-out measurements
+// inside their ±1σ band, of N.
+type ClassCoverage struct {
+	Share float64 `json:"share"`
+	N     int     `json:"n"`
 }
 
 // HeldOutPrediction is one held-out record as its fold predicted it, on
@@ -238,6 +249,7 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 	rep := HoldoutReport{Kind: kind, Fold: fold, APE: map[string]APE{}, Coverage: map[string]float64{}}
 	errs := map[string][]float64{}
 	in, n := map[string]int{}, map[string]int{}
+	classIn, classN := map[string]int{}, map[string]int{}
 	from := map[string]bool{}
 	for _, h := range held {
 		if fold != "all" {
@@ -270,8 +282,11 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 			lo, hi := math.Min(h.lo[m], h.hi[m]), math.Max(h.lo[m], h.hi[m])
 			lo, hi = math.Min(lo, got), math.Max(hi, got)
 			n[m]++
+			class := gpuClass(h.p.rec.System.GPU)
+			classN[class]++
 			if want >= lo && want <= hi {
 				in[m]++
+				classIn[class]++
 			}
 		}
 	}
@@ -287,8 +302,24 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 	if allN > 0 {
 		rep.Coverage["all"] = round2(float64(allIn) / float64(allN))
 	}
+	for c, k := range classN {
+		if rep.CoverageByClass == nil {
+			rep.CoverageByClass = map[string]ClassCoverage{}
+		}
+		rep.CoverageByClass[c] = ClassCoverage{Share: round2(float64(classIn[c]) / float64(k)), N: k}
+	}
 	sort.Strings(rep.PricedFrom)
 	return rep
+}
+
+// gpuClass is the class of a record's GPU (model.GPU.Class), "unknown"
+// when the catalog does not know it.
+func gpuClass(name string) string {
+	g, err := model.LookupGPU(name)
+	if err != nil {
+		return "unknown"
+	}
+	return g.Class()
 }
 
 // prediction is h as a report row, rounded to 4 significant digits.

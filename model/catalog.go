@@ -190,6 +190,25 @@ func (g GPU) Link() Interconnect {
 	return ic
 }
 
+// Class is the kind of GPU and link a calibration's band coverage is judged
+// by (fit --cv): "PCIe", "NVLink Ampere", "NVLink Hopper", "NVLink
+// Blackwell" or "AMD"; "other" for a link the catalog does not classify.
+func (g GPU) Class() string {
+	switch ic := g.Link().Name; {
+	case ic == "InfinityFabric":
+		return "AMD"
+	case strings.HasPrefix(ic, "PCIe"):
+		return "PCIe"
+	case ic == "NVLink3":
+		return "NVLink Ampere"
+	case ic == "NVLink4":
+		return "NVLink Hopper"
+	case ic == "NVLink5":
+		return "NVLink Blackwell"
+	}
+	return "other"
+}
+
 // AcrossNodes is g as a worker spanning nodes servers sees it (Nodes); on
 // one node (nodes ≤ 1) g itself.
 func (g GPU) AcrossNodes(nodes int) GPU {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -161,7 +163,23 @@ func writeHoldoutTable(w io.Writer, rows []calibrate.HoldoutReport) error {
 			errCell(h.APE, model.RequestThroughput), errCell(h.APE, model.OutputThroughput), errCell(h.APE, model.MeanTTFT),
 			errCell(h.APE, model.MeanTPOT), errCell(h.APE, model.MeanE2EL), cov, h.Failed)
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	for _, h := range rows {
+		if h.Fold != "all" || len(h.CoverageByClass) == 0 {
+			continue
+		}
+		var parts []string
+		for _, c := range slices.Sorted(maps.Keys(h.CoverageByClass)) {
+			cc := h.CoverageByClass[c]
+			parts = append(parts, fmt.Sprintf("%s %.2f (%d)", c, cc.Share, cc.N))
+		}
+		if _, err := fmt.Fprintf(w, "coverage by GPU class, %s: %s\n", h.Kind, strings.Join(parts, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeFitTable(w io.Writer, rep *calibrate.Report) error {
