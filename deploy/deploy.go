@@ -674,7 +674,7 @@ func readme(s Spec, e Engine) []byte {
 	if s.Mode != "" {
 		fmt.Fprintf(&b, " (%s simulation", s.Mode)
 		if s.Confidence > 0 {
-			fmt.Fprintf(&b, ", verdicts at %.0f%% confidence: costs at the pessimistic edge of their band", 100*s.Confidence)
+			fmt.Fprintf(&b, ", verdicts at %.0f%% confidence: %s", 100*s.Confidence, marginClause(s.Confidence))
 		}
 		b.WriteString(")")
 	}
@@ -791,6 +791,21 @@ func readme(s Spec, e Engine) []byte {
 			"so its predicted TTFTs differ from the metrics above, which spread outputs ±20% as real traffic does.\n")
 	}
 	return b.Bytes()
+}
+
+// marginClause words where a confidence puts the costs in their band:
+// Φ⁻¹(0.5) = 0 is the band's centre, above it the pessimistic side (slower
+// steps), below it the optimistic one.
+func marginClause(confidence float64) string {
+	z := math.Sqrt2 * math.Erfinv(2*confidence-1)
+	switch {
+	case math.Abs(z) < 0.005:
+		return "central costs, no margin"
+	case z > 0:
+		return fmt.Sprintf("costs at the pessimistic edge of their band (+%.2fσ, slower than central)", z)
+	default:
+		return fmt.Sprintf("costs at the optimistic edge of their band (%.2fσ, faster than central)", z)
+	}
 }
 
 // hitLine states, above the predicted metrics, the prefix-cache hit rate

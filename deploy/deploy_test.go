@@ -553,3 +553,27 @@ func TestFromPredictionOtherShapes(t *testing.T) {
 		t.Errorf("README:\n%s", r)
 	}
 }
+
+// The README words the margin from the confidence: 0.5 is central, above
+// it pessimistic, below it optimistic.
+func TestConfidenceWording(t *testing.T) {
+	for _, c := range []struct {
+		conf          float64
+		want, notWant string
+	}{
+		{0.5, "50% confidence: central costs", "pessimistic"},
+		{0.8413, "84% confidence: costs at the pessimistic edge of their band (+1.00σ", "optimistic"},
+		{0.2, "20% confidence: costs at the optimistic edge of their band (-0.84σ", "pessimistic"},
+	} {
+		s := aggSpec(t)
+		s.Confidence = c.conf
+		files, err := Files(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := string(files[len(files)-1].Data)
+		if !strings.Contains(r, c.want) || strings.Contains(r, c.notWant) {
+			t.Errorf("confidence %v: README says\n%s\nwant %q, not %q", c.conf, r[:min(len(r), 400)], c.want, c.notWant)
+		}
+	}
+}
