@@ -44,6 +44,9 @@ type Spec struct {
 	Pools                []predict.EngineSettings
 	MaxModelLen          int
 	GPUMemoryUtilization float64 // 0: vLLM's default (0.9)
+	// KVFit is the longest request, in tokens, one worker's KV cache holds
+	// (predict.KVFit; 0: unknown): the exported --max-model-len is at most it.
+	KVFit int
 	// Router is how the prediction spread requests over replicas or decode
 	// workers ("" and "round-robin": round-robin; "random": a
 	// connection-level balancer; "least-outstanding": fewest in flight,
@@ -247,21 +250,44 @@ func (s Spec) longest() (prompt, output int) {
 
 // servedMaxModelLen is the --max-model-len the deployment must run with:
 // the calibrated one, raised (to a whole 1,024 tokens) when the workload's
-// longest request would not fit in it, as vLLM rejects such requests; 0
-// keeps vLLM's default, the model's own context. raised says it was.
-func (s Spec) servedMaxModelLen() (n int, raised bool) {
+// longest request would not fit in it, as vLLM rejects such requests, and
+// lowered to KVFit when one worker's KV cache cannot hold it, as vLLM then
+// refuses to start; 0 keeps vLLM's default, the model's own context. why
+// says what changed it ("" nothing); a workload whose longest request does
+// not fit the KV cache is an error.
+func (s Spec) servedMaxModelLen() (n int, why string, err error) {
 	in, out := s.longest()
-	if span := in + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
-		return (span + 1023) / 1024 * 1024, true
+	span := in + out
+	n = s.MaxModelLen
+	if n > 0 && span > n {
+		n = (span + 1023) / 1024 * 1024
+		why = fmt.Sprintf("raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings", s.MaxModelLen, in, out)
 	}
-	return s.MaxModelLen, false
+	if s.KVFit <= 0 {
+		return n, why, nil
+	}
+	if span > s.KVFit {
+		return 0, "", fmt.Errorf("deploy: the workload's longest request, %d prompt and %d output tokens, does not fit one worker's KV cache of %d tokens: vLLM could not serve it (a larger TP or shorter requests would)", in, out, s.KVFit)
+	}
+	if n == 0 || n > s.KVFit {
+		from := "the model's context"
+		if s.MaxModelLen > 0 {
+			from = fmt.Sprintf("the calibrated %d", s.MaxModelLen)
+		}
+		n = s.KVFit
+		why = fmt.Sprintf("lowered from %s to the longest request one worker's KV cache holds, %d tokens, as vLLM refuses to start with a max-model-len its KV cache cannot hold; the workload's longest request, %d prompt and %d output tokens, fits", from, s.KVFit, in, out)
+	}
+	return n, why, nil
 }
 
 // vllmArgs are the engine flags of one pool's workers, in a fixed order,
 // each checked against the engine's vLLM version.
 func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 	var args []string
-	mml, _ := s.servedMaxModelLen()
+	mml, _, err := s.servedMaxModelLen()
+	if err != nil {
+		return nil, err
+	}
 	add := func(flag string, value string) error {
 		if !e.HasFlag(flag) {
 			return fmt.Errorf("deploy: vLLM %s has no %s", e.VLLM, flag)
@@ -439,7 +465,10 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	}
 	common := []kv{{"model", s.Model}, {"block-size", d.BlockSize}}
 	commonKeys := flow{"model", "block-size"}
-	mml, _ := s.servedMaxModelLen()
+	mml, _, err := s.servedMaxModelLen()
+	if err != nil {
+		return nil, err
+	}
 	if mml > 0 {
 		common = append(common, kv{"max-model-len", mml})
 		commonKeys = append(commonKeys, "max-model-len")
@@ -699,11 +728,12 @@ func readme(s Spec, e Engine) []byte {
 	for _, p := range s.Pools {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %v | %v |\n", p.Role, p.Workers, p.TP, max(p.PP, 1), p.MaxNumSeqs, p.MaxNumBatchedTokens, p.BlockSize, p.Eager, p.Searched)
 	}
-	if mml, raised := s.servedMaxModelLen(); mml > 0 {
+	if mml, why, _ := s.servedMaxModelLen(); mml > 0 {
 		fmt.Fprintf(&b, "\nmax-model-len %d", mml)
-		if raised {
-			in, out := s.longest()
-			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, in, out)
+		if why != "" {
+			fmt.Fprintf(&b, " (%s)", why)
+		} else if s.KVFit > 0 {
+			fmt.Fprintf(&b, " (one worker's KV cache holds %d tokens)", s.KVFit)
 		}
 		if s.GPUMemoryUtilization > 0 {
 			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)

@@ -496,8 +496,8 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 	// With a dataset, its longest request (ShareGPT's, scaled: 5,710 tokens here).
 	ds := disaggSpec(t)
 	ds.ISL, ds.OSL, ds.Dataset = 1000, 300, "sharegpt"
-	if n, raised := ds.servedMaxModelLen(); !raised || n < 5710 {
-		t.Errorf("sharegpt at 1000:300: max-model-len %d (raised %v), want at least 5710", n, raised)
+	if n, why, err := ds.servedMaxModelLen(); err != nil || why == "" || n < 5710 {
+		t.Errorf("sharegpt at 1000:300: max-model-len %d (%q, %v), want at least 5710, raised", n, why, err)
 	}
 	a := aggSpec(t)
 	a.MaxModelLen, a.ISL, a.OSL, a.ExactOutput = 2048, 1900, 148, true // exactly 2048: fits
@@ -575,5 +575,46 @@ func TestConfidenceWording(t *testing.T) {
 		if !strings.Contains(r, c.want) || strings.Contains(r, c.notWant) {
 			t.Errorf("confidence %v: README says\n%s\nwant %q, not %q", c.conf, r[:min(len(r), 400)], c.want, c.notWant)
 		}
+	}
+}
+
+// The exported max-model-len is at most what one worker's KV cache holds
+// (vLLM refuses to start otherwise), at least the workload's longest
+// request, and the README says why; a workload whose longest request does
+// not fit is refused with the reason.
+func TestMaxModelLenFitsKVCache(t *testing.T) {
+	s := aggSpec(t) // calibrated 131072
+	s.KVFit = 38800
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range files {
+		got[f.Path] = string(f.Data)
+	}
+	if !strings.Contains(got["serve.sh"], "--max-model-len 38800 ") || strings.Contains(got["k8s.yaml"], "131072") || !strings.Contains(got["k8s.yaml"], `"38800"`) {
+		t.Errorf("max-model-len not lowered to the KV cache's 38800:\n%s\n%s", got["serve.sh"], got["k8s.yaml"])
+	}
+	if want := "max-model-len 38800 (lowered from the calibrated 131072 to the longest request one worker's KV cache holds, 38800 tokens"; !strings.Contains(got["README.md"], want) {
+		t.Errorf("README lacks %q:\n%s", want, got["README.md"])
+	}
+	d := disaggSpec(t) // calibrated 4096, requests 3000+180
+	d.KVFit = 3500
+	files, err = Files(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y := string(files[1].Data); !strings.Contains(y, "max-model-len: 3500") {
+		t.Errorf("dynamo.yaml:\n%s", y)
+	}
+	d.KVFit = 3000
+	if _, err := Files(d); err == nil || !strings.Contains(err.Error(), "3000 prompt and 180 output tokens, does not fit one worker's KV cache of 3000 tokens") {
+		t.Errorf("a request beyond the KV cache: %v", err)
+	}
+	s.KVFit = 200000 // more than the calibrated: kept, and said
+	files, _ = Files(s)
+	if r := string(files[len(files)-1].Data); !strings.Contains(r, "max-model-len 131072 (one worker's KV cache holds 200000 tokens)") {
+		t.Errorf("README:\n%s", r)
 	}
 }

@@ -126,6 +126,9 @@ type Recommendation struct {
 	// and --gpu-memory-utilization as configured (0: vLLM's default).
 	MaxModelLen          int     `json:"max_model_len"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	// KVFitTokens is the longest request one worker's KV cache holds
+	// (predict.KVFit): an export's --max-model-len is at most it.
+	KVFitTokens int `json:"kv_fit_tokens,omitempty"`
 	// Router is how the verdicts' simulation spread requests over several
 	// replicas or decode workers ("" for one; predict.RouterOf).
 	Router string `json:"router,omitempty"`

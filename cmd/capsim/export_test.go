@@ -93,3 +93,24 @@ func TestPredictExportAndMode(t *testing.T) {
 		t.Error("--mode forever accepted")
 	}
 }
+
+// An export's --max-model-len fits the KV cache capsim computes for a
+// replica (vLLM refuses to start otherwise): Qwen3-32B on one H100 holds
+// about 32.7k tokens, not its 40,960-token context.
+func TestExportMaxModelLenFitsKVCache(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args := []string{"plan", "--model", "Qwen3-32B", "--isl", "1024", "--osl", "256", "--rate", "1", "--slo", "ttft_p99=5s,tpot_p99=200ms",
+		"--gpu", "H100", "--mode", "aggregated", "--top", "1", "--no-margin", "--export", dir}
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
+	}
+	serve, err := os.ReadFile(filepath.Join(dir, "serve.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	if strings.Contains(string(serve), "--max-model-len 40960") || !strings.Contains(string(readme), "lowered from the calibrated 40960 to the longest request one worker's KV cache holds") {
+		t.Errorf("max-model-len not fitted to the KV cache:\n%s\n%s", serve, readme)
+	}
+}
