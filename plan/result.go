@@ -52,6 +52,9 @@ type Result struct {
 	Why string `json:"why,omitempty"`
 	// Best is, per SLO, the best value any candidate achieved (when none qualifies).
 	Best []Achieved `json:"best,omitempty"`
+	// Limits are the search limits that cut off deployments which might
+	// beat the recommendations (LimitBound); empty when none did.
+	Limits []LimitBound `json:"limits_bound,omitempty"`
 	// Notes are things the caller should tell the user (GPUs left out, extrapolation).
 	Notes []string `json:"notes,omitempty"`
 }
