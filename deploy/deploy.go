@@ -118,7 +118,8 @@ type File struct {
 
 // Files builds the files of one deployment: serve.sh (the command line of
 // every worker), k8s.yaml (Kubernetes manifests), dynamo.yaml for a Dynamo
-// deployment, and README.md.
+// deployment, Helm values of llm-d's charts for vLLM replicas on NVIDIA
+// GPUs, and README.md.
 func Files(s Spec) ([]File, error) {
 	eng, err := ParseEngine(s.Engine)
 	if err != nil {
@@ -158,6 +159,17 @@ func Files(s Spec) ([]File, error) {
 			return nil, err
 		}
 		out = append(out, File{"k8s.yaml", k8s})
+	}
+	if llmdExportable(s, eng) {
+		ms, err := llmdModelService(s, eng)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := llmdInferencePool(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{"llm-d-modelservice.yaml", ms}, File{"llm-d-inferencepool.yaml", pool})
 	}
 	out = append(out, File{"README.md", readme(s, eng)})
 	return out, nil
@@ -356,13 +368,8 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	balancer := map[string]string{
-		"random":            "random, as simulated: a connection-level balancer such as a Kubernetes Service",
-		"least-outstanding": "least-outstanding, as simulated: each request to the replica with the fewest in flight",
-	}[s.Router]
-	balancer = cmp.Or(balancer, "round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service of k8s.yaml spreads connections at random instead, which capsim prices as the random router")
-	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
-	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
+	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer that routes\n", p.Workers, p.TP*max(p.PP, 1))
+	fmt.Fprintf(&b, "# %s, as the prediction was priced. k8s.yaml deploys %s. vLLM %s.\n", routerName(s.Router), s.Balancer(), e.VLLM)
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
 }
@@ -586,7 +593,15 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 		all = append(all, "--port", "8000")
 		rep := deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false)
 		setEnv(rep, []any{hfTokenEnv})
-		return marshal(rep, service("replicas"))
+		policy := s.gatewayPolicy()
+		if policy == "" {
+			return marshal(rep, service("replicas"))
+		}
+		gw, err := gatewayObjects(name, policy, labels)
+		if err != nil {
+			return nil, err
+		}
+		return marshal(append(append([][]kv{rep}, gw...), service("gateway"))...)
 	}
 	p, _ := s.pool("prefill")
 	d, _ := s.pool("decode")
@@ -722,7 +737,13 @@ func readme(s Spec, e Engine) []byte {
 		if e.Dynamo != "" {
 			fmt.Fprintf(&b, "  Before applying it: build `%s` from the Dynamo repository at tag v%s (its container build script, vLLM framework) and push it where the cluster pulls from (edit `image:`), and run NATS and etcd reachable as `nats://nats:4222` and `http://etcd:2379` (the pods' NATS_SERVER and ETCD_ENDPOINTS)\n", e.Image(), e.Dynamo)
 		}
+		if llmdExportable(s, e) {
+			b.WriteString("- `llm-d-modelservice.yaml`, `llm-d-inferencepool.yaml`: Helm values of llm-d's charts (see llm-d below)\n")
+		}
 		b.WriteString("\n")
+	}
+	if r := s.RouterLine(); r != "" {
+		b.WriteString("## Routing\n\n" + r + "\n\n")
 	}
 	b.WriteString("## Engine settings\n\n| pool | workers | TP | PP | max-num-seqs | max-num-batched-tokens | block-size | enforce-eager | chosen by search |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range s.Pools {
@@ -789,6 +810,9 @@ func readme(s Spec, e Engine) []byte {
 	}
 	if s.Costs != "" {
 		fmt.Fprintf(&b, "\nCosts: %s.\n", s.Costs)
+	}
+	if llmdExportable(s, e) {
+		b.WriteString(llmdReadme(s))
 	}
 	lead := "compare with this prediction (a benchmark-replay run of the same workload)"
 	if s.PrefixHitRate > 0 {

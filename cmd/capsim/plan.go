@@ -241,6 +241,9 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	for _, rec := range r.Recommendations {
 		fmt.Fprintf(w, "%d. %s, %s: %s — %s\n", rec.Rank, rec.Engine, rec.Layout, rec.Bottleneck.Resource, rec.Bottleneck.Why)
 		fmt.Fprintf(w, "   engine: %s", planSettings(rec.Settings))
+		if rec.Router != "" {
+			fmt.Fprintf(w, "; router %s", rec.Router)
+		}
 		if len(rec.Central) > 0 {
 			var cs []string
 			for _, c := range rec.Central {
