@@ -94,6 +94,9 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
+		if len(f) >= 80 {
+			t.Errorf("figure name %q has %d characters, want under 80", f, len(f))
+		}
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +116,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	// else drawn without a line and reported on stderr.
 	names := map[string]int{}
 	for _, s := range groups {
-		f := figures.UniqueName(names, s.Slug()) + ".svg"
+		f := figures.UniqueName(names, figures.FileName(s)) + ".svg"
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
