@@ -55,7 +55,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.plot != "" {
-		if err := plotPrediction(o.plot, preds); err != nil {
+		if err := plotPrediction(o.plot, preds, o.profile, stderr); err != nil {
 			return err
 		}
 	}
