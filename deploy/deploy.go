@@ -368,8 +368,10 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer that routes\n", p.Workers, p.TP*max(p.PP, 1))
-	fmt.Fprintf(&b, "# %s, as the prediction was priced. k8s.yaml deploys %s. vLLM %s.\n", routerName(s.Router), s.Balancer(), e.VLLM)
+	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s). vLLM %s.\n", p.Workers, p.TP*max(p.PP, 1), e.VLLM)
+	if r := s.RouterLine(); r != "" {
+		fmt.Fprintf(&b, "# %s\n", r)
+	}
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", s.Model, joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
 }

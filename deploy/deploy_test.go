@@ -352,10 +352,10 @@ func TestDisaggregatedDecodeBeyondOneNode(t *testing.T) {
 // random), the plain Service for the random router; serve.sh says which.
 func TestAggregatedRouterAsSimulated(t *testing.T) {
 	for router, want := range map[string]struct{ policy, script string }{
-		"":                  {"ROUND_ROBIN", "# round-robin, as the prediction was priced. k8s.yaml deploys an Envoy gateway routing each request round-robin"},
-		"round-robin":       {"ROUND_ROBIN", "# round-robin, as the prediction was priced"},
-		"least-outstanding": {"FULL_SCAN", "# least-outstanding, as the prediction was priced. k8s.yaml deploys an Envoy gateway routing each request to the replica with the fewest in flight"},
-		"random":            {"", "# random, as the prediction was priced. k8s.yaml deploys the Kubernetes Service, spreading connections at random"},
+		"":                  {"ROUND_ROBIN", "# The prediction was priced with the round-robin router; k8s.yaml deploys an Envoy gateway routing each request round-robin"},
+		"round-robin":       {"ROUND_ROBIN", "# The prediction was priced with the round-robin router; k8s.yaml deploys an Envoy gateway"},
+		"least-outstanding": {"FULL_SCAN", "# The prediction was priced with the least-outstanding router; k8s.yaml deploys an Envoy gateway routing each request to the replica with the fewest in flight"},
+		"random":            {"", "# The prediction was priced with the random router; k8s.yaml deploys the Kubernetes Service, spreading connections at random"},
 	} {
 		s := aggSpec(t)
 		s.Router = router
@@ -553,6 +553,9 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 func TestAMDAndDynamoEndpoint(t *testing.T) {
 	a := aggSpec(t)
 	a.GPU = "MI300X"
+	if script := string(file(t, must(Files(a)), "serve.sh")); strings.Contains(script, "k8s.yaml") || !strings.Contains(script, "put the replicas behind a balancer that routes so") {
+		t.Errorf("serve.sh on AMD names k8s.yaml or no balancer:\n%s", script)
+	}
 	files, err := Files(a)
 	if err != nil {
 		t.Fatal(err)
@@ -718,4 +721,11 @@ func TestLLMDExport(t *testing.T) {
 			t.Errorf("a Dynamo deployment exported %s", f.Path)
 		}
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
