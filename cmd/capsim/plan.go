@@ -366,15 +366,25 @@ func limitLines(r *plan.Result) []string {
 	for _, l := range r.Limits {
 		than := "cost less than rank 1 (" + planCost(l.Against, r.CostUnit) + ")"
 		if l.Against == 0 {
-			than = "might meet the SLOs where nothing within it did"
+			than = "might meet the SLOs where nothing searched did"
 		}
-		past := fmt.Sprintf("the cheapest of the %d simulated, %s on %d GPUs (cost %s), meets every SLO in one steady-state run: rerun with --max-gpus %d",
-			l.Simulated, l.Cheapest, l.CheapestGPUs, planCost(l.CheapestCost, r.CostUnit), l.CheapestGPUs)
+		limit := fmt.Sprintf("the %d-GPU limit (--max-gpus)", l.Value)
+		where, rerun := fmt.Sprintf("past it, up to %d GPUs,", l.UpTo), fmt.Sprintf("--max-gpus %d", l.CheapestGPUs)
+		if l.Limit == plan.LimitTP {
+			var tps []string
+			for _, tp := range l.Excluded {
+				tps = append(tps, strconv.Itoa(tp))
+			}
+			limit = "--tp"
+			where, rerun = fmt.Sprintf("at TP %s, which it left out,", strings.Join(tps, ", ")), "--tp naming them, or without --tp"
+		}
+		past := fmt.Sprintf("the cheapest of the %d simulated, %s on %d GPUs (cost %s), meets every SLO in one steady-state run: rerun with %s",
+			l.Simulated, l.Cheapest, l.CheapestGPUs, planCost(l.CheapestCost, r.CostUnit), rerun)
 		if !l.Meets {
 			past = fmt.Sprintf("the %d simulated, from %s on %d GPUs (cost %s), miss them", l.Simulated, l.Cheapest, l.CheapestGPUs, planCost(l.CheapestCost, r.CostUnit))
 		}
-		out = append(out, fmt.Sprintf("the %d-GPU limit (--max-gpus) bound the search: %d %s past it, up to %d GPUs, pass the capacity and latency bounds and %s; %s",
-			l.Value, l.Untried, plural(l.Untried, "deployment", "deployments"), l.UpTo, than, past))
+		out = append(out, fmt.Sprintf("%s bound the search: %d %s %s pass the capacity and latency bounds and %s; %s",
+			limit, l.Untried, plural(l.Untried, "deployment", "deployments"), where, than, past))
 	}
 	return out
 }

@@ -267,3 +267,17 @@ func TestPlanSaysLimitBound(t *testing.T) {
 		t.Errorf("--max-gpus 64 still said to bind:\n%s", out.String())
 	}
 }
+
+// --tp that leaves out a cheaper degree is said to bind the search: at TP 8
+// only, Llama-3.1-70B takes 8 H200s where one TP2 replica meets the SLOs.
+func TestPlanSaysTPBound(t *testing.T) {
+	args := []string{"plan", "--model", "Llama-3.1-70B", "--gpu", "H200", "--isl", "512", "--osl", "128", "--rate", "1",
+		"--slo", "ttft_p99=10s,tpot_p99=500ms", "--tp", "8", "--max-gpus", "8", "--top", "1", "--mode", "aggregated", "--no-margin", "--quiet"}
+	var out, errb bytes.Buffer
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if want := "limit: --tp bound the search"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "H200 1xTP2 on 2 GPUs") {
+		t.Errorf("the plan does not say %q and what lies past it:\n%s", want, out.String())
+	}
+}
