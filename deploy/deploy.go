@@ -44,6 +44,9 @@ type Spec struct {
 	Pools                []predict.EngineSettings
 	MaxModelLen          int
 	GPUMemoryUtilization float64 // 0: vLLM's default (0.9)
+	// KVFit is the longest request, in tokens, one worker's KV cache holds
+	// (predict.KVFit; 0: unknown): the exported --max-model-len is at most it.
+	KVFit int
 	// Router is how the prediction spread requests over replicas or decode
 	// workers ("" and "round-robin": round-robin; "random": a
 	// connection-level balancer; "least-outstanding": fewest in flight,
@@ -115,7 +118,8 @@ type File struct {
 
 // Files builds the files of one deployment: serve.sh (the command line of
 // every worker), k8s.yaml (Kubernetes manifests), dynamo.yaml for a Dynamo
-// deployment, and README.md.
+// deployment, Helm values of llm-d's charts for vLLM replicas on NVIDIA
+// GPUs, and README.md.
 func Files(s Spec) ([]File, error) {
 	eng, err := ParseEngine(s.Engine)
 	if err != nil {
@@ -155,6 +159,17 @@ func Files(s Spec) ([]File, error) {
 			return nil, err
 		}
 		out = append(out, File{"k8s.yaml", k8s})
+	}
+	if llmdExportable(s, eng) {
+		ms, err := llmdModelService(s, eng)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := llmdInferencePool(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{"llm-d-modelservice.yaml", ms}, File{"llm-d-inferencepool.yaml", pool})
 	}
 	out = append(out, File{"README.md", readme(s, eng)})
 	return out, nil
@@ -247,21 +262,44 @@ func (s Spec) longest() (prompt, output int) {
 
 // servedMaxModelLen is the --max-model-len the deployment must run with:
 // the calibrated one, raised (to a whole 1,024 tokens) when the workload's
-// longest request would not fit in it, as vLLM rejects such requests; 0
-// keeps vLLM's default, the model's own context. raised says it was.
-func (s Spec) servedMaxModelLen() (n int, raised bool) {
+// longest request would not fit in it, as vLLM rejects such requests, and
+// lowered to KVFit when one worker's KV cache cannot hold it, as vLLM then
+// refuses to start; 0 keeps vLLM's default, the model's own context. why
+// says what changed it ("" nothing); a workload whose longest request does
+// not fit the KV cache is an error.
+func (s Spec) servedMaxModelLen() (n int, why string, err error) {
 	in, out := s.longest()
-	if span := in + out; s.MaxModelLen > 0 && span > s.MaxModelLen {
-		return (span + 1023) / 1024 * 1024, true
+	span := in + out
+	n = s.MaxModelLen
+	if n > 0 && span > n {
+		n = (span + 1023) / 1024 * 1024
+		why = fmt.Sprintf("raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings", s.MaxModelLen, in, out)
 	}
-	return s.MaxModelLen, false
+	if s.KVFit <= 0 {
+		return n, why, nil
+	}
+	if span > s.KVFit {
+		return 0, "", fmt.Errorf("deploy: the workload's longest request, %d prompt and %d output tokens, does not fit one worker's KV cache of %d tokens: vLLM could not serve it (a larger TP or shorter requests would)", in, out, s.KVFit)
+	}
+	if n == 0 || n > s.KVFit {
+		from := "the model's context"
+		if s.MaxModelLen > 0 {
+			from = fmt.Sprintf("the calibrated %d", s.MaxModelLen)
+		}
+		n = s.KVFit
+		why = fmt.Sprintf("lowered from %s to the longest request one worker's KV cache holds, %d tokens, as vLLM refuses to start with a max-model-len its KV cache cannot hold; the workload's longest request, %d prompt and %d output tokens, fits", from, s.KVFit, in, out)
+	}
+	return n, why, nil
 }
 
 // vllmArgs are the engine flags of one pool's workers, in a fixed order,
 // each checked against the engine's vLLM version.
 func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 	var args []string
-	mml, _ := s.servedMaxModelLen()
+	mml, _, err := s.servedMaxModelLen()
+	if err != nil {
+		return nil, err
+	}
 	add := func(flag string, value string) error {
 		if !e.HasFlag(flag) {
 			return fmt.Errorf("deploy: vLLM %s has no %s", e.VLLM, flag)
@@ -330,13 +368,10 @@ func serveScript(s Spec, e Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	balancer := map[string]string{
-		"random":            "random, as simulated: a connection-level balancer such as a Kubernetes Service",
-		"least-outstanding": "least-outstanding, as simulated: each request to the replica with the fewest in flight",
-	}[s.Router]
-	balancer = cmp.Or(balancer, "round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service of k8s.yaml spreads connections at random instead, which capsim prices as the random router")
-	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s), behind a load balancer\n", p.Workers, p.TP*max(p.PP, 1))
-	fmt.Fprintf(&b, "# (%s). vLLM %s.\n", balancer, e.VLLM)
+	fmt.Fprintf(&b, "# Run one per replica: %d replica(s), each on %d GPU(s). vLLM %s.\n", p.Workers, p.TP*max(p.PP, 1), e.VLLM)
+	if r := s.RouterLine(); r != "" {
+		fmt.Fprintf(&b, "# %s\n", r)
+	}
 	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", model.ServedName(s.Model), joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
 }
@@ -439,7 +474,10 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 	}
 	common := []kv{{"model", s.Model}, {"block-size", d.BlockSize}}
 	commonKeys := flow{"model", "block-size"}
-	mml, _ := s.servedMaxModelLen()
+	mml, _, err := s.servedMaxModelLen()
+	if err != nil {
+		return nil, err
+	}
 	if mml > 0 {
 		common = append(common, kv{"max-model-len", mml})
 		commonKeys = append(commonKeys, "max-model-len")
@@ -557,7 +595,15 @@ func manifests(s Spec, e Engine) ([]byte, error) {
 		all = append(all, "--port", "8000")
 		rep := deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false)
 		setEnv(rep, []any{hfTokenEnv})
-		return marshal(rep, service("replicas"))
+		policy := s.gatewayPolicy()
+		if policy == "" {
+			return marshal(rep, service("replicas"))
+		}
+		gw, err := gatewayObjects(name, policy, labels)
+		if err != nil {
+			return nil, err
+		}
+		return marshal(append(append([][]kv{rep}, gw...), service("gateway"))...)
 	}
 	p, _ := s.pool("prefill")
 	d, _ := s.pool("decode")
@@ -674,7 +720,7 @@ func readme(s Spec, e Engine) []byte {
 	if s.Mode != "" {
 		fmt.Fprintf(&b, " (%s simulation", s.Mode)
 		if s.Confidence > 0 {
-			fmt.Fprintf(&b, ", verdicts at %.0f%% confidence: costs at the pessimistic edge of their band", 100*s.Confidence)
+			fmt.Fprintf(&b, ", verdicts at %.0f%% confidence: %s", 100*s.Confidence, marginClause(s.Confidence))
 		}
 		b.WriteString(")")
 	}
@@ -693,17 +739,24 @@ func readme(s Spec, e Engine) []byte {
 		if e.Dynamo != "" {
 			fmt.Fprintf(&b, "  Before applying it: build `%s` from the Dynamo repository at tag v%s (its container build script, vLLM framework) and push it where the cluster pulls from (edit `image:`), and run NATS and etcd reachable as `nats://nats:4222` and `http://etcd:2379` (the pods' NATS_SERVER and ETCD_ENDPOINTS)\n", e.Image(), e.Dynamo)
 		}
+		if llmdExportable(s, e) {
+			b.WriteString("- `llm-d-modelservice.yaml`, `llm-d-inferencepool.yaml`: Helm values of llm-d's charts (see llm-d below)\n")
+		}
 		b.WriteString("\n")
+	}
+	if r := s.RouterLine(); r != "" {
+		b.WriteString("## Routing\n\n" + r + "\n\n")
 	}
 	b.WriteString("## Engine settings\n\n| pool | workers | TP | PP | max-num-seqs | max-num-batched-tokens | block-size | enforce-eager | chosen by search |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range s.Pools {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %v | %v |\n", p.Role, p.Workers, p.TP, max(p.PP, 1), p.MaxNumSeqs, p.MaxNumBatchedTokens, p.BlockSize, p.Eager, p.Searched)
 	}
-	if mml, raised := s.servedMaxModelLen(); mml > 0 {
+	if mml, why, _ := s.servedMaxModelLen(); mml > 0 {
 		fmt.Fprintf(&b, "\nmax-model-len %d", mml)
-		if raised {
-			in, out := s.longest()
-			fmt.Fprintf(&b, " (raised from the calibrated %d: the workload's longest request, %d prompt and %d output tokens, would not fit, and vLLM rejects such a request; the prediction was priced at the calibrated engine's settings)", s.MaxModelLen, in, out)
+		if why != "" {
+			fmt.Fprintf(&b, " (%s)", why)
+		} else if s.KVFit > 0 {
+			fmt.Fprintf(&b, " (one worker's KV cache holds %d tokens)", s.KVFit)
 		}
 		if s.GPUMemoryUtilization > 0 {
 			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)
@@ -760,6 +813,9 @@ func readme(s Spec, e Engine) []byte {
 	if s.Costs != "" {
 		fmt.Fprintf(&b, "\nCosts: %s.\n", s.Costs)
 	}
+	if llmdExportable(s, e) {
+		b.WriteString(llmdReadme(s))
+	}
 	lead := "compare with this prediction (a benchmark-replay run of the same workload)"
 	if s.PrefixHitRate > 0 {
 		lead = "compare with a prediction of what `capsim validate` sends (a benchmark-replay run; how it differs from the workload above is said below)"
@@ -791,6 +847,21 @@ func readme(s Spec, e Engine) []byte {
 			"so its predicted TTFTs differ from the metrics above, which spread outputs ±20% as real traffic does.\n")
 	}
 	return b.Bytes()
+}
+
+// marginClause words where a confidence puts the costs in their band:
+// Φ⁻¹(0.5) = 0 is the band's centre, above it the pessimistic side (slower
+// steps), below it the optimistic one.
+func marginClause(confidence float64) string {
+	z := math.Sqrt2 * math.Erfinv(2*confidence-1)
+	switch {
+	case math.Abs(z) < 0.005:
+		return "central costs, no margin"
+	case z > 0:
+		return fmt.Sprintf("costs at the pessimistic edge of their band (+%.2fσ, slower than central)", z)
+	default:
+		return fmt.Sprintf("costs at the optimistic edge of their band (%.2fσ, faster than central)", z)
+	}
 }
 
 // hitLine states, above the predicted metrics, the prefix-cache hit rate

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -137,8 +138,12 @@ func TestAggregatedParsesAndMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	k8s := docs(t, file(t, files, "k8s.yaml"))
-	if len(k8s) != 2 || k8s[0]["kind"] != "Deployment" || k8s[1]["kind"] != "Service" {
-		t.Fatalf("k8s.yaml kinds: %v", k8s)
+	var kinds []string
+	for _, o := range k8s {
+		kinds = append(kinds, o["kind"].(string))
+	}
+	if strings.Join(kinds, " ") != "Deployment ConfigMap Service Deployment Service" {
+		t.Fatalf("k8s.yaml kinds: %v, want the replicas, the gateway (config, headless Service, Deployment) and its Service", kinds)
 	}
 	if r := dig(t, k8s[0], "spec", "replicas"); r != 5 {
 		t.Errorf("replicas %v, want 5", r)
@@ -256,7 +261,7 @@ func TestWriteSeveral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 3+4+1 {
+	if len(paths) != 5+4+1 {
 		t.Errorf("%d files written: %v", len(paths), paths)
 	}
 	idx, err := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -341,18 +346,54 @@ func TestDisaggregatedDecodeBeyondOneNode(t *testing.T) {
 	}
 }
 
-// The replicas' load balancer is the one the prediction simulated.
+// The replicas' load balancer in k8s.yaml is the one the prediction was
+// priced with: an Envoy gateway routing each request round-robin or to the
+// least loaded replica (a Kubernetes Service alone spreads connections at
+// random), the plain Service for the random router; serve.sh says which.
 func TestAggregatedRouterAsSimulated(t *testing.T) {
-	for router, want := range map[string]string{"": "(round-robin, as simulated: a per-request balancer such as an HTTP gateway; the Kubernetes Service", "random": "(random, as simulated: a connection-level balancer",
-		"least-outstanding": "(least-outstanding, as simulated: each request to the replica with the fewest in flight)"} {
+	for router, want := range map[string]struct{ policy, script string }{
+		"":                  {"ROUND_ROBIN", "# The prediction was priced with the round-robin router; k8s.yaml deploys an Envoy gateway routing each request round-robin"},
+		"round-robin":       {"ROUND_ROBIN", "# The prediction was priced with the round-robin router; k8s.yaml deploys an Envoy gateway"},
+		"least-outstanding": {"FULL_SCAN", "# The prediction was priced with the least-outstanding router; k8s.yaml deploys an Envoy gateway routing each request to the replica with the fewest in flight"},
+		"random":            {"", "# The prediction was priced with the random router; k8s.yaml deploys the Kubernetes Service, spreading connections at random"},
+	} {
 		s := aggSpec(t)
 		s.Router = router
 		files, err := Files(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if script := string(file(t, files, "serve.sh")); !strings.Contains(script, want) {
-			t.Errorf("router %q: serve.sh lacks %q:\n%s", router, want, script)
+		if script := string(file(t, files, "serve.sh")); !strings.Contains(script, want.script) {
+			t.Errorf("router %q: serve.sh lacks %q:\n%s", router, want.script, script)
+		}
+		k8s := docs(t, file(t, files, "k8s.yaml"))
+		front := k8s[len(k8s)-1]
+		component := dig(t, front, "spec", "selector", "app.kubernetes.io/component")
+		if want.policy == "" {
+			if len(k8s) != 2 || component != "replicas" {
+				t.Errorf("router random: %d objects, the Service selects %v; want the replicas behind a plain Service", len(k8s), component)
+			}
+			continue
+		}
+		if component != "gateway" {
+			t.Errorf("router %q: the Service selects %v, want the gateway", router, component)
+		}
+		envoy := docs(t, []byte(dig(t, k8s[1], "data", "envoy.yaml").(string)))[0]
+		cl := dig(t, envoy, "static_resources", "clusters", 0).(map[string]any)
+		got, _ := cl["lb_policy"].(string)
+		if want.policy == "FULL_SCAN" {
+			got, _ = dig(t, cl, "load_balancing_policy", "policies", 0, "typed_extension_config", "typed_config", "selection_method").(string)
+		}
+		if got != want.policy {
+			t.Errorf("router %q: Envoy policy %q, want %q", router, got, want.policy)
+		}
+		backend := dig(t, cl, "load_assignment", "endpoints", 0, "lb_endpoints", 0, "endpoint", "address", "socket_address", "address")
+		if backend != dig(t, k8s[2], "metadata", "name") || dig(t, k8s[2], "spec", "clusterIP") != "None" ||
+			dig(t, k8s[2], "spec", "selector", "app.kubernetes.io/component") != "replicas" {
+			t.Errorf("router %q: Envoy resolves %v, not the replicas' headless Service %v", router, backend, k8s[2])
+		}
+		if n := dig(t, cl, "circuit_breakers", "thresholds", 0, "max_requests"); n != 1000000 {
+			t.Errorf("router %q: max_requests %v: Envoy's default 1,024 would cap the load", router, n)
 		}
 	}
 }
@@ -496,8 +537,8 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 	// With a dataset, its longest request (ShareGPT's, scaled: 5,710 tokens here).
 	ds := disaggSpec(t)
 	ds.ISL, ds.OSL, ds.Dataset = 1000, 300, "sharegpt"
-	if n, raised := ds.servedMaxModelLen(); !raised || n < 5710 {
-		t.Errorf("sharegpt at 1000:300: max-model-len %d (raised %v), want at least 5710", n, raised)
+	if n, why, err := ds.servedMaxModelLen(); err != nil || why == "" || n < 5710 {
+		t.Errorf("sharegpt at 1000:300: max-model-len %d (%q, %v), want at least 5710, raised", n, why, err)
 	}
 	a := aggSpec(t)
 	a.MaxModelLen, a.ISL, a.OSL, a.ExactOutput = 2048, 1900, 148, true // exactly 2048: fits
@@ -512,6 +553,9 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 func TestAMDAndDynamoEndpoint(t *testing.T) {
 	a := aggSpec(t)
 	a.GPU = "MI300X"
+	if script := string(file(t, must(Files(a)), "serve.sh")); strings.Contains(script, "k8s.yaml") || !strings.Contains(script, "put the replicas behind a balancer that routes so") {
+		t.Errorf("serve.sh on AMD names k8s.yaml or no balancer:\n%s", script)
+	}
 	files, err := Files(a)
 	if err != nil {
 		t.Fatal(err)
@@ -566,4 +610,136 @@ func TestServeConfigPathModel(t *testing.T) {
 	if script := string(file(t, files, "serve.sh")); !strings.Contains(script, "vllm serve ./models/llama-70b \\") {
 		t.Errorf("serve.sh does not serve the config's directory:\n%s", script)
 	}
+}
+
+// The README words the margin from the confidence: 0.5 is central, above
+// it pessimistic, below it optimistic.
+func TestConfidenceWording(t *testing.T) {
+	for _, c := range []struct {
+		conf          float64
+		want, notWant string
+	}{
+		{0.5, "50% confidence: central costs", "pessimistic"},
+		{0.8413, "84% confidence: costs at the pessimistic edge of their band (+1.00σ", "optimistic"},
+		{0.2, "20% confidence: costs at the optimistic edge of their band (-0.84σ", "pessimistic"},
+	} {
+		s := aggSpec(t)
+		s.Confidence = c.conf
+		files, err := Files(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := string(files[len(files)-1].Data)
+		if !strings.Contains(r, c.want) || strings.Contains(r, c.notWant) {
+			t.Errorf("confidence %v: README says\n%s\nwant %q, not %q", c.conf, r[:min(len(r), 400)], c.want, c.notWant)
+		}
+	}
+}
+
+// The exported max-model-len is at most what one worker's KV cache holds
+// (vLLM refuses to start otherwise), at least the workload's longest
+// request, and the README says why; a workload whose longest request does
+// not fit is refused with the reason.
+func TestMaxModelLenFitsKVCache(t *testing.T) {
+	s := aggSpec(t) // calibrated 131072
+	s.KVFit = 38800
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range files {
+		got[f.Path] = string(f.Data)
+	}
+	if !strings.Contains(got["serve.sh"], "--max-model-len 38800 ") || strings.Contains(got["k8s.yaml"], "131072") || !strings.Contains(got["k8s.yaml"], `"38800"`) {
+		t.Errorf("max-model-len not lowered to the KV cache's 38800:\n%s\n%s", got["serve.sh"], got["k8s.yaml"])
+	}
+	if want := "max-model-len 38800 (lowered from the calibrated 131072 to the longest request one worker's KV cache holds, 38800 tokens"; !strings.Contains(got["README.md"], want) {
+		t.Errorf("README lacks %q:\n%s", want, got["README.md"])
+	}
+	d := disaggSpec(t) // calibrated 4096, requests 3000+180
+	d.KVFit = 3500
+	files, err = Files(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y := string(files[1].Data); !strings.Contains(y, "max-model-len: 3500") {
+		t.Errorf("dynamo.yaml:\n%s", y)
+	}
+	d.KVFit = 3000
+	if _, err := Files(d); err == nil || !strings.Contains(err.Error(), "3000 prompt and 180 output tokens, does not fit one worker's KV cache of 3000 tokens") {
+		t.Errorf("a request beyond the KV cache: %v", err)
+	}
+	s.KVFit = 200000 // more than the calibrated: kept, and said
+	files, _ = Files(s)
+	if r := string(files[len(files)-1].Data); !strings.Contains(r, "max-model-len 131072 (one worker's KV cache holds 200000 tokens)") {
+		t.Errorf("README:\n%s", r)
+	}
+}
+
+// The llm-d export: Helm values of llm-d's modelservice chart (the
+// replicas as its decode pool, vLLM at the version priced with serve.sh's
+// flags, TP from parallelism) and of the inferencepool chart selecting
+// the modelservice's pods; none for a Dynamo deployment.
+func TestLLMDExport(t *testing.T) {
+	s := aggSpec(t)
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := docs(t, file(t, files, "llm-d-modelservice.yaml"))
+	pool := docs(t, file(t, files, "llm-d-inferencepool.yaml"))
+	if len(ms) != 1 || len(pool) != 1 {
+		t.Fatalf("%d and %d documents, want one values file each", len(ms), len(pool))
+	}
+	v := ms[0]
+	if dig(t, v, "decode", "replicas") != 5 || dig(t, v, "decode", "parallelism", "tensor") != 4 || dig(t, v, "prefill", "create") != false ||
+		dig(t, v, "modelArtifacts", "name") != s.Model || dig(t, v, "modelArtifacts", "uri") != "hf://"+s.Model || dig(t, v, "routing", "proxy", "enabled") != false {
+		t.Errorf("modelservice values: %v", v)
+	}
+	c := dig(t, v, "decode", "containers", 0)
+	if dig(t, c, "image") != "vllm/vllm-openai:v0.9.0.1" || dig(t, c, "modelCommand") != "vllmServe" {
+		t.Errorf("container %v", c)
+	}
+	var args []string
+	for _, a := range dig(t, c, "args").([]any) {
+		args = append(args, a.(string))
+	}
+	if got, want := strings.Join(args, " "), "--max-num-seqs=256 --max-num-batched-tokens=4096 --max-model-len=131072 --gpu-memory-utilization=0.9 --block-size=16"; got != want {
+		t.Errorf("args %q, want %q (serve.sh's flags; TP comes from parallelism)", got, want)
+	}
+	if dig(t, v, "decode", "nodeSelector", "nvidia.com/gpu.product") != "NVIDIA-H200" {
+		t.Errorf("nodeSelector %v", dig(t, v, "decode", "nodeSelector"))
+	}
+	labels := dig(t, v, "modelArtifacts", "labels").(map[string]any)
+	sel := dig(t, pool[0], "inferencePool", "modelServers", "matchLabels").(map[string]any)
+	if len(labels) == 0 || fmt.Sprint(labels) != fmt.Sprint(sel) {
+		t.Errorf("the pool selects %v, the modelservice labels its pods %v", sel, labels)
+	}
+	if dig(t, pool[0], "inferencePool", "targetPorts", 0, "number") != 8000 || dig(t, pool[0], "inferenceExtension", "image", "name") != "llm-d-inference-scheduler" {
+		t.Errorf("inferencepool values %v", pool[0])
+	}
+	readme := string(file(t, files, "README.md"))
+	for _, want := range []string{"## llm-d", "helm install llama-3-1-70b-instruct-h200-5xtp4-ms llm-d-modelservice/llm-d-modelservice --version v0.4.5 -f llm-d-modelservice.yaml",
+		"this prediction was priced with the round-robin router"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	files, err = Files(disaggSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, "llm-d") {
+			t.Errorf("a Dynamo deployment exported %s", f.Path)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -3,7 +3,10 @@
 // flag names for the engine version the prediction priced, a Dynamo
 // configuration (the shape of Dynamo 0.3's example graphs and seed 004's
 // YAML) for disaggregated deployments, Kubernetes manifests (a Deployment
-// per pool with GPU requests and the same arguments), and a README with the
+// per pool with GPU requests and the same arguments, behind a balancer that
+// routes as the prediction was priced: an Envoy gateway for round-robin or
+// least-outstanding, the plain Service for random), Helm values of llm-d's
+// modelservice and inferencepool charts for vLLM replicas, and a README with the
 // predicted metrics, the SLO verdicts and the exact `capsim validate`
 // command to check the deployment once it runs.
 //

@@ -18,7 +18,7 @@ func FromPlan(r *plan.Result, profile string) []Spec {
 	for _, rec := range r.Recommendations {
 		s := Spec{
 			Rank: rec.Rank, Model: r.Model, GPU: rec.GPU, Engine: rec.Engine, Topology: rec.Topology, Pools: rec.Settings,
-			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization, Router: rec.Router,
+			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization, KVFit: rec.KVFitTokens, Router: rec.Router,
 			FrontendMS: r.FrontendMS,
 			ISL:        r.ISL, OSL: r.OSL, Load: r.Load, PrefixHitRate: r.PrefixHitRate, Dataset: r.Dataset, Mode: string(r.Mode), Confidence: r.Confidence,
 			Metrics: rec.Metrics, Headroom: headroomLine(rec), Costs: costsLine(rec.Derived), Profile: profile,
@@ -45,7 +45,7 @@ func FromPrediction(preds []predict.Prediction, topo model.Topology, profile str
 	p := preds[0]
 	s := Spec{
 		Model: p.Model, GPU: p.GPU, Engine: p.Engine, Topology: topo, Pools: p.Settings,
-		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, Router: p.Router, FrontendMS: p.FrontendStatedMS,
+		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, KVFit: p.KVFitTokens, Router: p.Router, FrontendMS: p.FrontendStatedMS,
 		ISL: p.ISL, OSL: p.OSL, PrefixHitRate: p.PrefixHitRate, Dataset: p.Dataset, ExactOutput: p.ExactOutput, Mode: string(p.Mode), Costs: costsLine(p.Derived), Profile: profile,
 	}
 	for _, pt := range p.Points {

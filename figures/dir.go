@@ -78,7 +78,7 @@ func WriteDir(ctx context.Context, prof *calibrate.Profile, dir string, recs, al
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f.File = UniqueName(names, s.Slug()) + "." + opts.Format
+		f.File = UniqueName(names, FileName(s)) + "." + opts.Format
 		if err := fig.Save(filepath.Join(dir, f.File)); err != nil {
 			return nil, err
 		}

@@ -14,10 +14,17 @@ import (
 
 // WritePrediction draws predicted curves in the format path's extension
 // names (.png or .svg): the band shaded, the knee and TTFT blow-up marked,
-// and the records of recs with the same GPU, model, engine, topology and
-// shape overlaid. Several shapes give one file each, path with
-// "-islI-oslO" before the extension.
+// and the records of recs (the fixtures) with the same GPU, model, engine,
+// topology and shape overlaid. Several shapes give one file each, path
+// with "-islI-oslO" before the extension.
 func WritePrediction(path string, preds []predict.Prediction, recs []results.Record) error {
+	return WritePredictionFrom(path, preds, recs, "the fixtures")
+}
+
+// WritePredictionFrom is WritePrediction with recs from where from says
+// ("the fixtures and the profile's sources"), for the figure to name when
+// none matches.
+func WritePredictionFrom(path string, preds []predict.Prediction, recs []results.Record, from string) error {
 	if len(preds) == 0 {
 		return fmt.Errorf("figures: no prediction to plot")
 	}
@@ -30,7 +37,7 @@ func WritePrediction(path string, preds []predict.Prediction, recs []results.Rec
 		if len(preds) > 1 {
 			file = strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-isl%d-osl%d", p.ISL, p.OSL) + filepath.Ext(path)
 		}
-		if err := plots.PredictionFigure(predictionInput(p, recs)).Save(file); err != nil {
+		if err := plots.PredictionFigure(predictionInput(p, recs, from)).Save(file); err != nil {
 			return err
 		}
 	}
@@ -39,7 +46,7 @@ func WritePrediction(path string, preds []predict.Prediction, recs []results.Rec
 
 // predictionInput turns a prediction into the plots package's input, with
 // the measured records that match it as an overlay.
-func predictionInput(p predict.Prediction, recs []results.Record) plots.Prediction {
+func predictionInput(p predict.Prediction, recs []results.Record, from string) plots.Prediction {
 	kind := model.ClosedLoop
 	if len(p.Points) > 0 {
 		kind = p.Points[0].Load.Kind
@@ -78,7 +85,7 @@ func predictionInput(p predict.Prediction, recs []results.Record) plots.Predicti
 	if len(sources) > 0 {
 		sub = append(sub, fmt.Sprintf("measured: %d points from %s", len(out.Measured), strings.Join(sources, ", ")))
 	} else {
-		sub = append(sub, "no measurements of this configuration in the fixtures")
+		sub = append(sub, "no measurements of this configuration in "+from)
 	}
 	out.Subtitle = strings.Join(sub, " · ")
 	return out

@@ -185,6 +185,9 @@ func Run(ctx context.Context, prof Profile, opts Options) (*Result, error) {
 	if err := s.recommend(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.limits(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.sweep(ctx); err != nil {
 		return nil, err
 	}

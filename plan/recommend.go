@@ -126,7 +126,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		PerUser:      round(perUser(c.metrics), 3),
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
 		Steady:       c.steady,
-		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization,
+		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization, KVFitTokens: predict.KVFit(withSettings),
 		Router: predict.RouterOf(dep), Frontend: dep.FrontendFrom,
 	}
 	if s.band != 0 {

@@ -52,6 +52,9 @@ type Result struct {
 	Why string `json:"why,omitempty"`
 	// Best is, per SLO, the best value any candidate achieved (when none qualifies).
 	Best []Achieved `json:"best,omitempty"`
+	// Limits are the search limits that cut off deployments which might
+	// beat the recommendations (LimitBound); empty when none did.
+	Limits []LimitBound `json:"limits_bound,omitempty"`
 	// Notes are things the caller should tell the user (GPUs left out, extrapolation).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -126,6 +129,9 @@ type Recommendation struct {
 	// and --gpu-memory-utilization as configured (0: vLLM's default).
 	MaxModelLen          int     `json:"max_model_len"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	// KVFitTokens is the longest request one worker's KV cache holds
+	// (predict.KVFit): an export's --max-model-len is at most it.
+	KVFitTokens int `json:"kv_fit_tokens,omitempty"`
 	// Router is how the verdicts' simulation spread requests over several
 	// replicas or decode workers ("" for one; predict.RouterOf).
 	Router string `json:"router,omitempty"`

@@ -3,6 +3,7 @@ package plots
 import (
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -37,13 +38,17 @@ func (log2Ticks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// log10Ticks labels decades and marks 2…9 between them.
+// log10Ticks labels decades and marks 2…9 between them. A range holding
+// fewer than two decades labels 1, 2 and 5 times a power of ten, or every
+// mark, until at least two are labelled; one too narrow for two marks
+// gets linear ticks, so every axis reads off at least two numbers.
 type log10Ticks struct{}
 
 func (log10Ticks) Ticks(min, max float64) []plot.Tick {
 	lo := int(math.Floor(math.Log10(min)))
 	hi := int(math.Ceil(math.Log10(max)))
 	var ticks []plot.Tick
+	var mult []int // each tick's multiple of its decade
 	for k := lo; k <= hi; k++ {
 		decade := math.Pow10(k)
 		for i := 1; i <= 9; i++ {
@@ -51,12 +56,29 @@ func (log10Ticks) Ticks(min, max float64) []plot.Tick {
 			if v < min*(1-1e-9) || v > max*(1+1e-9) {
 				continue
 			}
-			t := plot.Tick{Value: v}
-			if i == 1 {
-				t.Label = formatTick(v)
-			}
-			ticks = append(ticks, t)
+			ticks = append(ticks, plot.Tick{Value: v})
+			mult = append(mult, i)
 		}
+	}
+	if len(ticks) < 2 {
+		return positiveTicks(linearTicks{}.Ticks(min, max))
+	}
+	for _, labelled := range [][]int{{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+		n := 0
+		for _, m := range mult {
+			if slices.Contains(labelled, m) {
+				n++
+			}
+		}
+		if n < 2 {
+			continue
+		}
+		for i, m := range mult {
+			if slices.Contains(labelled, m) {
+				ticks[i].Label = formatTick(ticks[i].Value)
+			}
+		}
+		break
 	}
 	return ticks
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -328,6 +330,42 @@ func TestLongTitlesWrap(t *testing.T) {
 	for _, w := range []string{"H20", "11.8%", "latency", "2.0%"} {
 		if !strings.Contains(svg, w) {
 			t.Errorf("title word %q not drawn", w)
+		}
+	}
+}
+
+// Every axis of the summary reads off at least two numbers and names its
+// unit, whatever the range of its metric: a TPOT panel within one decade
+// and an E2E panel across one had no x numbers or a single one.
+func TestSummaryAxesNumbered(t *testing.T) {
+	pairs := []Pair{
+		{model.MeanTPOT, 21, 23}, {model.MeanTPOT, 48, 45}, {model.MeanTPOT, 60, 66}, // inside one decade
+		{model.MeanE2EL, 900, 1000}, {model.MeanE2EL, 4000, 4100}, // across one decade
+		{model.MeanTTFT, 120, 110}, {model.MeanTTFT, 1300, 1200},
+		{model.P99TTFT, 3000, 2900},                                              // a single point
+		{model.RequestThroughput, 2.1, 2.0}, {model.RequestThroughput, 2.3, 2.4}, // a narrow range
+	}
+	f := SummaryFigure(Summary{Title: "all", Pairs: pairs})
+	if len(f.panels) != 5 {
+		t.Fatalf("%d panels, want 5", len(f.panels))
+	}
+	labelled := func(a plot.Axis) (n int) {
+		for _, tk := range a.Tick.Marker.Ticks(a.Min, a.Max) {
+			if tk.Label != "" && tk.Value >= a.Min && tk.Value <= a.Max {
+				n++
+			}
+		}
+		return n
+	}
+	for _, p := range f.panels {
+		if n := labelled(p.plot.X); n < 2 {
+			t.Errorf("%s: %d numbered x ticks over [%g, %g], want at least 2", p.name, n, p.plot.X.Min, p.plot.X.Max)
+		}
+		if n := labelled(p.plot.Y); n < 2 {
+			t.Errorf("%s: %d numbered y ticks, want at least 2", p.name, n)
+		}
+		if !strings.Contains(p.xLabel, "(") {
+			t.Errorf("%s: x label %q names no unit", p.name, p.xLabel)
 		}
 	}
 }

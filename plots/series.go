@@ -31,7 +31,7 @@ func SeriesFigure(s Series) *Figure {
 		f.legend = append(f.legend, legendEntry{"measured", []plot.Thumbnailer{glyphThumb(withColor(measuredGlyph, ink))}})
 	}
 	if anyFlagged {
-		f.legend = append(f.legend, legendEntry{"flagged (not trusted by the fit)", []plot.Thumbnailer{glyphThumb(flaggedGlyph)}})
+		f.legend = append(f.legend, legendEntry{"flagged (kept in the fit, down-weighted)", []plot.Thumbnailer{glyphThumb(flaggedGlyph)}})
 	}
 	if anyFitted {
 		f.legend = append(f.legend, legendEntry{"calibrated simulation", []plot.Thumbnailer{lineThumb(draw.LineStyle{Color: ink, Width: curveWidth})}})

@@ -101,14 +101,14 @@ func TestSeriesFigure(t *testing.T) {
 			s:       real[0],
 			circles: map[string]int{model.RequestThroughput: 8, model.MeanTTFT: 8, model.MeanTPOT: 8, model.MeanE2EL: 8},
 			present: []string{real[0].Title, real[0].Subtitle, "concurrency", "request throughput (req/s)", "mean TTFT (ms)", "mean TPOT (ms)", "mean E2E latency (ms)", "measured", "calibrated simulation", "128"},
-			absent:  []string{"flagged (not trusted by the fit)", "no data"},
+			absent:  []string{"flagged (kept in the fit, down-weighted)", "no data"},
 		},
 		{
 			name:    "flagged points drawn as crosses",
 			s:       real[1],
 			circles: map[string]int{model.RequestThroughput: 6, model.MeanTTFT: 6, model.MeanTPOT: 6, model.MeanE2EL: 6},
 			crosses: 2*4 + 1,
-			present: []string{"flagged (not trusted by the fit)", "flagged: x=2, 4 (throughput dip)"},
+			present: []string{"flagged (kept in the fit, down-weighted)", "flagged: x=2, 4 (throughput dip)"},
 		},
 		{
 			name:    "single point",
@@ -139,7 +139,7 @@ func TestSeriesFigure(t *testing.T) {
 			}},
 			circles: map[string]int{model.RequestThroughput: 2, model.MeanTTFT: 2, model.MeanTPOT: 2, model.MeanE2EL: 2},
 			rings:   1, // request throughput has one valid fitted value
-			absent:  []string{"no data", "flagged (not trusted by the fit)"},
+			absent:  []string{"no data", "flagged (kept in the fit, down-weighted)"},
 		},
 		{
 			name:   "no points: every panel says no data",

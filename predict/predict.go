@@ -158,6 +158,9 @@ type Prediction struct {
 	// --max-model-len and --gpu-memory-utilization (0: vLLM's default).
 	MaxModelLen          int     `json:"max_model_len"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	// KVFitTokens is the longest request one worker's KV cache holds
+	// (KVFit): an export's --max-model-len is at most it.
+	KVFitTokens int `json:"kv_fit_tokens,omitempty"`
 	// PrefixHitRate is the prefix-cache hit rate assumed (Options.PrefixHitRate).
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 	// Dataset is the dataset whose lengths the requests drew (Options.Dataset).
@@ -305,6 +308,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
+			KVFitTokens:          KVFit(central),
 			PrefixHitRate:        opts.PrefixHitRate,
 			Dataset:              opts.Dataset,
 			ExactOutput:          opts.ExactOutput,

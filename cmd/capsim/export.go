@@ -38,5 +38,12 @@ func writeExport(w io.Writer, dir string, specs []deploy.Spec) error {
 		}
 	}
 	fmt.Fprintf(w, "exported %d deployment(s) to %s (%d files: %s)\n", len(specs)-len(skipped), dir, len(paths), strings.Join(names, ", "))
+	var routers []string // the router behind each prediction and what deploys it
+	for _, s := range specs {
+		if l := s.RouterLine(); l != "" && !slices.Contains(routers, l) && !slices.ContainsFunc(skipped, func(k deploy.Skipped) bool { return k.Spec.Rank == s.Rank && k.Spec.Topology == s.Topology }) {
+			routers = append(routers, l)
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	return nil
 }

@@ -91,6 +91,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	warn(stderr, "capsim", res.Notes...)
 	if len(res.Recommendations) == 0 {
+		warn(stderr, "capsim", limitLines(res)...)
 		return fmt.Errorf("plan: %s", res.Why)
 	}
 	if o.plot != "" {
@@ -209,6 +210,9 @@ func printPlan(w io.Writer, r *plan.Result) error {
 		"(%d near %s tried other engine settings, %d then met them; %d simulations)\n",
 		s.Candidates, strings.Join(r.GPUTypes, ", "), r.MaxGPUs, s.Overloaded, s.TooSlow, s.Costlier, len(r.Recommendations), s.ShortMissed,
 		s.Simulated, s.Feasible, s.SettingsTried, plural(s.SettingsTried, "miss", "misses"), s.SettingsFound, s.Simulations)
+	for _, l := range limitLines(r) {
+		fmt.Fprintf(w, "limit: %s\n", l)
+	}
 	if r.CostUnit == plan.CostGPUs && len(r.GPUTypes) > 1 {
 		// A count ranks a B200 level with an L4.
 		fmt.Fprintf(w, "cost: GPUs counted alike across %d GPU types; --gpu-cost (e.g. H100-SXM=2.5,B200=5) ranks them by price\n", len(r.GPUTypes))
@@ -237,6 +241,9 @@ func printPlan(w io.Writer, r *plan.Result) error {
 	for _, rec := range r.Recommendations {
 		fmt.Fprintf(w, "%d. %s, %s: %s — %s\n", rec.Rank, rec.Engine, rec.Layout, rec.Bottleneck.Resource, rec.Bottleneck.Why)
 		fmt.Fprintf(w, "   engine: %s", planSettings(rec.Settings))
+		if rec.Router != "" {
+			fmt.Fprintf(w, "; router %s", rec.Router)
+		}
 		if len(rec.Central) > 0 {
 			var cs []string
 			for _, c := range rec.Central {
@@ -324,7 +331,8 @@ func writePlanCSV(w io.Writer, r *plan.Result) error {
 		head = append(head, s.Label()+"_ms", s.Label()+"_limit_ms")
 	}
 	head = append(head, "output_throughput_per_gpu", "output_tokens_per_user", "headroom_request_rate", "headroom_max_concurrency",
-		"headroom_ratio", "headroom_at_least", "binding_slo", "bottleneck", "costs", "uncertainty")
+		"headroom_ratio", "headroom_at_least", "binding_slo", "bottleneck", "costs", "uncertainty", "search_limit_bound")
+	limits := strings.Join(limitLines(r), "; ")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -342,11 +350,41 @@ func writePlanCSV(w io.Writer, r *plan.Result) error {
 			conc = strconv.Itoa(h.MaxConcurrency)
 		}
 		row = append(row, csvNumber(rec.OutputPerGPU), csvNumber(rec.PerUser), rate, conc, csvNumber(h.Ratio), strconv.FormatBool(h.AtLeast),
-			h.Binding, rec.Bottleneck.Resource, rec.Costs, csvNumber(rec.Uncertainty))
+			h.Binding, rec.Bottleneck.Resource, rec.Costs, csvNumber(rec.Uncertainty), limits)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// limitLines say which search limits bound the search (plan.LimitBound)
+// and what lies past each, naming the flag that moves it.
+func limitLines(r *plan.Result) []string {
+	var out []string
+	for _, l := range r.Limits {
+		than := "cost less than rank 1 (" + planCost(l.Against, r.CostUnit) + ")"
+		if l.Against == 0 {
+			than = "might meet the SLOs where nothing searched did"
+		}
+		limit := fmt.Sprintf("the %d-GPU limit (--max-gpus)", l.Value)
+		where, rerun := fmt.Sprintf("past it, up to %d GPUs,", l.UpTo), fmt.Sprintf("--max-gpus %d", l.CheapestGPUs)
+		if l.Limit == plan.LimitTP {
+			var tps []string
+			for _, tp := range l.Excluded {
+				tps = append(tps, strconv.Itoa(tp))
+			}
+			limit = "--tp"
+			where, rerun = fmt.Sprintf("at TP %s, which it left out,", strings.Join(tps, ", ")), "--tp naming them, or without --tp"
+		}
+		past := fmt.Sprintf("the cheapest of the %d simulated, %s on %d GPUs (cost %s), meets every SLO in one steady-state run: rerun with %s",
+			l.Simulated, l.Cheapest, l.CheapestGPUs, planCost(l.CheapestCost, r.CostUnit), rerun)
+		if !l.Meets {
+			past = fmt.Sprintf("the %d simulated, from %s on %d GPUs (cost %s), miss them", l.Simulated, l.Cheapest, l.CheapestGPUs, planCost(l.CheapestCost, r.CostUnit))
+		}
+		out = append(out, fmt.Sprintf("%s bound the search: %d %s %s pass the capacity and latency bounds and %s; %s",
+			limit, l.Untried, plural(l.Untried, "deployment", "deployments"), where, than, past))
+	}
+	return out
 }

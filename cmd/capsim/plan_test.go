@@ -238,3 +238,46 @@ func TestPlanDPAttention(t *testing.T) {
 		t.Errorf("--no-dp-attention-search searched other than one deployment:\n%s", out.String())
 	}
 }
+
+// When --max-gpus cuts off a cheaper GPU type (five H20s at 1 an hour
+// each meet the SLOs, against one H200 at 10), every format says the limit
+// bound the search and what lies past it.
+func TestPlanSaysLimitBound(t *testing.T) {
+	args := []string{"plan", "--model", "Llama-3.1-8B", "--gpu", "H200,H20", "--gpu-cost", "H200=10,H20=1", "--isl", "512", "--osl", "128",
+		"--rate", "20", "--slo", "ttft_p99=5s,tpot_p99=200ms", "--max-gpus", "2", "--tp", "1", "--top", "1", "--mode", "aggregated", "--no-margin", "--quiet"}
+	for _, format := range []string{"table", "csv", "json"} {
+		var out, errb bytes.Buffer
+		if err := run(append(args, "--format", format), &out, &errb); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, errb.String())
+		}
+		want := "the 2-GPU limit (--max-gpus) bound the search"
+		if format == "json" {
+			want = `"limits_bound": [`
+		}
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "H20 5xTP1") {
+			t.Errorf("%s output does not say the limit bound the search:\n%s", format, out.String())
+		}
+	}
+	// With room for the H20s, nothing past the limit is cheaper.
+	var out, errb bytes.Buffer
+	if err := run(append(args[:len(args)-1:len(args)-1], "--max-gpus", "64", "--quiet"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "bound the search") {
+		t.Errorf("--max-gpus 64 still said to bind:\n%s", out.String())
+	}
+}
+
+// --tp that leaves out a cheaper degree is said to bind the search: at TP 8
+// only, Llama-3.1-70B takes 8 H200s where one TP2 replica meets the SLOs.
+func TestPlanSaysTPBound(t *testing.T) {
+	args := []string{"plan", "--model", "Llama-3.1-70B", "--gpu", "H200", "--isl", "512", "--osl", "128", "--rate", "1",
+		"--slo", "ttft_p99=10s,tpot_p99=500ms", "--tp", "8", "--max-gpus", "8", "--top", "1", "--mode", "aggregated", "--no-margin", "--quiet"}
+	var out, errb bytes.Buffer
+	if err := run(args, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if want := "limit: --tp bound the search"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "H200 1xTP2 on 2 GPUs") {
+		t.Errorf("the plan does not say %q and what lies past it:\n%s", want, out.String())
+	}
+}

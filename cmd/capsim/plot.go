@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/figures"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/progress"
@@ -109,12 +110,37 @@ var plotPareto = figures.WritePareto
 
 // plotPrediction draws predicted curves (capsim predict --plot FILE), the
 // fixture measurements of the same configuration overlaid.
-func plotPrediction(path string, preds []predict.Prediction) error {
+func plotPrediction(path string, preds []predict.Prediction, profile string, stderr io.Writer) error {
 	recs, err := fixtures.Records()
 	if err != nil {
 		return fmt.Errorf("predict --plot: reading the fixtures for the overlay: %w", err)
 	}
-	if err := figures.WritePrediction(path, preds, recs); err != nil {
+	from := "the fixtures"
+	if profile != "" {
+		// A user's profile: overlay the records it was fitted from too.
+		prof, err := calibrate.LoadProfile(profile, fixtures.DefaultProfile())
+		if err != nil {
+			return fmt.Errorf("predict --plot: %w", err)
+		}
+		own, missing, err := figures.ProfileRecords(prof, profile)
+		if err != nil {
+			return fmt.Errorf("predict --plot: reading %s's sources for the overlay: %w", profile, err)
+		}
+		for _, m := range missing {
+			warn(stderr, "capsim", fmt.Sprintf("predict --plot: %s, a source of %s, is not found: its points are not overlaid", m, profile))
+		}
+		seen := map[string]bool{}
+		for _, r := range recs {
+			seen[r.ID] = true
+		}
+		for _, r := range own {
+			if !seen[r.ID] {
+				recs = append(recs, r)
+			}
+		}
+		from = "the fixtures or " + profile + "'s sources"
+	}
+	if err := figures.WritePredictionFrom(path, preds, recs, from); err != nil {
 		return fmt.Errorf("predict --plot: %w", err)
 	}
 	return nil

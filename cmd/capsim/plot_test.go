@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,6 +95,9 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
+		if len(f) >= 80 {
+			t.Errorf("figure name %q has %d characters, want under 80", f, len(f))
+		}
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +117,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 	// else drawn without a line and reported on stderr.
 	names := map[string]int{}
 	for _, s := range groups {
-		f := figures.UniqueName(names, s.Slug()) + ".svg"
+		f := figures.UniqueName(names, figures.FileName(s)) + ".svg"
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -339,8 +343,57 @@ func TestPredictPlotSeveralShapes(t *testing.T) {
 }
 
 func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
-	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}})
+	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}}, "", io.Discard)
 	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// predict --plot with a user's --profile overlays the records that profile
+// was fitted from (a configuration the fixtures do not hold), with the GPU
+// and topology its sidecar gave them; without the profile there are none.
+func TestPredictPlotOverlaysProfileSources(t *testing.T) {
+	dir := t.TempDir()
+	md, err := os.ReadFile("testdata/fit/h20-dynamo.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := os.ReadFile("testdata/fit/h20-dynamo.meta.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "mine.md")
+	if err := os.WriteFile(src, bytes.ReplaceAll(md, []byte("ISL:OSL=2500:100"), []byte("ISL:OSL=2400:120")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.meta.json"), bytes.ReplaceAll(meta, []byte("h20-dynamo.md"), []byte("mine.md")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join(dir, "profile.json")
+	var out, errb bytes.Buffer
+	if err := run([]string{"fit", "--from", src, "--max-evals", "5", "--out", profile}, &out, &errb); err != nil {
+		t.Fatalf("fit: %v\n%s", err, errb.String())
+	}
+	predictArgs := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--prefill", "3xTP4", "--decode", "1xTP4", "--isl", "2400", "--osl", "120", "--concurrency", "1,2,8"}
+	for _, c := range []struct {
+		profile, want string
+	}{{profile, "measured: 3 points from mine.md"}, {"", "no measurements of this configuration in the fixtures"}} {
+		fig := filepath.Join(dir, "p.svg")
+		args := append(append([]string(nil), predictArgs...), "--plot", fig)
+		if c.profile != "" {
+			args = append(args, "--profile", c.profile)
+		}
+		out.Reset()
+		errb.Reset()
+		if err := run(args, &out, &errb); err != nil {
+			t.Fatalf("predict: %v\n%s", err, errb.String())
+		}
+		svg, err := os.ReadFile(fig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg, []byte(c.want)) {
+			t.Errorf("profile %q: the figure does not say %q", c.profile, c.want)
+		}
 	}
 }

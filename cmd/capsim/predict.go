@@ -55,7 +55,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.plot != "" {
-		if err := plotPrediction(o.plot, preds); err != nil {
+		if err := plotPrediction(o.plot, preds, o.profile, stderr); err != nil {
 			return err
 		}
 	}
@@ -225,8 +225,8 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
 		}
-		if p.RouterChosenByFit || p.RouterAsked {
-			fmt.Fprintf(w, "router:      %s, %s\n", p.Router, p.RouterFrom)
+		if p.Router != "" {
+			fmt.Fprintf(w, "router:      %s, %s; it priced this prediction\n", p.Router, p.RouterFrom)
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi
