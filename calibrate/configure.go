@@ -537,20 +537,6 @@ const (
 // (Target.DPAttention) the deployment cannot run.
 var ErrDPAttention = errors.New("data-parallel attention")
 
-// serialNote says how much of a frontend latency is the API server's
-// serial work, where the profile states it, whether it was fitted, and its
-// band (sig, log).
-func serialNote(f *FrontendFit, sig float64) string {
-	if f.ServiceS <= 0 {
-		return ""
-	}
-	how := "its prior"
-	if f.ServiceFitted {
-		how = "fitted"
-	}
-	return fmt.Sprintf(", %.1f ms of it serial in the API server (%s, ±1σ ×/÷%.1f)", 1000*f.Serial(), how, math.Exp(sig))
-}
-
 // statedFrontendNote is Deployment.FrontendFrom for a stated frontend
 // latency: what it is and where the serial work in it came from.
 func statedFrontendNote(latency, service float64, src *Group, srcKind string) string {
