@@ -176,7 +176,8 @@ type simRunner struct {
 	limit *parallel.Limiter
 	mu    sync.Mutex
 	seen  map[[sha256.Size]byte]memoMetrics
-	// forget runs every simulation afresh (tests compare a fit without the memo).
+	// forget runs every simulation afresh and gives back its whole result
+	// (tests compare a fit without the memo).
 	forget bool
 }
 
@@ -249,17 +250,14 @@ func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, er
 	if lerr := r.limit.Do(ctx, func() { res, err = r.run(ctx, c) }); lerr != nil {
 		return nil, lerr
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || r.forget {
+		return res, err
 	}
 	m = memoMetrics{v: make([]float64, len(memoNames))}
 	for i, n := range memoNames {
 		if v, ok := res.Metrics[n]; ok {
 			m.v[i], m.has = v, m.has|1<<i
 		}
-	}
-	if r.forget {
-		return &sim.Result{Metrics: m.metrics()}, nil
 	}
 	r.mu.Lock()
 	r.seen[k] = m
