@@ -77,6 +77,7 @@ func plotFigureFiles(t *testing.T, dir, ext string) []string {
 }
 
 func TestPlotEveryFixtureSeries(t *testing.T) {
+	t.Parallel()
 	recs, err := fixtures.Records()
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +141,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 }
 
 func TestPlotIsDeterministic(t *testing.T) {
+	t.Parallel()
 	args := []string{"--source", "004", "--engine", "dynamo", "--format", "svg", "--num-prompts", "40", "--profile", plotTestProfile(t)}
 	a, b := t.TempDir(), t.TempDir()
 	runPlotCmd(t, append([]string{"--out", a}, args...)...)
@@ -163,6 +165,7 @@ func TestPlotIsDeterministic(t *testing.T) {
 // TestPlotSinglePointAndZeroValues plots a user's file whose series have a
 // single point each, one of them with zero values.
 func TestPlotSinglePointAndZeroValues(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := `# one-off runs
 
@@ -227,6 +230,7 @@ func writeAnonRuns(t *testing.T, dir string) {
 }
 
 func TestPlotUnconfigurableSeries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
@@ -254,6 +258,7 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 // (as for data, fit and validate), so a file that names neither can be
 // simulated against its stated system.
 func TestPlotStatesTheSystemOfFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
@@ -269,6 +274,7 @@ func TestPlotStatesTheSystemOfFiles(t *testing.T) {
 }
 
 func TestPlotErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name string
@@ -294,6 +300,7 @@ func TestPlotErrors(t *testing.T) {
 }
 
 func TestPredictPlot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "dynamo.svg")
 	var out, errb bytes.Buffer
@@ -318,6 +325,7 @@ func TestPredictPlot(t *testing.T) {
 }
 
 func TestPredictPlotSeveralShapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	err := run([]string{"predict", "--profile", plotTestProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9",
@@ -339,6 +347,7 @@ func TestPredictPlotSeveralShapes(t *testing.T) {
 }
 
 func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
+	t.Parallel()
 	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}})
 	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Fatalf("got %v", err)
