@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test bench lint fuzz docs docs-text tools
+.PHONY: build test bench lint fuzz docs docs-text tools research
 
 build:
 	$(GO) build -o bin/capsim ./cmd/capsim
@@ -15,6 +15,14 @@ test:
 	$(GO) test -count=1 -timeout 30m -skip '^TestEndToEnd' $(PKGS)
 	$(MAKE) tools
 	$(GO) test -count=1 -timeout 10m -p 1 -run '^TestEndToEnd' $(PKGS)
+
+# research runs the research harnesses (build tag research): the
+# calibrate/*_heldout_test.go studies, each a few fits of the corpus that
+# compare held-out errors with and without a mechanism, and
+# TestCompareProfiles, which compares two profiles' predictions of every
+# record when CAPSIM_BASE_PROFILE and CAPSIM_NEW_PROFILE name them.
+research:
+	$(GO) test -count=1 -timeout 30m -tags research -run 'HeldOut|OnePointPerDeployment|CompareProfiles' -v ./calibrate/
 
 # tools builds the end-to-end test peer llm-d-inference-sim into tools/bin/
 # from the separate tools module (its dependencies stay out of go.mod). Its

@@ -23,9 +23,25 @@ func fixtureRecords(b *testing.B, source string) []results.Record {
 	return out
 }
 
-// BenchmarkFitDefault is the whole default fit (`capsim fit`): every fixture
-// record, both stages. Run with -benchtime=1x; the target is under 60 s on 2 cores.
+// BenchmarkFitDefault is the whole default fit as `capsim fit` runs it:
+// every seed record, both stages, then the public corpus as the transfer
+// pool. Run with -benchtime=1x.
 func BenchmarkFitDefault(b *testing.B) {
+	recs, pool, err := fixtures.ProfileRecords(false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Fit(context.Background(), recs, Options{Pool: pool}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(recs)+len(pool)), "records")
+}
+
+// BenchmarkFitSeeds fits the seed records only (no transfer pool).
+func BenchmarkFitSeeds(b *testing.B) {
 	recs := fixtureRecords(b, "")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -45,4 +61,20 @@ func BenchmarkFitH20(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkFitCV is `capsim fit --cv`: seeds and corpus fitted together,
+// every within-group and cross-group fold. Run with -benchtime=1x.
+func BenchmarkFitCV(b *testing.B) {
+	recs, _, err := fixtures.ProfileRecords(true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Fit(context.Background(), recs, Options{CV: true}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(recs)), "records")
 }

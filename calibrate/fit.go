@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -42,6 +43,10 @@ type Options struct {
 	// that explains the data best. Fits of users' own data set it, so a GPU
 	// is never assumed silently; the embedded default profile does not.
 	RequireStated bool
+
+	// runner is the simulations' memo and limiter, shared by every fit a
+	// Fit nests (groups, folds, the pool); Fit makes it when nil.
+	runner *simRunner
 }
 
 // UnstatedError is a group whose records do not say which GPU or model
@@ -137,10 +142,44 @@ func (o Options) workers() int {
 }
 
 func (o Options) simulate() func(context.Context, sim.Config) (*sim.Result, error) {
+	if o.runner != nil {
+		return o.runner.simulate
+	}
 	if o.Simulate != nil {
 		return o.Simulate
 	}
 	return sim.Run
+}
+
+// withRunner is o with a simulation runner: its own, or a new one around
+// o's simulator, GOMAXPROCS (or Workers) wide.
+func (o Options) withRunner() Options {
+	if o.runner == nil {
+		o.runner = newSimRunner(o.simulate(), o.workers())
+	}
+	return o
+}
+
+// syncProgress serialises calls to progress from the goroutines of a fit.
+func syncProgress(progress func(Progress)) func(Progress) {
+	var mu sync.Mutex
+	return func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress(p)
+	}
+}
+
+// bySize is the indexes of sizes, largest first (ties in index order):
+// the order to start jobs of those sizes in so that the longest does not
+// start last and run alone.
+func bySize(sizes []int) []int {
+	idx := make([]int, len(sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return sizes[idx[a]] > sizes[idx[b]] })
+	return idx
 }
 
 // Fit calibrates a profile from measured records: per (GPU, model,
@@ -165,47 +204,56 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	}
 	prof := &Profile{Schema: SchemaV1, CostModel: CostModel, Warnings: append([]string(nil), warn...)}
 	rep := &Report{Series: []SeriesReport{}, CV: []SeriesReport{}, Warnings: warn}
-	for _, key := range order {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+	if opts.runner == nil {
+		opts, progress = opts.withRunner(), syncProgress(progress)
+	}
+	// Groups are fitted independently of each other, so at once; their
+	// results are taken in order, as one after the other would give them.
+	outs := make([]groupOutcome, len(order))
+	sizes := make([]int, len(order))
+	for i, key := range order {
+		sizes[i] = len(groups[key])
+	}
+	runOrder := bySize(sizes)
+	err := parallel.ForEach(ctx, len(order), opts.workers(), func(j int) {
+		i := runOrder[j]
+		outs[i] = fitOutcome(ctx, order[i], groups[order[i]], opts, progress)
+	})
+	if err != nil {
+		for _, o := range outs {
+			if o.err != nil {
+				return nil, nil, o.err
+			}
 		}
-		pts := groups[key]
-		if why := notInCatalog(key); why != "" {
-			// A GPU or model the catalogs lack (a quantized checkpoint, a
-			// mixture of experts) has no roofline: say so and fit the rest.
-			w := fmt.Sprintf("group %s: %d records skipped: %s", key, len(pts), why)
-			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
+		return nil, nil, err
+	}
+	for i, key := range order {
+		o, pts := outs[i], groups[key]
+		if o.skip != "" {
+			prof.Warnings, rep.Warnings = append(prof.Warnings, o.skip), append(rep.Warnings, o.skip)
 			continue
 		}
-		gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
-		var res []Residual
-		if err == nil {
-			res, err = residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
-		}
-		if err != nil {
+		if o.err != nil {
 			if ctx.Err() != nil || len(order) == 1 {
-				return nil, nil, err
+				return nil, nil, o.err
 			}
 			// One group the simulator cannot run (a model that does not fit
 			// its stated GPUs at the stated memory share) does not stop the rest.
-			w := fmt.Sprintf("group %s: %d records skipped: %v", key, len(pts), err)
+			w := fmt.Sprintf("group %s: %d records skipped: %v", key, len(pts), o.err)
 			prof.Warnings, rep.Warnings = append(prof.Warnings, w), append(rep.Warnings, w)
 			continue
 		}
-		g := gf.group(pts, res)
+		if o.cvErr != nil {
+			return nil, nil, o.cvErr
+		}
+		g := o.group
 		prof.Groups = append(prof.Groups, g)
 		prof.Calibrated = append(prof.Calibrated, seriesInfos(g, pts)...)
-		rep.Series = append(rep.Series, seriesReports(g, pts, res, "")...)
+		rep.Series = append(rep.Series, seriesReports(g, pts, o.res, "")...)
 		for _, n := range g.Notes {
 			rep.Notes = append(rep.Notes, key.String()+": "+n)
 		}
-		if opts.CV {
-			cv, err := crossValidate(ctx, key, pts, opts, progress)
-			if err != nil {
-				return nil, nil, err
-			}
-			rep.CV = append(rep.CV, cv...)
-		}
+		rep.CV = append(rep.CV, o.cv...)
 	}
 	if opts.CV {
 		h, err := crossGroups(ctx, recs, prof, opts, progress)
@@ -223,6 +271,40 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 		}
 	}
 	return prof, rep, nil
+}
+
+// groupOutcome is one group's fit as Fit takes it: skipped (skip, a
+// warning), failed (err), or fitted with its residuals and, with
+// Options.CV, its folds (cv, or cvErr).
+type groupOutcome struct {
+	skip  string
+	err   error
+	group Group
+	res   []Residual
+	cv    []SeriesReport
+	cvErr error
+}
+
+// fitOutcome fits one group of Fit's.
+func fitOutcome(ctx context.Context, key groupKey, pts []*point, opts Options, progress func(Progress)) groupOutcome {
+	if why := notInCatalog(key); why != "" {
+		// A GPU or model the catalogs lack (a quantized checkpoint, a
+		// mixture of experts) has no roofline: say so and fit the rest.
+		return groupOutcome{skip: fmt.Sprintf("group %s: %d records skipped: %s", key, len(pts), why)}
+	}
+	gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
+	var res []Residual
+	if err == nil {
+		res, err = residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
+	}
+	if err != nil {
+		return groupOutcome{err: err}
+	}
+	o := groupOutcome{group: gf.group(pts, res), res: res}
+	if opts.CV {
+		o.cv, o.cvErr = crossValidate(ctx, key, pts, opts, progress)
+	}
+	return o
 }
 
 // notInCatalog says why a group's stated GPU or model cannot be priced, or "".

@@ -137,11 +137,12 @@ func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts
 		if len(folds) < 2 {
 			continue
 		}
-		var pooled []heldOut
-		for fi, fold := range folds {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		// Folds are independent fits and predictions: run at once, taken in order.
+		reps := make([]HoldoutReport, len(folds))
+		helds := make([][]heldOut, len(folds))
+		errs := make([]error, len(folds))
+		err := parallel.ForEach(ctx, len(folds), opts.workers(), func(fi int) {
+			fold := folds[fi]
 			progress(Progress{Stage: "cv", Group: fmt.Sprintf("without %s %s", kind, fold), Done: fi, Total: len(folds)})
 			var train []results.Record
 			var test []*point
@@ -155,7 +156,6 @@ func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts
 					test = append(test, p)
 				}
 			}
-			rep := HoldoutReport{Kind: kind, Fold: fold}
 			var prof *Profile
 			var err error
 			if groupKeyOf := foldOfGroup[kind]; groupKeyOf != nil {
@@ -165,18 +165,29 @@ func crossGroups(ctx context.Context, recs []results.Record, full *Profile, opts
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, ctx.Err()
+					errs[fi] = ctx.Err()
+					return
 				}
-				rep.Failed, rep.Reasons = len(test), []string{err.Error()}
-				out = append(out, rep)
-				continue
+				reps[fi] = HoldoutReport{Kind: kind, Fold: fold, Failed: len(test), Reasons: []string{err.Error()}}
+				return
 			}
 			held, err := predictHeldOut(ctx, prof, test, opts)
 			if err != nil {
-				return nil, err
+				errs[fi] = err
+				return
 			}
-			pooled = append(pooled, held...)
-			out = append(out, summarise(kind, fold, held))
+			helds[fi], reps[fi] = held, summarise(kind, fold, held)
+		})
+		if err != nil {
+			return nil, err
+		}
+		var pooled []heldOut
+		for fi := range folds {
+			if errs[fi] != nil {
+				return nil, errs[fi]
+			}
+			pooled = append(pooled, helds[fi]...)
+			out = append(out, reps[fi])
 		}
 		out = append(out, summarise(kind, "all", pooled))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/series"
@@ -125,49 +126,67 @@ func crossValidate(ctx context.Context, key groupKey, pts []*point, opts Options
 		if len(folds) < 2 {
 			continue
 		}
-		for fi, fold := range folds {
-			var train, test []*point
-			for _, p := range pts {
-				if keyOf(p) == fold {
-					test = append(test, p)
-				} else {
-					train = append(train, p)
-				}
+		// Folds are independent refits: run at once, taken in order.
+		reps := make([][]SeriesReport, len(folds))
+		errs := make([]error, len(folds))
+		err := parallel.ForEach(ctx, len(folds), opts.workers(), func(fi int) {
+			reps[fi], errs[fi] = crossValidateFold(ctx, key, pts, kind, folds[fi], keyOf, opts, func(p Progress) {
+				p.Done, p.Total = fi, len(folds)
+				progress(p)
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+		for fi := range folds {
+			if errs[fi] != nil {
+				return nil, errs[fi]
 			}
-			name := fmt.Sprintf("%s without %s %s", key, kind, fold)
-			progress(Progress{Stage: "cv", Group: name, Done: fi, Total: len(folds)})
-			gf, err := fitGroup(ctx, key, train, pts, opts, func(Progress) {})
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				out = append(out, failedFold(key, test, kind, err))
-				continue
-			}
-			// A held-out role the training data lack keeps the prior (as Configure would derive it).
-			prm := gf.params.clone()
-			full := layoutOf(pts)
-			for _, r := range full.roles {
-				if _, ok := prm.coeffs[r]; !ok {
-					prm.coeffs[r] = derivedRole(prm, r, gf.env.settings)
-				}
-			}
-			if full.transfer && !gf.layout.transfer {
-				prm.transfer = priorTransfer(gf.env.forPoint(test[0]).llm, model.Pool{Count: 1, TP: test[0].topo.Prefill.TP})
-			}
-			res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				out = append(out, failedFold(key, test, kind, err))
-				continue
-			}
-			g := Group{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Engine: key.engine}
-			out = append(out, seriesReports(g, test, res, kind)...)
+			out = append(out, reps[fi]...)
 		}
 	}
 	return out, nil
+}
+
+// crossValidateFold refits a group without the points of one fold and predicts them.
+func crossValidateFold(ctx context.Context, key groupKey, pts []*point, kind, fold string, keyOf func(*point) string, opts Options, progress func(Progress)) ([]SeriesReport, error) {
+	var train, test []*point
+	for _, p := range pts {
+		if keyOf(p) == fold {
+			test = append(test, p)
+		} else {
+			train = append(train, p)
+		}
+	}
+	name := fmt.Sprintf("%s without %s %s", key, kind, fold)
+	progress(Progress{Stage: "cv", Group: name})
+	gf, err := fitGroup(ctx, key, train, pts, opts, func(Progress) {})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return []SeriesReport{failedFold(key, test, kind, err)}, nil
+	}
+	// A held-out role the training data lack keeps the prior (as Configure would derive it).
+	prm := gf.params.clone()
+	full := layoutOf(pts)
+	for _, r := range full.roles {
+		if _, ok := prm.coeffs[r]; !ok {
+			prm.coeffs[r] = derivedRole(prm, r, gf.env.settings)
+		}
+	}
+	if full.transfer && !gf.layout.transfer {
+		prm.transfer = priorTransfer(gf.env.forPoint(test[0]).llm, model.Pool{Count: 1, TP: test[0].topo.Prefill.TP})
+	}
+	res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return []SeriesReport{failedFold(key, test, kind, err)}, nil
+	}
+	g := Group{GPU: gf.env.gpu.Name, Model: gf.env.llm.Name, Engine: key.engine}
+	return seriesReports(g, test, res, kind), nil
 }
 
 // failedFold reports held-out points that could not be predicted at all.

@@ -2,10 +2,14 @@ package calibrate
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -159,4 +163,104 @@ func SteadyStatePrompts(l model.Load, n int) (int, error) {
 			l, x, sim.MaxNumPrompts)
 	}
 	return int(x), nil
+}
+
+// simRunner runs a fit's simulations: at most its limiter's width at once
+// however the fit nests groups, folds and points, and each configuration
+// only once. A simulation is deterministic in its configuration (the seed
+// is part of it), so one met again (the router judged and the residuals at
+// the stored numbers, a cross-validation fold refitting groups it does
+// not touch, a pool group fitted again) gives back what it gave before.
+type simRunner struct {
+	run   func(context.Context, sim.Config) (*sim.Result, error)
+	limit *parallel.Limiter
+	mu    sync.Mutex
+	seen  map[[sha256.Size]byte]memoMetrics
+	// forget runs every simulation afresh and gives back its whole result
+	// (tests compare a fit without the memo).
+	forget bool
+}
+
+func newSimRunner(run func(context.Context, sim.Config) (*sim.Result, error), workers int) *simRunner {
+	return &simRunner{run: run, limit: parallel.NewLimiter(workers), seen: map[[sha256.Size]byte]memoMetrics{}}
+}
+
+// memoMetrics are the metrics the fit, its hold-outs and its router
+// choice read (memoNames), kept small: a cross-validation meets hundreds
+// of thousands of configurations.
+type memoMetrics struct {
+	v   []float64
+	has uint64 // bit i: memoNames[i] was simulated
+}
+
+// memoNames are fitMetrics, holdoutMetrics and routerTails, once each.
+var memoNames = func() []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, m := range fitMetrics {
+		add(m.name)
+	}
+	for _, m := range holdoutMetrics {
+		add(m)
+	}
+	for _, m := range routerTails {
+		add(m.name)
+	}
+	return out
+}()
+
+func (m memoMetrics) metrics() map[string]float64 {
+	out := make(map[string]float64, len(memoNames))
+	for i, n := range memoNames {
+		if m.has&(1<<i) != 0 {
+			out[n] = m.v[i]
+		}
+	}
+	return out
+}
+
+// configKey identifies a configuration by its Go syntax, which prints
+// every field, slice element and interface's value: sim.Config holds
+// values only (configKeyIsValues tests it), so equal text is an equal run.
+func configKey(c sim.Config) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%#v", c)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// simulate runs c, or gives back the metrics of its earlier run. Only
+// Metrics is set in the result. Errors are not remembered: a cancelled
+// run must not stand for a finished one.
+func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, error) {
+	k := configKey(c)
+	r.mu.Lock()
+	m, ok := r.seen[k]
+	r.mu.Unlock()
+	if ok {
+		return &sim.Result{Metrics: m.metrics()}, nil
+	}
+	var res *sim.Result
+	var err error
+	if lerr := r.limit.Do(ctx, func() { res, err = r.run(ctx, c) }); lerr != nil {
+		return nil, lerr
+	}
+	if err != nil || r.forget {
+		return res, err
+	}
+	m = memoMetrics{v: make([]float64, len(memoNames))}
+	for i, n := range memoNames {
+		if v, ok := res.Metrics[n]; ok {
+			m.v[i], m.has = v, m.has|1<<i
+		}
+	}
+	r.mu.Lock()
+	r.seen[k] = m
+	r.mu.Unlock()
+	return &sim.Result{Metrics: m.metrics()}, nil
 }

@@ -48,6 +48,7 @@ func boundOf(t *testing.T, prof Profile, d calibrate.Deployment, topo model.Topo
 // The capacity bound is an upper bound: offered twice the bound, the
 // simulator never serves more than it.
 func TestCapacityBoundIsUpperBound(t *testing.T) {
+	t.Parallel()
 	forEachBoundCase(t, func(t *testing.T, cfg sim.Config, bound float64, _ map[string]float64, _ string) {
 		cfg.Load = model.Open(2*bound, 1)
 		cfg.NumPrompts = max(800, int(60*bound))
@@ -70,6 +71,7 @@ func TestCapacityBoundIsUpperBound(t *testing.T) {
 
 // The latency floor is a lower bound: a lone request is never faster.
 func TestLatencyFloorIsLowerBound(t *testing.T) {
+	t.Parallel()
 	forEachBoundCase(t, func(t *testing.T, cfg sim.Config, _ float64, floor map[string]float64, dataset string) {
 		cfg.Load = model.Closed(1)
 		cfg.NumPrompts = 3
@@ -125,6 +127,7 @@ func forEachBoundCase(t *testing.T, check func(t *testing.T, cfg sim.Config, bou
 // token; with no request decoding they are 0, and E2E is TTFT plus the
 // shortest output's decode steps.
 func TestLatencyFloorDecodes(t *testing.T) {
+	t.Parallel()
 	const prefill, first, step = 0.2, 0.01, 0.02
 	for _, c := range []struct {
 		osl, longest int

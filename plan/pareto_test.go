@@ -7,6 +7,7 @@ import (
 )
 
 func TestPareto(t *testing.T) {
+	t.Parallel()
 	pts := []FrontierPoint{
 		{Notation: "a", PerUser: 10, OutputPerGPU: 100},
 		{Notation: "b", PerUser: 20, OutputPerGPU: 50},
@@ -31,6 +32,7 @@ func TestPareto(t *testing.T) {
 }
 
 func TestNotation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		topo model.Topology
 		want string

@@ -62,6 +62,7 @@ func h20Options(t testing.TB, rate float64, slo string) Options {
 }
 
 func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
+	t.Parallel()
 	for _, p := range profiles(t) {
 		t.Run(p.name, func(t *testing.T) {
 			opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms,e2el_mean=12s")
@@ -119,6 +120,7 @@ func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
 
 // The headroom is a load that passes and just below one that fails.
 func TestHeadroomPassesAndIsTight(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
 	opts.TopK = 1
@@ -196,6 +198,7 @@ func cheapest(t *testing.T, prof Profile, opts Options) int {
 }
 
 func TestHigherRateNeverNeedsFewerGPUs(t *testing.T) {
+	t.Parallel()
 	for _, p := range profiles(t) {
 		t.Run(p.name, func(t *testing.T) {
 			prev, prevRate := 0, 0.0
@@ -217,6 +220,7 @@ func TestHigherRateNeverNeedsFewerGPUs(t *testing.T) {
 }
 
 func TestLooserSLONeverNeedsMoreGPUs(t *testing.T) {
+	t.Parallel()
 	for _, p := range profiles(t) {
 		t.Run(p.name, func(t *testing.T) {
 			prev, prevSLO := math.MaxInt, ""
@@ -241,6 +245,7 @@ func TestLooserSLONeverNeedsMoreGPUs(t *testing.T) {
 }
 
 func TestNothingQualifiesSaysWhy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, slo string
 		rate      float64
@@ -287,6 +292,7 @@ func TestNothingQualifiesSaysWhy(t *testing.T) {
 // A latency floor's wording names what it priced: with a cached prefix,
 // the prefill of the uncached tokens only.
 func TestFloorWhat(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		family           string
 		isl, osl, cached int
@@ -307,6 +313,7 @@ func TestFloorWhat(t *testing.T) {
 // Between the latency floor and what queueing allows, the search names
 // the best value any simulated deployment reached.
 func TestNothingQualifiesNamesBestReached(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	for _, limit := range []string{"800ms", "600ms", "500ms", "400ms", "300ms", "250ms", "200ms"} {
 		opts := h20Options(t, 3, "ttft_p99="+limit+",tpot_p99=200ms")
@@ -335,6 +342,7 @@ func TestNothingQualifiesNamesBestReached(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
+	t.Parallel()
 	good := func() Options { return h20Options(t, 4, "ttft_p99=2000ms") }
 	tests := []struct {
 		name string
@@ -382,6 +390,7 @@ func TestBadOptions(t *testing.T) {
 }
 
 func TestUnpricedGPUsLeftOut(t *testing.T) {
+	t.Parallel()
 	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
 	opts.GPUs = []string{"H20", "H200"}
 	opts.GPUCost = map[string]float64{"h20": 1.9}
@@ -404,6 +413,7 @@ func TestUnpricedGPUsLeftOut(t *testing.T) {
 
 // The default GPU list holds only GPUs whose costs were fitted or derived.
 func TestDefaultGPUsAreCalibrated(t *testing.T) {
+	t.Parallel()
 	prof := &fakeProfile{fitted: map[string]bool{"H20": true, "H200": true}}
 	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
 	opts.GPUs = nil
@@ -420,6 +430,7 @@ func TestDefaultGPUsAreCalibrated(t *testing.T) {
 // on a small machine leave candidates beyond the final cutoff in flight,
 // whose runs the simulation count must not include).
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	var out []string
 	for _, workers := range []int{1, 2, 8} {
 		opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
@@ -456,6 +467,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestClosedLoop(t *testing.T) {
+	t.Parallel()
 	opts := h20Options(t, 1, "ttft_p99=3000ms,tpot_p99=60ms")
 	opts.Load, opts.MaxGPUs = model.Closed(16), 16
 	res, err := Run(context.Background(), &fakeProfile{}, opts)
@@ -493,6 +505,7 @@ func TestProgressAndCancel(t *testing.T) {
 // Short runs only save time: with or without them the search recommends
 // the same deployments with the same metrics.
 func TestShortRunsChangeNoVerdict(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	for _, tc := range []struct {
 		rate float64
@@ -530,6 +543,7 @@ func TestShortRunsChangeNoVerdict(t *testing.T) {
 // loops start with every client at once, which inflates a short run's
 // tail; they get no short runs.)
 func TestShortRunMarginIsSafe(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	for _, rate := range []float64{1, 8} {
 		opts := h20Options(t, rate, "ttft_p99=1500ms,tpot_p99=45ms")
@@ -572,6 +586,7 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 }
 
 func TestSimulatorErrorStopsTheSearch(t *testing.T) {
+	t.Parallel()
 	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms")
 	calls := 0
 	var mu sync.Mutex
@@ -612,6 +627,7 @@ func TestCancelMidSearch(t *testing.T) {
 // A GPU the profile cannot configure is skipped; when none can be, the
 // error says why.
 func TestConfigureFailures(t *testing.T) {
+	t.Parallel()
 	opts := h20Options(t, 4, "ttft_p99=3000ms,tpot_p99=60ms")
 	opts.GPUs = []string{"H20", "H200"}
 	res, err := Run(context.Background(), &fakeProfile{failGPUs: map[string]bool{"H200": true}}, opts)
@@ -638,6 +654,7 @@ func TestConfigureFailures(t *testing.T) {
 // with their chosen engine settings, meet both SLOs, with central costs
 // and at the cost-band edge the verdicts used.
 func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a full plan and ten long predictions")
 	}
@@ -689,6 +706,7 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 // recommends; another engine, or NoDPAttentionSearch, tries only the
 // calibrated default.
 func TestDPAttentionSearch(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H200"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(128),
 		SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 16, TPs: []int{8}, TopK: 4, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true, // an SLO all four meet
@@ -737,6 +755,7 @@ func TestDPAttentionSearch(t *testing.T) {
 // DeepSeek-R1's weights fit only with the attention split by TP) is left
 // out with a note saying why, and the TP layout is still searched.
 func TestDPAttentionFailureNoted(t *testing.T) {
+	t.Parallel()
 	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H20"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(16),
 		SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
 		NumPrompts: 500, Steady: sim.SteadyOptions{MaxPrompts: 2000}}
@@ -753,6 +772,7 @@ func TestDPAttentionFailureNoted(t *testing.T) {
 // recommendation names it as a central-cost prediction would (its serial
 // work is the calibrated one, not the pessimistic band's).
 func TestStatedFrontendRecommendation(t *testing.T) {
+	t.Parallel()
 	prof := h20Profile(t)
 	opts := h20Options(t, 2, "ttft_p99=3000ms")
 	opts.ISL, opts.OSL, opts.Aggregated, opts.TopK = 2500, 100, true, 2
@@ -783,6 +803,7 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 // the settings search never tries a prefill token budget below
 // max-model-len, which vLLM would refuse to start with.
 func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
+	t.Parallel()
 	opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms").withDefaults()
 	s, err := newSearch(h20Profile(t), opts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseSLOs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []SLO
@@ -38,6 +39,7 @@ func TestParseSLOs(t *testing.T) {
 }
 
 func TestParseSLOsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", "no SLO"},
 		{"ttft_p99=fast", `"fast" is not a duration`},
@@ -63,6 +65,7 @@ func TestParseSLOsErrors(t *testing.T) {
 }
 
 func TestSLONames(t *testing.T) {
+	t.Parallel()
 	s := SLO{Family: "ttft", Stat: "p99", LimitMs: 2000}
 	if s.Metric() != "p99_ttft_ms" || s.Label() != "ttft_p99" || s.String() != "ttft_p99<=2000ms" {
 		t.Errorf("names: %q %q %q", s.Metric(), s.Label(), s.String())
@@ -70,6 +73,7 @@ func TestSLONames(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	slos := []SLO{{"ttft", "p99", 2000}, {"tpot", "mean", 50}}
 	tests := []struct {
 		metrics map[string]float64

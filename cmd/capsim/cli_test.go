@@ -17,6 +17,7 @@ import (
 // TestHelpEveryCommand: one help style — usage line, description,
 // examples, flags — for every command, from `capsim help CMD` and --help.
 func TestHelpEveryCommand(t *testing.T) {
+	t.Parallel()
 	for _, name := range commandNames() {
 		var out, errb bytes.Buffer
 		if err := run([]string{"help", name}, &out, &errb); err != nil {
@@ -45,6 +46,7 @@ func TestHelpEveryCommand(t *testing.T) {
 }
 
 func TestVersionAndSuggestions(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out, errb bytes.Buffer
 		if err := run(args, &out, &errb); err != nil || !strings.HasPrefix(out.String(), "capsim ") {
@@ -72,6 +74,7 @@ func TestVersionAndSuggestions(t *testing.T) {
 
 // TestFormatCSV: --format csv writes the table's rows as CSV records.
 func TestFormatCSV(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run([]string{"data", "--source", "004", "--format", "csv"}, &out, &errb); err != nil {
 		t.Fatal(err)
@@ -110,6 +113,7 @@ func TestFormatCSV(t *testing.T) {
 
 // TestQuiet silences progress and keeps the result.
 func TestQuiet(t *testing.T) {
+	t.Parallel()
 	files := writeVLLMSweep(t, "H100")
 	var out, errb bytes.Buffer
 	if err := run([]string{"fit", "--quick", "--from", strings.Join(files, ",")}, &out, &errb); err != nil {
@@ -131,6 +135,7 @@ func TestQuiet(t *testing.T) {
 // TestDataStatesTheSystem: with --file, --gpu, --model, --engine and
 // --topology state (or override) what the files measured.
 func TestDataStatesTheSystem(t *testing.T) {
+	t.Parallel()
 	files := writeVLLMSweep(t, "L40S")
 	var out, errb bytes.Buffer
 	if err := run([]string{"data", "--format", "csv", "--file", files[0], "--gpu", "H100", "--engine", "vllm-0.11.0", "--topology", "2xTP2"}, &out, &errb); err != nil {
@@ -153,6 +158,7 @@ func TestDataStatesTheSystem(t *testing.T) {
 // --router replaces the router the calibration chose: seed 004's vLLM
 // 4xTP4 group chose random routing, which a round-robin balancer evens out.
 func TestPredictRouter(t *testing.T) {
+	t.Parallel()
 	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9.0.1",
 		"--isl", "1000", "--osl", "200", "--concurrency", "64", "--no-band", "--num-prompts", "2000", "--format", "json"}
 	p99 := map[string]float64{}
@@ -197,6 +203,7 @@ func TestPredictRouter(t *testing.T) {
 // engine's frontend prior, never another deployment's host, and says so on
 // its frontend line and in its JSON; a calibrated deployment's own does not.
 func TestPredictSaysFrontendPrior(t *testing.T) {
+	t.Parallel()
 	base := []string{"predict", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1", "--no-band"}
 	for _, tt := range []struct {
 		args []string
@@ -236,6 +243,7 @@ func TestPredictSaysFrontendPrior(t *testing.T) {
 // one lowers the light-load TTFT by the difference. A disaggregated
 // deployment or a latency out of range is refused with one line.
 func TestPredictStatedFrontend(t *testing.T) {
+	t.Parallel()
 	base := []string{"predict", "--gpu", "H100-SXM", "--model", "Llama-3.1-8B-Instruct", "--replicas", "1xTP1", "--isl", "1024", "--osl", "256", "--concurrency", "1"}
 	ttft := map[string]float64{}
 	for _, fe := range []string{"", "2", "12", "0", "3.97"} {
@@ -301,6 +309,7 @@ func TestPredictStatedFrontend(t *testing.T) {
 // engine settings, and is refused for another engine or a degree that
 // does not divide the TP.
 func TestPredictDPAttention(t *testing.T) {
+	t.Parallel()
 	base := []string{"predict", "--gpu", "H200", "--model", "DeepSeek-R1", "--replicas", "1xTP8", "--isl", "3200", "--osl", "800", "--concurrency", "128", "--no-band", "--format", "json"}
 	var out, errb bytes.Buffer
 	if err := run(append(append([]string{}, base...), "--engine", "sglang-0.5.5", "--dp-attention", "8"), &out, &errb); err != nil {
@@ -332,6 +341,7 @@ func TestPredictDPAttention(t *testing.T) {
 // A burst is replayed, and its row says how many requests it sent: its
 // latencies grow with that number.
 func TestPredictBurstLabel(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run([]string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "1000", "--osl", "100", "--rate", "inf", "--num-prompts", "50", "--no-band"}, &out, io.Discard); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 // the same record: they share one workload (series.Workloads), one
 // deployment (calibrate.Profile.RecordTarget and Configure) and one seed.
 func TestSameRecordSameNumbers(t *testing.T) {
+	t.Parallel()
 	prof, err := calibrate.ParseProfile(fixtures.DefaultProfile())
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func runDataJSON(t *testing.T, args ...string) dataOutput {
 
 // TestDataFixtures: every record of all five seed documents, with the counts of issue 2.
 func TestDataFixtures(t *testing.T) {
+	t.Parallel()
 	got := runDataJSON(t)
 	want := map[string]int{
 		"seeds/000_bb4ba2627dda1b55.md":  8,
@@ -46,6 +47,7 @@ func TestDataFixtures(t *testing.T) {
 }
 
 func TestDataFilters(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want int
@@ -74,6 +76,7 @@ func TestDataFilters(t *testing.T) {
 }
 
 func TestDataTable(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run([]string{"data", "--source", "004", "--engine", "dynamo"}, &out, &errb); err != nil {
 		t.Fatal(err)
@@ -105,6 +108,7 @@ func TestDataTable(t *testing.T) {
 // TestDataFiles ingests user files: a real --save-result file, vLLM's text
 // output, and a markdown table with its sidecar metadata.
 func TestDataFiles(t *testing.T) {
+	t.Parallel()
 	save := "testdata/data/vllm-infqps-concurrency4-Qwen3-0.6B-20251118-142233.json"
 	got := runDataJSON(t, "--file", save)
 	if got.Count != 1 {
@@ -144,6 +148,7 @@ func TestDataFiles(t *testing.T) {
 }
 
 func TestDataErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string

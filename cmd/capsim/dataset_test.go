@@ -15,6 +15,7 @@ import (
 // and names the flag in a one-line error for a dataset it does not hold;
 // plan says so in its first line and its export README.
 func TestPredictAndPlanDataset(t *testing.T) {
+	t.Parallel()
 	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "217", "--osl", "202",
 		"--concurrency", "8", "--no-band", "--num-prompts", "400"}
 	p99 := map[string]float64{}
@@ -76,6 +77,7 @@ func TestPredictAndPlanDataset(t *testing.T) {
 // is met, and a TP whose KV cache cannot hold the longest request is left
 // out rather than failing the search.
 func TestPlanDatasetBounds(t *testing.T) {
+	t.Parallel()
 	median := []string{"plan", "--model", "Qwen3-32B", "--gpu", "H20", "--tp", "8", "--mode", "aggregated", "--max-gpus", "8",
 		"--isl", "3000", "--osl", "150", "--rate", "0.5", "--slo", "ttft_median=200ms", "--confidence", "0.5", "--no-margin", "--top", "1", "--quiet"}
 	err := run(median, io.Discard, io.Discard)

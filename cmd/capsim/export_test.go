@@ -36,6 +36,7 @@ func yamlDocs(t *testing.T, path string) []map[string]any {
 // plan --export writes one directory per recommendation with parsing
 // YAML, the vllm serve line and a README naming the validate command.
 func TestPlanExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	args := append(append([]string(nil), planArgs...), "--export", dir, "--no-margin")
@@ -69,6 +70,7 @@ func TestPlanExport(t *testing.T) {
 }
 
 func TestPredictExportAndMode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	args := []string{"predict", "--gpu", "H20", "--prefill", "6xTP2", "--decode", "1xTP4", "--isl", "3000", "--osl", "150",

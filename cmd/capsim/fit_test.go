@@ -14,6 +14,7 @@ import (
 const fitFile = "testdata/fit/h20-dynamo.md"
 
 func TestFitTable(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run([]string{"fit", "--from", fitFile, "--max-evals", "5"}, &out, &errb); err != nil {
 		t.Fatalf("fit: %v\n%s", err, errb.String())
@@ -29,6 +30,7 @@ func TestFitTable(t *testing.T) {
 }
 
 func TestFitJSONShapeAndCV(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	profile := filepath.Join(t.TempDir(), "profile.json")
 	if err := run([]string{"fit", "--from", fitFile, "--format", "json", "--cv", "--max-evals", "5", "--out", profile}, &out, &errb); err != nil {
@@ -75,6 +77,7 @@ func TestFitJSONShapeAndCV(t *testing.T) {
 }
 
 func TestFitErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -97,6 +100,7 @@ func TestFitErrors(t *testing.T) {
 
 // The cross-group hold-out rows print with their errors and band coverage.
 func TestFitTablePrintsHoldout(t *testing.T) {
+	t.Parallel()
 	rep := &calibrate.Report{Holdout: []calibrate.HoldoutReport{
 		{Kind: calibrate.HoldoutGPU, Fold: "H20", Points: 12, APE: map[string]calibrate.APE{"mean_tpot_ms": {Median: 7.25, Max: 20}},
 			Coverage: map[string]float64{"all": 0.67}},

@@ -171,6 +171,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 // TestPartialPointsFlagged: data flags a capsim_partial point; fit skips it
 // with a note.
 func TestPartialPointsFlagged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "runs.json")
 	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "num_prompts": 8, "request_rate": "inf", "max_concurrency": 4, "completed": 3, "failed": 0, "duration": 1.0, "request_throughput": 3.0, "mean_ttft_ms": 20, "mean_tpot_ms": 10, "mean_e2el_ms": 100, "total_input_tokens": 300, "total_output_tokens": 30, "capsim_partial": true}` + "\n"

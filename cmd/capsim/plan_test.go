@@ -14,6 +14,7 @@ var planArgs = []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl"
 	"--slo", "ttft_p99=2500ms,tpot_p99=60ms", "--gpu", "H20", "--max-gpus", "32", "--top", "3"}
 
 func TestPlanTable(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run(planArgs, &out, &errb); err != nil {
 		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
@@ -30,6 +31,7 @@ func TestPlanTable(t *testing.T) {
 }
 
 func TestPlanJSON(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	args := append(append([]string(nil), planArgs...), "--format", "json")
 	if err := run(args, &out, &errb); err != nil {
@@ -97,6 +99,7 @@ func TestPlanJSON(t *testing.T) {
 }
 
 func TestPlanPlot(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "pareto.png")
 	var out, errb bytes.Buffer
 	if err := run(append(append([]string(nil), planArgs...), "--plot", path), &out, &errb); err != nil {
@@ -112,6 +115,7 @@ func TestPlanPlot(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"--model": "Qwen3-32B", "--isl": "3000", "--osl": "150", "--rate": "4",
 		"--slo": "ttft_p99=2000ms", "--gpu": "H20", "--max-gpus": "16"}
 	tests := []struct {
@@ -177,6 +181,7 @@ func TestPlanErrors(t *testing.T) {
 // latency: the plan says so, each aggregated recommendation names it, and
 // a disaggregated one keeps its fitted costs.
 func TestPlanStatedFrontend(t *testing.T) {
+	t.Parallel()
 	base := []string{"plan", "--model", "Qwen3-32B", "--gpu", "H20", "--isl", "2500", "--osl", "100", "--rate", "2", "--slo", "ttft_p99=3000ms", "--top", "4", "--no-margin", "--frontend-ms", "5"}
 	var out, errb bytes.Buffer
 	if err := run(append(append([]string{}, base...), "--format", "json"), &out, &errb); err != nil {
@@ -219,6 +224,7 @@ func TestPlanStatedFrontend(t *testing.T) {
 // topology and engine line; --no-dp-attention-search keeps the calibrated
 // attention only.
 func TestPlanDPAttention(t *testing.T) {
+	t.Parallel()
 	args := []string{"plan", "--model", "DeepSeek-R1", "--gpu", "H200", "--engine", "sglang", "--isl", "3200", "--osl", "800",
 		"--concurrency", "128", "--slo", "tpot_p99=200ms", "--mode", "aggregated", "--tp", "8", "--max-gpus", "8", "--num-prompts", "1000", "--quiet"}
 	var out, errb bytes.Buffer

@@ -78,6 +78,7 @@ func plotFigureFiles(t *testing.T, dir, ext string) []string {
 }
 
 func TestPlotEveryFixtureSeries(t *testing.T) {
+	t.Parallel()
 	recs, err := fixtures.Records()
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +145,7 @@ func TestPlotEveryFixtureSeries(t *testing.T) {
 }
 
 func TestPlotIsDeterministic(t *testing.T) {
+	t.Parallel()
 	args := []string{"--source", "004", "--engine", "dynamo", "--format", "svg", "--num-prompts", "40", "--profile", plotTestProfile(t)}
 	a, b := t.TempDir(), t.TempDir()
 	runPlotCmd(t, append([]string{"--out", a}, args...)...)
@@ -167,6 +169,7 @@ func TestPlotIsDeterministic(t *testing.T) {
 // TestPlotSinglePointAndZeroValues plots a user's file whose series have a
 // single point each, one of them with zero values.
 func TestPlotSinglePointAndZeroValues(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := `# one-off runs
 
@@ -231,6 +234,7 @@ func writeAnonRuns(t *testing.T, dir string) {
 }
 
 func TestPlotUnconfigurableSeries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
@@ -258,6 +262,7 @@ func TestPlotUnconfigurableSeries(t *testing.T) {
 // (as for data, fit and validate), so a file that names neither can be
 // simulated against its stated system.
 func TestPlotStatesTheSystemOfFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAnonRuns(t, dir)
 	out := filepath.Join(dir, "figures")
@@ -273,6 +278,7 @@ func TestPlotStatesTheSystemOfFiles(t *testing.T) {
 }
 
 func TestPlotErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name string
@@ -298,6 +304,7 @@ func TestPlotErrors(t *testing.T) {
 }
 
 func TestPredictPlot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "dynamo.svg")
 	var out, errb bytes.Buffer
@@ -322,6 +329,7 @@ func TestPredictPlot(t *testing.T) {
 }
 
 func TestPredictPlotSeveralShapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	err := run([]string{"predict", "--profile", plotTestProfile(t), "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "4xTP4", "--engine", "vllm-0.9",
@@ -343,6 +351,7 @@ func TestPredictPlotSeveralShapes(t *testing.T) {
 }
 
 func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
+	t.Parallel()
 	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}}, "", io.Discard)
 	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Fatalf("got %v", err)

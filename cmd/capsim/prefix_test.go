@@ -16,6 +16,7 @@ import (
 // prompts) and stated in both outputs; a bad one is a one-line error
 // naming the flag.
 func TestPredictPrefixHitRate(t *testing.T) {
+	t.Parallel()
 	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "6000", "--osl", "50",
 		"--concurrency", "1", "--no-band", "--num-prompts", "100"}
 	ttft := map[string]float64{}
@@ -44,6 +45,7 @@ func TestPredictPrefixHitRate(t *testing.T) {
 // plan states a hit rate in its table's first line (only when one is set)
 // and plan --export and predict --export carry it into the README.
 func TestPlanAndExportStateThePrefixHitRate(t *testing.T) {
+	t.Parallel()
 	const clause = "; 40% of every prompt from the prefix cache"
 	for _, h := range []string{"0", "0.4"} {
 		dir := t.TempDir()
@@ -85,6 +87,7 @@ func TestPlanAndExportStateThePrefixHitRate(t *testing.T) {
 // gives them a tail. Both outputs say so; with --dataset it is a one-line
 // error, since the dataset's own lengths are simulated.
 func TestPredictExactOutput(t *testing.T) {
+	t.Parallel()
 	args := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100",
 		"--concurrency", "1", "--no-band", "--num-prompts", "50", "--mode", "benchmark-replay"}
 	spread := map[bool]float64{}

@@ -48,6 +48,7 @@ func writeVLLMSweep(t *testing.T, gpu string) []string {
 // TestSixFileSweepIsOneSeries: six vLLM --save-result files of one sweep,
 // with --metadata and no sidecars, fit as one series of six points.
 func TestSixFileSweepIsOneSeries(t *testing.T) {
+	t.Parallel()
 	files := writeVLLMSweep(t, "H100")
 	var out, errb bytes.Buffer
 	args := []string{"fit", "--format", "json", "--quick", "--from", strings.Join(files, ",")}
@@ -66,6 +67,7 @@ func TestSixFileSweepIsOneSeries(t *testing.T) {
 // TestFitAsksForTheGPU: files that name no GPU are not fitted on an
 // assumed one; --gpu states it and --assume-gpu allows the search.
 func TestFitAsksForTheGPU(t *testing.T) {
+	t.Parallel()
 	files := writeVLLMSweep(t, "")
 	from := strings.Join(files, ",")
 	var out, errb bytes.Buffer

@@ -52,6 +52,7 @@ func closeTo(a, b, rel float64) bool {
 // prints: measured from the file, predicted by predict.Run for the same
 // deployment, shape, load, prompts and seed, and the error from both.
 func TestValidateResultsFileErrorArithmetic(t *testing.T) {
+	t.Parallel()
 	v := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile)
 	if v.GPU != "H100-SXM" || v.Model != "Qwen/Qwen3-8B" || v.Engine != "llm-d-inference-sim-0.10.2" || v.Topology != "1xTP1" {
 		t.Fatalf("deployment %s / %s / %s / %s, want the metadata's H100-SXM / Qwen/Qwen3-8B / llm-d-inference-sim-0.10.2 / 1xTP1",
@@ -136,6 +137,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 
 // A metric the measurement lacks, or measured as zero, is listed as missing, never compared.
 func TestValidateCompareSkipsAbsentMetrics(t *testing.T) {
+	t.Parallel()
 	pred := map[string]float64{model.RequestThroughput: 2, model.MeanTTFT: 50, model.MeanTPOT: 10}
 	measured := map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 0}
 	p := predict.ComparePoint(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
@@ -148,6 +150,7 @@ func TestValidateCompareSkipsAbsentMetrics(t *testing.T) {
 }
 
 func TestValidateTable(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"validate", "--results", validateResults, "--profile", validateProfile}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -179,6 +182,7 @@ func TestValidateTable(t *testing.T) {
 // With the embedded profile, which knows no llm-d-inference-sim engine,
 // validate predicts with the profile's default engine and says so.
 func TestValidateWarnsWhenTheProfileLacksTheEngine(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"validate", "--results", validateResults, "--format", "json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -193,6 +197,7 @@ func TestValidateWarnsWhenTheProfileLacksTheEngine(t *testing.T) {
 
 // Flags override the metadata: another topology changes the prediction.
 func TestValidateFlagsOverrideMetadata(t *testing.T) {
+	t.Parallel()
 	one := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile)
 	two := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile, "--replicas", "2xTP1")
 	if two.Topology != "2xTP1" {
@@ -375,6 +380,7 @@ func TestEndToEndValidateAgainstInferenceSim(t *testing.T) {
 // A record that states no request counts (a markdown table) shows "-" for
 // them, not "0 completed"; a vLLM result file shows its counts (above).
 func TestValidateTableAbsentCounts(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"validate", "--results", filepath.Join("testdata", "data", "h100-sweep.md")}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -388,6 +394,7 @@ func TestValidateTableAbsentCounts(t *testing.T) {
 // A profile fitted for an older step-cost form (no cost_model) is used,
 // with one warning naming it.
 func TestOldCostModelProfileWarns(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(validateProfile)
 	if err != nil {
 		t.Fatal(err)
@@ -412,6 +419,7 @@ func TestOldCostModelProfileWarns(t *testing.T) {
 // --frontend-ms applies to a results file's records as to predict: the
 // comparison says the frontend was stated and prices it.
 func TestValidateResultsStatedFrontend(t *testing.T) {
+	t.Parallel()
 	plain := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile)
 	stated := runValidateJSON(t, "--results", validateResults, "--profile", validateProfile, "--frontend-ms", "3")
 	if plain.Frontend != "" || !strings.HasPrefix(stated.Frontend, "3.0 ms a request, stated (no band)") {
@@ -447,6 +455,7 @@ func TestValidateResultsStatedFrontend(t *testing.T) {
 // validate --format csv is tidy: one header, one row a load point and
 // metric, numbers a spreadsheet reads.
 func TestValidateCSV(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run([]string{"validate", "--results", validateResults, "--format", "csv"}, &out, &errb); err != nil {
 		t.Fatal(err)

@@ -32,3 +32,24 @@ func ForEach(ctx context.Context, n, workers int, fn func(i int)) error {
 	wg.Wait()
 	return ctx.Err()
 }
+
+// Limiter bounds how many calls run at once across goroutines that nest
+// ForEach calls (folds of groups of points): each level may fan out as
+// wide as it likes while only the limiter's width does the work.
+type Limiter struct{ slots chan struct{} }
+
+// NewLimiter lets at most n calls (at least one) run at once.
+func NewLimiter(n int) *Limiter { return &Limiter{slots: make(chan struct{}, max(1, n))} }
+
+// Do runs fn once a slot is free, or returns ctx.Err() without running
+// it if ctx is done first.
+func (l *Limiter) Do(ctx context.Context, fn func()) error {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-l.slots }()
+	fn()
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestForEachRunsEveryIndexOnce(t *testing.T) {
@@ -70,4 +71,47 @@ func ExampleForEach() {
 	_ = ForEach(context.Background(), len(squares), 2, func(i int) { squares[i] = i * i })
 	fmt.Println(squares)
 	// Output: [0 1 4 9 16]
+}
+
+func TestLimiterBoundsConcurrentCalls(t *testing.T) {
+	l := NewLimiter(2)
+	var inFlight, most atomic.Int32
+	// Nested fan-out: 4 × 4 goroutines, never more than 2 inside Do.
+	err := ForEach(context.Background(), 4, 4, func(int) {
+		_ = ForEach(context.Background(), 4, 4, func(int) {
+			_ = l.Do(context.Background(), func() {
+				now := inFlight.Add(1)
+				for {
+					m := most.Load()
+					if now <= m || most.CompareAndSwap(m, now) {
+						break
+					}
+				}
+				time.Sleep(time.Millisecond)
+				inFlight.Add(-1)
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := most.Load(); m != 2 {
+		t.Errorf("at most %d calls ran at once, want 2", m)
+	}
+}
+
+func TestLimiterDoneContextRunsNothing(t *testing.T) {
+	l := NewLimiter(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	hold := make(chan struct{})
+	go func() { _ = l.Do(context.Background(), func() { <-hold }) }()
+	for len(l.slots) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := l.Do(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
+		t.Errorf("Do on a full limiter with a done context: err %v, ran %v; want context.Canceled, not run", err, ran)
+	}
+	close(hold)
 }

@@ -1,0 +1,121 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
+)
+
+// A fit with its memo and its groups and folds at once gives what one
+// after the other, every simulation run afresh, gives: the profile, the
+// series and the cross-validation, byte for byte. The records leave the
+// router open (its score reads the p99 tails) and hold a disaggregated
+// group with two configurations (folds), so every metric a fit reads
+// goes through the memo.
+func TestMemoisedConcurrentFitEqualsFreshSerialFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits two groups with cross-validation twice")
+	}
+	t.Parallel()
+	recs := vllmRecords(t, sim.Random, []int{4, 16})
+	recs = append(recs, syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 8}, [][2]int{{2500, 100}})...)
+	recs = append(recs, syntheticRecords(t, "12P(TP1) 1D(TP4)", []int{1, 8}, [][2]int{{2500, 100}})...)
+	fit := func(opts Options) string {
+		t.Helper()
+		prof, rep, err := Fit(context.Background(), recs, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal([]any{prof, rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	fresh := newSimRunner(sim.Run, 1)
+	fresh.forget = true
+	want := fit(Options{MaxEvals: 6, CV: true, Workers: 1, runner: fresh})
+	got := fit(Options{MaxEvals: 6, CV: true, Workers: 3})
+	if got != want {
+		t.Errorf("memoised concurrent fit differs from the fresh serial one:\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(want, "round-robin") || !strings.Contains(want, `"cv":[{`) {
+		t.Errorf("the fit did not judge both routers and cross-validate: %s", want)
+	}
+}
+
+func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	fail := errors.New("no")
+	run := func(_ context.Context, c sim.Config) (*sim.Result, error) {
+		calls.Add(1)
+		if c.Seed == 99 {
+			return nil, fail
+		}
+		return &sim.Result{Metrics: map[string]float64{model.MeanTTFT: float64(c.Seed), model.P99TTFT: 2 * float64(c.Seed), "other": 1}}, nil
+	}
+	r := newSimRunner(run, 2)
+	c := sim.Config{Seed: 3, NumPrompts: 10}
+	for range 3 {
+		res, err := r.simulate(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Metrics[model.MeanTTFT] != 3 || res.Metrics[model.P99TTFT] != 6 || len(res.Metrics) != 2 {
+			t.Errorf("metrics %v, want mean_ttft_ms 3 and p99_ttft_ms 6 (what a fit reads, nothing else)", res.Metrics)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("one configuration simulated %d times, want once", n)
+	}
+	c.NumPrompts = 11
+	if _, err := r.simulate(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("a configuration with another prompt count was not simulated (%d runs)", n)
+	}
+	// Errors are not remembered.
+	for range 2 {
+		if _, err := r.simulate(context.Background(), sim.Config{Seed: 99}); !errors.Is(err, fail) {
+			t.Errorf("err %v, want the simulator's", err)
+		}
+	}
+	if n := calls.Load(); n != 4 {
+		t.Errorf("%d runs, want a failed configuration run again (4)", n)
+	}
+}
+
+// The memo's key is the configuration's Go syntax: it must hold values
+// only (a pointer prints as its address, so a changed pointee would find
+// the earlier run), and every cost must reach it.
+func TestConfigKeyIsValues(t *testing.T) {
+	t.Parallel()
+	p := testProfile()
+	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.WithWorkload(Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
+	if s := fmt.Sprintf("%#v", c); strings.Contains(s, "(0x") || strings.Contains(s, "func(") {
+		t.Fatalf("a sim.Config prints a pointer or a function, so configKey cannot tell runs apart: %s", s)
+	}
+	c2 := d.WithWorkload(Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
+	if configKey(c) != configKey(c2) {
+		t.Error("equal configurations have different keys")
+	}
+	cost := c2.Replicas.Cost.(model.StepCost)
+	cost.Coeffs.Attn *= 1 + 1e-12
+	c2.Replicas.Cost = cost
+	if configKey(c) == configKey(c2) {
+		t.Error("a changed coefficient keeps the key")
+	}
+}
