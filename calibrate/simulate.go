@@ -32,6 +32,10 @@ type Workload struct {
 	// ISL and OSL (package datasets; series.Workload.Dataset); "" sends
 	// every prompt at ISL and spreads outputs as BenchmarkOutput.
 	Dataset string
+	// Sharing is how the prompts share prefixes, which the replicas'
+	// prefix cache serves (sim.Config.Sharing; a PrefixHitRate above 0
+	// overrides it).
+	Sharing model.Sharing
 }
 
 // lengths are the prompt and output length distributions of w.
@@ -117,6 +121,7 @@ func (d Deployment) WithWorkload(w Workload) Deployment {
 	d.Config.NumPrompts = w.NumPrompts
 	d.Config.Seed = w.Seed
 	d.Config.PrefixHitRate = w.PrefixHitRate
+	d.Config.Sharing = w.Sharing
 	return d
 }
 

@@ -48,6 +48,11 @@ type Options struct {
 	// PrefixHitRate is the share, in [0, 1), of every prompt the engine's
 	// prefix cache serves (sim.Config.PrefixHitRate); 0 prefills it all.
 	PrefixHitRate float64
+	// Sharing is how the prompts share prefixes (inference-perf's
+	// shared_prefix, vLLM's prefix_repetition), which the replicas'
+	// prefix cache serves where the engine has it on; a PrefixHitRate
+	// above 0 overrides it. Each shape's ISL must exceed SharedLen.
+	Sharing model.Sharing
 	// Dataset names a dataset whose request lengths the loads draw, scaled
 	// to each shape's (package datasets, as a record stating it is fitted);
 	// "" sends every prompt at the shape's ISL.
@@ -93,6 +98,9 @@ type Point struct {
 	Lo    map[string]float64 `json:"lo,omitempty"`
 	Hi    map[string]float64 `json:"hi,omitempty"`
 	Pools []sim.PoolStats    `json:"pools"`
+	// PrefixHitRate is the share of prompt tokens the prefix cache served
+	// in the simulation (sim.Result.PrefixHitRate).
+	PrefixHitRate float64 `json:"prefix_hit_rate"`
 }
 
 // Knee is the smallest load reaching 90% of the maximum throughput.
@@ -160,6 +168,13 @@ type Prediction struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 	// PrefixHitRate is the prefix-cache hit rate assumed (Options.PrefixHitRate).
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
+	// Sharing is the prompts' prefix sharing simulated (Options.Sharing),
+	// PrefixCaching whether the replicas cached prefixes, and
+	// PrefixRouter the router that spread the requests over them (each
+	// point's PrefixHitRate is what the cache served).
+	Sharing       model.Sharing `json:"sharing,omitzero"`
+	PrefixCaching bool          `json:"prefix_caching"`
+	PrefixRouter  string        `json:"prefix_router,omitempty"`
 	// Dataset is the dataset whose lengths the requests drew (Options.Dataset).
 	Dataset string `json:"dataset,omitempty"`
 	// ExactOutput: every output ran to exactly its shape's OSL
@@ -171,6 +186,14 @@ type Prediction struct {
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
 	if !sim.ValidPrefixHitRate(opts.PrefixHitRate) {
 		return nil, fmt.Errorf("predict: Options.PrefixHitRate must be a fraction in [0, 1), got %v", opts.PrefixHitRate)
+	}
+	if err := opts.Sharing.Validate(); err != nil {
+		return nil, fmt.Errorf("predict: Options.Sharing.%w", err)
+	}
+	for _, sh := range opts.Shapes {
+		if opts.Sharing.On() && sh.ISL <= opts.Sharing.SharedLen {
+			return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Sharing.SharedLen)", sh.ISL, opts.Sharing.SharedLen)
+		}
 	}
 	var err error
 	if opts.Dataset, err = datasets.Check(opts.Dataset); err != nil {
@@ -263,7 +286,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		j := jobs[i]
 		l := loads[j.load]
 		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL, OSLMax: opts.OSLMax, ExactOutput: opts.ExactOutput,
-			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset}
+			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset, Sharing: opts.Sharing}
 		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
@@ -306,16 +329,20 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 			PrefixHitRate:        opts.PrefixHitRate,
+			Sharing:              opts.Sharing,
+			PrefixCaching:        central.Config.Replicas.PrefixCaching,
+			PrefixRouter:         string(central.Config.Router),
 			Dataset:              opts.Dataset,
 			ExactOutput:          opts.ExactOutput,
 		}
+		p.Warnings = append(p.Warnings, sharingWarnings(central, opts)...)
 		if central.RouterAsked && behindRouter(central) < 2 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("router %s asked for, but %s has one worker behind its router: it changes nothing", opts.Target.Router, opts.Target.Topology))
 		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools, PrefixHitRate: r.PrefixHitRate}
 			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
 			if stride == 3 {
 				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
@@ -536,6 +563,20 @@ func behindRouter(d calibrate.Deployment) int {
 		return d.Topology.Decode.Count
 	}
 	return d.Topology.Replicas.Count
+}
+
+// sharingWarnings say when a workload's shared prefixes are not served
+// by a simulated prefix cache.
+func sharingWarnings(d calibrate.Deployment, opts Options) []string {
+	switch {
+	case !opts.Sharing.On() || opts.PrefixHitRate > 0:
+		return nil
+	case d.Topology.Disaggregated():
+		return []string{"the prefix cache of a disaggregated deployment is not simulated: every prompt is prefilled in full (give --prefix-hit-rate to assume one)"}
+	case !d.Config.Replicas.PrefixCaching:
+		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine)}
+	}
+	return nil
 }
 
 // RouterOf is the router a deployment with several replicas or decode

@@ -91,7 +91,7 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 		}
 		p.Target.Engine, p.Derived, p.Frontend = d.Engine, d.Derived, d.FrontendFrom
 		w := p.Workload
-		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, ExactOutput: w.ExactOutput, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset})
+		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, ExactOutput: w.ExactOutput, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset, Sharing: w.Sharing})
 		if err != nil {
 			p.Err = fmt.Errorf("predict: record %s: %w", r.ID, err)
 			return

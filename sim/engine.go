@@ -246,7 +246,7 @@ func (e *engine) dropCache(t float64, r *request, kv int) {
 	}
 	var idle int64
 	if kv >= 0 {
-		idle = e.pc.finish(r, kv, int(e.block))
+		idle = e.pc.finish(r, kv)
 	} else {
 		idle = e.pc.release(r)
 	}
@@ -517,7 +517,7 @@ func (e *engine) startStep(t float64) {
 		r := e.waiting.peek()
 		hit, idle := 0, 0
 		if e.pc != nil && r.px != nil {
-			hit, idle = e.pc.hits(r, r.target, int(e.block))
+			hit, idle = e.pc.hits(r, r.target)
 			r.done = hit * int(e.block)
 		}
 		c := min(r.target-r.done, budget) // done: the prefix-cache hit
@@ -539,7 +539,7 @@ func (e *engine) startStep(t float64) {
 		r.admit = e.nextAdmit
 		e.nextAdmit++
 		if hit > 0 {
-			e.pc.acquire(r, hit, int(e.block))
+			e.pc.acquire(r, hit)
 			r.shared = int64(hit)
 			if r.preempt == 0 {
 				r.hit = r.done
@@ -809,7 +809,7 @@ func (e *engine) onStepEnd(t float64) {
 			r.done += r.chunk
 			r.chunk = 0
 			if e.pc != nil && r.px != nil {
-				moved := int64(e.pc.register(r, r.done, int(e.block)))
+				moved := int64(e.pc.register(r, r.done))
 				r.blocks -= moved
 				r.shared += moved
 			}

@@ -1,78 +1,10 @@
 package sim
 
 import (
-	"fmt"
 	"math/rand/v2"
+
+	"github.com/capsim/capsim/model"
 )
-
-// Sharing describes how a workload's prompts share prefixes, which a
-// replica's prefix cache (PoolConfig.PrefixCaching) then serves. The zero
-// value shares nothing. Two benchmark datasets are expressible:
-// inference-perf's shared_prefix (Groups × PromptsPerGroup distinct
-// prompts, each a group's SharedLen-token system prompt and a question,
-// sent in one shuffled order, cycled) and vLLM bench's prefix_repetition
-// (Groups prefixes of SharedLen tokens, PromptsPerGroup 0: every request
-// a uniformly drawn prefix and a suffix of its own).
-type Sharing struct {
-	// Groups is the number of distinct shared prefixes (inference-perf's
-	// num_groups, vLLM's prefix_repetition_num_prefixes); 0: no sharing.
-	Groups int `json:"groups,omitempty"`
-	// PromptsPerGroup is the distinct prompts of a group (inference-perf's
-	// num_prompts_per_group); 0: every prompt's rest is its own.
-	PromptsPerGroup int `json:"prompts_per_group,omitempty"`
-	// SharedLen is each group's shared prefix in tokens (system_prompt_len,
-	// prefix_repetition_prefix_len); a prompt's rest is its length less it.
-	SharedLen int `json:"shared_len,omitempty"`
-}
-
-// On says whether s describes any sharing.
-func (s Sharing) On() bool { return s.Groups > 0 }
-
-// maxSharedPrompts bounds Groups × PromptsPerGroup: the shuffled order of
-// the distinct prompts is held in memory.
-const maxSharedPrompts = 1 << 24
-
-// Validate says, naming the field, why s cannot be simulated.
-func (s Sharing) Validate() error {
-	switch {
-	case s.Groups < 0:
-		return fmt.Errorf("Groups must not be negative, got %d", s.Groups)
-	case s.PromptsPerGroup < 0:
-		return fmt.Errorf("PromptsPerGroup must not be negative, got %d", s.PromptsPerGroup)
-	case s.SharedLen < 0:
-		return fmt.Errorf("SharedLen must not be negative, got %d", s.SharedLen)
-	case s.Groups == 0 && (s.PromptsPerGroup > 0 || s.SharedLen > 0):
-		return fmt.Errorf("PromptsPerGroup or SharedLen set without Groups")
-	case s.PromptsPerGroup > 0 && s.Groups > maxSharedPrompts/s.PromptsPerGroup:
-		return fmt.Errorf("Groups × PromptsPerGroup (%d × %d) is more than %d distinct prompts", s.Groups, s.PromptsPerGroup, maxSharedPrompts)
-	}
-	return nil
-}
-
-// HitRate is the share of prompt tokens an ideal cache of block tokens
-// per block serves over n requests of prompt tokens each, routed over
-// workers replicas each of which sees every group's prompts (round-robin
-// with many requests): a prompt hits the full blocks of its group's shared
-// prefix after the group's first request on that replica, and its whole
-// prompt's full blocks after its own first request there (cycled
-// prompts); at most prompt−1 tokens (the last is always computed). It is
-// the analytic value the simulated rate approaches when nothing is evicted.
-func (s Sharing) HitRate(prompt, block, n, workers int) float64 {
-	if !s.On() || prompt <= 1 || n <= 0 || block <= 0 || workers <= 0 {
-		return 0
-	}
-	capTok := (prompt - 1) / block * block
-	shared := min(s.SharedLen, prompt) / block * block
-	whole := min(prompt/block*block, capTok)
-	shared = min(shared, capTok)
-	firstGroup := min(n, s.Groups*workers) // each group's first request on each replica misses
-	hit := float64(n-firstGroup) * float64(shared)
-	if s.PromptsPerGroup > 0 {
-		firstPrompt := min(n, s.Groups*s.PromptsPerGroup*workers)
-		hit += float64(n-firstPrompt) * float64(whole-shared)
-	}
-	return hit / (float64(n) * float64(prompt))
-}
 
 // streamSharing draws the order of the shared prompts and the prefixes of
 // prefix_repetition requests.
@@ -80,12 +12,12 @@ const streamSharing = 0x73686172 // "shar"
 
 // sharer hands each sent request its content identity.
 type sharer struct {
-	s     Sharing
+	s     model.Sharing
 	order []int32    // shuffled prompt indices (PromptsPerGroup > 0)
 	r     *rand.Rand // group draws (PromptsPerGroup 0)
 }
 
-func newSharer(s Sharing, seed uint64) *sharer {
+func newSharer(s model.Sharing, seed uint64) *sharer {
 	sh := &sharer{s: s, r: newStream(seed, streamSharing)}
 	if n := s.Groups * s.PromptsPerGroup; n > 0 {
 		sh.order = make([]int32, n)
@@ -158,8 +90,13 @@ type cblock struct {
 
 // prefixCache is one replica's block-level prefix cache (vLLM V1's
 // automatic prefix caching): full blocks keyed by their content, idle ones
-// evicted least recently used first.
+// evicted least recently used first. It keeps units of per engine blocks,
+// unit tokens in all: one block, or for blocks under minUnit tokens
+// (SGLang's radix cache, page size 1) enough of them to make minUnit, so
+// that a lookup is not a map probe per token; a hit is then rounded down
+// to a whole unit. Its counts (hits, references) are in engine blocks.
 type prefixCache struct {
+	unit, per  int
 	m          map[uint64]*cblock
 	head, tail *cblock // idle blocks, head the least recently used
 	idle       int64
@@ -169,15 +106,21 @@ type prefixCache struct {
 // maxIdleUnbounded bounds the idle blocks of a cache with no KV capacity.
 const maxIdleUnbounded = 1 << 20
 
-func newPrefixCache() *prefixCache { return &prefixCache{m: map[uint64]*cblock{}} }
+// minUnit is the fewest tokens a prefix cache keeps as one unit.
+const minUnit = 16
 
-// hits is how many leading full blocks of r's first tokens tokens the
-// cache holds, at most (tokens−1)/block (the last token is computed), and
-// how many of them are idle.
-func (c *prefixCache) hits(r *request, tokens, block int) (n, idle int) {
-	limit := (tokens - 1) / block
+func newPrefixCache(block int) *prefixCache {
+	per := (minUnit + block - 1) / block
+	return &prefixCache{m: map[uint64]*cblock{}, unit: per * block, per: per}
+}
+
+// hits is how many leading blocks of r's first tokens tokens the cache
+// holds, in whole units of at most tokens−1 tokens (the last token is
+// computed), and how many of them are idle.
+func (c *prefixCache) hits(r *request, tokens int) (n, idle int) {
+	limit := (tokens - 1) / c.unit
 	for n < limit {
-		b, ok := c.m[r.px.blockKey(n, block, r.prompt)]
+		b, ok := c.m[r.px.blockKey(n, c.unit, r.prompt)]
 		if !ok {
 			break
 		}
@@ -186,13 +129,14 @@ func (c *prefixCache) hits(r *request, tokens, block int) (n, idle int) {
 		}
 		n++
 	}
-	return n, idle
+	return n * c.per, idle * c.per
 }
 
 // acquire makes r reference its first n blocks, which hits found.
-func (c *prefixCache) acquire(r *request, n, block int) {
+func (c *prefixCache) acquire(r *request, n int) {
+	n /= c.per
 	for b := range n {
-		cb := c.m[r.px.blockKey(b, block, r.prompt)]
+		cb := c.m[r.px.blockKey(b, c.unit, r.prompt)]
 		if cb.refs == 0 {
 			c.unlink(cb)
 		}
@@ -204,11 +148,11 @@ func (c *prefixCache) acquire(r *request, n, block int) {
 
 // register hands r's computed full blocks up to tokens to the cache, as
 // blocks r references: the ones whose content is not cached yet. It
-// returns how many moved from r's own blocks to the cache.
-func (c *prefixCache) register(r *request, tokens, block int) int {
+// returns how many blocks moved from r's own to the cache.
+func (c *prefixCache) register(r *request, tokens int) int {
 	moved := 0
-	for ; r.px.reg < tokens/block; r.px.reg++ {
-		k := r.px.blockKey(r.px.reg, block, r.prompt)
+	for ; r.px.reg < tokens/c.unit; r.px.reg++ {
+		k := r.px.blockKey(r.px.reg, c.unit, r.prompt)
 		if _, ok := c.m[k]; ok {
 			continue // computed twice: r keeps its copy
 		}
@@ -216,7 +160,7 @@ func (c *prefixCache) register(r *request, tokens, block int) int {
 		cb.refs = 1
 		c.m[k] = cb
 		r.px.refs = append(r.px.refs, cb)
-		moved++
+		moved += c.per
 	}
 	return moved
 }
@@ -226,10 +170,10 @@ func (c *prefixCache) register(r *request, tokens, block int) int {
 // vLLM frees a request's blocks in reverse, to evict its tail first). It
 // returns how many referenced blocks became idle (the newly cached ones
 // were r's own, already free).
-func (c *prefixCache) finish(r *request, tokens, block int) int64 {
+func (c *prefixCache) finish(r *request, tokens int) int64 {
 	var fresh []uint64
-	for ; r.px.reg < tokens/block; r.px.reg++ {
-		k := r.px.blockKey(r.px.reg, block, r.prompt)
+	for ; r.px.reg < tokens/c.unit; r.px.reg++ {
+		k := r.px.blockKey(r.px.reg, c.unit, r.prompt)
 		if _, ok := c.m[k]; !ok {
 			fresh = append(fresh, k)
 		}
@@ -257,12 +201,13 @@ func (c *prefixCache) release(r *request) int64 {
 		refs[i] = nil
 	}
 	r.px.refs, r.px.reg = refs[:0], 0
-	return n
+	return n * int64(c.per)
 }
 
-// trim evicts idle blocks, least recently used first, until at most free remain.
+// trim evicts idle units, least recently used first, until at most free
+// blocks hold them.
 func (c *prefixCache) trim(free int64) {
-	for c.idle > free {
+	for c.idle*int64(c.per) > free {
 		cb := c.head
 		c.unlink(cb)
 		delete(c.m, cb.key)

@@ -10,7 +10,7 @@ import (
 // sharedCfg is inference-perf's shared_prefix workload on workers
 // replicas with prefix caching: G groups of an S-token system prompt, M
 // questions each, prompts of isl tokens.
-func sharedCfg(workers, kv int, load model.Load, sh Sharing, isl, n int) Config {
+func sharedCfg(workers, kv int, load model.Load, sh model.Sharing, isl, n int) Config {
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-10, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
 	return Config{Replicas: PoolConfig{Workers: workers, Cost: c, KVCapacity: kv, PrefixCaching: true},
 		Load: load, Input: Fixed(isl), Output: Fixed(32), NumPrompts: n, Seed: 7, Sharing: sh}
@@ -23,13 +23,13 @@ func sharedCfg(workers, kv int, load model.Load, sh Sharing, isl, n int) Config 
 // prompt's full blocks but the last token.
 func TestSharedPrefixHitRateAnalytic(t *testing.T) {
 	for _, tc := range []struct {
-		sh  Sharing
+		sh  model.Sharing
 		isl int
 	}{
-		{Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}, 256},  // block-aligned
-		{Sharing{Groups: 3, PromptsPerGroup: 5, SharedLen: 100}, 150},  // 100 = 6 full blocks + 4
-		{Sharing{Groups: 5, PromptsPerGroup: 0, SharedLen: 512}, 1024}, // prefix_repetition: suffixes never repeat
-		{Sharing{Groups: 2, PromptsPerGroup: 3, SharedLen: 160}, 160},  // the whole prompt is shared: its last token is computed
+		{model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}, 256},  // block-aligned
+		{model.Sharing{Groups: 3, PromptsPerGroup: 5, SharedLen: 100}, 150},  // 100 = 6 full blocks + 4
+		{model.Sharing{Groups: 5, PromptsPerGroup: 0, SharedLen: 512}, 1024}, // prefix_repetition: suffixes never repeat
+		{model.Sharing{Groups: 2, PromptsPerGroup: 3, SharedLen: 160}, 160},  // the whole prompt is shared: its last token is computed
 	} {
 		const n = 400
 		res := run(t, sharedCfg(1, 0, model.Closed(1), tc.sh, tc.isl, n))
@@ -45,11 +45,25 @@ func TestSharedPrefixHitRateAnalytic(t *testing.T) {
 	}
 }
 
+// A page size of 1 (SGLang's radix cache) is cached in units of 16
+// tokens: the hit rate is the 16-token analytic one, prefill-first or not.
+func TestSharedPrefixPageSizeOne(t *testing.T) {
+	sh := model.Sharing{Groups: 3, PromptsPerGroup: 4, SharedLen: 200}
+	for _, first := range []bool{false, true} {
+		cfg := sharedCfg(1, 50_000, model.Closed(1), sh, 300, 200)
+		cfg.Replicas.BlockSize, cfg.Replicas.PrefillFirst = 1, first
+		res := run(t, cfg)
+		if want := sh.HitRate(300, 16, 200, 1); !near(res.PrefixHitRate, want, 1e-12) {
+			t.Errorf("prefill-first %v: hit rate %v, want %v", first, res.PrefixHitRate, want)
+		}
+	}
+}
+
 // The analytic rate itself, by hand: 4 groups × 8 prompts of 256 tokens
 // with a 128-token system prompt over 400 requests: 396 hit 128 tokens,
 // 368 also the other 112 full-block tokens (255 capped to 240).
 func TestSharingHitRateByHand(t *testing.T) {
-	got := Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}.HitRate(256, 16, 400, 1)
+	got := model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}.HitRate(256, 16, 400, 1)
 	want := (396*128.0 + 368*112.0) / (400 * 256)
 	if !near(got, want, 1e-15) {
 		t.Errorf("HitRate = %v, want %v", got, want)
@@ -60,7 +74,7 @@ func TestSharingHitRateByHand(t *testing.T) {
 // hits less than one that holds them all, and still every block comes
 // back (run checks the ledger).
 func TestSharedPrefixHitRateFallsUnderKVPressure(t *testing.T) {
-	sh := Sharing{Groups: 16, PromptsPerGroup: 16, SharedLen: 512}
+	sh := model.Sharing{Groups: 16, PromptsPerGroup: 16, SharedLen: 512}
 	var last float64 = 2
 	for _, kv := range []int{4_000_000, 60_000, 20_000, 6_000} {
 		res := run(t, sharedCfg(1, kv, model.Closed(4), sh, 1024, 1500))
@@ -75,7 +89,7 @@ func TestSharedPrefixHitRateFallsUnderKVPressure(t *testing.T) {
 // of which computes its prefix again; a prefix-aware router keeps it where
 // it is cached.
 func TestSharedPrefixRouting(t *testing.T) {
-	sh := Sharing{Groups: 8, PromptsPerGroup: 32, SharedLen: 1024}
+	sh := model.Sharing{Groups: 8, PromptsPerGroup: 32, SharedLen: 1024}
 	rate := map[Routing]float64{}
 	for _, r := range []Routing{RoundRobin, Random, PrefixAware} {
 		cfg := sharedCfg(4, 40_000, model.Closed(16), sh, 1536, 1200)
@@ -90,7 +104,7 @@ func TestSharedPrefixRouting(t *testing.T) {
 // The same configuration gives the same bytes; without shared prompts a
 // prefix cache changes nothing; a flat hit rate overrides the cache.
 func TestPrefixCacheDeterministicAndInert(t *testing.T) {
-	sh := Sharing{Groups: 6, PromptsPerGroup: 10, SharedLen: 300}
+	sh := model.Sharing{Groups: 6, PromptsPerGroup: 10, SharedLen: 300}
 	cfg := sharedCfg(3, 30_000, model.Open(40, 1), sh, 700, 600)
 	cfg.Router = PrefixAware
 	a, b := run(t, cfg), run(t, cfg)
@@ -101,7 +115,7 @@ func TestPrefixCacheDeterministicAndInert(t *testing.T) {
 		t.Errorf("hit rate %v with shared prompts", a.PrefixHitRate)
 	}
 	plain := cfg
-	plain.Sharing, plain.Router = Sharing{}, RoundRobin
+	plain.Sharing, plain.Router = model.Sharing{}, RoundRobin
 	off := plain
 	off.Replicas.PrefixCaching = false
 	if x, y := run(t, plain), run(t, off); !reflect.DeepEqual(x, y) || x.PrefixHitRate != 0 {
@@ -120,7 +134,7 @@ func TestPrefixCacheDeterministicAndInert(t *testing.T) {
 }
 
 func TestSharingValidate(t *testing.T) {
-	for _, sh := range []Sharing{{Groups: -1}, {PromptsPerGroup: 2}, {Groups: 2, SharedLen: -1}, {Groups: 1 << 20, PromptsPerGroup: 1 << 10}} {
+	for _, sh := range []model.Sharing{{Groups: -1}, {PromptsPerGroup: 2}, {Groups: 2, SharedLen: -1}, {Groups: 1 << 20, PromptsPerGroup: 1 << 10}} {
 		cfg := sharedCfg(1, 0, model.Closed(1), sh, 100, 10)
 		if _, err := Run(t.Context(), cfg); err == nil {
 			t.Errorf("Sharing %+v: no error", sh)

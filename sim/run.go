@@ -360,7 +360,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	if c.Sharing.On() && c.PrefixHitRate == 0 && !s.disagg && c.Replicas.PrefixCaching {
 		s.sharer = newSharer(c.Sharing, c.Seed)
 		for _, e := range s.engines {
-			e.pc = newPrefixCache()
+			e.pc = newPrefixCache(int(e.block))
 		}
 	}
 	s.sampleDT = 1.0 / 64
@@ -673,7 +673,7 @@ func (s *simulator) routePrefix(r *request) *engine {
 	for _, e := range s.engines {
 		h := 0
 		if e.pc != nil && r != nil && r.px != nil {
-			h, _ = e.pc.hits(r, r.prompt, int(e.block))
+			h, _ = e.pc.hits(r, r.prompt)
 		}
 		if h > bestHit || (h == bestHit && e.outstanding < best.outstanding) {
 			best, bestHit = e, h

@@ -1,0 +1,83 @@
+package model
+
+import "fmt"
+
+// Sharing describes how a workload's prompts share prefixes, which a
+// replica's prefix cache (sim.PoolConfig.PrefixCaching) then serves. The zero
+// value shares nothing. Two benchmark datasets are expressible:
+// inference-perf's shared_prefix (Groups × PromptsPerGroup distinct
+// prompts, each a group's SharedLen-token system prompt and a question,
+// sent in one shuffled order, cycled) and vLLM bench's prefix_repetition
+// (Groups prefixes of SharedLen tokens, PromptsPerGroup 0: every request
+// a uniformly drawn prefix and a suffix of its own).
+type Sharing struct {
+	// Groups is the number of distinct shared prefixes (inference-perf's
+	// num_groups, vLLM's prefix_repetition_num_prefixes); 0: no sharing.
+	Groups int `json:"groups,omitempty"`
+	// PromptsPerGroup is the distinct prompts of a group (inference-perf's
+	// num_prompts_per_group); 0: every prompt's rest is its own.
+	PromptsPerGroup int `json:"prompts_per_group,omitempty"`
+	// SharedLen is each group's shared prefix in tokens (system_prompt_len,
+	// prefix_repetition_prefix_len); a prompt's rest is its length less it.
+	SharedLen int `json:"shared_len,omitempty"`
+}
+
+// On says whether s describes any sharing.
+func (s Sharing) On() bool { return s.Groups > 0 }
+
+// maxSharedPrompts bounds Groups × PromptsPerGroup: the shuffled order of
+// the distinct prompts is held in memory.
+const maxSharedPrompts = 1 << 24
+
+// Validate says, naming the field, why s cannot be simulated.
+func (s Sharing) Validate() error {
+	switch {
+	case s.Groups < 0:
+		return fmt.Errorf("Groups must not be negative, got %d", s.Groups)
+	case s.PromptsPerGroup < 0:
+		return fmt.Errorf("PromptsPerGroup must not be negative, got %d", s.PromptsPerGroup)
+	case s.SharedLen < 0:
+		return fmt.Errorf("SharedLen must not be negative, got %d", s.SharedLen)
+	case s.Groups == 0 && (s.PromptsPerGroup > 0 || s.SharedLen > 0):
+		return fmt.Errorf("PromptsPerGroup or SharedLen set without Groups")
+	case s.PromptsPerGroup > 0 && s.Groups > maxSharedPrompts/s.PromptsPerGroup:
+		return fmt.Errorf("Groups × PromptsPerGroup (%d × %d) is more than %d distinct prompts", s.Groups, s.PromptsPerGroup, maxSharedPrompts)
+	}
+	return nil
+}
+
+// HitRate is the share of prompt tokens an ideal cache of block tokens
+// per block serves over n requests of prompt tokens each, routed over
+// workers replicas each of which sees every group's prompts (round-robin
+// with many requests): a prompt hits the full blocks of its group's shared
+// prefix after the group's first request on that replica, and its whole
+// prompt's full blocks after its own first request there (cycled
+// prompts); at most prompt−1 tokens (the last is always computed). It is
+// the analytic value the simulated rate approaches when nothing is evicted.
+func (s Sharing) HitRate(prompt, block, n, workers int) float64 {
+	if !s.On() || prompt <= 1 || n <= 0 || block <= 0 || workers <= 0 {
+		return 0
+	}
+	capTok := (prompt - 1) / block * block
+	shared := min(s.SharedLen, prompt) / block * block
+	whole := min(prompt/block*block, capTok)
+	shared = min(shared, capTok)
+	firstGroup := min(n, s.Groups*workers) // each group's first request on each replica misses
+	hit := float64(n-firstGroup) * float64(shared)
+	if s.PromptsPerGroup > 0 {
+		firstPrompt := min(n, s.Groups*s.PromptsPerGroup*workers)
+		hit += float64(n-firstPrompt) * float64(whole-shared)
+	}
+	return hit / (float64(n) * float64(prompt))
+}
+
+// String describes s in a few words ("" for no sharing).
+func (s Sharing) String() string {
+	switch {
+	case !s.On():
+		return ""
+	case s.PromptsPerGroup > 0:
+		return fmt.Sprintf("shared prefix: %d groups × %d prompts, %d-token system prompt", s.Groups, s.PromptsPerGroup, s.SharedLen)
+	}
+	return fmt.Sprintf("prefix repetition: %d prefixes of %d tokens", s.Groups, s.SharedLen)
+}
