@@ -31,7 +31,10 @@ type RecordPrediction struct {
 	Target   calibrate.Target // the deployment priced, engine resolved
 	Workload series.Workload
 	Metrics  map[string]float64
-	Derived  []calibrate.Derivation
+	// PrefixHitRate is the share of prompt tokens the simulated prefix
+	// cache served (sim.Result.PrefixHitRate).
+	PrefixHitRate float64
+	Derived       []calibrate.Derivation
 	// Frontend is calibrate.Deployment.FrontendFrom: the frontend latency
 	// when it was carried from another deployment or stated, "" otherwise.
 	Frontend string
@@ -96,7 +99,7 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 			p.Err = fmt.Errorf("predict: record %s: %w", r.ID, err)
 			return
 		}
-		p.Metrics = res.Metrics
+		p.Metrics, p.PrefixHitRate = res.Metrics, res.PrefixHitRate
 	})
 	return out, err
 }
