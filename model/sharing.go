@@ -81,3 +81,17 @@ func (s Sharing) String() string {
 	}
 	return fmt.Sprintf("prefix repetition: %d prefixes of %d tokens", s.Groups, s.SharedLen)
 }
+
+// MaxCached is the most leading tokens of a prompt of prompt tokens that
+// a prefix cache can serve under s: all but the last when prompts repeat
+// (PromptsPerGroup > 0), else at most the shared prefix; 0 without
+// sharing. A bound for any block size: planners price best cases with it.
+func (s Sharing) MaxCached(prompt int) int {
+	switch {
+	case !s.On() || prompt <= 1:
+		return 0
+	case s.PromptsPerGroup > 0:
+		return prompt - 1
+	}
+	return min(s.SharedLen, prompt-1)
+}

@@ -43,8 +43,8 @@ func (sh *sharer) tag(x *prefixTag, id int) {
 		g = uint64(sh.r.IntN(sh.s.Groups))
 		x.rest = mix(uint64(id)<<1 | 1 ^ 0x726573740000)
 	}
+	x.restUnique = sh.order == nil
 	x.group = mix(g + 1)
-	x.out = mix(uint64(id)<<1 ^ 0x6f7574000000)
 	x.shared = sh.s.SharedLen
 }
 
@@ -59,32 +59,38 @@ func mix(z uint64) uint64 {
 // prefixTag is a request's content identity and its hold on a replica's
 // prefix cache (nil on requests of a run without one).
 type prefixTag struct {
-	group, rest, out uint64
+	group, rest uint64
 	shared           int       // tokens of the group's prefix
+	restUnique       bool      // its prompt's rest is its own: no later request shares it
 	refs             []*cblock // cache blocks it references
-	reg              int       // blocks of its sequence already looked up or registered
+	reg              int       // units of its sequence already looked up or registered
 }
 
-// blockKey is the key of block b (tokens b·block … (b+1)·block−1) of a
-// request of prompt tokens: its last token's segment and position.
-func (x *prefixTag) blockKey(b, block, prompt int) uint64 {
-	p := (b+1)*block - 1
-	seg := x.out
+// blockKey is the key of unit b (tokens b·unit … (b+1)·unit−1) of a
+// request of prompt tokens: its last token's segment and position. own
+// says no other request can hold that content (its own rest or output),
+// so the cache does not index it.
+func (x *prefixTag) blockKey(b, unit, prompt int) (key uint64, own bool) {
+	p := (b+1)*unit - 1
 	switch {
 	case p < x.shared:
-		seg = x.group
+		return mix(x.group ^ uint64(p)*0x9e3779b97f4a7c15), false
 	case p < prompt:
-		seg = x.rest
+		return mix(x.rest ^ uint64(p)*0x9e3779b97f4a7c15), x.restUnique
 	}
-	return mix(seg ^ uint64(p)*0x9e3779b97f4a7c15)
+	return 0, true
 }
 
-// cblock is one cached KV block: referenced by running requests (refs >
-// 0, counted in the engine's used blocks) or idle in the LRU list (free,
-// holding its content until a new allocation needs the space).
+// cblock is one cached unit of KV blocks: referenced by running requests
+// (refs > 0, counted in the engine's used blocks) or idle in the LRU list
+// (free, holding its content until a new allocation needs the space). An
+// anonymous run (anon > 0) stands for that many idle units no request can
+// hit (finished requests' own suffixes and outputs): they hold free space
+// in LRU order, as vLLM keeps them, without an index entry each.
 type cblock struct {
 	key        uint64
 	refs       int32
+	anon       int64
 	prev, next *cblock
 }
 
@@ -98,9 +104,11 @@ type cblock struct {
 type prefixCache struct {
 	unit, per  int
 	m          map[uint64]*cblock
-	head, tail *cblock // idle blocks, head the least recently used
-	idle       int64
+	head, tail *cblock // idle units, head the least recently used
+	idle       int64   // idle units, anonymous runs included
 	spare      []*cblock
+	fresh      []uint64 // finish's scratch
+	found      []*cblock // the units the last hits found, for acquire
 }
 
 // maxIdleUnbounded bounds the idle blocks of a cache with no KV capacity.
@@ -119,26 +127,33 @@ func newPrefixCache(block int) *prefixCache {
 // computed), and how many of them are idle.
 func (c *prefixCache) hits(r *request, tokens int) (n, idle int) {
 	limit := (tokens - 1) / c.unit
+	c.found = c.found[:0]
 	for n < limit {
-		b, ok := c.m[r.px.blockKey(n, c.unit, r.prompt)]
+		k, own := r.px.blockKey(n, c.unit, r.prompt)
+		if own {
+			break
+		}
+		b, ok := c.m[k]
 		if !ok {
 			break
 		}
 		if b.refs == 0 {
 			idle++
 		}
+		c.found = append(c.found, b)
 		n++
 	}
 	return n * c.per, idle * c.per
 }
 
-// acquire makes r reference its first n blocks, which hits found.
+// acquire makes r reference its first n blocks, which the call of hits
+// just before, for r, found.
 func (c *prefixCache) acquire(r *request, n int) {
 	n /= c.per
-	for b := range n {
-		cb := c.m[r.px.blockKey(b, c.unit, r.prompt)]
+	for _, cb := range c.found[:n] {
 		if cb.refs == 0 {
 			c.unlink(cb)
+			c.idle--
 		}
 		cb.refs++
 		r.px.refs = append(r.px.refs, cb)
@@ -146,13 +161,17 @@ func (c *prefixCache) acquire(r *request, n int) {
 	r.px.reg = n
 }
 
-// register hands r's computed full blocks up to tokens to the cache, as
-// blocks r references: the ones whose content is not cached yet. It
-// returns how many blocks moved from r's own to the cache.
+// register hands r's computed full units up to tokens to the cache, as
+// units r references: the ones whose content is not cached yet and that
+// other requests can share. It returns how many blocks moved from r's own
+// to the cache.
 func (c *prefixCache) register(r *request, tokens int) int {
 	moved := 0
 	for ; r.px.reg < tokens/c.unit; r.px.reg++ {
-		k := r.px.blockKey(r.px.reg, c.unit, r.prompt)
+		k, own := r.px.blockKey(r.px.reg, c.unit, r.prompt)
+		if own {
+			break // the rest of its sequence is its own
+		}
 		if _, ok := c.m[k]; ok {
 			continue // computed twice: r keeps its copy
 		}
@@ -165,24 +184,36 @@ func (c *prefixCache) register(r *request, tokens int) int {
 	return moved
 }
 
-// finish caches r's remaining full blocks of tokens as idle, then drops
-// its references, the sequence's last blocks first in the LRU order (as
-// vLLM frees a request's blocks in reverse, to evict its tail first). It
-// returns how many referenced blocks became idle (the newly cached ones
-// were r's own, already free).
+// finish caches r's remaining full units of tokens as idle (its own ones
+// as an anonymous run), then drops its references, the sequence's last
+// units first in the LRU order (as vLLM frees a request's blocks in
+// reverse, to evict its tail first). It returns how many referenced
+// blocks became idle (the newly cached ones were r's own, already free).
 func (c *prefixCache) finish(r *request, tokens int) int64 {
-	var fresh []uint64
-	for ; r.px.reg < tokens/c.unit; r.px.reg++ {
-		k := r.px.blockKey(r.px.reg, c.unit, r.prompt)
+	end := tokens / c.unit
+	fresh := c.fresh[:0]
+	for ; r.px.reg < end; r.px.reg++ {
+		k, own := r.px.blockKey(r.px.reg, c.unit, r.prompt)
+		if own {
+			break
+		}
 		if _, ok := c.m[k]; !ok {
 			fresh = append(fresh, k)
 		}
+	}
+	if n := end - r.px.reg; n > 0 {
+		cb := c.newBlock(0)
+		cb.anon = int64(n)
+		c.pushIdle(cb)
+		c.idle += cb.anon
 	}
 	for i := len(fresh) - 1; i >= 0; i-- {
 		cb := c.newBlock(fresh[i])
 		c.m[fresh[i]] = cb
 		c.pushIdle(cb)
+		c.idle++
 	}
+	c.fresh = fresh
 	return c.release(r)
 }
 
@@ -196,6 +227,7 @@ func (c *prefixCache) release(r *request) int64 {
 		cb.refs--
 		if cb.refs == 0 {
 			c.pushIdle(cb)
+			c.idle++
 			n++
 		}
 		refs[i] = nil
@@ -207,10 +239,24 @@ func (c *prefixCache) release(r *request) int64 {
 // trim evicts idle units, least recently used first, until at most free
 // blocks hold them.
 func (c *prefixCache) trim(free int64) {
-	for c.idle*int64(c.per) > free {
+	drop := c.idle - max(free, 0)/int64(c.per)
+	for drop > 0 {
 		cb := c.head
-		c.unlink(cb)
-		delete(c.m, cb.key)
+		if cb.anon > 0 {
+			k := min(cb.anon, drop)
+			cb.anon -= k
+			c.idle -= k
+			drop -= k
+			if cb.anon > 0 {
+				return
+			}
+			c.unlink(cb)
+		} else {
+			c.unlink(cb)
+			delete(c.m, cb.key)
+			c.idle--
+			drop--
+		}
 		c.spare = append(c.spare, cb)
 	}
 }
@@ -233,7 +279,6 @@ func (c *prefixCache) pushIdle(cb *cblock) {
 		c.head = cb
 	}
 	c.tail = cb
-	c.idle++
 }
 
 func (c *prefixCache) unlink(cb *cblock) {
@@ -248,5 +293,4 @@ func (c *prefixCache) unlink(cb *cblock) {
 		c.tail = cb.prev
 	}
 	cb.prev, cb.next = nil, nil
-	c.idle--
 }

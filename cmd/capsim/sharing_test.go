@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"io"
 	"math"
 	"strconv"
@@ -136,5 +137,38 @@ func TestPredictSharingFlagErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: err %v, want %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// plan takes the same workload flags: on 8 H20s no deployment serves 4
+// req/s of 3000-token prompts within the SLOs when every prompt is
+// prefilled, while prompts that share a 2048-token system prompt (and
+// repeat) are served from the prefix cache and fit.
+func TestPlanSharedPrefix(t *testing.T) {
+	args := []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "4", "--slo", "ttft_p99=2500ms,tpot_p99=60ms",
+		"--gpu", "H20", "--max-gpus", "8", "--top", "1", "--no-margin", "--mode", "aggregated", "--no-settings-search", "--num-prompts", "400"}
+	if err := run(args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no deployment within 8 GPUs meets") {
+		t.Fatalf("unshared prompts: err %v, want no deployment", err)
+	}
+	var out bytes.Buffer
+	shared := withArgs(args, "--prefix-groups", "8", "--prompts-per-group", "64", "--system-prompt-len", "2048", "--format", "json")
+	if err := run(shared, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Sharing struct {
+			Groups int `json:"groups"`
+		} `json:"sharing"`
+		Recommendations []json.RawMessage `json:"recommendations"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Sharing.Groups != 8 || len(res.Recommendations) == 0 {
+		t.Errorf("shared prompts: sharing %+v, %d recommendations", res.Sharing, len(res.Recommendations))
+	}
+	if err := run(withArgs(args, "--prefix-groups", "8", "--prompts-per-group", "4", "--system-prompt-len", "3000"), io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "plan: --isl 3000 must exceed --system-prompt-len 3000") {
+		t.Errorf("system prompt as long as the prompt: err %v", err)
 	}
 }
