@@ -55,7 +55,7 @@ func (w Workload) lengths() (in, out sim.LengthDist) {
 // KV cache must hold.
 func (w Workload) Longest() (prompt, output int) {
 	in, out := w.lengths()
-	return in.MaxLen(), out.MaxLen()
+	return w.Sharing.LongestPrompt(in.MaxLen(), out.MaxLen()), out.MaxLen()
 }
 
 // Fits says, as an error naming the lengths, when a request of w cannot
@@ -95,6 +95,10 @@ func (d Deployment) Fits(w Workload) error {
 // a Dataset its longest prompt plus its longest output (drawn independently,
 // the simulator may pair them).
 func (w Workload) Span() (tokens int, what string) {
+	if w.Sharing.Turns > 1 {
+		in, out := w.Longest()
+		return in + out, fmt.Sprintf("the last turn of a %d-turn conversation", w.Sharing.Turns)
+	}
 	if w.Dataset == "" {
 		return w.ISL + w.OSL, "ISL+OSL"
 	}

@@ -20,6 +20,13 @@ type Sharing struct {
 	// SharedLen is each group's shared prefix in tokens (system_prompt_len,
 	// prefix_repetition_prefix_len); a prompt's rest is its length less it.
 	SharedLen int `json:"shared_len,omitempty"`
+	// Turns makes each of the Groups × PromptsPerGroup prompts a
+	// conversation of that many turns (inference-perf's
+	// enable_multi_turn_chat, bounded): a turn's prompt holds the system
+	// prompt, the turns before it (questions and answers) and a new
+	// question of the drawn prompt length less SharedLen, so prompts grow
+	// turn by turn. 0 or 1: single-turn prompts.
+	Turns int `json:"turns,omitempty"`
 }
 
 // On says whether s describes any sharing.
@@ -28,6 +35,10 @@ func (s Sharing) On() bool { return s.Groups > 0 }
 // maxSharedPrompts bounds Groups × PromptsPerGroup: the shuffled order of
 // the distinct prompts is held in memory.
 const maxSharedPrompts = 1 << 24
+
+// maxTurns bounds Sharing.Turns: a turn's prompt is looked up block by
+// block, and grows with the turns before it.
+const maxTurns = 1000
 
 // Validate says, naming the field, why s cannot be simulated.
 func (s Sharing) Validate() error {
@@ -40,10 +51,28 @@ func (s Sharing) Validate() error {
 		return fmt.Errorf("SharedLen must not be negative, got %d", s.SharedLen)
 	case s.Groups == 0 && (s.PromptsPerGroup > 0 || s.SharedLen > 0):
 		return fmt.Errorf("PromptsPerGroup or SharedLen set without Groups")
+	case s.Turns < 0:
+		return fmt.Errorf("Turns must not be negative, got %d", s.Turns)
+	case s.Turns > 1 && s.PromptsPerGroup == 0:
+		return fmt.Errorf("Turns (%d) needs PromptsPerGroup: each distinct prompt is a conversation", s.Turns)
+	case s.Turns > maxTurns:
+		return fmt.Errorf("Turns %d is more than %d", s.Turns, maxTurns)
 	case s.PromptsPerGroup > 0 && s.Groups > maxSharedPrompts/s.PromptsPerGroup:
 		return fmt.Errorf("Groups × PromptsPerGroup (%d × %d) is more than %d distinct prompts", s.Groups, s.PromptsPerGroup, maxSharedPrompts)
 	}
 	return nil
+}
+
+// LongestPrompt is the longest prompt of s whose single-turn prompts are
+// at most prompt tokens and answers at most out: a conversation's last
+// turn holds the system prompt, every turn's question and all answers but
+// its own.
+func (s Sharing) LongestPrompt(prompt, out int) int {
+	if s.Turns <= 1 || !s.On() {
+		return prompt
+	}
+	q := max(prompt-s.SharedLen, 1)
+	return s.SharedLen + s.Turns*q + (s.Turns-1)*out
 }
 
 // HitRate is the share of prompt tokens an ideal cache of block tokens
@@ -76,6 +105,8 @@ func (s Sharing) String() string {
 	switch {
 	case !s.On():
 		return ""
+	case s.PromptsPerGroup > 0 && s.Turns > 1:
+		return fmt.Sprintf("shared prefix: %d groups × %d conversations of %d turns, %d-token system prompt", s.Groups, s.PromptsPerGroup, s.Turns, s.SharedLen)
 	case s.PromptsPerGroup > 0:
 		return fmt.Sprintf("shared prefix: %d groups × %d prompts, %d-token system prompt", s.Groups, s.PromptsPerGroup, s.SharedLen)
 	}

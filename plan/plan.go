@@ -257,6 +257,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.PrefixHitRate)
 	case o.Sharing.Validate() != nil:
 		return nil, fmt.Errorf("plan: prefix sharing: %w", o.Sharing.Validate())
+	case o.Sharing.Turns > 1:
+		return nil, errors.New("plan: multi-turn conversations are not planned (their prompts grow turn by turn, beyond the bounds the search prices); predict them")
 	case o.Sharing.On() && o.ISL <= o.Sharing.SharedLen:
 		return nil, fmt.Errorf("plan: ISL %d is not longer than the %d shared tokens of every prompt", o.ISL, o.Sharing.SharedLen)
 	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):

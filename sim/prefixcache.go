@@ -12,9 +12,25 @@ const streamSharing = 0x73686172 // "shar"
 
 // sharer hands each sent request its content identity.
 type sharer struct {
-	s     model.Sharing
-	order []int32    // shuffled prompt indices (PromptsPerGroup > 0)
-	r     *rand.Rand // group draws (PromptsPerGroup 0)
+	s        model.Sharing
+	order    []int32    // shuffled prompt indices (PromptsPerGroup > 0)
+	r        *rand.Rand // group draws (PromptsPerGroup 0)
+	sessions []session  // multi-turn: one conversation per distinct prompt
+}
+
+// session is a multi-turn conversation's history: its segments (system
+// prompt, then each turn's question and answer) and where it stands.
+type session struct {
+	segs       []segment
+	n          int // tokens of history
+	turn, conv int
+}
+
+// segment is a run of tokens ending before end whose content, and
+// everything before it, key names.
+type segment struct {
+	end int
+	key uint64
 }
 
 func newSharer(s model.Sharing, seed uint64) *sharer {
@@ -25,8 +41,39 @@ func newSharer(s model.Sharing, seed uint64) *sharer {
 			sh.order[i] = int32(i)
 		}
 		sh.r.Shuffle(n, func(i, j int) { sh.order[i], sh.order[j] = sh.order[j], sh.order[i] })
+		if s.Turns > 1 {
+			sh.sessions = make([]session, n)
+		}
 	}
 	return sh
+}
+
+// converse makes request id the next turn of its conversation (Turns >
+// 1): the history so far and a question of the drawn prompt less the
+// system prompt, answered in out tokens. It returns the prompt's length.
+func (sh *sharer) converse(x *prefixTag, id, prompt, out int) int {
+	k := int(sh.order[id%len(sh.order)])
+	ss := &sh.sessions[k]
+	base := mix(uint64(k+1)<<20 ^ 0x636f6e76)
+	if ss.segs == nil || ss.turn == sh.s.Turns {
+		// A new conversation: its system prompt is its group's.
+		ss.conv++
+		ss.turn, ss.n, ss.segs = 0, 0, ss.segs[:0]
+		if s := sh.s.SharedLen; s > 0 {
+			ss.n = s
+			ss.segs = append(ss.segs, segment{s, mix(uint64(k/sh.s.PromptsPerGroup) + 1)})
+		}
+	}
+	conv := mix(base ^ uint64(ss.conv))
+	q := max(prompt-sh.s.SharedLen, 1)
+	ss.segs = append(ss.segs, segment{ss.n + q, mix(conv ^ uint64(2*ss.turn+1))})
+	x.segs = append(x.segs[:0], ss.segs...)
+	x.out = mix(conv ^ uint64(2*ss.turn+2))
+	prompt = ss.n + q
+	ss.segs = append(ss.segs, segment{prompt + out, x.out})
+	ss.n = prompt + out
+	ss.turn++
+	return prompt
 }
 
 // tag fills the content identity of request id into x: keys of its
@@ -46,6 +93,7 @@ func (sh *sharer) tag(x *prefixTag, id int) {
 	x.restUnique = sh.order == nil
 	x.group = mix(g + 1)
 	x.shared = sh.s.SharedLen
+	x.segs = x.segs[:0]
 }
 
 // mix is SplitMix64's finaliser: distinct inputs give well-spread keys.
@@ -59,11 +107,15 @@ func mix(z uint64) uint64 {
 // prefixTag is a request's content identity and its hold on a replica's
 // prefix cache (nil on requests of a run without one).
 type prefixTag struct {
+	// segs, out: a multi-turn request's segments and its answer's key
+	// (the next turn's prompt holds the answer); empty otherwise.
+	segs        []segment
+	out         uint64
 	group, rest uint64
-	shared           int       // tokens of the group's prefix
-	restUnique       bool      // its prompt's rest is its own: no later request shares it
-	refs             []*cblock // cache blocks it references
-	reg              int       // units of its sequence already looked up or registered
+	shared      int       // tokens of the group's prefix
+	restUnique  bool      // its prompt's rest is its own: no later request shares it
+	refs        []*cblock // cache blocks it references
+	reg         int       // units of its sequence already looked up or registered
 }
 
 // blockKey is the key of unit b (tokens b·unit … (b+1)·unit−1) of a
@@ -72,6 +124,16 @@ type prefixTag struct {
 // so the cache does not index it.
 func (x *prefixTag) blockKey(b, unit, prompt int) (key uint64, own bool) {
 	p := (b+1)*unit - 1
+	if len(x.segs) > 0 {
+		key := x.out
+		for _, sg := range x.segs {
+			if p < sg.end {
+				key = sg.key
+				break
+			}
+		}
+		return mix(key ^ uint64(p)*0x9e3779b97f4a7c15), false
+	}
 	switch {
 	case p < x.shared:
 		return mix(x.group ^ uint64(p)*0x9e3779b97f4a7c15), false
@@ -107,7 +169,7 @@ type prefixCache struct {
 	head, tail *cblock // idle units, head the least recently used
 	idle       int64   // idle units, anonymous runs included
 	spare      []*cblock
-	fresh      []uint64 // finish's scratch
+	fresh      []uint64  // finish's scratch
 	found      []*cblock // the units the last hits found, for acquire
 }
 

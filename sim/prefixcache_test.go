@@ -141,3 +141,37 @@ func TestSharingValidate(t *testing.T) {
 		}
 	}
 }
+
+// Multi-turn conversations: each turn's prompt holds the system prompt,
+// the turns before it and a new question, and hits the previous turn's
+// cached blocks: all of its prompt and of its answer but the last token's
+// block. One conversation of 4 turns (64-token system prompt, 64-token
+// questions, 32-token answers), then a new one, which hits the system
+// prompt only at its first turn.
+func TestMultiTurnHitRate(t *testing.T) {
+	sh := model.Sharing{Groups: 1, PromptsPerGroup: 1, SharedLen: 64, Turns: 4}
+	cfg := sharedCfg(1, 0, model.Closed(1), sh, 128, 8)
+	cfg.KeepRequests = true
+	res := run(t, cfg)
+	wantIn := []int{128, 224, 320, 416, 128, 224, 320, 416}
+	for i, r := range res.Requests {
+		if r.InputTokens != wantIn[i] {
+			t.Errorf("request %d: prompt %d tokens, want %d", i, r.InputTokens, wantIn[i])
+		}
+	}
+	// Hits: 0, 144, 240, 336 (the previous turn's KV, prompt + 31 answer
+	// tokens, in full blocks), then 64 (the system prompt), 144, 240, 336.
+	want := float64(0+144+240+336+64+144+240+336) / float64(2*(128+224+320+416))
+	if !near(res.PrefixHitRate, want, 1e-12) {
+		t.Errorf("hit rate %v, want %v", res.PrefixHitRate, want)
+	}
+	many := sharedCfg(2, 200_000, model.Open(20, 1), model.Sharing{Groups: 3, PromptsPerGroup: 5, SharedLen: 200, Turns: 6}, 400, 500)
+	if a, b := run(t, many), run(t, many); !reflect.DeepEqual(a, b) || a.PrefixHitRate < 0.5 {
+		t.Errorf("multi-turn runs differ, or hit only %v", a.PrefixHitRate)
+	}
+	// A conversation longer than the KV cache holds is refused as it grows.
+	long := sharedCfg(1, 4096, model.Closed(1), model.Sharing{Groups: 1, PromptsPerGroup: 1, SharedLen: 64, Turns: 100}, 1024, 200)
+	if _, err := Run(t.Context(), long); err == nil {
+		t.Error("a 100-turn conversation of 1,000-token turns fits a 4,096-token cache")
+	}
+}

@@ -538,6 +538,18 @@ func (s *simulator) send(t float64) {
 	id := s.sent
 	prompt := s.inputs.next()
 	out := s.outputs.next()
+	var px *prefixTag
+	if s.sharer != nil {
+		if k := len(s.free); k > 0 && s.free[k-1].px != nil {
+			px = s.free[k-1].px
+		} else {
+			px = &prefixTag{}
+		}
+		s.sharer.tag(px, id)
+		if s.sharer.sessions != nil {
+			prompt = s.sharer.converse(px, id, prompt, out)
+		}
+	}
 	if err := s.checkFits(prompt, out, id); err != nil {
 		s.fail(err)
 		return
@@ -558,20 +570,14 @@ func (s *simulator) send(t float64) {
 	if k := len(s.free); k > 0 {
 		r = s.free[k-1]
 		s.free = s.free[:k-1]
-		px := r.px
-		*r = request{px: px}
+		*r = request{}
 	} else {
 		r = &request{}
 	}
+	r.px = px
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
 	r.hit = r.cached
-	if s.sharer != nil {
-		if r.px == nil {
-			r.px = &prefixTag{}
-		}
-		s.sharer.tag(r.px, id)
-	}
 	// The balancer routes the request to a worker as it arrives.
 	e := s.route(r)
 	r.eng = e

@@ -250,6 +250,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 			case !p.PrefixCaching:
 				how = "prefix caching off"
 			}
+			if last := p.Points[len(p.Points)-1].Metrics; p.Sharing.Turns > 1 && last["completed"] > 0 {
+				how = fmt.Sprintf("mean prompt %.0f tokens at %s; %s", last[model.TotalInputTokens]/last["completed"], p.Points[len(p.Points)-1].Load.Label(), how)
+			}
 			fmt.Fprintf(w, "prefix cache: %s; %s, routed %s\n", p.Sharing, how, p.PrefixRouter)
 		}
 		if p.RouterChosenByFit || p.RouterAsked {

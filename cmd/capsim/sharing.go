@@ -14,6 +14,7 @@ import (
 type sharingFlags struct {
 	groups, perGroup, systemLen  int
 	repPrefix, repSuffix, repNum int
+	turns                        int
 	flags                        *pflag.FlagSet
 }
 
@@ -22,6 +23,7 @@ func addSharingFlags(fs *pflag.FlagSet, f *sharingFlags) {
 	fs.IntVar(&f.groups, "prefix-groups", 0, "shared-prefix workload (inference-perf shared_prefix): groups of prompts, each sharing one system prompt")
 	fs.IntVar(&f.perGroup, "prompts-per-group", 0, "shared-prefix workload: distinct prompts (questions) per group, sent in one shuffled order, cycled")
 	fs.IntVar(&f.systemLen, "system-prompt-len", 0, "shared-prefix workload: tokens of each group's system prompt (a question is --isl less it)")
+	fs.IntVar(&f.turns, "turns", 0, "shared-prefix workload: each prompt is a conversation of this many turns, each turn's prompt holding the turns before it\n(questions and answers) and a new question of --isl less --system-prompt-len tokens")
 	fs.IntVar(&f.repPrefix, "prefix-repetition-prefix-len", 0, "vLLM bench's prefix_repetition dataset: tokens of each shared prefix")
 	fs.IntVar(&f.repSuffix, "prefix-repetition-suffix-len", 0, "prefix_repetition: tokens of each request's own suffix (the prompt is prefix + suffix: --isl)")
 	fs.IntVar(&f.repNum, "prefix-repetition-num-prefixes", 0, "prefix_repetition: distinct prefixes, one drawn per request")
@@ -38,7 +40,7 @@ func (f sharingFlags) sharing(isl int) (model.Sharing, int, error) {
 		}
 		return false
 	}
-	shared := changed("prefix-groups", "prompts-per-group", "system-prompt-len")
+	shared := changed("prefix-groups", "prompts-per-group", "system-prompt-len", "turns")
 	rep := changed("prefix-repetition-prefix-len", "prefix-repetition-suffix-len", "prefix-repetition-num-prefixes")
 	switch {
 	case shared && rep:
@@ -53,7 +55,10 @@ func (f sharingFlags) sharing(isl int) (model.Sharing, int, error) {
 		if isl > 0 && isl <= f.systemLen {
 			return model.Sharing{}, 0, fmt.Errorf("--isl %d must exceed --system-prompt-len %d: a question is the rest of the prompt", isl, f.systemLen)
 		}
-		sh := model.Sharing{Groups: f.groups, PromptsPerGroup: f.perGroup, SharedLen: f.systemLen}
+		if f.turns < 0 {
+			return model.Sharing{}, 0, fmt.Errorf("--turns must not be negative, got %d", f.turns)
+		}
+		sh := model.Sharing{Groups: f.groups, PromptsPerGroup: f.perGroup, SharedLen: f.systemLen, Turns: f.turns}
 		return sh, 0, flagErrOf(sh.Validate())
 	case rep:
 		if f.repPrefix <= 0 || f.repSuffix <= 0 || f.repNum <= 0 {

@@ -172,3 +172,29 @@ func TestPlanSharedPrefix(t *testing.T) {
 		t.Errorf("system prompt as long as the prompt: err %v", err)
 	}
 }
+
+// --turns makes each prompt a conversation whose turns grow: the hit rate
+// (the history) rises and the table says the mean prompt; plan refuses it.
+func TestPredictTurns(t *testing.T) {
+	single := withArgs(sharingBase, "--prefix-groups", "2", "--prompts-per-group", "4", "--system-prompt-len", "512")
+	one := predictJSON(t, single...)
+	multi := withArgs(single, "--turns", "4")
+	p := predictJSON(t, multi...)
+	if p.Sharing.Turns != 4 || !(p.Points[0].PrefixHitRate > 0.5) {
+		t.Fatalf("sharing %+v, hit rate %v", p.Sharing, p.Points[0].PrefixHitRate)
+	}
+	// A turn prompts with the history: the mean prompt is well above ISL.
+	m := p.Points[0].Metrics
+	if mean := m["total_input_tokens"] / m["completed"]; !(mean > 2000) || one.Points[0].Metrics["total_input_tokens"]/one.Points[0].Metrics["completed"] != 1536 {
+		t.Errorf("mean prompt %v tokens with 4 turns of 1024-token questions", mean)
+	}
+	var out bytes.Buffer
+	if err := run(multi, &out, io.Discard); err != nil || !strings.Contains(out.String(), "2 groups × 4 conversations of 4 turns, 512-token system prompt; mean prompt") {
+		t.Errorf("table (err %v):\n%s", err, out.String())
+	}
+	plan := []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "4", "--slo", "ttft_p99=2500ms", "--gpu", "H20",
+		"--prefix-groups", "2", "--prompts-per-group", "4", "--turns", "3"}
+	if err := run(plan, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "multi-turn conversations are not planned") {
+		t.Errorf("plan --turns: err %v", err)
+	}
+}
