@@ -218,6 +218,7 @@ type Config struct {
 	PrefixHitRate float64
 	// Sharing is how the prompts share prefixes, which a prefix cache
 	// (PoolConfig.PrefixCaching) serves; the zero value shares nothing.
+	// Conversations (Sharing.Turns) grow their prompts, cache or not.
 	Sharing model.Sharing
 	// NumPrompts is the requests sent in all (BenchmarkReplay) or measured
 	// after the warm-up (SteadyState).

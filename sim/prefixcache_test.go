@@ -169,6 +169,15 @@ func TestMultiTurnHitRate(t *testing.T) {
 	if a, b := run(t, many), run(t, many); !reflect.DeepEqual(a, b) || a.PrefixHitRate < 0.5 {
 		t.Errorf("multi-turn runs differ, or hit only %v", a.PrefixHitRate)
 	}
+	// Without a cache the turns still grow (and hit nothing).
+	off := cfg
+	off.Replicas.PrefixCaching = false
+	res = run(t, off)
+	for i, r := range res.Requests {
+		if r.InputTokens != wantIn[i] || res.PrefixHitRate != 0 {
+			t.Errorf("caching off: request %d: prompt %d tokens, want %d; hit rate %v", i, r.InputTokens, wantIn[i], res.PrefixHitRate)
+		}
+	}
 	// A conversation longer than the KV cache holds is refused as it grows.
 	long := sharedCfg(1, 4096, model.Closed(1), model.Sharing{Groups: 1, PromptsPerGroup: 1, SharedLen: 64, Turns: 100}, 1024, 200)
 	if _, err := Run(t.Context(), long); err == nil {

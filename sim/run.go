@@ -357,8 +357,12 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		return n
 	}
 	s.router = c.Router
-	if c.Sharing.On() && c.PrefixHitRate == 0 && !s.disagg && c.Replicas.PrefixCaching {
+	// Conversations grow their prompts whether or not a cache serves them.
+	cache := c.Sharing.On() && c.PrefixHitRate == 0 && !s.disagg && c.Replicas.PrefixCaching
+	if cache || c.Sharing.Turns > 1 {
 		s.sharer = newSharer(c.Sharing, c.Seed)
+	}
+	if cache {
 		for _, e := range s.engines {
 			e.pc = newPrefixCache(int(e.block))
 		}
