@@ -264,7 +264,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 
 	// A request no worker can hold fails before any simulation, naming it.
 	for _, sh := range shapes {
-		w := calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: opts.Dataset}
+		w := calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: opts.Dataset, Sharing: opts.Sharing}
 		if err := central.Fits(w); err != nil {
 			return nil, fmt.Errorf("predict: ISL %d OSL %d: %w", sh.ISL, sh.OSL, err)
 		}
@@ -317,7 +317,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			ISL:                  sh.ISL,
 			OSL:                  sh.OSL,
 			Derived:              central.Derived,
-			Warnings:             extrapolationWarnings(prof, central, sh, opts.Dataset),
+			Warnings:             extrapolationWarnings(prof, central, sh, opts.Dataset, opts.Sharing),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
 			Router:               RouterOf(central),
@@ -535,9 +535,9 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // extrapolationWarnings says when a shape lies outside what the engine was
 // calibrated on, so a prediction there leans on physics alone.
-func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape, dataset string) []string {
+func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape, dataset string, sharing model.Sharing) []string {
 	var w []string
-	if span, what := (calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: dataset}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
+	if span, what := (calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: dataset, Sharing: sharing}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
 	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
