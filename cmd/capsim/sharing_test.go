@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,5 +198,49 @@ func TestPredictTurns(t *testing.T) {
 		"--prefix-groups", "2", "--prompts-per-group", "4", "--turns", "3"}
 	if err := run(plan, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "multi-turn conversations are not planned") {
 		t.Errorf("plan --turns: err %v", err)
+	}
+}
+
+// validate reads inference-perf's stage reports with the config beside
+// them and simulates each stage with its shared-prefix workload: the same
+// reports without their config (no sharing) predict a longer TTFT.
+func TestValidateInferencePerfSharedPrefix(t *testing.T) {
+	const dir = "../../results/testdata/inference-perf/"
+	bare := t.TempDir()
+	for _, n := range []string{"stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json"} {
+		data, err := os.ReadFile(dir + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bare, n), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ttft := func(files string) (float64, string) {
+		var out, errb bytes.Buffer
+		args := []string{"validate", "--results", files, "--gpu", "H20", "--model", "Qwen3-32B", "--topology", "1xTP4", "--engine", "vllm-0.10.1", "--format", "csv"}
+		if err := run(args, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&out).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows[1:] {
+			if r[1] == "4 req/s" && r[9] == "mean_ttft_ms" {
+				v, _ := strconv.ParseFloat(r[11], 64)
+				return v, errb.String()
+			}
+		}
+		t.Fatalf("no mean TTFT at 4 req/s in %v", rows)
+		return 0, ""
+	}
+	shared, note := ttft(dir + "stage_0_lifecycle_metrics.json," + dir + "stage_1_lifecycle_metrics.json")
+	unshared, _ := ttft(filepath.Join(bare, "stage_0_lifecycle_metrics.json") + "," + filepath.Join(bare, "stage_1_lifecycle_metrics.json"))
+	if !strings.Contains(note, "shared prefix: 4 groups × 8 prompts, 1024-token system prompt (stated)") {
+		t.Errorf("stderr does not say the workload: %q", note)
+	}
+	if !(shared < 0.8*unshared) {
+		t.Errorf("predicted mean TTFT %.1f ms with the config's shared prefix, %.1f ms without", shared, unshared)
 	}
 }
