@@ -71,3 +71,24 @@ func TestInferencePerfConfigStages(t *testing.T) {
 		t.Errorf("shared_prefix without groups: err %v", err)
 	}
 }
+
+// A metadata sidecar states the sharing of results whose file does not
+// (vllm bench serve --dataset-name prefix_repetition); a bad one is an
+// error naming the field.
+func TestMetaSharing(t *testing.T) {
+	recs := []Record{{ID: "x:1", Source: Source{File: "x.json", Line: 1}}}
+	m, err := ParseMeta("x.meta.json", []byte(`{"document": "x.json", "defaults": {"sharing": {"groups": 5, "shared_len": 512}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(recs); err != nil {
+		t.Fatal(err)
+	}
+	if want := (model.Sharing{Groups: 5, SharedLen: 512}); recs[0].Workload.Sharing != want {
+		t.Errorf("sharing %+v, want %+v", recs[0].Workload.Sharing, want)
+	}
+	_, err = ParseMeta("x.meta.json", []byte(`{"document": "x.json", "defaults": {"sharing": {"groups": -1}}}`))
+	if err == nil || !strings.Contains(err.Error(), `field "defaults.sharing"`) {
+		t.Errorf("negative groups: err %v", err)
+	}
+}
