@@ -250,8 +250,11 @@ var defaultsTable = []defaultsRule{
 	{"trtllm", nil, trtllmDefaults},
 }
 
+// vllmUnknown keeps prefix caching on: only workloads that state how
+// their prompts share prefixes read it, and the harnesses that state that
+// (inference-perf, vllm bench's prefix_repetition) postdate V1's default.
 func vllmUnknown(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax,
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, PrefixCaching: true,
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
