@@ -37,7 +37,11 @@ func TestFitPointsCarrySharing(t *testing.T) {
 			t.Errorf("settings %v: prefix caching %q, want %q", tt.settings, got, tt.want)
 		}
 	}
-	if got := settingsFrom("vllm-0.6.3", []*point{{rec: &results.Record{System: results.System{GPU: "H20", Model: "Qwen/Qwen3-32B"}}, topo: topo}}).PrefixCaching; got != PrefixOff {
+	bare := []*point{{rec: &results.Record{System: results.System{GPU: "H20", Model: "Qwen/Qwen3-32B"}}, topo: topo}}
+	if got := settingsFrom("vllm-0.6.3", bare).PrefixCaching; got != PrefixOff {
 		t.Errorf("vLLM V0: prefix caching %q, want off", got)
+	}
+	if got := settingsFrom("vllm", bare).PrefixCaching; got != PrefixOn {
+		t.Errorf("vLLM without a version (an inference-perf config's): prefix caching %q, want on", got)
 	}
 }
