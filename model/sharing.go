@@ -82,7 +82,8 @@ func (s Sharing) LongestPrompt(prompt, out int) int {
 // prefix after the group's first request on that replica, and its whole
 // prompt's full blocks after its own first request there (cycled
 // prompts); at most prompt−1 tokens (the last is always computed). It is
-// the analytic value the simulated rate approaches when nothing is evicted.
+// the analytic value the simulated rate approaches when nothing is evicted,
+// for single-turn prompts (Turns ≤ 1).
 func (s Sharing) HitRate(prompt, block, n, workers int) float64 {
 	if !s.On() || prompt <= 1 || n <= 0 || block <= 0 || workers <= 0 {
 		return 0
