@@ -151,6 +151,12 @@ func inferencePerfRecords(name string, root *node) ([]Record, error) {
 	return []Record{r}, nil
 }
 
+// AnomalyMultiTurn marks an inference-perf record whose config runs its
+// shared-prefix prompts as multi-turn chats (enable_multi_turn_chat):
+// their conversations grow without a turn limit, across stages, which
+// model.Sharing.Turns does not express, so the sharing is left out.
+const AnomalyMultiTurn = "multi-turn-unbounded"
+
 // stageOf is the load stage of an inference-perf record (its Source.Section "stage N").
 func stageOf(r *Record) (int, bool) {
 	n, err := strconv.Atoi(strings.TrimPrefix(r.Source.Section, "stage "))
@@ -245,6 +251,8 @@ func ApplyInferencePerfConfig(name string, data []byte, recs []Record) error {
 			isl = sharing.SharedLen + q
 		}
 	}
+	mt := root.at("data", "shared_prefix", "enable_multi_turn_chat")
+	multiTurn := sharing.On() && mt != nil && ((mt.kind == kindBool && mt.b) || strings.EqualFold(mt.text(), "true"))
 	mdl := root.at("server", "model_name").text()
 	engine := strings.ToLower(root.at("server", "type").text())
 	for i := range recs {
@@ -258,7 +266,9 @@ func ApplyInferencePerfConfig(name string, data []byte, recs []Record) error {
 		if engine != "" && r.System.Engine == "" {
 			r.System.Engine = engine
 		}
-		if sharing.On() {
+		if multiTurn {
+			r.note(AnomalyMultiTurn, "the config's shared_prefix prompts run as multi-turn chats without a turn limit: the prompts' sharing is not simulated")
+		} else if sharing.On() {
 			r.Workload.Sharing = sharing
 			if r.Workload.ISLMax == 0 {
 				r.Workload.ISLMax = isl

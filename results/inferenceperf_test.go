@@ -66,6 +66,11 @@ func TestInferencePerfConfigStages(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `field "load.stages"`) || !strings.Contains(err.Error(), "is stage 1; the config lists 1 stages") {
 		t.Errorf("stage beyond the config: err %v", err)
 	}
+	mt := "data:\n  type: shared_prefix\n  shared_prefix:\n    num_groups: 2\n    num_prompts_per_group: 3\n    enable_multi_turn_chat: true\nload:\n  type: poisson\n"
+	recs[0].Anomalies = nil
+	if err := ApplyInferencePerfConfig("c.yaml", []byte(mt), recs); err != nil || recs[0].Workload.Sharing.On() || len(recs[0].Anomalies) != 1 || !strings.HasPrefix(recs[0].Anomalies[0], AnomalyMultiTurn) {
+		t.Errorf("multi-turn chat: err %v, sharing %+v, anomalies %q", err, recs[0].Workload.Sharing, recs[0].Anomalies)
+	}
 	bad := "data:\n  type: shared_prefix\n  shared_prefix:\n    num_groups: 0\nload:\n  type: poisson\n"
 	if err := ApplyInferencePerfConfig("c.yaml", []byte(bad), recs); err == nil || !strings.Contains(err.Error(), "num_groups") {
 		t.Errorf("shared_prefix without groups: err %v", err)
