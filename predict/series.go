@@ -72,7 +72,7 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	}
 	sp := &SeriesPrediction{}
 	var isls, osls, hits, xs []float64
-	var share model.Sharing // the records' prefix sharing, for the loads between them
+	var share model.Sharing                 // the records' prefix sharing, for the loads between them
 	oslMaxes, exact := map[int]bool{}, true // the records' output spreads, for the loads between them
 	curve := map[float64]map[string]float64{}
 	var firstErr error
