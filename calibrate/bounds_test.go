@@ -88,7 +88,7 @@ func TestHostileProfiles(t *testing.T) {
 	b, _ := testProfile().Marshal()
 	huge := bytes.Replace(b, []byte(`"latency_s": 0.01`), []byte(`"latency_s": 1e400`), 1)
 	_, err := ParseProfile(huge)
-	const want = "calibrate: profile: line 19: field groups.transfer.latency_s: 1e400 is out of range"
+	const want = "calibrate: profile: line 20: field groups.transfer.latency_s: 1e400 is out of range"
 	if err == nil || err.Error() != want {
 		t.Errorf("1e400: err = %v\nwant %s", err, want)
 	}

@@ -90,14 +90,14 @@ var (
 type RouterError struct{ Router string }
 
 func (e *RouterError) Error() string {
-	return fmt.Sprintf("unknown router %q (want round-robin, least-outstanding or random)", e.Router)
+	return fmt.Sprintf("unknown router %q (want round-robin, least-outstanding, random or prefix-aware)", e.Router)
 }
 
 // CheckRouter accepts "" and the load balancers a deployment can run
 // behind (Target.Router).
 func CheckRouter(router string) error {
 	switch sim.Routing(router) {
-	case "", sim.RoundRobin, sim.LeastOutstanding, sim.Random:
+	case "", sim.RoundRobin, sim.LeastOutstanding, sim.Random, sim.PrefixAware:
 		return nil
 	}
 	return fmt.Errorf("calibrate: %w", &RouterError{router})
@@ -260,6 +260,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	if t.Record != nil {
 		t.Record.apply(&settings)
+	}
+	if settings.PrefixCaching == "" {
+		settings.PrefixCaching = defaultSettings(engine, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {
 		if model.EngineFamily(engine) != "sglang" {
@@ -840,6 +843,19 @@ func stepSigma(cost model.StepCost, sig []float64, corr [][]float64, role string
 	return math.Sqrt(math.Max(vari, 0)) / total
 }
 
+// Settings.PrefixCaching's values.
+const (
+	PrefixOn  = "on"
+	PrefixOff = "off"
+)
+
+func prefixSetting(on bool) string {
+	if on {
+		return PrefixOn
+	}
+	return PrefixOff
+}
+
 // defaultSettings are the settings an engine runs with on a GPU, for a
 // model of maxModelLen tokens, when its command line does not set them:
 // model.DefaultsFor's, with Dynamo's routers (round-robin decode, a shared
@@ -849,7 +865,7 @@ func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
 		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
-		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool}
+		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool, PrefixCaching: prefixSetting(d.PrefixCaching)}
 	if model.EngineFamily(engine) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}

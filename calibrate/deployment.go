@@ -119,6 +119,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		PrefillFirst:  s.PrefillFirst && role == RoleAggregated,
 		ReserveOutput: s.ReserveOutput && role == RoleAggregated,
 		WindowTokens:  windowTokens(pr.llm, s),
+		PrefixCaching: s.PrefixCaching == PrefixOn && role == RoleAggregated,
 	}, nil
 }
 

@@ -798,7 +798,7 @@ const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
 func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data}
+	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data, Sharing: p.share}
 }
 
 // deployment prices one point's deployment with trial parameters.

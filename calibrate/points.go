@@ -41,11 +41,12 @@ type point struct {
 	load   model.Load
 	isl    int
 	osl    int
-	oslMax int     // cap of outputs that stop early (series.Workload.OSLMax), else 0
-	exact  bool    // every output ran to exactly osl (series.Workload.ExactOutput)
-	prompt int     // prompts to simulate
-	hit    float64 // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
-	data   string  // dataset whose lengths the run drew (series.Workload.Dataset), else ""
+	oslMax int           // cap of outputs that stop early (series.Workload.OSLMax), else 0
+	exact  bool          // every output ran to exactly osl (series.Workload.ExactOutput)
+	prompt int           // prompts to simulate
+	hit    float64       // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
+	data   string        // dataset whose lengths the run drew (series.Workload.Dataset), else ""
+	share  model.Sharing // how its prompts shared prefixes (series.Workload.Sharing)
 	// stated is the KV-cache sizing and batch limits of the record's own
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
@@ -107,7 +108,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		w := works[i]
 		notes = append(notes, w.Notes...)
 		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
-			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, exact: w.ExactOutput, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset}
+			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, exact: w.ExactOutput, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset, share: w.Sharing}
 		p.stated = recordSettings(r.System.Engine, r, topo)
 		bad := false
 		for _, m := range fitMetrics {
@@ -393,6 +394,10 @@ func settingsFrom(engine string, pts []*point) Settings {
 				}
 			case "router":
 				s.Router = v
+			case "enable-prefix-caching", "enable-block-reuse": // vLLM, TensorRT-LLM
+				s.PrefixCaching = prefixSetting(isTrue(v))
+			case "no-enable-prefix-caching", "disable-radix-cache": // vLLM, SGLang
+				s.PrefixCaching = prefixSetting(!isTrue(v))
 			case "enable-chunked-prefill":
 				chunkStated, chunkOn = true, isTrue(v)
 			case "disable-async-output-proc":

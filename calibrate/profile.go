@@ -173,6 +173,11 @@ type Settings struct {
 	// per full-attention slot (SGLang's --swa-full-tokens-ratio; 0 is
 	// vLLM's one block pool): model.EngineDefaults.WindowPool.
 	WindowPool float64 `json:"window_pool,omitempty"`
+	// PrefixCaching is PrefixOn or PrefixOff as the engine caches prompts'
+	// prefixes (--enable-prefix-caching, --no-enable-prefix-caching;
+	// SGLang's --disable-radix-cache); "" is the engine version's default
+	// (model.EngineDefaults.PrefixCaching).
+	PrefixCaching string `json:"prefix_caching,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

@@ -36,6 +36,10 @@ type Workload struct {
 	// ISL and OSL (package datasets; series.Workload.Dataset); "" sends
 	// every prompt at ISL and spreads outputs as BenchmarkOutput.
 	Dataset string
+	// Sharing is how the prompts share prefixes, which the replicas'
+	// prefix cache serves (sim.Config.Sharing; a PrefixHitRate above 0
+	// overrides it).
+	Sharing model.Sharing
 }
 
 // lengths are the prompt and output length distributions of w.
@@ -55,7 +59,7 @@ func (w Workload) lengths() (in, out sim.LengthDist) {
 // KV cache must hold.
 func (w Workload) Longest() (prompt, output int) {
 	in, out := w.lengths()
-	return in.MaxLen(), out.MaxLen()
+	return w.Sharing.LongestPrompt(in.MaxLen(), out.MaxLen()), out.MaxLen()
 }
 
 // Fits says, as an error naming the lengths, when a request of w cannot
@@ -95,6 +99,10 @@ func (d Deployment) Fits(w Workload) error {
 // a Dataset its longest prompt plus its longest output (drawn independently,
 // the simulator may pair them).
 func (w Workload) Span() (tokens int, what string) {
+	if w.Sharing.Turns > 1 {
+		in, out := w.Longest()
+		return in + out, fmt.Sprintf("the last turn of a %d-turn conversation", w.Sharing.Turns)
+	}
 	if w.Dataset == "" {
 		return w.ISL + w.OSL, "ISL+OSL"
 	}
@@ -121,6 +129,7 @@ func (d Deployment) WithWorkload(w Workload) Deployment {
 	d.Config.NumPrompts = w.NumPrompts
 	d.Config.Seed = w.Seed
 	d.Config.PrefixHitRate = w.PrefixHitRate
+	d.Config.Sharing = w.Sharing
 	return d
 }
 

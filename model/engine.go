@@ -154,6 +154,11 @@ type EngineDefaults struct {
 	// request also takes the blocks over its last window
 	// (sim.PoolConfig.WindowTokens).
 	WindowPool float64
+	// PrefixCaching: the engine caches prompts' KV blocks for later
+	// requests that share their prefix (vLLM V1's automatic prefix caching,
+	// on by default from V1; SGLang's radix cache; TensorRT-LLM's KV block
+	// reuse, enable_block_reuse). vLLM V0 has it off by default.
+	PrefixCaching bool
 	// Rule names the engine's rule the values come from, for provenance.
 	Rule string
 }
@@ -232,8 +237,11 @@ var defaultsTable = []defaultsRule{
 	{"trtllm", nil, trtllmDefaults},
 }
 
+// vllmUnknown keeps prefix caching on: only workloads that state how
+// their prompts share prefixes read it, and the harnesses that state that
+// (inference-perf, vllm bench's prefix_repetition) postdate V1's default.
 func vllmUnknown(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax,
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, PrefixCaching: true,
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
@@ -275,7 +283,7 @@ func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
 }
 
 func vllmV1(large bool, rule string) EngineDefaults {
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, GraphMax: VLLMGraphMax, Rule: rule}
+	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, GraphMax: VLLMGraphMax, PrefixCaching: true, Rule: rule}
 	if large {
 		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
 	}
@@ -294,7 +302,7 @@ const sglangWindowPool = 0.8
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -316,7 +324,7 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // prefill first.
 func sglang05(g GPU, _ int) EngineDefaults {
 	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool,
+	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -345,7 +353,7 @@ const sglangMaxRunning = 4096
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB,
+	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB, PrefixCaching: true,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 

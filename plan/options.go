@@ -37,6 +37,9 @@ type Options struct {
 	// PrefixHitRate is the share, in [0, 1), of every prompt the engine's
 	// prefix cache serves (sim.Config.PrefixHitRate); 0 prefills it all.
 	PrefixHitRate float64
+	// Sharing is how the prompts share prefixes, which the replicas'
+	// prefix cache serves where the engine has it on (predict.Options.Sharing).
+	Sharing model.Sharing
 	// Dataset names a dataset whose request lengths the traffic draws,
 	// scaled to ISL and OSL (package datasets: "sharegpt"); "" sends every
 	// request at ISL and OSL.

@@ -146,7 +146,19 @@ func gcd(a, b int) int {
 
 // workload is the run of n prompts at load l.
 func (o Options) workload(l model.Load, n int) calibrate.Workload {
-	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset}
+	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset, Sharing: o.Sharing}
+}
+
+// cachedBound is the most prompt tokens of a prompt of n tokens that dep
+// serves from its prefix cache: the flat rate's share, or with shared
+// prompts on replicas that cache them the most any request can hit
+// (model.Sharing.MaxCached), so that capacity bounds and latency floors
+// stay bounds.
+func (o Options) cachedBound(dep calibrate.Deployment, n int) int {
+	if o.PrefixHitRate > 0 || !o.Sharing.On() || dep.Topology.Disaggregated() || !dep.Config.Replicas.PrefixCaching {
+		return sim.CachedPrefix(o.PrefixHitRate, n)
+	}
+	return o.Sharing.MaxCached(n)
 }
 
 // numPrompts is the measured requests of a verdict's first steady-state
@@ -246,6 +258,12 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	case !sim.ValidPrefixHitRate(o.PrefixHitRate):
 		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.PrefixHitRate)
+	case o.Sharing.Validate() != nil:
+		return nil, fmt.Errorf("plan: prefix sharing: %w", o.Sharing.Validate())
+	case o.Sharing.Turns > 1:
+		return nil, errors.New("plan: multi-turn conversations are not planned (their prompts grow turn by turn, beyond the bounds the search prices); predict them")
+	case o.Sharing.On() && o.ISL <= o.Sharing.SharedLen:
+		return nil, fmt.Errorf("plan: ISL %d is not longer than the %d shared tokens of every prompt", o.ISL, o.Sharing.SharedLen)
 	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
 		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
 	case calibrate.CheckRouter(o.Router) != nil:
@@ -280,7 +298,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if conf == 0 {
 		conf = DefaultConfidence
 	}
-	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
+	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Sharing: o.Sharing, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
 		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = CostPerHour
@@ -534,7 +552,7 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 		}
 	}
 	isl, osl := s.opts.ISL, s.opts.OSL
-	cached := sim.CachedPrefix(s.opts.PrefixHitRate, isl)
+	cached := s.opts.cachedBound(dep, isl)
 	// Capacity bounds price the mean request; every request must fit;
 	// latency floors price the shortest, so that they bound every
 	// statistic of a dataset's spread of lengths (a median as well).
@@ -544,7 +562,7 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 	}
 	_, longOut := w.Longest()
 	shortIn, shortOut := w.Shortest()
-	shortCached := sim.CachedPrefix(s.opts.PrefixHitRate, shortIn)
+	shortCached := s.opts.cachedBound(dep, shortIn)
 	cfg := dep.Config
 	if t.disagg {
 		t.tpA, t.tpB = topo.Prefill.TP, topo.Decode.TP

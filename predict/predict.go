@@ -48,6 +48,11 @@ type Options struct {
 	// PrefixHitRate is the share, in [0, 1), of every prompt the engine's
 	// prefix cache serves (sim.Config.PrefixHitRate); 0 prefills it all.
 	PrefixHitRate float64
+	// Sharing is how the prompts share prefixes (inference-perf's
+	// shared_prefix, vLLM's prefix_repetition), which the replicas'
+	// prefix cache serves where the engine has it on; a PrefixHitRate
+	// above 0 overrides it. Each shape's ISL must exceed SharedLen.
+	Sharing model.Sharing
 	// Dataset names a dataset whose request lengths the loads draw, scaled
 	// to each shape's (package datasets, as a record stating it is fitted);
 	// "" sends every prompt at the shape's ISL.
@@ -93,6 +98,9 @@ type Point struct {
 	Lo    map[string]float64 `json:"lo,omitempty"`
 	Hi    map[string]float64 `json:"hi,omitempty"`
 	Pools []sim.PoolStats    `json:"pools"`
+	// PrefixHitRate is the share of prompt tokens the prefix cache served
+	// in the simulation (sim.Result.PrefixHitRate).
+	PrefixHitRate float64 `json:"prefix_hit_rate"`
 }
 
 // Knee is the smallest load reaching 90% of the maximum throughput.
@@ -163,6 +171,13 @@ type Prediction struct {
 	KVFitTokens int `json:"kv_fit_tokens,omitempty"`
 	// PrefixHitRate is the prefix-cache hit rate assumed (Options.PrefixHitRate).
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
+	// Sharing is the prompts' prefix sharing simulated (Options.Sharing),
+	// PrefixCaching whether the replicas cached prefixes, and
+	// PrefixRouter the router that spread the requests over them (each
+	// point's PrefixHitRate is what the cache served).
+	Sharing       model.Sharing `json:"sharing,omitzero"`
+	PrefixCaching bool          `json:"prefix_caching"`
+	PrefixRouter  string        `json:"prefix_router,omitempty"`
 	// Dataset is the dataset whose lengths the requests drew (Options.Dataset).
 	Dataset string `json:"dataset,omitempty"`
 	// ExactOutput: every output ran to exactly its shape's OSL
@@ -174,6 +189,14 @@ type Prediction struct {
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
 	if !sim.ValidPrefixHitRate(opts.PrefixHitRate) {
 		return nil, fmt.Errorf("predict: Options.PrefixHitRate must be a fraction in [0, 1), got %v", opts.PrefixHitRate)
+	}
+	if err := opts.Sharing.Validate(); err != nil {
+		return nil, fmt.Errorf("predict: Options.Sharing.%w", err)
+	}
+	for _, sh := range opts.Shapes {
+		if opts.Sharing.On() && sh.ISL <= opts.Sharing.SharedLen {
+			return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Sharing.SharedLen)", sh.ISL, opts.Sharing.SharedLen)
+		}
 	}
 	var err error
 	if opts.Dataset, err = datasets.Check(opts.Dataset); err != nil {
@@ -244,7 +267,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 
 	// A request no worker can hold fails before any simulation, naming it.
 	for _, sh := range shapes {
-		w := calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: opts.Dataset}
+		w := calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: opts.Dataset, Sharing: opts.Sharing}
 		if err := central.Fits(w); err != nil {
 			return nil, fmt.Errorf("predict: ISL %d OSL %d: %w", sh.ISL, sh.OSL, err)
 		}
@@ -266,7 +289,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		j := jobs[i]
 		l := loads[j.load]
 		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL, OSLMax: opts.OSLMax, ExactOutput: opts.ExactOutput,
-			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset}
+			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset, Sharing: opts.Sharing}
 		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
@@ -297,7 +320,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			ISL:                  sh.ISL,
 			OSL:                  sh.OSL,
 			Derived:              central.Derived,
-			Warnings:             extrapolationWarnings(prof, central, sh, opts.Dataset),
+			Warnings:             extrapolationWarnings(prof, central, sh, opts.Dataset, opts.Sharing),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
 			Router:               RouterOf(central),
@@ -310,16 +333,20 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 			KVFitTokens:          KVFit(central),
 			PrefixHitRate:        opts.PrefixHitRate,
+			Sharing:              opts.Sharing,
+			PrefixCaching:        central.Config.Replicas.PrefixCaching,
+			PrefixRouter:         string(central.Config.Router),
 			Dataset:              opts.Dataset,
 			ExactOutput:          opts.ExactOutput,
 		}
+		p.Warnings = append(p.Warnings, sharingWarnings(central, opts)...)
 		if central.RouterAsked && behindRouter(central) < 2 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("router %s asked for, but %s has one worker behind its router: it changes nothing", opts.Target.Router, opts.Target.Topology))
 		}
 		for li, l := range loads {
 			base := (si*len(loads) + li) * stride
 			r := out[base]
-			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools}
+			pt := Point{Load: l, Mode: r.Mode, NumPrompts: r.Completed, Steady: r.Steady, GPUs: p.GPUs, Metrics: r.Metrics, Pools: r.Pools, PrefixHitRate: r.PrefixHitRate}
 			pt.OutputPerGPU = r.Metrics[model.OutputThroughput] / float64(p.GPUs)
 			if stride == 3 {
 				pt.Lo, pt.Hi = band(out[base+1], out[base+2])
@@ -512,9 +539,9 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // extrapolationWarnings says when a shape lies outside what the engine was
 // calibrated on, so a prediction there leans on physics alone.
-func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape, dataset string) []string {
+func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape, dataset string, sharing model.Sharing) []string {
 	var w []string
-	if span, what := (calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: dataset}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
+	if span, what := (calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: dataset, Sharing: sharing}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
 	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
@@ -540,6 +567,20 @@ func behindRouter(d calibrate.Deployment) int {
 		return d.Topology.Decode.Count
 	}
 	return d.Topology.Replicas.Count
+}
+
+// sharingWarnings say when a workload's shared prefixes are not served
+// by a simulated prefix cache.
+func sharingWarnings(d calibrate.Deployment, opts Options) []string {
+	switch {
+	case !opts.Sharing.On() || opts.PrefixHitRate > 0:
+		return nil
+	case d.Topology.Disaggregated():
+		return []string{"the prefix cache of a disaggregated deployment is not simulated: every prompt is prefilled in full (give --prefix-hit-rate to assume one)"}
+	case !d.Config.Replicas.PrefixCaching:
+		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine)}
+	}
+	return nil
 }
 
 // RouterOf is the router a deployment with several replicas or decode

@@ -31,7 +31,10 @@ type RecordPrediction struct {
 	Target   calibrate.Target // the deployment priced, engine resolved
 	Workload series.Workload
 	Metrics  map[string]float64
-	Derived  []calibrate.Derivation
+	// PrefixHitRate is the share of prompt tokens the simulated prefix
+	// cache served (sim.Result.PrefixHitRate).
+	PrefixHitRate float64
+	Derived       []calibrate.Derivation
 	// Frontend is calibrate.Deployment.FrontendFrom: the frontend latency
 	// when it was carried from another deployment or stated, "" otherwise.
 	Frontend string
@@ -91,12 +94,12 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 		}
 		p.Target.Engine, p.Derived, p.Frontend = d.Engine, d.Derived, d.FrontendFrom
 		w := p.Workload
-		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, ExactOutput: w.ExactOutput, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset})
+		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, ExactOutput: w.ExactOutput, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset, Sharing: w.Sharing})
 		if err != nil {
 			p.Err = fmt.Errorf("predict: record %s: %w", r.ID, err)
 			return
 		}
-		p.Metrics = res.Metrics
+		p.Metrics, p.PrefixHitRate = res.Metrics, res.PrefixHitRate
 	})
 	return out, err
 }

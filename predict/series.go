@@ -72,6 +72,7 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	}
 	sp := &SeriesPrediction{}
 	var isls, osls, hits, xs []float64
+	var share model.Sharing                 // the records' prefix sharing, for the loads between them
 	oslMaxes, exact := map[int]bool{}, true // the records' output spreads, for the loads between them
 	curve := map[float64]map[string]float64{}
 	var firstErr error
@@ -98,6 +99,9 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 		if sp.Dataset == "" {
 			sp.Dataset = rp.Workload.Dataset
 		}
+		if !share.On() {
+			share = rp.Workload.Sharing
+		}
 		if x > 0 && !math.IsInf(x, 0) {
 			xs = append(xs, x)
 			curve[x] = rp.Metrics
@@ -119,7 +123,7 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 	// Loads between the measurements, with the median workload (and hit
 	// rate), outputs spread as the records' were when they all agree.
 	base := Options{Target: sp.Target, Shapes: []Shape{{ISL: sp.ISL, OSL: sp.OSL}}, Seed: cmpOr(opts.Seed, calibrate.FitSeed), NoBand: true,
-		Mode: sim.BenchmarkReplay, PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset, ExactOutput: exact} // fitted against measured: the benchmark as it ran
+		Mode: sim.BenchmarkReplay, PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset, ExactOutput: exact, Sharing: share} // fitted against measured: the benchmark as it ran
 	if len(oslMaxes) == 1 {
 		for m := range oslMaxes {
 			base.OSLMax = m

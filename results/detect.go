@@ -20,6 +20,8 @@ func parseJSONDocument(name string, data []byte) ([]Record, error) {
 	switch {
 	case root.get("benchmarks") != nil:
 		return guideLLMRecords(name, root)
+	case isInferencePerfReport(root):
+		return inferencePerfRecords(name, root)
 	case root.get("version") != nil && (root.get("results") != nil || root.get("scenario") != nil):
 		return llmdRecords(name, root)
 	case root.get("metadata") != nil && root.get("metrics") != nil && root.at("metadata", "benchmark_phase") != nil:

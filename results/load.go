@@ -27,6 +27,9 @@ func LoadFiles(paths []string) ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := applyConfigBeside(p, recs); err != nil {
+			return nil, err
+		}
 		mp := MetaPath(p)
 		if data, err := os.ReadFile(mp); err == nil {
 			meta, err := ParseMeta(mp, data)
@@ -68,6 +71,23 @@ func LoadFiles(paths []string) ([]Record, error) {
 		return nil, errors.New("results: no result files named")
 	}
 	return all, nil
+}
+
+// applyConfigBeside applies the inference-perf config found near the
+// report at p to its records (inferencePerfConfig); other formats have none.
+func applyConfigBeside(p string, recs []Record) error {
+	if len(recs) == 0 || recs[0].Source.Format != FormatInferencePerf {
+		return nil
+	}
+	cp, err := inferencePerfConfig(p)
+	if err != nil || cp == "" {
+		return err
+	}
+	data, err := os.ReadFile(cp)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return ApplyInferencePerfConfig(cp, data, recs)
 }
 
 // dirDoc is a file's record ID prefix named by its directory too: "dir/doc".

@@ -69,6 +69,9 @@ type Patch struct {
 	OSLMax     int       `json:"osl_max,omitempty"`
 	NumPrompts int       `json:"num_prompts,omitempty"`
 	Load       *LoadSpec `json:"load,omitempty"`
+	// Sharing is how the prompts shared prefixes (vLLM bench's
+	// prefix_repetition, a shared system prompt): Workload.Sharing.
+	Sharing *model.Sharing `json:"sharing,omitempty"`
 	// Arrival and Lengths describe, in words, how requests were offered and
 	// how long they were; they document the numbers above.
 	Arrival string `json:"arrival,omitempty"`
@@ -181,6 +184,11 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 		if p.Load != nil {
 			if _, err := p.Load.load(); err != nil {
 				return errorf(name, 0, where+".load", "%v", err)
+			}
+		}
+		if p.Sharing != nil {
+			if err := p.Sharing.Validate(); err != nil {
+				return errorf(name, 0, where+".sharing", "%v", err)
 			}
 		}
 		return nil
@@ -298,6 +306,9 @@ func (m *Meta) Apply(recs []Record) error {
 			}
 			if w.Load.Kind == "" && p.Load != nil {
 				w.Load, _ = p.Load.load() // checked by ParseMeta
+			}
+			if !w.Sharing.On() && p.Sharing != nil {
+				w.Sharing = *p.Sharing
 			}
 		}
 		apply(&m.Defaults)

@@ -57,6 +57,9 @@ type Workload struct {
 	OSLMax     int        `json:"osl_max,omitempty"` // requested maximum output (max_tokens)
 	NumPrompts int        `json:"num_prompts,omitempty"`
 	Load       model.Load `json:"load"` // its request_rate as vLLM writes it: a number or "inf"
+	// Sharing is how the run's prompts shared prefixes, when the source
+	// states it (inference-perf's shared_prefix data).
+	Sharing model.Sharing `json:"sharing,omitzero"`
 }
 
 // Record is one measured load point, normalized. A metric the source does

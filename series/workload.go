@@ -48,6 +48,9 @@ type Workload struct {
 	// they are simulated with its lengths scaled to ISL and OSL, not all
 	// at the means. "" when it states none or another.
 	Dataset string
+	// Sharing is how the run's prompts shared prefixes (the record's
+	// Workload.Sharing), which the replicas' prefix cache serves.
+	Sharing model.Sharing
 	Notes   []string
 }
 
@@ -167,6 +170,10 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		w.ISL = max(1, int(math.Round(r.Workload.ISL)))
 		w.OSL = max(2, int(math.Round(o)))
 		w.NumPrompts = Prompts(r, maxPrompts)
+		if sh := r.Workload.Sharing; sh.On() && h == 0 {
+			w.Sharing = sh
+			w.Notes = append(w.Notes, "prompts: "+sh.String()+" (stated): the replicas' prefix cache is simulated")
+		}
 		ds, stated, ok := datasetOf(r.System.Settings)
 		if ok {
 			// The dataset's own spread of lengths is the outputs' spread.

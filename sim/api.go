@@ -57,6 +57,15 @@ type PoolConfig struct {
 	// prefill chunk's whole window-layer KV while the chunk runs, more
 	// than the window for a chunk longer than it.
 	WindowTokens int
+	// PrefixCaching keeps a block-level prefix cache per worker (vLLM V1's
+	// automatic prefix caching, SGLang's radix cache) for the prompts
+	// Config.Sharing says share a prefix: full blocks of computed tokens
+	// are kept by content, a new request takes its longest cached prefix of
+	// whole blocks without computing it, and blocks no running request
+	// references stay cached in the free space until an allocation needs
+	// it (least recently used evicted first). Aggregated replicas only: a
+	// disaggregated pool does not read it.
+	PrefixCaching bool
 }
 
 // Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,
@@ -114,6 +123,11 @@ const (
 	LeastOutstanding Routing = "least-outstanding" // the worker with fewest requests in flight; ties to the lowest index
 	Random           Routing = "random"            // a uniformly drawn worker per request (a connection-level balancer such as a Kubernetes Service)
 	SharedQueue      Routing = "shared-queue"      // one queue every idle worker pulls from (Dynamo's prefill queue)
+	// PrefixAware sends a request to the worker whose prefix cache holds
+	// the longest prefix of it, ties to the fewest requests in flight,
+	// then the lowest index (llm-d's precise prefix-cache scorer, without
+	// its load weighting); least-outstanding when nothing is cached.
+	PrefixAware Routing = "prefix-aware"
 )
 
 // Transfer prices moving a request's KV cache from a prefill to a decode
@@ -199,8 +213,13 @@ type Config struct {
 	// worker skips the prefix too, but the transfer to the decode worker
 	// still moves the whole prompt's KV (Transfer): an upper bound, as vLLM
 	// V1's P/D connectors pull only the tokens the decode side has not
-	// cached. 0 prefills every prompt token.
+	// cached. 0 prefills every prompt token. A rate above 0 overrides the
+	// prefix cache (PoolConfig.PrefixCaching): it is not simulated.
 	PrefixHitRate float64
+	// Sharing is how the prompts share prefixes, which a prefix cache
+	// (PoolConfig.PrefixCaching) serves; the zero value shares nothing.
+	// Conversations (Sharing.Turns) grow their prompts, cache or not.
+	Sharing model.Sharing
 	// NumPrompts is the requests sent in all (BenchmarkReplay) or measured
 	// after the warm-up (SteadyState).
 	NumPrompts int
@@ -272,4 +291,8 @@ type Result struct {
 	Requests     []RequestRecord `json:"requests,omitempty"`
 	// Steady describes the measurement of a steady-state run (nil in replay).
 	Steady *Steady `json:"steady,omitempty"`
+	// PrefixHitRate is the share of the recorded requests' prompt tokens
+	// served from a prefix cache at their first admission (the flat
+	// Config.PrefixHitRate's share, or what the simulated cache served).
+	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 }

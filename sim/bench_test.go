@@ -116,3 +116,12 @@ func BenchmarkMemory10M(b *testing.B) {
 	b.ReportMetric(n/b.Elapsed().Seconds(), "simreq/s")
 	b.ReportMetric(n/(cpuSeconds()-cpu0), "simreq/cpu-s")
 }
+
+// BenchmarkAggregatedSharedPrefix1000x1000 is BenchmarkAggregated1000x1000
+// with a shared-prefix workload served by each replica's prefix cache
+// (inference-perf's shared_prefix: 16 groups × 32 prompts, 512 shared tokens).
+func BenchmarkAggregatedSharedPrefix1000x1000(b *testing.B) {
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefixCaching: true},
+		Sharing: model.Sharing{Groups: 16, PromptsPerGroup: 32, SharedLen: 512},
+		Load:    model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
+}

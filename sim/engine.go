@@ -83,6 +83,10 @@ type engine struct {
 	nextAdmit         uint64
 
 	outstanding int // routed and not completed, for LeastOutstanding
+	// pc is the replica's prefix cache (PoolConfig.PrefixCaching with
+	// Config.Sharing); nil without one. Its referenced blocks count in
+	// used, its idle ones sit in the free space.
+	pc *prefixCache
 
 	state uint8
 	// position in the simulator's engine heap (-1: none) and the time and
@@ -193,6 +197,9 @@ func (e *engine) addUsed(t float64, d int64) {
 	e.mon.kvTouch(t)
 	e.used += d
 	e.mon.used += d
+	if e.pc != nil && d > 0 {
+		e.trimCache()
+	}
 	if e.capBlocks > 0 {
 		if u := float64(e.used) / float64(e.capBlocks); u > e.mon.kvMax {
 			e.mon.kvMax = u
@@ -219,7 +226,33 @@ func (e *engine) leave(r *request) int64 {
 	e.sumOff -= r.off
 	e.heap.remove(r)
 	r.g = int(e.S + r.goff)
-	return e.blocksFor(e.S + r.off)
+	return e.blocksFor(e.S+r.off) - r.shared
+}
+
+// trimCache evicts idle cached blocks the free space no longer holds.
+func (e *engine) trimCache() {
+	free := int64(maxIdleUnbounded)
+	if e.capBlocks > 0 {
+		free = e.capBlocks - e.used
+	}
+	e.pc.trim(free)
+}
+
+// dropCache returns r's references to cached blocks (preempted, or
+// finished after caching its full blocks of kv tokens: kv ≥ 0).
+func (e *engine) dropCache(t float64, r *request, kv int) {
+	if e.pc == nil || r.px == nil {
+		return
+	}
+	var idle int64
+	if kv >= 0 {
+		idle = e.pc.finish(r, kv)
+	} else {
+		idle = e.pc.release(r)
+	}
+	r.shared = 0
+	e.addUsed(t, -idle)
+	e.trimCache()
 }
 
 // enqueue accepts a newly routed request at t.
@@ -362,6 +395,7 @@ func (e *engine) preempt(t float64, r *request) {
 		}
 		e.addUsed(t, -r.blocks)
 	}
+	e.dropCache(t, r, -1)
 	r.blocks, r.done, r.chunk = 0, r.cached, 0
 	r.target = r.prompt + r.g
 	r.preempt++
@@ -447,7 +481,7 @@ func (e *engine) startStep(t float64) {
 		r := e.prefilling[i]
 		c := min(r.target-r.done, budget)
 		if e.capBlocks > 0 {
-			need := e.blocksFor(int64(r.done+c)) - r.blocks
+			need := e.blocksFor(int64(r.done+c)) - r.shared - r.blocks
 			evicted := false
 			for need > e.free() {
 				v := e.latest()
@@ -481,10 +515,15 @@ func (e *engine) startStep(t float64) {
 	admit := e.mon.preemptions == preempted || e.running() == 0
 	for admit && budget > 0 && e.running() < e.maxSeqs && e.waiting.len() > 0 {
 		r := e.waiting.peek()
+		hit, idle := 0, 0
+		if e.pc != nil && r.px != nil {
+			hit, idle = e.pc.hits(r, r.target)
+			r.done = hit * int(e.block)
+		}
 		c := min(r.target-r.done, budget) // done: the prefix-cache hit
-		need := e.blocksFor(int64(r.done + c))
+		need := e.blocksFor(int64(r.done+c)) - int64(hit)
 		win := e.windowBlocks(r)
-		if e.capBlocks > 0 && need+win > e.free() {
+		if e.capBlocks > 0 && need+win+int64(idle) > e.free() {
 			break
 		}
 		if e.reserve && e.capBlocks > 0 {
@@ -499,8 +538,15 @@ func (e *engine) startStep(t float64) {
 		e.mon.queueAdd(t, -1)
 		r.admit = e.nextAdmit
 		e.nextAdmit++
+		if hit > 0 {
+			e.pc.acquire(r, hit)
+			r.shared = int64(hit)
+			if r.preempt == 0 {
+				r.hit = r.done
+			}
+		}
 		r.blocks, r.wblocks = need, win
-		e.addUsed(t, need+win)
+		e.addUsed(t, need+win+int64(idle))
 		r.chunk = c
 		e.prefilling = append(e.prefilling, r)
 		budget -= c
@@ -747,6 +793,7 @@ func (e *engine) onStepEnd(t float64) {
 		for len(e.heap) > 0 && e.heap[0].fin < e.S {
 			r := e.heap[0].r
 			e.addUsed(t, -e.leave(r))
+			e.dropCache(t, r, r.prompt+r.out-1)
 			e.dropWindow(t, r)
 			e.unreserve(r)
 			if e.delayed {
@@ -761,6 +808,11 @@ func (e *engine) onStepEnd(t float64) {
 		for _, r := range e.prefilling {
 			r.done += r.chunk
 			r.chunk = 0
+			if e.pc != nil && r.px != nil {
+				moved := int64(e.pc.register(r, r.done))
+				r.blocks -= moved
+				r.shared += moved
+			}
 			if r.done < r.target {
 				e.prefilling[k] = r
 				k++
@@ -779,6 +831,7 @@ func (e *engine) onStepEnd(t float64) {
 			if r.g >= r.out {
 				e.addUsed(t, -r.blocks)
 				r.blocks = 0
+				e.dropCache(t, r, r.prompt+r.out-1)
 				e.dropWindow(t, r)
 				e.unreserve(r)
 				if e.delayed {

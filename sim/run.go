@@ -70,6 +70,9 @@ type request struct {
 	carry        float64 // time already in its next inter-token gap (a late first token's)
 	resv         int64   // KV blocks kept for its last token (PoolConfig.ReserveOutput)
 	wblocks      int64   // KV blocks its sliding-window layers hold (PoolConfig.WindowTokens)
+	shared       int64   // of its KV blocks, those the prefix cache holds for it (counted there)
+	hit          int     // prompt tokens its first admission took from the prefix cache
+	px           *prefixTag
 }
 
 type simulator struct {
@@ -96,6 +99,8 @@ type simulator struct {
 	lastDone       float64
 	totalIn        int64
 	totalOut       int64
+	totalHit       int64   // prompt tokens of the recorded requests served from a prefix cache
+	sharer         *sharer // nil: prompts share nothing a cache serves
 	interArrivalSc float64
 
 	free []*request
@@ -263,11 +268,14 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	switch c.Router {
 	case "":
 		c.Router = RoundRobin
-	case RoundRobin, LeastOutstanding, Random:
+	case RoundRobin, LeastOutstanding, Random, PrefixAware:
 	case SharedQueue:
-		return nil, fmt.Errorf("sim: Config.Router %q applies only to Config.PrefillRouter; use %q, %q or %q", c.Router, RoundRobin, LeastOutstanding, Random)
+		return nil, fmt.Errorf("sim: Config.Router %q applies only to Config.PrefillRouter; use %q, %q, %q or %q", c.Router, RoundRobin, LeastOutstanding, Random, PrefixAware)
 	default:
-		return nil, fmt.Errorf("sim: Config.Router %q is unknown (want %q, %q or %q)", c.Router, RoundRobin, LeastOutstanding, Random)
+		return nil, fmt.Errorf("sim: Config.Router %q is unknown (want %q, %q, %q or %q)", c.Router, RoundRobin, LeastOutstanding, Random, PrefixAware)
+	}
+	if err := c.Sharing.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: Config.Sharing.%w", err)
 	}
 	switch c.PrefillRouter {
 	case "":
@@ -349,6 +357,16 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		return n
 	}
 	s.router = c.Router
+	// Conversations grow their prompts whether or not a cache serves them.
+	cache := c.Sharing.On() && c.PrefixHitRate == 0 && !s.disagg && c.Replicas.PrefixCaching
+	if cache || c.Sharing.Turns > 1 {
+		s.sharer = newSharer(c.Sharing, c.Seed)
+	}
+	if cache {
+		for _, e := range s.engines {
+			e.pc = newPrefixCache(int(e.block))
+		}
+	}
 	s.sampleDT = 1.0 / 64
 	return s, nil
 }
@@ -524,6 +542,18 @@ func (s *simulator) send(t float64) {
 	id := s.sent
 	prompt := s.inputs.next()
 	out := s.outputs.next()
+	var px *prefixTag
+	if s.sharer != nil {
+		if k := len(s.free); k > 0 && s.free[k-1].px != nil {
+			px = s.free[k-1].px
+		} else {
+			px = &prefixTag{}
+		}
+		s.sharer.tag(px, id)
+		if s.sharer.sessions != nil {
+			prompt = s.sharer.converse(px, id, prompt, out)
+		}
+	}
 	if err := s.checkFits(prompt, out, id); err != nil {
 		s.fail(err)
 		return
@@ -548,10 +578,12 @@ func (s *simulator) send(t float64) {
 	} else {
 		r = &request{}
 	}
+	r.px = px
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
+	r.hit = r.cached
 	// The balancer routes the request to a worker as it arrives.
-	e := s.route()
+	e := s.route(r)
 	r.eng = e
 	e.outstanding++
 	if s.servers == nil {
@@ -618,9 +650,12 @@ func (s *simulator) inAPIServers() int {
 }
 
 // route picks the engine (replica or decode worker) for a new request.
-func (s *simulator) route() *engine {
+func (s *simulator) route(r *request) *engine {
 	if s.router == Random {
 		return s.engines[s.routes.IntN(len(s.engines))]
+	}
+	if s.router == PrefixAware {
+		return s.routePrefix(r)
 	}
 	if s.router == LeastOutstanding {
 		best := s.engines[0]
@@ -637,6 +672,24 @@ func (s *simulator) route() *engine {
 		s.rr = 0
 	}
 	return e
+}
+
+// routePrefix picks the engine whose cache holds the longest prefix of
+// r (PrefixAware), ties to the fewest outstanding requests, then the
+// lowest index.
+func (s *simulator) routePrefix(r *request) *engine {
+	var best *engine
+	bestHit := -1
+	for _, e := range s.engines {
+		h := 0
+		if e.pc != nil && r != nil && r.px != nil {
+			h, _ = e.pc.hits(r, r.prompt)
+		}
+		if h > bestHit || (h == bestHit && e.outstanding < best.outstanding) {
+			best, bestHit = e, h
+		}
+	}
+	return best
 }
 
 // complete records a finished request and lets the client send the next.
@@ -688,6 +741,7 @@ func (s *simulator) record(r *request, ttft, e2e float64) {
 	}
 	s.totalIn += int64(r.prompt)
 	s.totalOut += int64(r.out)
+	s.totalHit += int64(r.hit)
 }
 
 // sample appends the pools' state to their series on a grid that coarsens
@@ -725,6 +779,9 @@ func (s *simulator) result() *Result {
 	m["completed"] = float64(res.Completed)
 	m[model.TotalInputTokens] = float64(s.totalIn)
 	m[model.TotalOutputTokens] = float64(s.totalOut)
+	if s.totalIn > 0 {
+		res.PrefixHitRate = float64(s.totalHit) / float64(s.totalIn)
+	}
 	if dur > 0 {
 		m[model.RequestThroughput] = float64(s.completed) / dur
 		m[model.OutputThroughput] = float64(s.totalOut) / dur

@@ -598,7 +598,7 @@ func TestRandomRoutingDraws(t *testing.T) {
 		}
 		idx := make([]int, n)
 		for i := range idx {
-			idx[i] = s.route().idx
+			idx[i] = s.route(nil).idx
 		}
 		return idx
 	}

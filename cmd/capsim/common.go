@@ -54,7 +54,7 @@ func (e *flagErr) Error() string {
 func (e *flagErr) Unwrap() error { return e.err }
 
 // routerHelp is the help of --router (predict, validate and plan).
-const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding or random\n(default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
+const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding, random or prefix-aware\n(prefix-aware: to the replica caching the longest prefix of the prompt; default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
 
 // datasetHelp is the help of --dataset (predict and plan).
 const datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±20% of --osl)"

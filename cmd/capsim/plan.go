@@ -31,6 +31,7 @@ type planOptions struct {
 	profile, format, plot               string
 	confidence, prefixHit               float64
 	export, dataset                     string
+	share                               sharingFlags
 	noSettings, noMargin, noDPAttention bool
 	quiet                               bool
 	frontendMS                          float64 // --frontend-ms, when frontendGiven
@@ -58,6 +59,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.top, "top", 5, "recommendations to show (each gets a headroom search)")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "measured requests of a verdict's first steady-state run, doubled until the verdict is clear\n(default: 5 minutes of arrivals, at least 10000)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
+	addSharingFlags(fs, &o.share)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
 	fs.BoolVar(&o.noSettings, "no-settings-search", false, "keep every engine's default max-num-seqs and max-num-batched-tokens")
@@ -119,6 +121,13 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.modelName == "" {
 		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
 	}
+	sharing, implied, err := o.share.sharing(o.isl)
+	if err != nil {
+		return opts, fmt.Errorf("plan: %w", err)
+	}
+	if implied > 0 {
+		o.isl = implied
+	}
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
 	}
@@ -159,7 +168,7 @@ func (o planOptions) options() (plan.Options, error) {
 	}
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, Router: o.router, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
-		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset,
+		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Sharing: sharing, Dataset: o.dataset,
 		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
 	if opts.Frontend, err = statedFrontend(o.frontendMS, o.frontendGiven, model.Topology{}); err != nil {

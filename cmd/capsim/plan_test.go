@@ -141,7 +141,7 @@ func TestPlanErrors(t *testing.T) {
 		{"prefix hit rate 1", map[string]string{"--prefix-hit-rate": "1"}, "plan: --prefix-hit-rate must be a fraction in [0, 1), got 1"},
 		{"prefix hit rate not a number", map[string]string{"--prefix-hit-rate": "half"}, `--prefix-hit-rate: "half" is not a number`},
 		{"unknown dataset", map[string]string{"--dataset": "sonnet"}, `--dataset: unknown dataset "sonnet" (known: sharegpt)`},
-		{"unknown router", map[string]string{"--router": "sticky"}, `--router: unknown router "sticky" (want round-robin, least-outstanding or random)`},
+		{"unknown router", map[string]string{"--router": "sticky"}, `--router: unknown router "sticky" (want round-robin, least-outstanding, random or prefix-aware)`},
 		{"bad format", map[string]string{"--format": "xml"}, "--format must be table, json or csv"},
 		{"negative frontend", map[string]string{"--frontend-ms": "-1"}, "plan: --frontend-ms must be 0 to 60000, got -1"},
 		{"frontend not a number", map[string]string{"--frontend-ms": "fast"}, `--frontend-ms: "fast" is not a number`},

@@ -25,6 +25,7 @@ type predictOptions struct {
 	noBand, exactOutput   bool
 	prefixHit             float64
 	mode, export, dataset string
+	sharingFlags
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -40,6 +41,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.export, "export", "", "write this deployment's deployable configs to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
+	addSharingFlags(fs, &o.sharingFlags)
 	fs.BoolVar(&o.exactOutput, "exact-output", false, "every output runs to exactly its shape's output length, as a benchmark that sends ignore_eos gets them\n(capsim bench, vllm bench serve --ignore-eos): closed loops then run in lock-step; by default outputs spread ±20% around it, as real traffic's do")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
@@ -97,7 +99,7 @@ var predictCSVMetrics = []string{model.RequestThroughput, model.OutputThroughput
 func writePredictionsCSV(w io.Writer, preds []predict.Prediction) error {
 	cw := csv.NewWriter(w)
 	head := []string{"gpu", "model", "engine", "topology", "gpus", "isl", "osl", "load", "max_concurrency", "request_rate", "mode", "num_prompts", "saturated"}
-	head = append(append(head, predictCSVMetrics...), "output_throughput_per_gpu")
+	head = append(append(head, predictCSVMetrics...), "output_throughput_per_gpu", "prefix_hit_rate", "router")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -115,7 +117,7 @@ func writePredictionsCSV(w io.Writer, preds []predict.Prediction) error {
 				}
 				row = append(row, num(v))
 			}
-			if err := cw.Write(append(row, num(pt.OutputPerGPU))); err != nil {
+			if err := cw.Write(append(row, num(pt.OutputPerGPU), num(pt.PrefixHitRate), p.PrefixRouter)); err != nil {
 				return err
 			}
 		}
@@ -136,8 +138,18 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if o.isl < 0 || o.osl < 0 || (o.islGiven && o.isl == 0) || (o.oslGiven && o.osl == 0) {
 		return nil, fmt.Errorf("--isl and --osl must be positive")
 	}
+	sharing, implied, err := o.sharing(o.isl)
+	if err != nil {
+		return nil, err
+	}
+	if implied > 0 {
+		o.isl = implied
+	}
 	if (o.isl == 0) != (o.osl == 0) {
 		return nil, fmt.Errorf("give both --isl and --osl, or neither")
+	}
+	if sharing.On() && o.isl == 0 {
+		return nil, fmt.Errorf("a shared-prefix workload needs --isl and --osl")
 	}
 	if o.numPrompts < 0 {
 		return nil, fmt.Errorf("--num-prompts must be positive")
@@ -161,7 +173,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput}
+	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}
 	if o.isl > 0 {
 		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
 	}
@@ -184,17 +196,25 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		fmt.Fprintf(w, "%s on %d× %s, %s, %s — ISL %d, OSL %d — %s\n", model.ShortName(p.Model), p.GPUs, p.GPU, p.Engine, p.Topology, p.ISL, p.OSL, p.HowSimulated())
 		tw := newTable(w)
-		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t")
+		hitCol := ""
+		if p.Sharing.On() {
+			hitCol = "prefix hit\t"
+		}
+		fmt.Fprintln(tw, "load\treq/s\tout tok/s\ttok/s/GPU\tTTFT mean\tTTFT p99\tTPOT mean\tTPOT p99\tITL mean\tE2E mean\tE2E p99\t"+hitCol)
 		for _, pt := range p.Points {
 			m := pt.Metrics
 			load := pt.Load.Label()
 			if pt.Load.Kind == model.Burst {
 				load = fmt.Sprintf("burst of %d", pt.NumPrompts) // its latencies grow with its size
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", load,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", load,
 				textout.Metric(m, model.RequestThroughput), textout.Metric(m, model.OutputThroughput), pt.OutputPerGPU,
 				textout.Metric(m, model.MeanTTFT), textout.Metric(m, model.P99TTFT), textout.Metric(m, model.MeanTPOT), textout.Metric(m, model.P99TPOT),
 				textout.Metric(m, model.MeanITL), textout.Metric(m, model.MeanE2EL), textout.Metric(m, model.P99E2EL))
+			if p.Sharing.On() {
+				fmt.Fprintf(tw, "%.1f%%\t", 100*pt.PrefixHitRate)
+			}
+			fmt.Fprintln(tw)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -224,6 +244,19 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
+		}
+		if p.Sharing.On() {
+			how := "simulated per replica"
+			switch {
+			case p.PrefixHitRate > 0:
+				how = "not simulated: --prefix-hit-rate overrides it"
+			case !p.PrefixCaching:
+				how = "prefix caching off"
+			}
+			if last := p.Points[len(p.Points)-1].Metrics; p.Sharing.Turns > 1 && last["completed"] > 0 {
+				how = fmt.Sprintf("mean prompt %.0f tokens at %s; %s", last[model.TotalInputTokens]/last["completed"], p.Points[len(p.Points)-1].Load.Label(), how)
+			}
+			fmt.Fprintf(w, "prefix cache: %s; %s, routed %s\n", p.Sharing, how, p.PrefixRouter)
 		}
 		if p.Router != "" {
 			fmt.Fprintf(w, "router:      %s, %s; it priced this prediction\n", p.Router, p.RouterFrom)

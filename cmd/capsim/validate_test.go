@@ -243,7 +243,7 @@ func TestValidateRejectsBadInput(t *testing.T) {
 		{"load flag with results", []string{"validate", "--results", validateResults, "--concurrency", "5"}, "--concurrency does not apply"},
 		{"live flag with results", []string{"validate", "--results", validateResults, "--out", filepath.Join(dir, "x.json")}, "--out applies to a live server"},
 		{"unknown GPU", []string{"validate", "--results", validateResults, "--gpu", "Z80"}, `unknown GPU "Z80"`},
-		{"unknown router", []string{"validate", "--results", validateResults, "--router", "sticky"}, `--router: unknown router "sticky" (want round-robin, least-outstanding or random)`},
+		{"unknown router", []string{"validate", "--results", validateResults, "--router", "sticky"}, `--router: unknown router "sticky" (want round-robin, least-outstanding, random or prefix-aware)`},
 		{"bad format", []string{"validate", "--results", validateResults, "--format", "xml"}, "--format must be table, json or csv"},
 		{"bad profile", []string{"validate", "--results", validateResults, "--profile", notResults}, "empty.json"},
 		{"stray argument", []string{"validate", "--results", validateResults, "extra"}, `unexpected argument "extra"`},
