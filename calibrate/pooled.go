@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +67,11 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		e *Entry
 	}
 	var ms []member
+	// A fitted group's CPU costs beyond its engine row, and its comm
+	// multiplier (which cannot tell a step's all-reduce latency from the
+	// rest of its fixed per-step time), are that deployment's own: the
+	// target takes its engine's row and the interconnect catalog's figures.
+	row := model.PriorCoeffsFor(targetRow, eager)
 	groups := make([]*Group, 0, len(p.Groups)+len(p.Pool))
 	for i := range p.Groups {
 		groups = append(groups, &p.Groups[i])
@@ -102,8 +106,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 			w *= pooledSameModel
 		}
 		c := e.Coeffs
-		row := model.PriorCoeffsFor(targetRow, eager)
-		c.Overhead, c.PerSeq = row.Overhead, row.PerSeq
+		c.Overhead, c.PerSeq, c.Comm = row.Overhead, row.PerSeq, 1
 		c.Compute *= memberMatmulShare(g) / gpu.AchievableMatmulShare(llm.Quant)
 		mem := memberMemoryShare(g) / gpu.AchievableMemoryShare()
 		c.Weight *= mem
@@ -124,15 +127,10 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	for k := range sum {
 		sum[k] = math.Exp(sum[k] / wsum)
 	}
-	row := model.PriorCoeffsFor(targetRow, eager)
-	sum[slices.Index(model.CoeffNames, "overhead_s")], sum[slices.Index(model.CoeffNames, "per_seq_s")] = row.Overhead, row.PerSeq
-	// A fitted comm multiplier cannot tell a step's all-reduce latency from
-	// the rest of its fixed per-step time (at one TP both are constant per
-	// step), so it carries that deployment's unexplained time: a target
-	// without a fit of its own takes the interconnect catalog's cited
-	// collective figures as they are.
-	sum[slices.Index(model.CoeffNames, "comm")] = 1
 	out := pooledCost{coeffs: model.CoeffsFromVector(sum), groups: len(ms)}
+	// The members' CPU costs and comm multipliers were set to the target's
+	// row and 1 above; restore them exactly after the logs' round trip.
+	out.coeffs.Overhead, out.coeffs.PerSeq, out.coeffs.Comm = row.Overhead, row.PerSeq, 1
 	// A mean of groups on GPUs that reach more of their peaks can carry an
 	// efficiency above the target's spec peak; the peak still bounds it.
 	var held []string
@@ -172,8 +170,9 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	if llm.IsMoE() && anyMoE {
 		arch = " mixture-of-experts"
 	}
+	link := gpu.TPLink(pool.Stages())
 	comm := fmt.Sprintf("collectives at the %s catalog's cited latencies (%.1f µs a small all-reduce in a CUDA graph, %.1f µs eager, at TP%d)",
-		gpu.TPLink(pool.Stages()).Name, gpu.TPLink(pool.Stages()).AllReduceUs(pool.TP, true), gpu.TPLink(pool.Stages()).AllReduceUs(pool.TP, false), pool.TP)
+		link.Name, link.AllReduceUs(pool.TP, true), link.AllReduceUs(pool.TP, false), pool.TP)
 	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row; %s%s)",
 		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)
 	return out, true
