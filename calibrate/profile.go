@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/capsim/capsim/internal/inputfile"
 	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/internal/jsonerr"
 	"github.com/capsim/capsim/model"
@@ -336,7 +336,7 @@ func validateGroup(label string, g *Group) error {
 func LoadProfile(path string, embedded []byte) (*Profile, error) {
 	data, name := embedded, "embedded default profile"
 	if path != "" {
-		b, err := os.ReadFile(path)
+		b, err := inputfile.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: %w", err)
 		}

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/capsim/capsim/internal/inputfile"
 )
 
 // Format names, as they appear in Source.Format.
@@ -54,7 +55,7 @@ func errorf(file string, line int, field, format string, args ...any) error {
 
 // ParseFile reads one result file of any supported format; see Parse.
 func ParseFile(p string) ([]Record, error) {
-	data, err := os.ReadFile(p)
+	data, err := inputfile.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/capsim/capsim/internal/inputfile"
 )
 
 // Hostile inputs through the CLI (issue 15): exact one-line errors, exit
@@ -189,5 +192,62 @@ func TestPartialPointsFlagged(t *testing.T) {
 	const want = "calibrate: none of the 1 records can be fitted: record runs:1: skipped: an interrupted load point (capsim_partial); its metrics cover only the requests that finished"
 	if err == nil || err.Error() != want {
 		t.Errorf("fit: err = %v\nwant %s", err, want)
+	}
+}
+
+// TestHostileInputFiles (issue 37): a FIFO, a device, a directory and a
+// file over inputfile.MaxSize are refused in one line naming the file,
+// wherever a user file is read, before anything is read from them; a
+// sidecar of 100,000 nested [ is refused quickly.
+func TestHostileInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "request_rate": "inf", "max_concurrency": 4, "completed": 3, "duration": 1.0, "request_throughput": 3.0, "mean_ttft_ms": 20, "total_input_tokens": 300, "total_output_tokens": 30}`
+	res := write("runs.json", doc)
+	fifo := filepath.Join(dir, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.json")
+	if f, err := os.Create(big); err != nil || f.Truncate(inputfile.MaxSize+1) != nil || f.Close() != nil {
+		t.Fatalf("sparse file: %v", err)
+	}
+	side := filepath.Join(dir, "side.json")
+	write("side.json", doc)
+	if err := syscall.Mkfifo(filepath.Join(dir, "side.meta.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deep := write("deep.json", doc)
+	write("deep.meta.json", strings.Repeat("[", 100000))
+	deepProfile := write("deep-profile.json", strings.Repeat("[", 100000))
+	pred := []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "100", "--osl", "10", "--concurrency", "1", "--profile"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"data", "--file", fifo}, "results: " + fifo + ": not a regular file (a named pipe); name a file"},
+		{[]string{"data", "--file", "/dev/zero"}, "results: /dev/zero: not a regular file (a device); name a file"},
+		{[]string{"data", "--file", dir}, "results: " + dir + ": not a regular file (a directory); name a file"},
+		{[]string{"data", "--file", big}, "results: " + big + ": larger than 256 MiB, the most capsim reads from one file"},
+		{[]string{"data", "--file", side}, "results: " + filepath.Join(dir, "side.meta.json") + ": not a regular file (a named pipe); name a file"},
+		{[]string{"data", "--file", deep}, "results: " + filepath.Join(dir, "deep.meta.json") + ":1: metadata: invalid JSON: invalid character '[' exceeded max depth"},
+		{append(pred, fifo), "calibrate: " + fifo + ": not a regular file (a named pipe); name a file"},
+		{append(pred, "/dev/zero"), "calibrate: /dev/zero: not a regular file (a device); name a file"},
+		{append(pred, big), "calibrate: " + big + ": larger than 256 MiB, the most capsim reads from one file"},
+		{append(pred, deepProfile), deepProfile + ": calibrate: profile: line 1: invalid JSON: invalid character '[' exceeded max depth"},
+	} {
+		_, _, err := runBounded(t, tc.args)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v\nwant %s", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	if _, _, err := runBounded(t, []string{"data", "--file", res}); err != nil {
+		t.Errorf("a regular file: %v", err)
 	}
 }
