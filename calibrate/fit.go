@@ -287,7 +287,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	for i, c := range cands {
 		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
 		prior := priorParams(gf.layout, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
-		lin, err := fitLinear(e, gf.layout, prior, pts)
+		lin, err := fitLinear(ctx, e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
@@ -784,7 +784,10 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	var sims []map[string]float64
 	analytic := opts.SkipRefine && opts.Simulate == nil
 	if analytic {
-		sims = analyticMetrics(e, l, prm, pts)
+		var err error
+		if sims, err = analyticMetrics(ctx, e, l, prm, pts); err != nil {
+			return nil, err
+		}
 	} else {
 		var err error
 		if sims, err = simulateAll(ctx, e, prm, pts, opts); err != nil {
@@ -900,7 +903,7 @@ func isLowest(p *point, all []*point) bool {
 
 // analyticMetrics approximates metrics without simulating (stage 1 only,
 // used when refinement is skipped): the stage-1 rows evaluated at the fit.
-func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]float64 {
+func analyticMetrics(ctx context.Context, e env, l layout, prm params, pts []*point) ([]map[string]float64, error) {
 	x := make([]float64, l.size())
 	for _, r := range l.roles {
 		copy(x[l.offset(r):], prm.coeffs[r].Vector())
@@ -920,7 +923,11 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 		out[i] = map[string]float64{}
 		inFlight, _ := loadShape(p)
 		var ttft, tpot float64
-		for _, rw := range rowsFor(e.forPoint(p), l, p) {
+		rows, err := rowsFor(ctx, e.forPoint(p), l, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, rw := range rows {
 			v := dot(rw.a, ones, x)
 			switch rw.what {
 			case model.MeanTTFT:
@@ -942,7 +949,7 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // group turns a fitted group into its profile form.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -435,5 +436,37 @@ func TestQuickResidualsLeaveUnpricedMetricsOut(t *testing.T) {
 	}
 	if left == 0 {
 		t.Error("every measured metric was priced: the test no longer exercises an unpriced one")
+	}
+}
+
+// TestFitStopsWhenCanceled (issue 37): a prompt of ten million tokens
+// prefilled one token a step is ten million chunks per pass of the linear
+// fit (and 2^62 tokens ran for hours); canceling the context stops the fit
+// within a few seconds with the context's error.
+func TestFitStopsWhenCanceled(t *testing.T) {
+	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "request_rate": "inf", "max_concurrency": 4, "completed": 8, "duration": 100,
+"request_throughput": 0.08, "mean_ttft_ms": 20000, "mean_tpot_ms": 10, "total_input_tokens": 80000000, "total_output_tokens": 800, "max_num_batched_tokens": 1}`
+	recs, err := results.Parse("long.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ParseMeta("long.meta.json", []byte(`{"document": "long.json", "defaults": {"gpu": "H20", "topology": "1xTP4", "engine": "vllm-0.9.0.1"}}`))
+	if err != nil || meta.Apply(recs) != nil {
+		t.Fatalf("sidecar: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := Fit(ctx, recs, Options{SkipRefine: true}, func(Progress) {})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the context's deadline", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fit did not stop within 30 s of its context's end")
 	}
 }

@@ -9,6 +9,12 @@ import (
 	"strings"
 )
 
+// MaxSequenceTokens bounds one request's prompt or output wherever capsim
+// reads a length (flags, result files, sidecars, profiles): ten million
+// tokens, more than any model's context, keeps the loops over a prompt's
+// chunks in the fit and the simulator short.
+const MaxSequenceTokens = 10_000_000
+
 // LoadKind says how a benchmark offers requests.
 type LoadKind string
 

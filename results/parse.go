@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/internal/inputfile"
+	"github.com/capsim/capsim/model"
 )
 
 // Format names, as they appear in Source.Format.
@@ -132,8 +133,31 @@ func Parse(name string, data []byte) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, errorf(name, 0, "", "no benchmark results found (want vLLM bench serve JSON or text, GuideLLM, AIPerf, genai-perf or llm-d-benchmark reports, CSV, or markdown/HTML result tables)")
 	}
+	if err := checkLengths(name, recs); err != nil {
+		return nil, err
+	}
 	Annotate(recs)
 	return recs, nil
+}
+
+// checkLengths refuses a record whose prompt or output length, however its
+// format gave it, is beyond model.MaxSequenceTokens.
+func checkLengths(name string, recs []Record) error {
+	for i := range recs {
+		w := &recs[i].Workload
+		for _, f := range []struct {
+			field, what string
+			v           float64
+		}{
+			{"isl", "mean prompt", w.ISL}, {"osl", "mean output", w.OSL},
+			{"isl_max", "requested prompt", float64(w.ISLMax)}, {"osl_max", "requested output", float64(w.OSLMax)},
+		} {
+			if !(f.v >= 0 && f.v <= model.MaxSequenceTokens) {
+				return errorf(name, recs[i].Source.Line, f.field, "a %s of %.4g tokens, want at most %d", f.what, f.v, model.MaxSequenceTokens)
+			}
+		}
+	}
+	return nil
 }
 
 func isJSONDocument(data []byte) bool {

@@ -121,6 +121,9 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
 	}
+	if err := checkLengths(o.isl, o.osl); err != nil {
+		return opts, fmt.Errorf("plan: %w", err)
+	}
 	if o.slo == "" {
 		return opts, fmt.Errorf("plan: --slo is required, e.g. --slo ttft_p99=2000ms,tpot_p99=50ms")
 	}
