@@ -225,8 +225,13 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 	return prof, rep, nil
 }
 
-// notInCatalog says why a group's stated GPU or model cannot be priced, or "".
+// notInCatalog says why a group's stated GPU or model cannot be priced, or
+// why it cannot become a profile group (no engine: predict looks groups up
+// by engine and refuses one without), or "".
 func notInCatalog(key groupKey) string {
+	if key.engine == "" {
+		return "the records do not name the engine (give it with --engine, e.g. vllm-0.10.1, or a sidecar's \"engine\")"
+	}
 	if key.gpu != "" {
 		if _, err := model.LookupGPU(key.gpu); err != nil {
 			return err.Error()

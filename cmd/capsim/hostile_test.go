@@ -257,3 +257,42 @@ func TestHostileInputFiles(t *testing.T) {
 		t.Errorf("a regular file: %v", err)
 	}
 }
+
+// TestFitRefusesWhatPredictRefuses (issue 37): records without an engine
+// fitted with rc 0 into a profile predict then refused ("group 0: engine is
+// required"), and a mean prompt of 1e300 tokens ran the fit for minutes and
+// wrote "isl": 5e297; both are refused by fit, naming what is missing.
+func TestFitRefusesWhatPredictRefuses(t *testing.T) {
+	dir := t.TempDir()
+	res := func(name, tin string) string {
+		p := filepath.Join(dir, name+".json")
+		doc := `{"model_id": "Qwen/Qwen3-32B", "request_rate": "inf", "max_concurrency": 4, "completed": 200, "duration": 100, "request_throughput": 2, "mean_ttft_ms": 200, "mean_tpot_ms": 30, "mean_e2el_ms": 3200, "total_input_tokens": ` + tin + `, "total_output_tokens": 20000}`
+		meta := `{"document": "` + name + `.json", "defaults": {"gpu": "H20", "topology": "1xTP4"}}`
+		if os.WriteFile(p, []byte(doc), 0o644) != nil || os.WriteFile(filepath.Join(dir, name+".meta.json"), []byte(meta), 0o644) != nil {
+			t.Fatal("writing the records")
+		}
+		return p
+	}
+	out := filepath.Join(dir, "profile.json")
+	_, _, err := runBounded(t, []string{"fit", "--from", res("noengine", "200000"), "--quick", "--out", out})
+	const want = `calibrate: no group of the 1 records can be fitted: group H20 / Qwen3-32B / unknown engine: 1 records skipped: the records do not name the engine (give it with --engine, e.g. vllm-0.10.1, or a sidecar's "engine")`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a profile was written: %v", err)
+	}
+	// Given the engine, the same records fit into a profile predict reads.
+	if _, _, err := runBounded(t, []string{"fit", "--from", res("noengine", "200000"), "--engine", "vllm-0.10.1", "--quick", "--out", out}); err != nil {
+		t.Fatalf("fit --engine: %v", err)
+	}
+	if _, _, err := runBounded(t, []string{"predict", "--profile", out, "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--concurrency", "1"}); err != nil {
+		t.Errorf("predict on the fitted profile: %v", err)
+	}
+	huge := res("huge", "2e302")
+	_, _, err = runBounded(t, []string{"fit", "--from", huge, "--engine", "vllm-0.10.1", "--quick", "--out", out})
+	wantHuge := "results: " + huge + `:1: field "total_input_tokens": 2e+302 tokens over 200 completed requests is a mean prompt of 1e+300 tokens, more than 10000000`
+	if err == nil || err.Error() != wantHuge {
+		t.Errorf("err = %v\nwant %s", err, wantHuge)
+	}
+}
