@@ -315,6 +315,9 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 			best, gf.env, gf.lin = score, e, lin
 		}
 	}
+	if gf.lin.x == nil { // every candidate's loss overflowed
+		return nil, fmt.Errorf("calibrate: group %s: its least-squares loss is not finite: a measured value is out of any physical range", name)
+	}
 	if note != "" {
 		gf.assumed = fmt.Sprintf("%s; of %d catalog candidates that can hold its requests, %s on %s explains the data best (loss %.3g) and is assumed",
 			note, len(cands), model.ShortName(gf.env.llm.Name), gf.env.gpu.Name, best)

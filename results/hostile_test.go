@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestHostileResults(t *testing.T) {
 			`results: h.json:1: field "total_output_tokens": 1e+300 tokens over 1 completed requests is a mean output of 1e+300 tokens, more than 10000000`},
 		{"csv absurd prompt", "h.csv", "isl,osl,request_throughput\n200000000000,10,1\n",
 			`results: h.csv:2: field "isl": a mean prompt of 2e+11 tokens, want at most 10000000`},
+		{"json absurd throughput", "h.json", `{"completed": 2, "request_throughput": 1e308}`,
+			`results: h.json:1: field "request_throughput": 1e+308 is beyond 1e+15, more than any benchmark measures`},
 		{"json count overflow", "h.json", `{"completed": 2e19, "request_throughput": 1}`,
 			`results: h.json:1: field "completed": want a non-negative integer, got 2e+19`},
 		{"json negative length", "h.json", `{"completed": 1, "request_throughput": 1, "input_len": -1000}`,
@@ -181,4 +184,22 @@ func TestHostileLarge(t *testing.T) {
 			t.Errorf("err = %v\nwant %s", err, want)
 		}
 	})
+}
+
+// TestNumberArrayRefusedCheaply (issue 37): a JSON array of 5 million numbers
+// (10 MB) is refused at its first element, without a tree of every number
+// (a 20 MB one took 1.8 GB and 33 s).
+func TestNumberArrayRefusedCheaply(t *testing.T) {
+	data := []byte("[" + strings.Repeat("1,", 5_000_000) + "1]")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse("nums.json", data)
+	runtime.ReadMemStats(&after)
+	const want = "results: nums.json:1: want a JSON object in the result array, got a number"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("refusing 10 MB of numbers allocated %d MB, want under 64", got>>20)
+	}
 }

@@ -3,9 +3,11 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,17 +135,27 @@ func Parse(name string, data []byte) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, errorf(name, 0, "", "no benchmark results found (want vLLM bench serve JSON or text, GuideLLM, AIPerf, genai-perf or llm-d-benchmark reports, CSV, or markdown/HTML result tables)")
 	}
-	if err := checkLengths(name, recs); err != nil {
+	if err := checkRanges(name, recs); err != nil {
 		return nil, err
 	}
 	Annotate(recs)
 	return recs, nil
 }
 
-// checkLengths refuses a record whose prompt or output length, however its
-// format gave it, is beyond model.MaxSequenceTokens.
-func checkLengths(name string, recs []Record) error {
+// MaxMetric bounds every metric read: no benchmark measures 1e15 of
+// anything (tokens/s, ms, tokens), and a value near 1e308 overflows the fit.
+const MaxMetric = 1e15
+
+// checkRanges refuses a record whose prompt or output length, however its
+// format gave it, is beyond model.MaxSequenceTokens, or with a metric
+// beyond MaxMetric.
+func checkRanges(name string, recs []Record) error {
 	for i := range recs {
+		for _, k := range slices.Sorted(maps.Keys(recs[i].Metrics)) {
+			if v := recs[i].Metrics[k]; !(math.Abs(v) <= MaxMetric) {
+				return errorf(name, recs[i].Source.Line, k, "%.4g is beyond %g, more than any benchmark measures", v, MaxMetric)
+			}
+		}
 		w := &recs[i].Workload
 		for _, f := range []struct {
 			field, what string

@@ -86,6 +86,18 @@ func TestHostileCommands(t *testing.T) {
 			"plan: --osl 20000000 is more than 10000000 tokens, the longest prompt or output capsim models"},
 		{"bench absurd isl", []string{"bench", "--url", "http://127.0.0.1:1", "--model", "x", "--isl", "10000001", "--osl", "3", "--concurrency", "1"},
 			"bench: --isl 10000001 is more than 10000000 tokens, the longest prompt or output capsim models"},
+		{"predict tiny rate", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "100", "--osl", "10", "--rate", "1e-300"},
+			"--rate: 1e-300 req/s is below 1e-06, the slowest rate capsim simulates (one request every 11.6 days)"},
+		{"predict tiny burstiness", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "100", "--osl", "10", "--rate", "2", "--burstiness", "1e-5"},
+			"--burstiness: burstiness 1e-05 is below 0.01: the gamma gaps underflow to zero and the arrivals become one burst"},
+		{"predict absurd replicas", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "100000xTP1", "--isl", "100", "--osl", "10", "--concurrency", "1"},
+			`--replicas: topology "100000xTP1": 100000 workers are more than 65536`},
+		{"plan absurd top", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--top", "1000"},
+			"plan: --top must be from 1 to 100, got 1000"},
+		{"plan absurd tp", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--tp", "1024"},
+			"plan: TP 1024 needs more GPUs than the 64 a deployment may have (max GPUs)"},
+		{"plan unusable tp", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--tp", "3,5"},
+			"plan: model: Qwen3-32B cannot run at TP3: its 64 attention heads do not divide by 3 (valid up to 16: 1, 2, 4, 8, 16)"},
 		{"predict isl alone", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "100"}, "give both --isl and --osl, or neither"},
 		{"predict isl not a number", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "x", "--osl", "3"}, `--isl: "x" is not an integer`},
 		{"bench concurrency not integers", []string{"bench", "--url", "http://127.0.0.1:1", "--model", "x", "--concurrency", "1,abc"}, `--concurrency: "1,abc" is not a comma-separated list of integers`},
@@ -93,7 +105,7 @@ func TestHostileCommands(t *testing.T) {
 		{"plan infinite burstiness", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--burstiness", "Inf", "--slo", "ttft_p99=2000ms"},
 			"--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"plan absurd max GPUs", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--max-gpus", "10000"},
-			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB) (--max-gpus)"},
+			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs over every catalog GPU take minutes and 2 to 4 GB) (--max-gpus)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,8 +147,8 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.maxGPUs <= 0 {
 		return opts, fmt.Errorf("plan: --max-gpus must be positive, got %d", o.maxGPUs)
 	}
-	if o.top <= 0 {
-		return opts, fmt.Errorf("plan: --top must be positive, got %d", o.top)
+	if o.top <= 0 || o.top > plan.MaxTopK {
+		return opts, fmt.Errorf("plan: --top must be from 1 to %d, got %d", plan.MaxTopK, o.top)
 	}
 	if o.numPrompts < 0 {
 		return opts, fmt.Errorf("plan: --num-prompts must be positive, got %d", o.numPrompts)
