@@ -242,13 +242,8 @@ type SeriesInfo struct {
 // ParseProfile decodes and checks a profile.
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
-	if d := jsondup.Find(data); d != nil {
-		where := "the top level"
-		if d.Path != "" {
-			where = d.Path
-		}
-		return nil, fmt.Errorf("calibrate: profile: duplicate key %q in %s", d.Key, where)
-	}
+	// Decoded first: the decoder refuses a wrong document in one pass
+	// without allocating per token, as the duplicate-key walk does.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -256,6 +251,13 @@ func ParseProfile(data []byte) (*Profile, error) {
 	}
 	if tr := jsonerr.Trailing(data, dec); tr != nil {
 		return nil, fmt.Errorf("calibrate: profile: %w", tr)
+	}
+	if d := jsondup.Find(data); d != nil {
+		where := "the top level"
+		if d.Path != "" {
+			where = d.Path
+		}
+		return nil, fmt.Errorf("calibrate: profile: duplicate key %q in %s", d.Key, where)
 	}
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
