@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -306,5 +307,39 @@ func TestFitRefusesWhatPredictRefuses(t *testing.T) {
 	wantHuge := "results: " + huge + `:1: field "total_input_tokens": 2e+302 tokens over 200 completed requests is a mean prompt of 1e+300 tokens, more than 10000000`
 	if err == nil || err.Error() != wantHuge {
 		t.Errorf("err = %v\nwant %s", err, wantHuge)
+	}
+}
+
+// TestServerEchoRedacted (issue 37): a server echoing the Authorization
+// header leaves neither the --api-key-env key nor the URL's password, nor
+// their base64 (Basic auth), in the result file, stdout or stderr.
+func TestServerEchoRedacted(t *testing.T) {
+	const key, pass = "sk-cli-secret-42", "pa55word-cli"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		http.Error(w, "denied: "+r.Header.Get("Authorization")+" basic "+base64.StdEncoding.EncodeToString([]byte(u+":"+p))+" "+p, http.StatusForbidden)
+	}))
+	defer srv.Close()
+	t.Setenv("CAPSIM_TEST_KEY", key)
+	out := filepath.Join(t.TempDir(), "r.json")
+	u := strings.Replace(srv.URL, "http://", "http://admin:"+pass+"@", 1) + "/v1"
+	for _, args := range [][]string{
+		{"bench", "--url", u, "--model", "m", "--isl", "8", "--osl", "3", "--concurrency", "1", "--num-prompts", "2", "--api-key-env", "CAPSIM_TEST_KEY"},
+		{"bench", "--url", u, "--model", "m", "--isl", "8", "--osl", "3", "--concurrency", "1", "--num-prompts", "2", "--out", out, "--skip-check"},
+	} {
+		stdout, stderr, err := runBounded(t, args)
+		if err == nil || !strings.Contains(err.Error(), "http_403") {
+			t.Fatalf("err = %v", err)
+		}
+		file, _ := os.ReadFile(out)
+		all := stdout + stderr + err.Error() + string(file)
+		for _, s := range []string{key, pass, base64.StdEncoding.EncodeToString([]byte("admin:" + pass))} {
+			if strings.Contains(all, s) {
+				t.Errorf("%q kept:\n%s", s, all)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("denied: ")) {
+		t.Errorf("the server's text is not in errors[]:\n%s", b)
 	}
 }
