@@ -238,7 +238,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	case o.MaxGPUs < 0:
 		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
 	case o.MaxGPUs > MaxGPUsLimit:
-		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs over every catalog GPU take minutes and 2 to 4 GB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
+		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs over every catalog GPU take a minute or more and 2 to 4 GB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
 	case o.TopK < 0:
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	case o.TopK > MaxTopK:

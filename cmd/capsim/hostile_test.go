@@ -106,7 +106,7 @@ func TestHostileCommands(t *testing.T) {
 		{"plan infinite burstiness", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--burstiness", "Inf", "--slo", "ttft_p99=2000ms"},
 			"--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"plan absurd max GPUs", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "150", "--rate", "20", "--slo", "ttft_p99=2000ms", "--max-gpus", "10000"},
-			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs over every catalog GPU take minutes and 2 to 4 GB) (--max-gpus)"},
+			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs over every catalog GPU take a minute or more and 2 to 4 GB) (--max-gpus)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
