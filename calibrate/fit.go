@@ -307,8 +307,13 @@ func fitOutcome(ctx context.Context, key groupKey, pts []*point, opts Options, p
 	return o
 }
 
-// notInCatalog says why a group's stated GPU or model cannot be priced, or "".
+// notInCatalog says why a group's stated GPU or model cannot be priced, or
+// why it cannot become a profile group (no engine: predict looks groups up
+// by engine and refuses one without), or "".
 func notInCatalog(key groupKey) string {
+	if key.engine == "" {
+		return "the records do not name the engine (give it with --engine, e.g. vllm-0.10.1, or a sidecar's \"engine\")"
+	}
 	if key.gpu != "" {
 		if _, err := model.LookupGPU(key.gpu); err != nil {
 			return err.Error()
@@ -369,7 +374,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	for i, c := range cands {
 		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
 		prior := priorParams(gf.layout, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
-		lin, err := fitLinear(e, gf.layout, prior, pts)
+		lin, err := fitLinear(ctx, e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
 		}
@@ -391,6 +396,9 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		if score < best {
 			best, gf.env, gf.lin = score, e, lin
 		}
+	}
+	if gf.lin.x == nil { // every candidate's loss overflowed
+		return nil, fmt.Errorf("calibrate: group %s: its least-squares loss is not finite: a measured value is out of any physical range", name)
 	}
 	if note != "" {
 		gf.assumed = fmt.Sprintf("%s; of %d catalog candidates that can hold its requests, %s on %s explains the data best (loss %.3g) and is assumed",
@@ -865,7 +873,10 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	var sims []map[string]float64
 	analytic := opts.SkipRefine && opts.Simulate == nil
 	if analytic {
-		sims = analyticMetrics(e, l, prm, pts)
+		var err error
+		if sims, err = analyticMetrics(ctx, e, l, prm, pts); err != nil {
+			return nil, err
+		}
 	} else {
 		var err error
 		if sims, err = simulateAll(ctx, e, prm, pts, opts); err != nil {
@@ -981,7 +992,7 @@ func isLowest(p *point, all []*point) bool {
 
 // analyticMetrics approximates metrics without simulating (stage 1 only,
 // used when refinement is skipped): the stage-1 rows evaluated at the fit.
-func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]float64 {
+func analyticMetrics(ctx context.Context, e env, l layout, prm params, pts []*point) ([]map[string]float64, error) {
 	x := make([]float64, l.size())
 	for _, r := range l.roles {
 		copy(x[l.offset(r):], prm.coeffs[r].Vector())
@@ -1001,7 +1012,11 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 		out[i] = map[string]float64{}
 		inFlight, _ := loadShape(p)
 		var ttft, tpot float64
-		for _, rw := range rowsFor(e.forPoint(p), l, p) {
+		rows, err := rowsFor(ctx, e.forPoint(p), l, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, rw := range rows {
 			v := dot(rw.a, ones, x)
 			switch rw.what {
 			case model.MeanTTFT:
@@ -1023,7 +1038,7 @@ func analyticMetrics(e env, l layout, prm params, pts []*point) []map[string]flo
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // group turns a fitted group into its profile form.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -435,5 +436,63 @@ func TestQuickResidualsLeaveUnpricedMetricsOut(t *testing.T) {
 	}
 	if left == 0 {
 		t.Error("every measured metric was priced: the test no longer exercises an unpriced one")
+	}
+}
+
+// TestFitStopsWhenCanceled (issue 37): a prompt of ten million tokens
+// prefilled one token a step is ten million chunks per pass of the linear
+// fit (and 2^62 tokens ran for hours); canceling the context stops the fit
+// within a few seconds with the context's error.
+func TestFitStopsWhenCanceled(t *testing.T) {
+	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "request_rate": "inf", "max_concurrency": 4, "completed": 8, "duration": 100,
+"request_throughput": 0.08, "mean_ttft_ms": 20000, "mean_tpot_ms": 10, "total_input_tokens": 80000000, "total_output_tokens": 800, "max_num_batched_tokens": 1}`
+	recs, err := results.Parse("long.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ParseMeta("long.meta.json", []byte(`{"document": "long.json", "defaults": {"gpu": "H20", "topology": "1xTP4", "engine": "vllm-0.9.0.1"}}`))
+	if err != nil || meta.Apply(recs) != nil {
+		t.Fatalf("sidecar: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := Fit(ctx, recs, Options{SkipRefine: true}, func(Progress) {})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the context's deadline", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fit did not stop within 30 s of its context's end")
+	}
+}
+
+// TestFitOverflowingRecord (issue 37): a throughput of 1e308 overflowed
+// every candidate's loss, leaving the group's GPU and model blank ("model:
+// does not fit on  at 1xTP2") or, with SkipRefine, an index panic; the
+// group is refused in one line. (The readers refuse such a value; this is
+// a record built in code.)
+func TestFitOverflowingRecord(t *testing.T) {
+	doc := `{"backend": "vllm", "model_id": "Qwen/Qwen3-32B", "request_rate": "inf", "max_concurrency": 4, "completed": 200, "duration": 100,
+"request_throughput": 2, "mean_ttft_ms": 200, "mean_tpot_ms": 30, "mean_e2el_ms": 3200, "total_input_tokens": 200000, "total_output_tokens": 20000}`
+	recs, err := results.Parse("thr.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ParseMeta("thr.meta.json", []byte(`{"document": "thr.json", "defaults": {"gpu": "H20", "topology": "1xTP2", "engine": "vllm-0.10.1"}}`))
+	if err != nil || meta.Apply(recs) != nil {
+		t.Fatalf("sidecar: %v", err)
+	}
+	recs[0].Metrics[model.RequestThroughput] = 1e308
+	for _, quick := range []bool{true, false} {
+		_, _, err := Fit(context.Background(), recs, Options{SkipRefine: quick}, func(Progress) {})
+		const want = "calibrate: group H20 / Qwen3-32B / vllm-0.10.1: its least-squares loss is not finite: a measured value is out of any physical range"
+		if err == nil || err.Error() != want {
+			t.Errorf("SkipRefine %v: err = %v\nwant %s", quick, err, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -221,7 +222,7 @@ type row struct {
 // rowsFor builds the stage-1 observations of one point: TPOT as a decode
 // step, TTFT at low load as prefill (+ transfer + first decode step), and,
 // when a source gives neither, E2E as TTFT plus OSL−1 decode steps.
-func rowsFor(e env, l layout, p *point) []row {
+func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	var rows []row
 	inFlight, b := loadShape(p)
 	disagg := p.topo.Disaggregated()
@@ -241,6 +242,9 @@ func rowsFor(e env, l layout, p *point) []row {
 		pre := p.topo.Prefill.Worker()
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
 		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+			if err := chunkCanceled(ctx, done, chunk); err != nil {
+				return nil, err
+			}
 			c := min(chunk, p.isl-done)
 			t := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
@@ -256,6 +260,9 @@ func rowsFor(e env, l layout, p *point) []row {
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
 		others := int(b) - 1
 		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+			if err := chunkCanceled(ctx, done, chunk); err != nil {
+				return nil, err
+			}
 			c := min(chunk, p.isl-done)
 			t := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
 				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
@@ -303,7 +310,16 @@ func rowsFor(e env, l layout, p *point) []row {
 			rows = append(rows, row{a: a, y: e2e, w: w * p.weight, pt: p, what: model.MeanE2EL})
 		}
 	}
-	return rows
+	return rows, nil
+}
+
+// chunkCanceled checks ctx every 1024 chunks of a prompt's prefill: a
+// prompt of model.MaxSequenceTokens in chunks of a few tokens is millions.
+func chunkCanceled(ctx context.Context, done, chunk int) error {
+	if (done/max(chunk, 1))%1024 != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // arrivalRate is the measured request rate per replica (aggregated) in req/s.
@@ -432,13 +448,13 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // alternating between two solutions, one on each side: of those the one
 // whose rows it fits better (lower rmsRel) is kept, whichever the last
 // pass was, and the fit notes the split (linearFit.unsettled).
-func fitLinear(e env, l layout, prior params, pts []*point) (linearFit, error) {
+func fitLinear(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
 	var fit, previous linearFit
 	var err error
 	for pass := 0; pass < linearPasses; pass++ {
 		previous = fit
-		if fit, err = fitLinearOnce(e, l, prior, pts); err != nil {
+		if fit, err = fitLinearOnce(ctx, e, l, prior, pts); err != nil {
 			return fit, err
 		}
 		if splitSettled(e.at, fit.params.coeffs, l.roles) {
@@ -491,10 +507,14 @@ func splitBetween(at, solution map[string]model.Coeffs, roles []string) map[stri
 	return out
 }
 
-func fitLinearOnce(e env, l layout, prior params, pts []*point) (linearFit, error) {
+func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row
 	for _, p := range pts {
-		rows = append(rows, rowsFor(e.forPoint(p), l, p)...)
+		r, err := rowsFor(ctx, e.forPoint(p), l, p)
+		if err != nil {
+			return linearFit{}, err
+		}
+		rows = append(rows, r...)
 	}
 	k := l.size()
 	scale := make([]float64, k) // prior value of each unknown

@@ -3,15 +3,18 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/capsim/capsim/internal/inputfile"
 	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/internal/jsonerr"
 	"github.com/capsim/capsim/model"
+	"gonum.org/v1/gonum/mat"
 )
 
 // SchemaV1 identifies the profile format this package reads and writes.
@@ -244,13 +247,8 @@ type SeriesInfo struct {
 // ParseProfile decodes and checks a profile.
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
-	if d := jsondup.Find(data); d != nil {
-		where := "the top level"
-		if d.Path != "" {
-			where = d.Path
-		}
-		return nil, fmt.Errorf("calibrate: profile: duplicate key %q in %s", d.Key, where)
-	}
+	// Decoded first: the decoder refuses a wrong document in one pass
+	// without allocating per token, as the duplicate-key walk does.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -258,6 +256,13 @@ func ParseProfile(data []byte) (*Profile, error) {
 	}
 	if tr := jsonerr.Trailing(data, dec); tr != nil {
 		return nil, fmt.Errorf("calibrate: profile: %w", tr)
+	}
+	if d := jsondup.Find(data); d != nil {
+		where := "the top level"
+		if d.Path != "" {
+			where = d.Path
+		}
+		return nil, fmt.Errorf("calibrate: profile: duplicate key %q in %s", d.Key, where)
 	}
 	if p.Schema != SchemaV1 {
 		return nil, fmt.Errorf("calibrate: profile: schema %q, want %q", p.Schema, SchemaV1)
@@ -270,6 +275,16 @@ func ParseProfile(data []byte) (*Profile, error) {
 	for i := range p.Pool {
 		if err := validateGroup(fmt.Sprintf("pool group %d", i), &p.Pool[i]); err != nil {
 			return nil, err
+		}
+	}
+	for i, s := range p.Calibrated {
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"isl", s.ISL}, {"osl", s.OSL}, {"isl_max", float64(s.ISLMax)}, {"osl_max", float64(s.OSLMax)}} {
+			if !(f.v >= 0 && f.v <= model.MaxSequenceTokens) {
+				return nil, fmt.Errorf("calibrate: profile: series %d (%s): %s is %v; want a token count from 0 to %d", i, s.Key, f.key, f.v, model.MaxSequenceTokens)
+			}
 		}
 	}
 	p.canonicalise()
@@ -323,6 +338,9 @@ func validateGroup(label string, g *Group) error {
 		if !ok {
 			return fmt.Errorf("calibrate: profile: %s entry %d: corr must be a %d×%d matrix of correlations in [-1, 1]", label, j, len(model.CoeffNames), len(model.CoeffNames))
 		}
+		if err := checkCorr(e.Corr); err != nil {
+			return fmt.Errorf("calibrate: profile: %s entry %d: corr %w", label, j, err)
+		}
 		if e.Scatter < 0 || e.Scatter > 10 || math.IsNaN(e.Scatter) {
 			return fmt.Errorf("calibrate: profile: %s entry %d: scatter %v, want a relative misfit in [0, 10]", label, j, e.Scatter)
 		}
@@ -341,7 +359,7 @@ func validateGroup(label string, g *Group) error {
 func LoadProfile(path string, embedded []byte) (*Profile, error) {
 	data, name := embedded, "embedded default profile"
 	if path != "" {
-		b, err := os.ReadFile(path)
+		b, err := inputfile.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: %w", err)
 		}
@@ -600,4 +618,39 @@ func unexplainedText(u float64, g *Group) string {
 		return fmt.Sprintf("unexplained: %.1f ms/step beyond the %s engine row, this deployment's own", 1000*u, row.Generation)
 	}
 	return fmt.Sprintf("unexplained: %.1f ms/step below the %s engine row, this deployment's own", -1000*u, row.Generation)
+}
+
+// checkCorr checks that c (already square and within [-1, 1]) is a
+// correlation matrix: symmetric, a unit diagonal (or an all-zero row and
+// column, a coefficient held fixed) and positive semi-definite, up to the
+// rounding to two decimals a fit writes it with. Another matrix can make a
+// step's variance negative in stepSigma. Its errors follow "corr ".
+func checkCorr(c [][]float64) error {
+	n := len(c)
+	const tol = 0.01 // a rounding's worth
+	for i := range n {
+		if c[i][i] != 1 && (c[i][i] != 0 || slices.ContainsFunc(c[i], func(v float64) bool { return v != 0 })) {
+			return fmt.Errorf("[%d][%d] is %v; want 1 on the diagonal (or a row of zeros for a coefficient held fixed)", i, i, c[i][i])
+		}
+		for j := range i {
+			if math.Abs(c[i][j]-c[j][i]) > tol {
+				return fmt.Errorf("is not symmetric: [%d][%d] is %v and [%d][%d] is %v", i, j, c[i][j], j, i, c[j][i])
+			}
+		}
+	}
+	sym := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			sym.SetSym(i, j, (c[i][j]+c[j][i])/2)
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sym, false) {
+		return errors.New("has no eigenvalues (not a correlation matrix)")
+	}
+	// Rounding each entry by up to tol/2 moves an eigenvalue by at most n·tol/2.
+	if least := slices.Min(eig.Values(nil)); least < -float64(n)*tol/2 {
+		return fmt.Errorf("is not positive semi-definite (its least eigenvalue is %.3g), so it is not a correlation matrix", least)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -860,5 +861,83 @@ func TestDerivationCoeffs(t *testing.T) {
 		if dv.Source == SourceFitted && dv.Role == RoleDecode && dv.Coeffs != p.Groups[0].Entries[2].Coeffs {
 			t.Errorf("decode: coeffs %+v, want the fitted entry's %+v", dv.Coeffs, p.Groups[0].Entries[2].Coeffs)
 		}
+	}
+}
+
+// TestParseProfileRefusesHostileValues (issue 37): a series' length beyond
+// model.MaxSequenceTokens (a fit once wrote "isl": 5e297, which predict read
+// as ISL -9223372036854775808) and a corr that is no correlation matrix are
+// refused when read; every corr of the default profile is one.
+func TestParseProfileRefusesHostileValues(t *testing.T) {
+	if _, err := ParseProfile(fixtures.DefaultProfile()); err != nil {
+		t.Fatalf("the default profile: %v", err)
+	}
+	edit := func(f func(p *Profile)) []byte {
+		p := testProfile()
+		f(p)
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	corr := func(c [][]float64) func(p *Profile) {
+		return func(p *Profile) { p.Groups[1].Entries[0].Corr = c }
+	}
+	unit := func(i, j int, v float64) [][]float64 {
+		n := len(model.CoeffNames)
+		c := make([][]float64, n)
+		for k := range c {
+			c[k] = make([]float64, n)
+			c[k][k] = 1
+		}
+		c[i][j], c[j][i] = v, v
+		return c
+	}
+	// Three coefficients pairwise correlated -0.9: each pair is a correlation,
+	// the three together are not.
+	notPSD := unit(0, 1, -0.9)
+	notPSD[0][2], notPSD[2][0], notPSD[1][2], notPSD[2][1] = -0.9, -0.9, -0.9, -0.9
+	asym := unit(0, 1, 0.5)
+	asym[1][0] = -0.5
+	fixed := unit(0, 1, 0.3)
+	fixed[6] = make([]float64, len(model.CoeffNames))
+	for i := range fixed {
+		fixed[i][6] = 0
+	}
+	if _, err := ParseProfile(edit(corr(fixed))); err != nil {
+		t.Errorf("a correlation with a fixed coefficient: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"huge isl", edit(func(p *Profile) { p.Calibrated[0].ISL = 5e297 }), "calibrate: profile: series 0 (k): isl is 5e+297; want a token count from 0 to 10000000"},
+		{"negative osl_max", edit(func(p *Profile) { p.Calibrated[0].OSLMax = -1 }), "calibrate: profile: series 0 (k): osl_max is -1; want a token count from 0 to 10000000"},
+		{"not PSD", edit(corr(notPSD)), "calibrate: profile: group 1 entry 0: corr is not positive semi-definite (its least eigenvalue is -0.8), so it is not a correlation matrix"},
+		{"not symmetric", edit(corr(asym)), "calibrate: profile: group 1 entry 0: corr is not symmetric: [1][0] is -0.5 and [0][1] is 0.5"},
+		{"diagonal", edit(corr(unit(2, 2, 0.5))), "calibrate: profile: group 1 entry 0: corr [2][2] is 0.5; want 1 on the diagonal (or a row of zeros for a coefficient held fixed)"},
+	} {
+		if _, err := ParseProfile(tc.data); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestParseProfileRefusesUnknownKeyCheaply (issue 37): a profile whose
+// first key is unknown is refused by the decoder before the duplicate-key
+// walk, which allocates per token (a 200 MB file took 1.1 GB and 12.7 s).
+func TestParseProfileRefusesUnknownKeyCheaply(t *testing.T) {
+	data := []byte(`{"x": [` + strings.Repeat("1,", 1_000_000) + `1]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ParseProfile(data)
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != `calibrate: profile: unknown field "x"` {
+		t.Errorf("err = %v", err)
+	}
+	if n := after.Mallocs - before.Mallocs; n > 10_000 {
+		t.Errorf("refusing the profile took %d allocations, want under 10,000", n)
 	}
 }

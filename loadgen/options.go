@@ -31,9 +31,10 @@ const DefaultTimeout = 6 * time.Hour
 // Options describe one load point. The zero value of each optional field is
 // the documented default.
 type Options struct {
-	// URL is the server's base URL, e.g. http://127.0.0.1:8000; the endpoint's
-	// path (/v1/completions or /v1/chat/completions) is appended unless URL
-	// already ends with it.
+	// URL is the server's base URL, e.g. http://127.0.0.1:8000 or, as the
+	// OpenAI SDK takes it, http://127.0.0.1:8000/v1; the endpoint's path
+	// (/v1/completions or /v1/chat/completions) completes it unless URL
+	// already ends with it. A query string is kept, a fragment dropped.
 	URL string
 	// Model is the model name sent with every request.
 	Model string
@@ -78,6 +79,9 @@ func (o *Options) Validate() error {
 	}
 	if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
 		return fmt.Errorf("loadgen: URL %q must start with http:// or https://", RedactURL(o.URL))
+	}
+	if u, err := url.Parse(o.URL); err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("loadgen: URL %q is not a server address like http://127.0.0.1:8000 or http://127.0.0.1:8000/v1", RedactURL(o.URL))
 	}
 	if o.Model == "" {
 		return fmt.Errorf("loadgen: model is required")
@@ -154,20 +158,29 @@ func (o *Options) endpoint() Endpoint {
 	return o.Endpoint
 }
 
-// requestURL is the full URL requests are posted to.
+// requestURL is the full URL requests are posted to: URL's path completed
+// to the endpoint's (http://h, http://h/v1 and http://h/v1/completions all
+// post to http://h/v1/completions), its query kept, its fragment dropped.
 func (o *Options) requestURL() string {
+	u, err := url.Parse(o.URL)
+	if err != nil { // Validate refuses it
+		return o.URL
+	}
 	path := "/v1/completions"
 	if o.endpoint() == Chat {
 		path = "/v1/chat/completions"
 	}
-	base := strings.TrimRight(o.URL, "/")
-	if strings.HasSuffix(base, path) {
-		return base
+	base := strings.TrimRight(u.Path, "/")
+	switch {
+	case strings.HasSuffix(base, path):
+	case o.endpoint() == Completions && strings.HasSuffix(base, "/v1/chat/completions"):
+	case strings.HasSuffix(base, "/v1"):
+		base += strings.TrimPrefix(path, "/v1")
+	default:
+		base += path
 	}
-	if o.endpoint() == Completions && strings.HasSuffix(base, "/v1/chat/completions") {
-		return base
-	}
-	return base + path
+	u.Path, u.RawPath, u.Fragment, u.RawFragment = base, "", "", ""
+	return u.String()
 }
 
 func (o *Options) timeout() time.Duration {
@@ -215,13 +228,17 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// RedactURL returns raw with any user name and password replaced by
-// "xxxxx", for printing: a URL such as http://user:secret@host/ must not
-// reach a terminal, a log or a result file in clear. A string that does not
-// parse as a URL is redacted up to its last '@'.
+// RedactURL returns raw with any user name and password, and the value of
+// every query parameter (?api_key=...), replaced by "xxxxx", for printing:
+// a URL such as http://user:secret@host/ must not reach a terminal, a log
+// or a result file in clear. A string that does not parse as a URL is
+// redacted up to its last '@' and from its '?'.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
+		if i := strings.IndexByte(raw, '?'); i >= 0 {
+			raw = raw[:i+1] + "xxxxx"
+		}
 		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
 			scheme := ""
 			if j := strings.Index(raw, "://"); j >= 0 && j < i {
@@ -231,24 +248,18 @@ func RedactURL(raw string) string {
 		}
 		return raw
 	}
-	if u.User == nil {
+	if u.User == nil && u.RawQuery == "" {
 		return raw
 	}
-	u.User = url.User("xxxxx")
-	return u.String()
-}
-
-// redactIn removes the user information of rawURL from text (an error
-// message that quotes the URL, in full or as net/http abbreviates it).
-func redactIn(text, rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil {
-		return text
+	if u.User != nil {
+		u.User = url.User("xxxxx")
 	}
-	for _, s := range []string{u.User.String() + "@", u.User.Username() + ":***@", u.User.Username() + "@"} {
-		if s != "@" {
-			text = strings.ReplaceAll(text, s, "xxxxx@")
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
 		}
+		u.RawQuery = q.Encode()
 	}
-	return text
+	return u.String()
 }

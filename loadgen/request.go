@@ -87,7 +87,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		out.reason, out.err = ReasonConnection, redactIn(err.Error(), o.URL)
+		out.reason, out.err = ReasonConnection, o.redact(err.Error())
 		return out
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -100,7 +100,7 @@ func send(parent context.Context, client *http.Client, o *Options, url string, b
 	sendTime := time.Now()
 	out.start = sendTime.Sub(t0).Seconds()
 	fail := func(reason string, err error) outcome {
-		out.reason, out.err = reason, redactIn(err.Error(), o.URL)
+		out.reason, out.err = reason, o.redact(err.Error())
 		if parent.Err() != nil {
 			out.reason = reasonCanceled
 		}

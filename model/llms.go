@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/capsim/capsim/internal/inputfile"
 )
 
 // hfConfigs is the LLM catalog: hfconfigs/<org>/<name>/config.json, each
@@ -140,7 +142,7 @@ func LoadHFConfig(p string) (LLM, error) {
 	if st, err := os.Stat(file); err == nil && st.IsDir() {
 		file = filepath.Join(file, "config.json")
 	}
-	data, err := os.ReadFile(file)
+	data, err := inputfile.ReadFile(file)
 	if err != nil {
 		return LLM{}, fmt.Errorf("model: %w", err)
 	}
@@ -150,7 +152,7 @@ func LoadHFConfig(p string) (LLM, error) {
 	}
 	m.Source = "config.json at " + file
 	qfile := filepath.Join(filepath.Dir(file), "hf_quant_config.json")
-	if data, err := os.ReadFile(qfile); err == nil {
+	if data, err := inputfile.ReadFile(qfile); err == nil {
 		if m, err = ParseHFQuantConfig(data, m); err != nil {
 			return LLM{}, fmt.Errorf("model: %s: %w", qfile, err)
 		}

@@ -9,6 +9,12 @@ import (
 	"strings"
 )
 
+// MaxSequenceTokens bounds one request's prompt or output wherever capsim
+// reads a length (flags, result files, sidecars, profiles): ten million
+// tokens, more than any model's context, keeps the loops over a prompt's
+// chunks in the fit and the simulator short.
+const MaxSequenceTokens = 10_000_000
+
 // LoadKind says how a benchmark offers requests.
 type LoadKind string
 
@@ -107,6 +113,9 @@ func (l Load) Validate() error {
 		if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
 			return fmt.Errorf("model: load: request_rate must be a positive number, got %v", l.Rate)
 		}
+		if l.Rate < MinRate {
+			return fmt.Errorf("model: load: request_rate %v is below %v, the slowest rate capsim simulates (one request every 11.6 days)", l.Rate, MinRate)
+		}
 		if msg := burstinessProblem(l.Burstiness); msg != "" {
 			return errors.New("model: load: " + msg)
 		}
@@ -195,6 +204,9 @@ func ParseRates(list string, burstiness float64) ([]Load, error) {
 		if err != nil || !(r > 0) || math.IsNaN(r) {
 			return nil, fmt.Errorf("model: %q is not a positive number of requests per second", f)
 		}
+		if r < MinRate {
+			return nil, fmt.Errorf("model: %s req/s is below %v, the slowest rate capsim simulates (one request every 11.6 days)", f, MinRate)
+		}
 		loads = append(loads, Open(r, burstiness))
 	}
 	return loads, nil
@@ -210,10 +222,23 @@ func CheckBurstiness(b float64) error {
 	return nil
 }
 
+// MinRate is the slowest request rate capsim simulates: slower, the
+// arrival times lose the precision latencies need (1e-300 req/s ran with
+// all-zero latencies).
+const MinRate = 1e-6
+
+// MinBurstiness is the smallest gamma shape of arrival gaps: below it most
+// gaps the sampler draws underflow to zero (half of them at 0.001), so the
+// arrivals are bursts whatever the rate says.
+const MinBurstiness = 0.01
+
 // burstinessProblem says what is wrong with a gamma shape, "" if nothing.
 func burstinessProblem(b float64) string {
 	if !(b > 0) || math.IsInf(b, 0) {
 		return fmt.Sprintf("burstiness must be a positive finite number, got %v", b)
+	}
+	if b < MinBurstiness {
+		return fmt.Sprintf("burstiness %v is below %v: the gamma gaps underflow to zero and the arrivals become one burst", b, MinBurstiness)
 	}
 	return ""
 }

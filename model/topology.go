@@ -44,7 +44,16 @@ func (p Pool) Worker() Pool { p.Count = 1; return p }
 
 var poolRE = regexp.MustCompile(`^(?i)(\d+)xTP(\d+)(?:PP(\d+))?$`)
 
-// ParsePool parses "6xTP2" or "2xTP4PP2". Counts and degrees must be positive.
+// MaxWorkers bounds a pool's worker count, and MaxParallel its TP and PP
+// degrees: far beyond any deployment, they keep a typo such as 100000xTP1
+// from reaching the simulator's own limits.
+const (
+	MaxWorkers  = 1 << 16
+	MaxParallel = 1024
+)
+
+// ParsePool parses "6xTP2" or "2xTP4PP2". Counts and degrees must be positive,
+// at most MaxWorkers and MaxParallel.
 func ParsePool(s string) (Pool, error) {
 	m := poolRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
@@ -63,6 +72,12 @@ func ParsePool(s string) (Pool, error) {
 		if p.PP, err = strconv.Atoi(m[3]); err != nil || p.PP <= 0 {
 			return Pool{}, fmt.Errorf("model: topology %q: PP must be a positive integer", s)
 		}
+	}
+	switch {
+	case p.Count > MaxWorkers:
+		return Pool{}, fmt.Errorf("model: topology %q: %d workers are more than %d", s, p.Count, MaxWorkers)
+	case p.TP > MaxParallel || p.PP > MaxParallel:
+		return Pool{}, fmt.Errorf("model: topology %q: TP and PP must be at most %d", s, MaxParallel)
 	}
 	return p, nil
 }

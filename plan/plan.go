@@ -253,9 +253,11 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	case o.MaxGPUs < 0:
 		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
 	case o.MaxGPUs > MaxGPUsLimit:
-		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs take about 2 s and 600 MB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
+		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs over every catalog GPU take a minute or more and 2 to 4 GB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
 	case o.TopK < 0:
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
+	case o.TopK > MaxTopK:
+		return nil, fmt.Errorf("plan: top K %d is more than %d: each recommendation is simulated to its SLOs", o.TopK, MaxTopK)
 	case !sim.ValidPrefixHitRate(o.PrefixHitRate):
 		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.PrefixHitRate)
 	case o.Sharing.Validate() != nil:
@@ -285,10 +287,23 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if _, err := calibrate.SteadyStatePrompts(o.Load, o.NumPrompts); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	usable, tpErr := false, error(nil) // the first TP the model cannot use
 	for _, tp := range o.TPs {
 		if tp <= 0 {
 			return nil, fmt.Errorf("plan: TP degrees must be positive, got %d", tp)
 		}
+		err := llm.CheckTP(tp)
+		if tp > o.MaxGPUs {
+			err = fmt.Errorf("TP %d needs more GPUs than the %d a deployment may have (max GPUs)", tp, o.MaxGPUs)
+		}
+		if err == nil {
+			usable = true
+		} else if tpErr == nil {
+			tpErr = err
+		}
+	}
+	if !usable {
+		return nil, fmt.Errorf("plan: %w", tpErr)
 	}
 	s := &search{prof: prof, opts: o, band: o.Band(), tracked: trackedMetrics(o.SLOs), llm: llm, bestFloor: make([]float64, len(o.SLOs)), bestFloorOn: make([]string, len(o.SLOs)), noShort: o.noShortRuns}
 	for i := range s.bestFloor {

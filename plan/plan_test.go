@@ -368,7 +368,7 @@ func TestBadOptions(t *testing.T) {
 		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
 		// Issue 15: caps with the exact text, rejected before any work.
 		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },
-			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs take about 2 s and 600 MB)"},
+			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs over every catalog GPU take a minute or more and 2 to 4 GB)"},
 		{"rate absurd", func(o *Options) { o.Load, o.NumPrompts = model.Open(1e9, 1), 0 },
 			"plan: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
 		{"prompts absurd", func(o *Options) { o.NumPrompts = 20_000_000 },

@@ -13,6 +13,11 @@ import (
 // bench serve result JSON. A known peer file capsim cannot use is an error
 // that names it and says what to use instead.
 func parseJSONDocument(name string, data []byte) ([]Record, error) {
+	if t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\ufeff")), " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// Only vLLM's result arrays are arrays: its streaming reader refuses
+		// a wrong element at once, where a tree of 10M numbers took 1.8 GB.
+		return ParseVLLMJSON(name, data)
+	}
 	root, err := jsonTree(name, data)
 	if err != nil || root.kind != kindObject {
 		return ParseVLLMJSON(name, data) // its errors are the most precise for these

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,14 @@ func TestHostileResults(t *testing.T) {
 			`results: h.json:1: field "request_throughput": want a non-negative number, got -7.6`},
 		{"json negative latency", "h.json", "{\"completed\": 8,\n \"mean_ttft_ms\": -1}",
 			`results: h.json:2: field "mean_ttft_ms": want a non-negative number, got -1`},
+		{"json absurd prompt", "h.json", `{"completed": 2, "request_throughput": 1, "total_input_tokens": 2e14}`,
+			`results: h.json:1: field "total_input_tokens": 2e+14 tokens over 2 completed requests is a mean prompt of 1e+14 tokens, more than 10000000`},
+		{"json absurd output", "h.json", `{"completed": 1, "request_throughput": 1, "total_output_tokens": 1e300}`,
+			`results: h.json:1: field "total_output_tokens": 1e+300 tokens over 1 completed requests is a mean output of 1e+300 tokens, more than 10000000`},
+		{"csv absurd prompt", "h.csv", "isl,osl,request_throughput\n200000000000,10,1\n",
+			`results: h.csv:2: field "isl": a mean prompt of 2e+11 tokens, want at most 10000000`},
+		{"json absurd throughput", "h.json", `{"completed": 2, "request_throughput": 1e308}`,
+			`results: h.json:1: field "request_throughput": 1e+308 is beyond 1e+15, more than any benchmark measures`},
 		{"json count overflow", "h.json", `{"completed": 2e19, "request_throughput": 1}`,
 			`results: h.json:1: field "completed": want a non-negative integer, got 2e+19`},
 		{"json negative length", "h.json", `{"completed": 1, "request_throughput": 1, "input_len": -1000}`,
@@ -70,7 +79,9 @@ func TestHostileSidecars(t *testing.T) {
 		{"negative gpu_count", `{"document": "x.md", "defaults": {"gpu_count": -8}}`,
 			`results: x.meta.json: field "defaults.gpu_count": want a count from 0 to 1e12, got -8`},
 		{"negative isl", `{"document": "x.md", "defaults": {}, "rows": {"a": {"isl": -1000}}}`,
-			`results: x.meta.json: field "rows.a.isl": want a count from 0 to 1e12, got -1000`},
+			`results: x.meta.json: field "rows.a.isl": want a token count from 0 to 10000000, got -1000`},
+		{"absurd osl_max", `{"document": "x.md", "defaults": {"osl_max": 100000000000}}`,
+			`results: x.meta.json: field "defaults.osl_max": want a token count from 0 to 10000000, got 1e+11`},
 		{"negative num_prompts", `{"document": "x.md", "defaults": {}, "sections": [{"match": ["a"], "num_prompts": -1}]}`,
 			`results: x.meta.json: field "sections[0].num_prompts": want a count from 0 to 1e12, got -1`},
 		{"duplicate key", "{\"document\": \"x.md\",\n \"defaults\": {\"gpu\": \"H20\",\n \"gpu\": \"H100\"}}",
@@ -173,4 +184,22 @@ func TestHostileLarge(t *testing.T) {
 			t.Errorf("err = %v\nwant %s", err, want)
 		}
 	})
+}
+
+// TestNumberArrayRefusedCheaply (issue 37): a JSON array of 5 million numbers
+// (10 MB) is refused at its first element, without a tree of every number
+// (a 20 MB one took 1.8 GB and 33 s).
+func TestNumberArrayRefusedCheaply(t *testing.T) {
+	data := []byte("[" + strings.Repeat("1,", 5_000_000) + "1]")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse("nums.json", data)
+	runtime.ReadMemStats(&after)
+	const want = "results: nums.json:1: want a JSON object in the result array, got a number"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("refusing 10 MB of numbers allocated %d MB, want under 64", got>>20)
+	}
 }

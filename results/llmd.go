@@ -156,23 +156,22 @@ func (p *peer) llmdLoad(r *Record, load *node) error {
 	if err := p.object(std, lf); err != nil {
 		return err
 	}
-	rate, hasRate, err := p.number(std.get("rate_qps"), lf+".rate_qps")
+	rate, hasRate, err := p.numberOrInf(std.get("rate_qps"), lf+".rate_qps")
 	if err != nil {
 		return err
 	}
 	conc, hasConc := 0, false
 	if c := std.get("concurrency"); !c.absent() {
-		if c.kind == kindString && strings.Contains(strings.ToLower(c.str), "inf") {
-			// .inf: no concurrency limit
-		} else {
-			v, ok, err := p.number(c, lf+".concurrency")
-			if err != nil {
-				return err
-			}
-			if ok && (v < 1 || v != math.Trunc(v)) {
-				return p.fail(c, 0, lf+".concurrency", "want a positive integer or .inf, got %v", v)
-			}
-			conc, hasConc = int(v), ok
+		v, ok, err := p.numberOrInf(c, lf+".concurrency")
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok || math.IsInf(v, 1): // .inf: no concurrency limit
+		case v < 1 || v != math.Trunc(v) || v > 1e9:
+			return p.fail(c, 0, lf+".concurrency", "want a positive integer or .inf, got %v", v)
+		default:
+			conc, hasConc = int(v), true
 		}
 	}
 	for _, t := range []struct {
@@ -186,6 +185,8 @@ func (p *peer) llmdLoad(r *Record, load *node) error {
 		}
 	}
 	switch {
+	case hasConc && hasRate && math.IsInf(rate, 1):
+		r.Workload.Load = model.Closed(conc) // a closed loop writes rate_qps: .inf
 	case hasRate && rate > 0:
 		r.Workload.Load = model.Open(rate, 0) // the arrival process is the harness's; 0 means unstated (Poisson)
 		if hasConc {

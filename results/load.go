@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/capsim/capsim/internal/inputfile"
 )
 
 // LoadFiles reads result files with their sidecar metadata: NAME.meta.json
@@ -31,7 +32,7 @@ func LoadFiles(paths []string) ([]Record, error) {
 			return nil, err
 		}
 		mp := MetaPath(p)
-		if data, err := os.ReadFile(mp); err == nil {
+		if data, err := inputfile.ReadFile(mp); err == nil {
 			meta, err := ParseMeta(mp, data)
 			if err != nil {
 				return nil, err
@@ -83,7 +84,7 @@ func applyConfigBeside(p string, recs []Record) error {
 	if err != nil || cp == "" {
 		return err
 	}
-	data, err := os.ReadFile(cp)
+	data, err := inputfile.ReadFile(cp)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}

@@ -164,11 +164,18 @@ func ParseMeta(name string, data []byte) (*Meta, error) {
 			key string
 			v   float64
 		}{
-			{"gpu_count", float64(p.GPUCount)}, {"isl", p.ISL}, {"isl_max", float64(p.ISLMax)},
-			{"osl", p.OSL}, {"osl_max", float64(p.OSLMax)}, {"num_prompts", float64(p.NumPrompts)},
+			{"gpu_count", float64(p.GPUCount)}, {"num_prompts", float64(p.NumPrompts)},
 		} {
 			if f.v < 0 || f.v > 1e12 {
 				return errorf(name, 0, where+"."+f.key, "want a count from 0 to 1e12, got %v", f.v)
+			}
+		}
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"isl", p.ISL}, {"isl_max", float64(p.ISLMax)}, {"osl", p.OSL}, {"osl_max", float64(p.OSLMax)}} {
+			if !(f.v >= 0 && f.v <= model.MaxSequenceTokens) {
+				return errorf(name, 0, where+"."+f.key, "want a token count from 0 to %d, got %v", model.MaxSequenceTokens, f.v)
 			}
 		}
 		if p.Topology != "" {

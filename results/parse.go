@@ -3,13 +3,17 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/capsim/capsim/internal/inputfile"
+	"github.com/capsim/capsim/model"
 )
 
 // Format names, as they appear in Source.Format.
@@ -54,7 +58,7 @@ func errorf(file string, line int, field, format string, args ...any) error {
 
 // ParseFile reads one result file of any supported format; see Parse.
 func ParseFile(p string) ([]Record, error) {
-	data, err := os.ReadFile(p)
+	data, err := inputfile.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -131,8 +135,41 @@ func Parse(name string, data []byte) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, errorf(name, 0, "", "no benchmark results found (want vLLM bench serve JSON or text, GuideLLM, AIPerf, genai-perf or llm-d-benchmark reports, CSV, or markdown/HTML result tables)")
 	}
+	if err := checkRanges(name, recs); err != nil {
+		return nil, err
+	}
 	Annotate(recs)
 	return recs, nil
+}
+
+// MaxMetric bounds every metric read: no benchmark measures 1e15 of
+// anything (tokens/s, ms, tokens), and a value near 1e308 overflows the fit.
+const MaxMetric = 1e15
+
+// checkRanges refuses a record whose prompt or output length, however its
+// format gave it, is beyond model.MaxSequenceTokens, or with a metric
+// beyond MaxMetric.
+func checkRanges(name string, recs []Record) error {
+	for i := range recs {
+		for _, k := range slices.Sorted(maps.Keys(recs[i].Metrics)) {
+			if v := recs[i].Metrics[k]; !(math.Abs(v) <= MaxMetric) {
+				return errorf(name, recs[i].Source.Line, k, "%.4g is beyond %g, more than any benchmark measures", v, MaxMetric)
+			}
+		}
+		w := &recs[i].Workload
+		for _, f := range []struct {
+			field, what string
+			v           float64
+		}{
+			{"isl", "mean prompt", w.ISL}, {"osl", "mean output", w.OSL},
+			{"isl_max", "requested prompt", float64(w.ISLMax)}, {"osl_max", "requested output", float64(w.OSLMax)},
+		} {
+			if !(f.v >= 0 && f.v <= model.MaxSequenceTokens) {
+				return errorf(name, recs[i].Source.Line, f.field, "a %s of %.4g tokens, want at most %d", f.what, f.v, model.MaxSequenceTokens)
+			}
+		}
+	}
+	return nil
 }
 
 func isJSONDocument(data []byte) bool {

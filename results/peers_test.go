@@ -472,3 +472,40 @@ func TestVLLMSweepRunFiles(t *testing.T) {
 		}
 	}
 }
+
+// An llm-d report of a closed-loop run writes rate_qps: .inf (YAML's
+// infinity): it reads as the closed loop; a latency of .inf is refused with
+// its field named, and .nan is absent, as NaN is in the JSON readers.
+func TestLLMDYAMLInfinity(t *testing.T) {
+	doc, err := os.ReadFile("testdata/llmd-aggregated.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := ParseLLMDReport("a.yaml", doc); err != nil || recs[0].Metrics["mean_ttft_ms"] != 95 {
+		t.Fatalf("the report as it is: %v", err)
+	}
+	closed := strings.Replace(string(doc), "      concurrency: 32\n", "      concurrency: 32\n      rate_qps: .inf\n", 1)
+	recs, err := ParseLLMDReport("closed.yaml", []byte(closed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := recs[0].Workload.Load; l != model.Closed(32) {
+		t.Errorf("load %+v, want a closed loop of 32", l)
+	}
+	unlimited := strings.Replace(string(doc), "      concurrency: 32\n", "      concurrency: .inf\n      rate_qps: 4\n", 1)
+	if recs, err := ParseLLMDReport("open.yaml", []byte(unlimited)); err != nil || recs[0].Workload.Load != model.Open(4, 0) {
+		t.Errorf("concurrency .inf at 4 qps: %v, %v", recs, err)
+	}
+	nan := strings.Replace(string(doc), "          mean: 95.0\n", "          mean: .nan\n", 1)
+	if recs, err := ParseLLMDReport("nan.yaml", []byte(nan)); err != nil {
+		t.Errorf(".nan latency: %v", err)
+	} else if _, ok := recs[0].Metrics["mean_ttft_ms"]; ok {
+		t.Errorf(".nan latency read as %v, want absent", recs[0].Metrics["mean_ttft_ms"])
+	}
+	inf := strings.Replace(string(doc), "          mean: 95.0\n", "          mean: .inf\n", 1)
+	_, err = ParseLLMDReport("inf.yaml", []byte(inf))
+	const want = `results: inf.yaml:154: field "results.request_performance.aggregate.latency.time_to_first_token.mean": want a finite number, got .inf`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}

@@ -240,15 +240,11 @@ func yamlTree(name string, data []byte) (*node, error) {
 			case "!!bool":
 				n.kind, n.b = kindBool, strings.EqualFold(y.Value, "true") || y.Value == "yes" || y.Value == "on"
 			case "!!int", "!!float":
-				v, ok := yamlNumber(y.Value)
-				if !ok || math.IsNaN(v) {
-					break // .nan is an absent value, as in the JSON readers
+				// .inf, -.inf and .nan are numbers, as YAML 1.2 defines them;
+				// number says which fields take them.
+				if v, ok := yamlNumber(y.Value); ok {
+					n.kind, n.num, n.str = kindNumber, v, y.Value
 				}
-				if math.IsInf(v, 0) {
-					n.kind, n.str = kindString, y.Value // ".inf": kept for the fields that allow it
-					break
-				}
-				n.kind, n.num, n.str = kindNumber, v, y.Value
 			default:
 				n.kind, n.str = kindString, y.Value
 			}
@@ -325,6 +321,12 @@ func (p *peer) number(n *node, field string) (float64, bool, error) {
 	}
 	switch n.kind {
 	case kindNumber:
+		switch {
+		case math.IsNaN(n.num):
+			return 0, false, nil // YAML's .nan: absent, as NaN in the JSON readers
+		case math.IsInf(n.num, 0):
+			return 0, false, p.fail(n, 0, field, "want a finite number, got %s", n.str)
+		}
 		return n.num, true, nil
 	case kindString:
 		if v, err := parseNumber(n.str); err == nil {
@@ -333,6 +335,27 @@ func (p *peer) number(n *node, field string) (float64, bool, error) {
 		return 0, false, p.fail(n, 0, field, "want a number, got %q", n.str)
 	}
 	return 0, false, p.fail(n, 0, field, "want a number, got %s", n.kind)
+}
+
+// numberOrInf reads an optional number that may be +infinity: YAML's .inf
+// or the string "inf" (a closed loop's rate or an unlimited concurrency).
+func (p *peer) numberOrInf(n *node, field string) (float64, bool, error) {
+	switch {
+	case n != nil && n.kind == kindNumber && math.IsInf(n.num, 1):
+		return n.num, true, nil
+	case n != nil && n.kind == kindString && isInfText(n.str):
+		return math.Inf(1), true, nil
+	}
+	return p.number(n, field)
+}
+
+// isInfText reports "inf", "+inf", "infinity" or YAML's ".inf", any case.
+func isInfText(s string) bool {
+	switch strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "+")) {
+	case "inf", "infinity", ".inf":
+		return true
+	}
+	return false
 }
 
 // count reads an optional non-negative integer.

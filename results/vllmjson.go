@@ -525,6 +525,16 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 	case len(outputLens) > 0:
 		r.Workload.OSL = stats.Mean(outputLens)
 	}
+	for _, t := range []struct {
+		key, what string
+		mean      float64
+		has       bool
+	}{{model.TotalInputTokens, "prompt", r.Workload.ISL, hasTin}, {model.TotalOutputTokens, "output", r.Workload.OSL, hasTout}} {
+		if t.has && completed > 0 && t.mean > model.MaxSequenceTokens {
+			return r, bad(t.key, "%.4g tokens over %d completed requests is a mean %s of %.4g tokens, more than %d",
+				r.Metrics[t.key], completed, t.what, t.mean, model.MaxSequenceTokens)
+		}
+	}
 	if _, ok := r.Metrics[model.MeanE2EL]; !ok {
 		e2elFromLatencies(r.Metrics, latencies, errList)
 	}

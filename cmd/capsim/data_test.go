@@ -154,7 +154,7 @@ func TestDataErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--file", "testdata/data/broken.md"}, `results: testdata/data/broken.md:4: field "Request Throughput (req/s)": missing cell`},
-		{[]string{"--file", "testdata/data/nope.json"}, "results: open testdata/data/nope.json: no such file or directory"},
+		{[]string{"--file", "testdata/data/nope.json"}, "results: stat testdata/data/nope.json: no such file or directory"},
 		{[]string{"--format", "yaml"}, `--format must be table, json or csv, got "yaml"`},
 		{[]string{"--gpus", "H20"}, "unknown flag: --gpus"},
 		{[]string{"--file", ","}, "results: no result files named"},

@@ -131,6 +131,9 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.isl <= 0 || o.osl <= 0 {
 		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
 	}
+	if err := checkLengths(o.isl, o.osl); err != nil {
+		return opts, fmt.Errorf("plan: %w", err)
+	}
 	if o.slo == "" {
 		return opts, fmt.Errorf("plan: --slo is required, e.g. --slo ttft_p99=2000ms,tpot_p99=50ms")
 	}
@@ -154,8 +157,8 @@ func (o planOptions) options() (plan.Options, error) {
 	if o.maxGPUs <= 0 {
 		return opts, fmt.Errorf("plan: --max-gpus must be positive, got %d", o.maxGPUs)
 	}
-	if o.top <= 0 {
-		return opts, fmt.Errorf("plan: --top must be positive, got %d", o.top)
+	if o.top <= 0 || o.top > plan.MaxTopK {
+		return opts, fmt.Errorf("plan: --top must be from 1 to %d, got %d", plan.MaxTopK, o.top)
 	}
 	if o.numPrompts < 0 {
 		return opts, fmt.Errorf("plan: --num-prompts must be positive, got %d", o.numPrompts)

@@ -148,6 +148,9 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if (o.isl == 0) != (o.osl == 0) {
 		return nil, fmt.Errorf("give both --isl and --osl, or neither")
 	}
+	if err := checkLengths(o.isl, o.osl); err != nil {
+		return nil, err
+	}
 	if sharing.On() && o.isl == 0 {
 		return nil, fmt.Errorf("a shared-prefix workload needs --isl and --osl")
 	}

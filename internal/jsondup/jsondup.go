@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
+
+// MaxDepth is the deepest nesting Find walks, encoding/json's own limit:
+// deeper input is invalid JSON to the decoder that reads the values.
+const MaxDepth = 10000
 
 // Duplicate is a key given twice in one object.
 type Duplicate struct {
@@ -14,20 +19,36 @@ type Duplicate struct {
 }
 
 // Find returns the first duplicate key in data, or nil. It reads data once
-// (linear time); invalid JSON is not its concern and returns nil, leaving
-// the error to the decoder that reads the values.
+// (linear time and memory: the path is joined only for a duplicate);
+// invalid JSON, or JSON nested deeper than MaxDepth, is not its concern and
+// returns nil, leaving the error to the decoder that reads the values.
 func Find(data []byte) *Duplicate {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	d, _ := walk(dec, "")
+	var w walker
+	d, _ := w.walk(dec)
 	return d
 }
 
+// walker holds the path to the value being read, one segment per level
+// (".key" or "[i]").
+type walker struct{ path []string }
+
+func (w *walker) pathString() string {
+	return strings.TrimPrefix(strings.Join(w.path, ""), ".")
+}
+
 // walk reads one value; its first token is read here.
-func walk(dec *json.Decoder, path string) (*Duplicate, bool) {
+func (w *walker) walk(dec *json.Decoder) (*Duplicate, bool) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, false
+	}
+	switch tok {
+	case json.Delim('{'), json.Delim('['):
+		if len(w.path) >= MaxDepth {
+			return nil, false
+		}
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -39,14 +60,13 @@ func walk(dec *json.Decoder, path string) (*Duplicate, bool) {
 			}
 			key, _ := kt.(string)
 			if seen[key] {
-				return &Duplicate{Path: path, Key: key, Offset: dec.InputOffset()}, false
+				return &Duplicate{Path: w.pathString(), Key: key, Offset: dec.InputOffset()}, false
 			}
 			seen[key] = true
-			sub := key
-			if path != "" {
-				sub = path + "." + key
-			}
-			if d, ok := walk(dec, sub); d != nil || !ok {
+			w.path = append(w.path, "."+key)
+			d, ok := w.walk(dec)
+			w.path = w.path[:len(w.path)-1]
+			if d != nil || !ok {
 				return d, ok
 			}
 		}
@@ -54,7 +74,10 @@ func walk(dec *json.Decoder, path string) (*Duplicate, bool) {
 		return nil, err == nil
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if d, ok := walk(dec, path+"["+strconv.Itoa(i)+"]"); d != nil || !ok {
+			w.path = append(w.path, "["+strconv.Itoa(i)+"]")
+			d, ok := w.walk(dec)
+			w.path = w.path[:len(w.path)-1]
+			if d != nil || !ok {
 				return d, ok
 			}
 		}

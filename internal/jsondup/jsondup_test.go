@@ -1,6 +1,7 @@
 package jsondup
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,4 +41,28 @@ func FuzzFind(f *testing.F) {
 			t.Fatalf("offset %d outside the input", d.Offset)
 		}
 	})
+}
+
+// TestFindDeepNesting: the path is not built per level (nesting 10,000
+// deep took 178 MB, 100,000 deep 13 GB), and nesting past MaxDepth stops
+// the walk.
+func TestFindDeepNesting(t *testing.T) {
+	for _, depth := range []int{MaxDepth - 1, 100 * MaxDepth} {
+		deep := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if d := Find(deep); d != nil {
+			t.Fatalf("found %+v in arrays", d)
+		}
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+			t.Fatalf("%d nested arrays allocated %d MB, want under 16", depth, got>>20)
+		}
+	}
+	// A duplicate within MaxDepth is still found, with its path.
+	in := strings.Repeat(`{"a":[`, 50) + `{"k":1,"k":2}` + strings.Repeat("]}", 50)
+	d := Find([]byte(in))
+	if d == nil || d.Key != "k" || d.Path != strings.TrimPrefix(strings.Repeat(".a[0]", 50), ".") {
+		t.Errorf("found %+v", d)
+	}
 }
