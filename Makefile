@@ -79,7 +79,7 @@ docs-plots: build
 	rm -rf $(DOCS_PLOT_DIR)
 	./bin/capsim plot --out $(DOCS_PLOT_DIR) $(if $(PROFILE),--profile $(PROFILE)) > /dev/null
 	cp $(DOCS_PLOT_DIR)/summary.png docs/plot-summary.png
-	cp $(DOCS_PLOT_DIR)/004-h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4-isl3000-osl150-concurrency.png docs/plot-series-h20-dynamo.png
+	cp $$(ls $(DOCS_PLOT_DIR)/h20-qwen3-32b-dynamo-0.3.0-12p-tp1-1d-tp4*-isl3000-osl150-conc.png | head -n 1) docs/plot-series-h20-dynamo.png
 	./bin/capsim predict $(if $(PROFILE),--profile $(PROFILE)) --gpu H20 --model Qwen3-32B --prefill 12xTP1 --decode 1xTP4 \
 	  --isl 3000 --osl 150 --concurrency 1,2,4,8,16,32,64,128,256 --plot docs/plot-predict-h20-dynamo.png > /dev/null
 	./bin/capsim plan --quiet $(if $(PROFILE),--profile $(PROFILE)) --model Qwen3-32B --isl 3000 --osl 150 --rate 8 --slo ttft_p99=2000ms,tpot_p99=50ms \
