@@ -19,10 +19,11 @@ test:
 # research runs the research harnesses (build tag research): the
 # calibrate/*_heldout_test.go studies, each a few fits of the corpus that
 # compare held-out errors with and without a mechanism, and
-# TestCompareProfiles, which compares two profiles' predictions of every
-# record when CAPSIM_BASE_PROFILE and CAPSIM_NEW_PROFILE name them.
+# the comparisons of two profiles' predictions of every record
+# (CAPSIM_BASE_PROFILE, CAPSIM_NEW_PROFILE) and of two fit --cv JSON
+# outputs (CAPSIM_BASE_CV, CAPSIM_NEW_CV), which skip unless those name files.
 research:
-	$(GO) test -count=1 -timeout 30m -tags research -run 'HeldOut|OnePointPerDeployment|CompareProfiles' -v ./calibrate/
+	$(GO) test -count=1 -timeout 30m -tags research -run 'HeldOut|OnePointPerDeployment|Compare' -v ./calibrate/
 
 # tools builds the end-to-end test peer llm-d-inference-sim into tools/bin/
 # from the separate tools module (its dependencies stay out of go.mod). Its

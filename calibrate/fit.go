@@ -33,7 +33,8 @@ type Options struct {
 	// within each group, and leave-one-GPU-, engine-version- and
 	// source-out errors across groups, to the report.
 	CV bool
-	// Simulate runs one simulation; nil means sim.Run.
+	// Simulate runs one simulation; nil means sim.Run. It must give one
+	// result per configuration: Fit runs each configuration once.
 	Simulate func(context.Context, sim.Config) (*sim.Result, error)
 	// Pool are records fitted into the profile's transfer pool after its
 	// groups (FitPool); cross-validation ignores them.

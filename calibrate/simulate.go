@@ -234,7 +234,7 @@ func (m memoMetrics) metrics() map[string]float64 {
 
 // configKey identifies a configuration by its Go syntax, which prints
 // every field, slice element and interface's value: sim.Config holds
-// values only (configKeyIsValues tests it), so equal text is an equal run.
+// values only (TestConfigKeyIsValues checks it), so equal text is an equal run.
 func configKey(c sim.Config) [sha256.Size]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "%#v", c)
