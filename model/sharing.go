@@ -44,21 +44,21 @@ const maxTurns = 1000
 func (s Sharing) Validate() error {
 	switch {
 	case s.Groups < 0:
-		return fmt.Errorf("Groups must not be negative, got %d", s.Groups)
+		return fmt.Errorf("groups must not be negative, got %d", s.Groups)
 	case s.PromptsPerGroup < 0:
-		return fmt.Errorf("PromptsPerGroup must not be negative, got %d", s.PromptsPerGroup)
+		return fmt.Errorf("prompts per group must not be negative, got %d", s.PromptsPerGroup)
 	case s.SharedLen < 0:
-		return fmt.Errorf("SharedLen must not be negative, got %d", s.SharedLen)
+		return fmt.Errorf("the shared length must not be negative, got %d", s.SharedLen)
 	case s.Groups == 0 && (s.PromptsPerGroup > 0 || s.SharedLen > 0):
-		return fmt.Errorf("PromptsPerGroup or SharedLen set without Groups")
+		return fmt.Errorf("prompts per group or a shared length set without groups")
 	case s.Turns < 0:
-		return fmt.Errorf("Turns must not be negative, got %d", s.Turns)
+		return fmt.Errorf("turns must not be negative, got %d", s.Turns)
 	case s.Turns > 1 && s.PromptsPerGroup == 0:
-		return fmt.Errorf("Turns (%d) needs PromptsPerGroup: each distinct prompt is a conversation", s.Turns)
+		return fmt.Errorf("turns (%d) need prompts per group: each distinct prompt is a conversation", s.Turns)
 	case s.Turns > maxTurns:
-		return fmt.Errorf("Turns %d is more than %d", s.Turns, maxTurns)
+		return fmt.Errorf("turns %d are more than %d", s.Turns, maxTurns)
 	case s.PromptsPerGroup > 0 && s.Groups > maxSharedPrompts/s.PromptsPerGroup:
-		return fmt.Errorf("Groups × PromptsPerGroup (%d × %d) is more than %d distinct prompts", s.Groups, s.PromptsPerGroup, maxSharedPrompts)
+		return fmt.Errorf("groups × prompts per group (%d × %d) is more than %d distinct prompts", s.Groups, s.PromptsPerGroup, maxSharedPrompts)
 	}
 	return nil
 }
