@@ -57,19 +57,5 @@ func FileName(s *series.Series) string {
 	return name + "-" + tail
 }
 
-// slugify lower-cases s and keeps letters, digits and dots, one dash
-// for every run of anything else.
-func slugify(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, c := range strings.ToLower(s) {
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' {
-			b.WriteRune(c)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.Trim(b.String(), "-.")
-}
+// slugify is series.Slugify with no dot at its start either.
+func slugify(s string) string { return strings.TrimLeft(series.Slugify(s), ".") }

@@ -32,9 +32,16 @@ func (s *Series) Slug() string {
 		parts = append(parts, fmt.Sprintf("osl%.0f", r.Workload.OSL))
 	}
 	parts = append(parts, string(s.Kind))
+	return Slugify(strings.Join(parts, "-"))
+}
+
+// Slugify lower-cases s and keeps letters, digits and dots, one dash for
+// every run of anything else, with no dash or dot at its end: a file name's
+// stem.
+func Slugify(s string) string {
 	var b strings.Builder
 	dash := false
-	for _, c := range strings.ToLower(strings.Join(parts, "-")) {
+	for _, c := range strings.ToLower(s) {
 		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' {
 			b.WriteRune(c)
 			dash = false
