@@ -187,6 +187,23 @@ func (d Derivation) String() string {
 	return fmt.Sprintf("%s %s: %s%s (±%.0f%%)", d.Role, d.Pool, d.Source, from, 100*d.RelSigma)
 }
 
+// derivedBandScale widens or narrows the ±1σ band of a deployment priced
+// without a calibration of its own (pooled costs, the engine's frontend
+// prior), per GPU class (model.GPU.Class), toward 55–80% coverage held out:
+// fit --cv before it held out by GPU covered AMD 0.46, NVLink Hopper 0.53,
+// Blackwell 0.52, Ampere 0.62 and PCIe 0.86 (docs/accuracy.md). Each
+// factor is z(0.675)/z(coverage) for a normal error, z(c) its two-sided
+// quantile; a class not listed keeps its band.
+var derivedBandScale = map[string]float64{"AMD": 1.6, "NVLink Hopper": 1.36, "NVLink Blackwell": 1.39, "NVLink Ampere": 1.12, "PCIe": 0.67}
+
+// DerivedBandScale is the factor on g's band where nothing calibrated it.
+func DerivedBandScale(g model.GPU) float64 {
+	if f, ok := derivedBandScale[g.Class()]; ok {
+		return f
+	}
+	return 1
+}
+
 // Extra relative uncertainty added when costs are carried over rather than fitted.
 const (
 	sigmaOtherTP    = 0.10 // same engine, GPU and model; another TP degree or role
@@ -330,6 +347,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		if sig == 0 {
 			sig = sigmaPrior
 		}
+		sig, serviceSig = sig*DerivedBandScale(gpu), serviceSig*DerivedBandScale(gpu)
 		frontend = fe.LatencyS * math.Exp(t.Band*sig)
 		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
 		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host",
@@ -386,6 +404,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
+			if pooled && der.Source == SourceDerived {
+				der.RelSigma *= DerivedBandScale(gpu)
+			}
 			der.Collectives = collectivesNote(gpu, pool, graphs, cc.coeffs.Comm)
 			der.Coeffs = cc.coeffs
 			d.Derived = append(d.Derived, der)
