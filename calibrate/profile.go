@@ -615,9 +615,9 @@ const UnexplainedNoteS = 0.0005
 func unexplainedText(u float64, g *Group) string {
 	row := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	if u >= 0 {
-		return fmt.Sprintf("unexplained: %.1f ms/step beyond the %s engine row, this deployment's own", 1000*u, row.Generation)
+		return fmt.Sprintf("unexplained: %.1f ms/step beyond the engine table's %s row, this deployment's own", 1000*u, row.Generation)
 	}
-	return fmt.Sprintf("unexplained: %.1f ms/step below the %s engine row, this deployment's own", -1000*u, row.Generation)
+	return fmt.Sprintf("unexplained: %.1f ms/step below the engine table's %s row, this deployment's own", -1000*u, row.Generation)
 }
 
 // checkCorr checks that c (already square and within [-1, 1]) is a

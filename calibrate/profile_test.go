@@ -399,8 +399,8 @@ func ExampleProfile_Configure() {
 	}
 	// Output:
 	// dynamo-0.3.0
-	// prefill 6xTP2: derived from dynamo-0.3.0 on H20 / Qwen3-32B prefill TP1; unexplained: 1.0 ms/step beyond the Dynamo with vLLM V0 workers engine row, this deployment's own
-	// decode 1xTP4: fitted from dynamo-0.3.0 on H20 / Qwen3-32B decode TP4; unexplained: 6.0 ms/step beyond the Dynamo with vLLM V0 workers engine row, this deployment's own
+	// prefill 6xTP2: derived from dynamo-0.3.0 on H20 / Qwen3-32B prefill TP1; unexplained: 1.0 ms/step beyond the engine table's Dynamo with vLLM V0 workers row, this deployment's own
+	// decode 1xTP4: fitted from dynamo-0.3.0 on H20 / Qwen3-32B decode TP4; unexplained: 6.0 ms/step beyond the engine table's Dynamo with vLLM V0 workers row, this deployment's own
 }
 
 func TestConfigureCarriesFrontendLatency(t *testing.T) {
