@@ -653,15 +653,17 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 		t.Fatalf("frontend spread %v, want %v", got, spread)
 	}
 	prior := model.EngineFrontendFor("vllm-0.10.1")
+	// Where nothing calibrated the deployment, its band is scaled for its GPU's class.
+	pcie, hopper := DerivedBandScale(mustGPU(t, "L40S")), DerivedBandScale(mustGPU(t, "H100-SXM"))
 	for _, tt := range []struct {
 		gpu, model, engine, topology string
 		latency, sigma               float64
 		said                         bool
 	}{
-		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", 0.010, 0.1, false},                // its own deployment
-		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.10.1", "1xTP1", prior.LatencyS, spread, true},      // another version: the engine's prior
-		{"H100-SXM", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", prior.LatencyS, spread, true}, // another GPU: never L40S's host
-		{"H100-SXM", "Llama-3.1-8B-Instruct", "sglang-0.5.5", "1xTP1", prior.LatencyS, spread, true}, // no SGLang group: the engine's prior
+		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", 0.010, 0.1, false},                         // its own deployment
+		{"L40S", "Llama-3.1-8B-Instruct", "vllm-0.10.1", "1xTP1", prior.LatencyS, spread * pcie, true},        // another version: the engine's prior
+		{"H100-SXM", "Llama-3.1-8B-Instruct", "vllm-0.9.0.1", "1xTP1", prior.LatencyS, spread * hopper, true}, // another GPU: never L40S's host
+		{"H100-SXM", "Llama-3.1-8B-Instruct", "sglang-0.5.5", "1xTP1", prior.LatencyS, spread * hopper, true}, // no SGLang group: the engine's prior
 	} {
 		var fe [2]float64
 		var d Deployment

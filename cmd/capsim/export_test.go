@@ -104,7 +104,7 @@ func TestExportMaxModelLenFitsKVCache(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	args := []string{"plan", "--model", "Qwen3-32B", "--isl", "1024", "--osl", "256", "--rate", "1", "--slo", "ttft_p99=5s,tpot_p99=200ms",
-		"--gpu", "H100", "--mode", "aggregated", "--top", "1", "--no-margin", "--export", dir}
+		"--gpu", "H100", "--tp", "1", "--mode", "aggregated", "--top", "1", "--no-margin", "--export", dir}
 	if err := run(args, &out, &errb); err != nil {
 		t.Fatalf("plan: %v\nstderr: %s", err, errb.String())
 	}
