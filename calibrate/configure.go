@@ -149,11 +149,10 @@ type Deployment struct {
 	RouterChoice *RouterChoice
 	RouterAsked  bool
 	RouterFrom   string
-	// FrontendFrom says, for an aggregated deployment whose per-request
-	// frontend latency was carried from another GPU or model's
-	// deployment or stated (Target.Frontend), what it is, where it came
-	// from and its band; "" when it is the deployment's own (or there is
-	// none).
+	// FrontendFrom says, for an aggregated deployment priced with its
+	// engine's frontend prior (no calibration of its own) or a stated
+	// latency (Target.Frontend), what it is, where it came from and its
+	// band; "" when it is the deployment's own (or there is none).
 	FrontendFrom string
 }
 
@@ -300,10 +299,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	llm = llm.WithAttentionDP(settings.DPAttention)
 	transfer := priorTransfer(llm, t.Topology.Prefill)
 	gpu = gpu.AcrossNodes(settings.Nodes)
-	if src != nil && !frontendOnlyKind(srcKind) {
-		if src.Transfer.Source != "" {
-			transfer = groupTransfer(src, llm, t.Topology.Prefill)
-		}
+	if src != nil && src.Transfer.Source != "" {
+		transfer = groupTransfer(src, llm, t.Topology.Prefill)
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	switch {
@@ -395,7 +392,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			graphs := settings.graphSizes(role)
 			if pooled {
 				kind := srcKind
-				if kind == "none" || frontendOnlyKind(kind) {
+				if kind == "none" {
 					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
 				}
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
@@ -485,43 +482,21 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 		}, "another GPU and model"},
 		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
-	// No group of the engine's family with a stated GPU: another
-	// deployment's aggregated frontend still stands in (the client and
-	// host, not the engine), the transfer pool's of the same family first,
-	// then another engine's, nearest in GPU and model, the most records
-	// winning; its costs, settings and KV transfer are not used (Configure).
-	frontendOnly := func(g *Group) bool { return g.GPU != "" && g.Frontend != nil }
-	sameFamily := func(g *Group) bool { return frontendOnly(g) && model.EngineFamily(g.Engine) == fam }
-	fallbacks := []pick{
-		{func(g *Group) bool { return sameFamily(g) && g.GPU == gpu && g.Model == llm }, kindPoolFrontend},
-		{func(g *Group) bool { return sameFamily(g) && g.Model == llm }, kindPoolFrontend},
-		{func(g *Group) bool { return sameFamily(g) && g.GPU == gpu }, kindPoolFrontend},
-		{sameFamily, kindPoolFrontend},
-	}
-	others := []pick{
-		{func(g *Group) bool { return frontendOnly(g) && g.GPU == gpu && g.Model == llm }, kindOtherEngine},
-		{func(g *Group) bool { return frontendOnly(g) && g.Model == llm }, kindOtherEngine},
-		{func(g *Group) bool { return frontendOnly(g) && g.GPU == gpu }, kindOtherEngine},
-		{frontendOnly, kindOtherEngine},
-	}
+	// Without one, nothing of another deployment stands in: its frontend
+	// is its host's and client's, not the engine's (Configure prices the
+	// engine's frontend prior and pools the costs).
 	want := model.ParseEngine(engine).Version
-	type stage struct {
-		groups []Group
-		picks  []pick
-	}
-	for _, st := range []stage{{p.Groups, picks}, {p.Pool, fallbacks}, {p.Groups, others}} {
-		for _, pk := range st.picks {
-			if best := pickGroup(st.groups, pk.ok, !frontendOnlyKind(pk.kind), want); best != nil {
-				return best, pk.kind
-			}
+	for _, pk := range picks {
+		if best := pickGroup(p.Groups, pk.ok, want); best != nil {
+			return best, pk.kind
 		}
 	}
 	return nil, "none"
 }
 
-// pickGroup is the group of gs that ok accepts with, where byVersion, the
-// nearest engine version to want first, then the most records.
-func pickGroup(gs []Group, ok func(*Group) bool, byVersion bool, want []int) *Group {
+// pickGroup is the group of gs that ok accepts with the nearest engine
+// version to want, then the most records.
+func pickGroup(gs []Group, ok func(*Group) bool, want []int) *Group {
 	var best *Group
 	for i := range gs {
 		g := &gs[i]
@@ -532,14 +507,12 @@ func pickGroup(gs []Group, ok func(*Group) bool, byVersion bool, want []int) *Gr
 			best = g
 			continue
 		}
-		if byVersion {
-			dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
-			if dg != db {
-				if dg < db {
-					best = g
-				}
-				continue
+		dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
+		if dg != db {
+			if dg < db {
+				best = g
 			}
+			continue
 		}
 		if len(g.Records) > len(best.Records) {
 			best = g
@@ -547,15 +520,6 @@ func pickGroup(gs []Group, ok func(*Group) bool, byVersion bool, want []int) *Gr
 	}
 	return best
 }
-
-// kindPoolFrontend and kindOtherEngine are sourceGroup's answers when the
-// profile has no group of the target's engine family with a stated GPU:
-// a group of the transfer pool of that family, or of another engine, then
-// stands in for the frontend latency only.
-const (
-	kindPoolFrontend = "the transfer pool's, frontend only"
-	kindOtherEngine  = "another engine, frontend only"
-)
 
 // ErrDPAttention marks a data-parallel attention degree
 // (Target.DPAttention) the deployment cannot run.
@@ -611,10 +575,6 @@ func (p *Profile) frontendLogSpread(value func(*FrontendFit) (float64, bool)) fl
 	m := s1 / sw
 	return math.Sqrt(math.Max(s2/sw-m*m, 0))
 }
-
-// frontendOnlyKind reports a sourceGroup answer whose group prices the
-// frontend latency and nothing else.
-func frontendOnlyKind(kind string) bool { return kind == kindPoolFrontend || kind == kindOtherEngine }
 
 // kindOtherVersion is sourceGroup's answer for a group of the target's GPU,
 // model and engine family at another version: its fit carries over with

@@ -624,12 +624,12 @@ func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 	}
 }
 
-// A frontend latency carried from another GPU or model's deployment is
-// that source's client and host: its band adds how far the calibrated
-// frontends lie apart (√records weights, groups and pool with a GPU,
-// latencies floored at 1 ms). The deployment's own, or another version's
-// of the same GPU and model, keeps its fitted spread; a disaggregated
-// deployment has none.
+// A calibrated deployment keeps its own frontend latency and its fitted
+// spread. Any other (another version, GPU or engine) takes its engine's
+// prior, never another source's client and host, with the spread of the
+// calibrated frontends as its band (√records weights, groups and pool with
+// a GPU, latencies floored at 1 ms) scaled for its GPU class; a
+// disaggregated deployment has none.
 func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu, llm, engine string, latency float64, records int) Group {

@@ -151,8 +151,8 @@ type Prediction struct {
 	Router     string `json:"router,omitempty"`
 	RouterFrom string `json:"router_from,omitempty"`
 	// Frontend says what the per-request frontend latency is and where it
-	// came from when it was carried from another GPU or model's
-	// deployment or stated (calibrate.Deployment.FrontendFrom);
+	// came from when it is the engine's prior or stated
+	// (calibrate.Deployment.FrontendFrom);
 	// FrontendStatedMS is the stated one in ms (Target.Frontend), nil when
 	// not stated: it has no band.
 	Frontend         string   `json:"frontend,omitempty"`

@@ -238,7 +238,7 @@ func TestPredictSaysFrontendPrior(t *testing.T) {
 	}
 }
 
-// --frontend-ms replaces the carried frontend latency: the frontend line
+// --frontend-ms replaces the engine's frontend prior: the frontend line
 // and the JSON say it was stated, the band leaves it out, and a smaller
 // one lowers the light-load TTFT by the difference. A disaggregated
 // deployment or a latency out of range is refused with one line.
@@ -287,7 +287,7 @@ func TestPredictStatedFrontend(t *testing.T) {
 		t.Errorf("mean TTFT at one client %.2f ms with 12 ms stated, %.2f ms with 2 ms: want 10 ms apart", ttft["12"], ttft["2"])
 	}
 	if !(ttft["2"] < ttft[""]) {
-		t.Errorf("mean TTFT %.1f ms with 2 ms stated, %.1f ms carried: the carried frontend is tens of ms", ttft["2"], ttft[""])
+		t.Errorf("mean TTFT %.1f ms with 2 ms stated, %.1f ms with the engine's prior: the prior is tens of ms", ttft["2"], ttft[""])
 	}
 	for _, tt := range []struct {
 		args []string
