@@ -7,8 +7,8 @@ import (
 	"sort"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
 )
 
 // LimitBound says that a search limit cut off deployments that beat what
@@ -253,21 +253,7 @@ func (s *search) pastLimit(ctx context.Context, tmpls []*template, minG, upTo in
 		return picks[i].bound > picks[j].bound
 	})
 	picks = picks[:min(len(picks), pastLimitTries)]
-	errs := make([]error, len(picks))
-	err := parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
-		c := picks[i]
-		d, err := c.deployment()
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		r, err := s.steadyOnce(ctx, d, o.Load)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		_, c.ok, _ = s.verdict(r)
-	})
+	errs, err := s.steadyEach(ctx, picks, o, func(c *candidate, r *sim.Result) { _, c.ok, _ = s.verdict(r) })
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/capsim/capsim/internal/parallel"
+	"github.com/capsim/capsim/sim"
 )
 
 // Frontier sweep: the cost cutoff leaves only the cheapest deployments
@@ -66,20 +67,8 @@ func (s *search) sweep(ctx context.Context) error {
 			}
 		}
 	}
-	errs := make([]error, len(picks))
 	s.done = 0
-	err := parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
-		c := picks[i]
-		d, err := c.deployment()
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		r, err := s.steadyOnce(ctx, d, o.Load)
-		if err != nil {
-			errs[i] = err
-			return
-		}
+	errs, err := s.steadyEach(ctx, picks, o, func(c *candidate, r *sim.Result) {
 		c.sweep, c.metrics, c.pools, c.steady = true, r.Metrics, r.Pools, r.Steady
 		c.misses, c.ok, c.saturated = s.verdict(r)
 		s.mu.Lock()
@@ -97,4 +86,25 @@ func (s *search) sweep(ctx context.Context) error {
 	s.res.Search.FrontierRuns = len(picks)
 	s.res.Search.Simulations = s.sims
 	return nil
+}
+
+// steadyEach runs one steady-state simulation of each candidate at the
+// plan's load, concurrently, and hands each result to use; errs holds a
+// candidate's own failure, err the search's (its context).
+func (s *search) steadyEach(ctx context.Context, picks []*candidate, o Options, use func(*candidate, *sim.Result)) (errs []error, err error) {
+	errs = make([]error, len(picks))
+	err = parallel.ForEach(ctx, len(picks), o.Workers, func(i int) {
+		d, err := picks[i].deployment()
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		r, err := s.steadyOnce(ctx, d, o.Load)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		use(picks[i], r)
+	})
+	return errs, err
 }
