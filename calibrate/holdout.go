@@ -278,6 +278,7 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 			from[h.derived] = true
 			rep.PricedFrom = append(rep.PricedFrom, h.derived)
 		}
+		class := gpuClass(h.p.rec.System.GPU)
 		for _, m := range holdoutMetrics {
 			want, ok := h.measured[m]
 			if !ok {
@@ -293,7 +294,6 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 			lo, hi := math.Min(h.lo[m], h.hi[m]), math.Max(h.lo[m], h.hi[m])
 			lo, hi = math.Min(lo, got), math.Max(hi, got)
 			n[m]++
-			class := gpuClass(h.p.rec.System.GPU)
 			classN[class]++
 			if want >= lo && want <= hi {
 				in[m]++
