@@ -126,6 +126,9 @@ type Derivation struct {
 	// Collectives says what one of the pool's tensor-parallel all-reduces
 	// costs and where that comes from; "" for a single-GPU worker.
 	Collectives string `json:"collectives,omitempty"`
+	// Kernels says what the pool's steps pay for their kernels' latency
+	// (model.StepCost.KernelFloor) and where that comes from.
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -174,6 +177,19 @@ func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64)
 		scale = fmt.Sprintf(" × %.2f fitted", comm)
 	}
 	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s%s (interconnect catalog)", ic.Name, pool.TP, mode, scale)
+}
+
+// kernelsNote states a worker's kernel floor: measured per kernel, counted
+// per layer, paid in CUDA graphs; an eager worker's launches are its
+// engine row's eager overhead instead.
+func kernelsNote(llm model.LLM, graphs []int) string {
+	if len(graphs) == 0 {
+		return "eager (no CUDA graphs): kernel launches priced in the engine's eager overhead"
+	}
+	heavy, small := llm.KernelsPerStep()
+	floor := heavy*model.GEMMKernelUs + small*model.SmallKernelUs
+	return fmt.Sprintf("%.2f ms a step: %.0f GEMM and attention kernels × %.1f µs + %.0f small ones × %.1f µs in a CUDA graph, whatever the TP (measured on an H200, docs/measurements)",
+		floor/1000, heavy, model.GEMMKernelUs, small, model.SmallKernelUs)
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -405,6 +421,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				der.RelSigma *= DerivedBandScale(gpu)
 			}
 			der.Collectives = collectivesNote(gpu, pool, graphs, cc.coeffs.Comm)
+			der.Kernels = kernelsNote(llm, graphs)
 			der.Coeffs = cc.coeffs
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each

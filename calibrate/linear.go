@@ -168,8 +168,10 @@ type env struct {
 
 func (e env) graphs(role string) []int { return e.settings.graphSizes(role) }
 
-// stepTerms are the coefficient terms of one step on a worker of shape pool.
-func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
+// stepTerms are the coefficient terms of one step on a worker of shape
+// pool, and the step's fixed time that no coefficient scales (its kernel
+// floor, model.StepCost.KernelFloor): a row's target less that.
+func (e env) stepTerms(role string, pool model.Pool, s model.Step) ([]float64, float64) {
 	at, ok := e.at[role]
 	if !ok {
 		at = model.PriorCoeffs(false)
@@ -179,7 +181,7 @@ func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
 	if s.PrefillTokens == 0 {
 		n = c.PaddedBatch(n)
 	}
-	return c.Roofline.Terms(s, float64(n), at).Vector()
+	return c.Roofline.Terms(s, float64(n), at).Vector(), c.KernelFloor()
 }
 
 // loadShape estimates, from a point's measured metrics, how many requests
@@ -210,13 +212,15 @@ func loadShape(p *point) (inFlight, decodeBatch float64) {
 	return inFlight, math.Max(1, math.Round(inFlight*frac/float64(max(workers, 1))))
 }
 
-// row is one linear observation: Σ a·x ≈ y with weight w.
+// row is one linear observation: Σ a·x + fixed ≈ y with weight w, where
+// fixed is the part of y no unknown scales (the steps' kernel floors).
 type row struct {
-	a    []float64
-	y    float64
-	w    float64
-	pt   *point
-	what string
+	a     []float64
+	y     float64
+	fixed float64
+	w     float64
+	pt    *point
+	what  string
 }
 
 // rowsFor builds the stage-1 observations of one point: TPOT as a decode
@@ -233,11 +237,14 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	lowLoad := inFlight <= 2 || (!disagg && inFlight <= float64(p.topo.Replicas.Count))
 	kv := b * (float64(p.isl) + float64(p.osl)/2)
 	decode := make([]float64, l.size())
+	var decodeFixed float64
 	{
-		t := e.stepTerms(decRole, decPool, model.Step{DecodeSeqs: int(b), DecodeKV: kv})
+		t, f := e.stepTerms(decRole, decPool, model.Step{DecodeSeqs: int(b), DecodeKV: kv})
 		copy(decode[l.offset(decRole):], t)
+		decodeFixed = f
 	}
 	ttft := make([]float64, l.size())
+	var ttftFixed float64
 	if disagg {
 		pre := p.topo.Prefill.Worker()
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
@@ -246,16 +253,18 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 				return nil, err
 			}
 			c := min(chunk, p.isl-done)
-			t := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
+			t, f := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
+			ttftFixed += f
 		}
 		// The transfer moves the whole prompt's KV, cached prefix included,
 		// as the simulator prices it (an upper bound: sim.Config.PrefixHitRate).
 		o := l.transferIndex()
 		ttft[o] = 1
 		ttft[o+1] = float64(p.isl)
-		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
+		first, f := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
+		ttftFixed += f
 	} else {
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
 		others := int(b) - 1
@@ -264,15 +273,16 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 				return nil, err
 			}
 			c := min(chunk, p.isl-done)
-			t := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
+			t, f := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
 				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
 			addTo(ttft[l.offset(RoleAggregated):], t, 1)
+			ttftFixed += f
 		}
 		ttft[l.frontendIndex()] = 1
 	}
 	tpot, hasTPOT := p.meas[model.MeanTPOT]
 	if hasTPOT && disagg {
-		rows = append(rows, row{a: decode, y: tpot / 1000, w: p.weight, pt: p, what: model.MeanTPOT})
+		rows = append(rows, row{a: decode, y: tpot / 1000, fixed: decodeFixed, w: p.weight, pt: p, what: model.MeanTPOT})
 	}
 	if hasTPOT && !disagg {
 		// With chunked prefill a decoding request also waits for the prompts
@@ -284,10 +294,10 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.isl, sim.CachedPrefix(p.hit, p.isl))
 			addTo(a[l.offset(RoleAggregated):], pre, lambda*tpot/1000)
 		}
-		rows = append(rows, row{a: a, y: tpot / 1000, w: p.weight, pt: p, what: model.MeanTPOT})
+		rows = append(rows, row{a: a, y: tpot / 1000, fixed: decodeFixed, w: p.weight, pt: p, what: model.MeanTPOT})
 	}
 	if v, ok := p.meas[model.MeanTTFT]; ok && lowLoad {
-		rows = append(rows, row{a: ttft, y: v / 1000, w: p.weight, pt: p, what: model.MeanTTFT})
+		rows = append(rows, row{a: ttft, y: v / 1000, fixed: ttftFixed, w: p.weight, pt: p, what: model.MeanTTFT})
 	}
 	if !hasTPOT {
 		e2e, ok := p.meas[model.MeanE2EL]
@@ -307,7 +317,8 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 			if !lowLoad {
 				w = 0.5
 			}
-			rows = append(rows, row{a: a, y: e2e, w: w * p.weight, pt: p, what: model.MeanE2EL})
+			fixed := ttftFixed + float64(p.osl-1)*decodeFixed
+			rows = append(rows, row{a: a, y: e2e, fixed: fixed, w: w * p.weight, pt: p, what: model.MeanE2EL})
 		}
 	}
 	return rows, nil
@@ -338,8 +349,8 @@ func arrivalRate(p *point) float64 {
 // own compute, attention and per-token traffic, without the per-step costs
 // the steps pay anyway.
 func (e env) prefillOnlyTerms(role string, pool model.Pool, isl, cached int) []float64 {
-	full := e.stepTerms(role, pool, model.Step{PrefillTokens: isl - cached, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(cached, isl-cached)})
-	empty := e.stepTerms(role, pool, model.Step{})
+	full, _ := e.stepTerms(role, pool, model.Step{PrefillTokens: isl - cached, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(cached, isl-cached)})
+	empty, _ := e.stepTerms(role, pool, model.Step{})
 	for i := range full {
 		full[i] -= empty[i]
 	}
@@ -541,12 +552,13 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 		atb := make([]float64, k)
 		for i, r := range rows {
 			w := r.w * robust[i]
+			target := 1 - r.fixed/r.y
 			for a := 0; a < k; a++ {
 				va := r.a[a] * scale[a] / r.y
 				if va == 0 {
 					continue
 				}
-				atb[a] += w * va
+				atb[a] += w * va * target
 				for b := a; b < k; b++ {
 					vb := r.a[b] * scale[b] / r.y
 					if vb != 0 {
@@ -595,7 +607,7 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 		}
 		// Huber reweighting on relative residuals (δ = 10%).
 		for i, r := range rows {
-			res := math.Abs(dot(r.a, scale, x)/r.y - 1)
+			res := math.Abs((dot(r.a, scale, x)+r.fixed)/r.y - 1)
 			robust[i] = 1
 			if res > 0.1 {
 				robust[i] = 0.1 / res
@@ -605,7 +617,7 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 	fit := linearFit{x: x, rows: len(rows), postSD: make([]float64, k), determ: make([]bool, k)}
 	var ss, sw float64
 	for i, r := range rows {
-		res := dot(r.a, scale, x)/r.y - 1
+		res := (dot(r.a, scale, x)+r.fixed)/r.y - 1
 		ss += r.w * robust[i] * res * res
 		sw += r.w * robust[i]
 	}

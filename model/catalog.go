@@ -260,8 +260,8 @@ var gpus = []GPU{
 		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16. Device memory: 81559MiB, assumed as nvidia-smi reports the H100 SXM and H800. Matmul: torch.mm BF16 4096³, 495.93 TFLOPS (zzc0721/torch-performance-test-data issue #95, 2025-12-14; 350 W power limit): 0.66. Bandwidth: STREAM triad 1.83 TB/s, read 1.94 (RRZE-HPC/gpu-benches gpu-stream/h100_pcie.txt): 0.92. L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
 	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, FP8MatmulShare: 0.71, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4",
 		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB. Matmul: maximum achievable matmul FLOPS, BF16 794.5 TFLOPS (0.80), FP8 e4m3 1402.6 (0.71) (stas00/ml-engineering compute/accelerator/README.md, 2025-01-05; torch-performance-test-data: 797.5). Bandwidth: BabelStream triad 2.97 TB/s, copy 2.90 (Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md): 0.89. L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, L2MB: 50, Interconnect: "NVLink4",
-		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB. Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86. L2: 50 MB (the H100's GH100 die)."},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, L2MB: 60, Interconnect: "NVLink4",
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB. Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86. Corroborated on an H200 by capsim (docs/measurements/gpu_kernels_h200.json, 2026-11-28, torch 2.11): D2D copy 4.29 TB/s (0.89), BF16 8192³ matmul 789.5 TFLOPS (0.80). L2: 60 MiB, as the CUDA device properties report it on that H200 (the whole GH100 die's; the H100 SXM enables 50 MB)."},
 	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.87, MemoryShare: 0.85, L2MB: 40, Interconnect: "NVLink3",
 		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s. Device memory: nvidia-smi on an A100-SXM4-80GB: 81920MiB. Matmul: maximum achievable matmul FLOPS, BF16 271.2 TFLOPS (stas00/ml-engineering compute/accelerator/README.md, 2025-01-04): 0.87. Bandwidth: BabelStream triad 1.70 TB/s (Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md), STREAM triad 1.79 (RRZE-HPC/gpu-benches gpu-stream/a100_80.txt): 0.83–0.88. L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
 	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.81, L2MB: 40, Interconnect: "PCIe4",
@@ -529,6 +529,30 @@ func (m LLM) ActivationKernels(tp int, g GPU) ActivationTraffic {
 		a.Evicted[3], a.Evicted[4] = true, true
 	}
 	return a
+}
+
+// KernelsPerStep counts the kernels of one forward step as vLLM's BF16
+// path launches them, tensor-core kernels (heavy) apart from small ones.
+// A dense layer: QKV, O, gate-up and down GEMMs and attention (heavy);
+// two fused add-norms, rotary, the KV-cache write, SiLU-and-mul and the
+// attention's split-KV combine (small). A mixture-of-experts layer adds
+// the router GEMM and fused MoE's second GEMM, top-k, align and sum;
+// latent attention adds the low-rank projections and their norms. Each
+// step also embeds, norms, runs the LM head and samples.
+func (m LLM) KernelsPerStep() (heavy, small float64) {
+	layers := float64(m.Layers)
+	moe := 0.0
+	if m.IsMoE() {
+		moe = layers
+		if m.MoELayers > 0 {
+			moe = float64(m.MoELayers)
+		}
+	}
+	heavy, small = 5*layers+2*moe, 6*layers+3*moe
+	if m.LatentKV > 0 {
+		heavy, small = heavy+3*layers, small+2*layers
+	}
+	return heavy + 1, small + 6
 }
 
 // rotaryWidth is how many values of a token's queries and keys the rotary

@@ -52,6 +52,12 @@ type Roofline struct {
 	// between the GEMMs, not under them, so their time adds to the GEMMs'
 	// roofline; they stream at the weight reads' efficiency.
 	Act ActivationTraffic `json:"activations"`
+	// KernelFloor is the time a step's kernels take beyond their roofline
+	// however little they move: each tensor-core kernel's ramp and tail and
+	// each small kernel's latency (LLM.KernelsPerStep, KernelLatency). It
+	// does not shrink with TP, which is why a wide TP runs far above its
+	// weight-read roofline. Measured, not fitted.
+	KernelFloor float64 `json:"kernel_floor_s"`
 }
 
 // touched is the share of experts a step over tokens tokens routes to.
@@ -82,6 +88,21 @@ func (r Roofline) weightRead(tokens float64) float64 {
 // It is an assumption, not a fit: the data cannot separate it from η_c.
 const GEMMHalfTokens = 16
 
+// GEMMKernelUs and SmallKernelUs are what one kernel replayed in a CUDA
+// graph takes beyond its bytes and FLOPs at the achieved rates, measured
+// on an H200 (docs/measurements: gpu_kernels.py, gpu_fused_layer.py and
+// their recorded runs; torch 2.11, CUDA 13.0). 384 decode-shaped BF16
+// linears (M ≤ 32, 4 MB to 0.9 GB of weights) fit t = 4.7–5.0 µs + bytes
+// / 4.2 TB/s; a Qwen3-32B decode layer with its norms, adds, rotary and
+// SiLU-and-mul fused into five kernels spends 11.5–13.7 µs in them at TP1
+// to TP8, 2.5 µs a kernel (a lone tiny kernel takes 1.1). Attention
+// counts as a GEMM-class kernel plus a small one. Other GPUs are assumed
+// alike: no other GPU was measured.
+const (
+	GEMMKernelUs  = 4.5
+	SmallKernelUs = 2.5
+)
+
 // LatentRopeDim is the part of a latent attention cache entry that carries
 // the rotary key (DeepSeek-V3's qk_rope_head_dim): it is scored, not mixed
 // into the values.
@@ -104,6 +125,8 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
 		Act:        m.ActivationKernels(p.TP, g),
 	}
+	heavy, small := m.KernelsPerStep()
+	r.KernelFloor = (heavy*GEMMKernelUs + small*SmallKernelUs) * 1e-6
 	if m.LatentKV > 0 {
 		// Latent attention decodes "absorbed": every head scores the whole
 		// latent vector of each cached token (LatentKV multiply-adds) and
@@ -339,13 +362,24 @@ func (c StepCost) PaddedBatch(n int) int {
 //
 //	overhead + perSeq·seqs + ‖compute·GEMM FLOP time, weight·weight read‖ₚ
 //	+ weight·activation traffic + attn·prompt attention + kv·KV read
-//	+ comm·(all-reduce bytes + latency, in a CUDA graph or eager).
+//	+ comm·(all-reduce bytes + latency, in a CUDA graph or eager)
+//	+ the kernel floor (KernelFloor).
 func (c StepCost) StepTime(s Step) float64 {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
 		n = c.PaddedBatch(n)
 	}
-	return c.Coeffs.Dot(c.Roofline.Terms(s, float64(n), c.Coeffs))
+	return c.Coeffs.Dot(c.Roofline.Terms(s, float64(n), c.Coeffs)) + c.KernelFloor()
+}
+
+// KernelFloor is the kernel latency every step pays on a worker that runs
+// CUDA graphs. An eager worker's per-kernel cost is its CPU launches,
+// which the engine's eager overhead prices (EngineOverhead.EagerStepS).
+func (c StepCost) KernelFloor() float64 {
+	if len(c.GraphSizes) == 0 {
+		return 0
+	}
+	return c.Roofline.KernelFloor
 }
 
 // DecodeAffine returns base and perKV with StepTime(pure decode of n, KV k) =

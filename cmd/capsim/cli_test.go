@@ -352,3 +352,37 @@ func TestPredictBurstLabel(t *testing.T) {
 		}
 	}
 }
+
+// A multi-GPU prediction says what its collectives and its kernels' latency
+// cost and where each comes from, in the table and in the JSON; an eager
+// worker says its launches are in the engine's overhead.
+func TestPredictSaysCollectivesAndKernels(t *testing.T) {
+	t.Parallel()
+	base := []string{"predict", "--gpu", "H100", "--model", "Qwen3-32B", "--replicas", "1xTP8", "--isl", "1024", "--osl", "256", "--concurrency", "1", "--no-band"}
+	var out, errb bytes.Buffer
+	if err := run(base, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"collectives: aggregated 1xTP8: a small all-reduce over NVLink4 at TP8",
+		"kernels:     aggregated 1xTP8: 2.42 ms a step: 321 GEMM and attention kernels × 4.5 µs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("predict output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(append(base, "--format", "json"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var pred struct {
+		Derived []struct {
+			Collectives string `json:"collectives"`
+			Kernels     string `json:"kernels"`
+		} `json:"derived"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &pred); err != nil || len(pred.Derived) != 1 {
+		t.Fatalf("JSON derived %+v (%v)", pred.Derived, err)
+	}
+	if d := pred.Derived[0]; !strings.Contains(d.Kernels, "measured on an H200") || !strings.Contains(d.Collectives, "interconnect catalog") {
+		t.Errorf("JSON derivation %+v does not say where its kernel and collective prices come from", d)
+	}
+}

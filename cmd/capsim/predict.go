@@ -244,6 +244,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 			if d.Collectives != "" {
 				fmt.Fprintf(w, "collectives: %s %s: %s\n", d.Role, d.Pool, d.Collectives)
 			}
+			if d.Kernels != "" {
+				fmt.Fprintf(w, "kernels:     %s %s: %s\n", d.Role, d.Pool, d.Kernels)
+			}
 		}
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
