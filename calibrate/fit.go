@@ -465,10 +465,10 @@ func (p params) stored() params {
 	for role, c := range q.coeffs {
 		q.coeffs[role] = roundCoeffs(c)
 	}
-	q.frontend = round(q.frontend, 4)
-	q.service = round(math.Min(q.service, q.frontend), 4)
-	q.transfer.LatencyS = round(q.transfer.LatencyS, 5)
-	q.transfer.PerTokenS = round(q.transfer.PerTokenS, 5)
+	q.frontend = roundSignificant(q.frontend, 4)
+	q.service = roundSignificant(math.Min(q.service, q.frontend), 4)
+	q.transfer.LatencyS = roundSignificant(q.transfer.LatencyS, 5)
+	q.transfer.PerTokenS = roundSignificant(q.transfer.PerTokenS, 5)
 	return q
 }
 
@@ -888,7 +888,7 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	out := make([]Residual, len(pts))
 	for i, p := range pts {
 		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.load.String(), Measured: map[string]float64{},
-			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: round(p.weight, 4)}
+			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: roundSignificant(p.weight, 4)}
 		for _, m := range fitMetrics {
 			want, ok := p.meas[m.name]
 			if !ok {
@@ -899,9 +899,9 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 				continue // --quick prices only what the analytic model gives; the rest is not an error
 			}
 			r.Measured[m.name] = want
-			r.Fitted[m.name] = round(got, 4)
+			r.Fitted[m.name] = roundSignificant(got, 4)
 			if got > 0 {
-				r.LogRatio[m.name] = round(math.Log(got/want), 4)
+				r.LogRatio[m.name] = roundSignificant(math.Log(got/want), 4)
 			}
 		}
 		r.Flag = flagReason(p, r, pts)
@@ -910,7 +910,9 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	return out, nil
 }
 
-func round(v float64, digits int) float64 {
+// roundSignificant rounds v to digits significant digits, so that a
+// profile stores each cost as precisely as its scale warrants.
+func roundSignificant(v float64, digits int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
@@ -1054,14 +1056,14 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	if gf.layout.frontend {
 		// gf.params are already the stored numbers (params.stored).
 		g.Frontend = &FrontendFit{LatencyS: gf.params.frontend, ServiceS: gf.params.service,
-			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: roundSignificant(gf.lin.frontendSigma, 3)}
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}
 	}
 	if gf.layout.transfer {
 		g.Transfer = gf.params.transfer
-		g.Transfer.RelSigma = round(g.Transfer.RelSigma, 3)
+		g.Transfer.RelSigma = roundSignificant(g.Transfer.RelSigma, 3)
 	}
 	shapes := map[string]map[model.Pool][]string{}
 	for _, p := range pts {
@@ -1096,7 +1098,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		}
 		for i, n := range model.CoeffNames {
 			x := gf.lin.x[o+i]
-			sig[n] = round(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
+			sig[n] = roundSignificant(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
 			if gf.lin.determ[o+i] {
 				fitted = append(fitted, n)
 			} else {
@@ -1112,7 +1114,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		})
 		for _, pl := range pools {
 			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: gf.params.coeffs[role],
-				RelSigma: sig, Corr: corr, Scatter: round(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
+				RelSigma: sig, Corr: corr, Scatter: roundSignificant(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true
 			} else {
@@ -1163,7 +1165,7 @@ func listOrNone(s []string) string {
 func roundCoeffs(c model.Coeffs) model.Coeffs {
 	v := c.Vector()
 	for i := range v {
-		v[i] = round(v[i], 5)
+		v[i] = roundSignificant(v[i], 5)
 	}
 	return model.CoeffsFromVector(v)
 }

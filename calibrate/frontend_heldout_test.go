@@ -53,7 +53,10 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 			}
 			var errs [2]float64
 			for v := range errs {
-				tg := p.heldOutTarget()
+				tg, err := p.heldOutTarget()
+				if err != nil {
+					t.Fatal(err)
+				}
 				if v == 1 {
 					tg.Frontend = &fe
 				}

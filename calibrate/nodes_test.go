@@ -62,8 +62,8 @@ func TestSettingsReadAsyncScheduling(t *testing.T) {
 		}
 	}
 	pool := model.Pool{Count: 1, TP: 1}
-	sync, _ := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", false, false)
-	async, der := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", true, false)
+	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", false, false)
+	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", true, false)
 	if want := model.EngineOverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
 		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
 	}
@@ -93,7 +93,7 @@ func TestConfigurePricesPlacement(t *testing.T) {
 	}
 	configure := func(t *testing.T, tg Target) Deployment {
 		t.Helper()
-		tg.GPU, tg.Model, tg.Engine, tg.Topology = "H20", "Qwen3-32B", "vllm-0.9.0.1", mustTopo(t, "2xTP4")
+		tg.GPU, tg.LLM, tg.Engine, tg.Topology = mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), "vllm-0.9.0.1", mustTopo(t, "2xTP4")
 		d, err := prof.Configure(tg)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +138,7 @@ func TestProfilePlacementJSON(t *testing.T) {
 			t.Errorf("group %s: Nodes = %d, want 0 (one node)", g.Engine, g.Settings.Nodes)
 		}
 	}
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestPooledCommIsTheCatalogs(t *testing.T) {
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 2}
 	for _, g := range []model.GPU{gpu, gpu.AcrossNodes(2)} {
-		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPU, false)
 		if !ok {
 			t.Fatal("no pooled price")
 		}

@@ -56,7 +56,7 @@ type pooledCost struct {
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role, kind string, eager bool) (pooledCost, bool) {
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
 	targetRow := model.EngineOverheadWith(engine, async)

@@ -63,7 +63,10 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 		}
 		for _, m := range metrics {
 			if lr, ok := r.LogRatio[m]; ok {
-				errs[p.series][m] = append(errs[p.series][m], 100*math.Abs(math.Exp(lr)-1))
+				// The fit's own log ratio (rounded as the profile stores it),
+				// as the error of fitted/measured against 1.
+				e, _ := model.AbsPctError(1, math.Exp(lr))
+				errs[p.series][m] = append(errs[p.series][m], e)
 			} else if _, ok := r.Measured[m]; ok {
 				errs[p.series][m] = append(errs[p.series][m], 100)
 			}

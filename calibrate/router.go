@@ -136,7 +136,7 @@ func chooseRouter(tries []routerTry, tails bool) (routerTry, *RouterChoice) {
 	rc := &RouterChoice{Chosen: best.router, Scores: map[string]float64{}}
 	var parts []string
 	for _, t := range tries {
-		rc.Scores[t.router] = round(t.score, 4)
+		rc.Scores[t.router] = roundSignificant(t.score, 4)
 		parts = append(parts, fmt.Sprintf("%s %.4f", t.router, t.score))
 	}
 	judged := "mean metrics"

@@ -140,7 +140,7 @@ func TestFitChoosesUnstatedRouter(t *testing.T) {
 // and is said to be asked for; an unknown one is refused by name.
 func TestTargetRouter(t *testing.T) {
 	p := pooledProfile()
-	tgt := Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
+	tgt := Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
 	d, err := p.Configure(tgt)
 	if err != nil {
 		t.Fatal(err)

@@ -100,7 +100,7 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 func TestConfigKeyIsValues(t *testing.T) {
 	t.Parallel()
 	p := testProfile()
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}

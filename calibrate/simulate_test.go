@@ -17,7 +17,7 @@ import (
 func TestSimulateFillsWorkloadAndFrontend(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}

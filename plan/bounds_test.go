@@ -110,7 +110,7 @@ func forEachBoundCase(t *testing.T, check func(t *testing.T, cfg sim.Config, bou
 		for _, hit := range []float64{0, 0.6} {
 			for _, ds := range []string{"", "sharegpt"} {
 				t.Run(fmt.Sprintf("%s/%s/%s/%d:%d/hit%v/%s", tc.gpu, tc.llm, Notation(tc.topo), tc.isl, tc.osl, hit, ds), func(t *testing.T) {
-					d, err := prof.Configure(calibrate.Target{GPU: tc.gpu, Model: tc.llm, Topology: tc.topo})
+					d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, tc.gpu), LLM: mustLLM(t, tc.llm), Topology: tc.topo})
 					if err != nil {
 						t.Fatal(err)
 					}

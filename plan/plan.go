@@ -314,7 +314,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		conf = DefaultConfidence
 	}
 	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Sharing: o.Sharing, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
-		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
+		Mode: sim.SteadyState, Confidence: roundDecimals(conf, 4), BandSigmas: roundDecimals(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = CostPerHour
 	}
@@ -543,8 +543,8 @@ func joinInts(xs []int) string {
 }
 
 // target is the calibrate.Target of one candidate at band.
-func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
-	t := calibrate.Target{GPU: gpu, Model: s.llm.Name, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
+func (s *search) target(gpu model.GPU, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
+	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
 	}
@@ -553,7 +553,7 @@ func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int
 
 // newTemplate configures one worker per pool and prices its bounds.
 func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64, dpAttention int) (*template, error) {
-	dep, err := s.prof.Configure(s.target(g.Name, engine, topo, dpAttention, s.band))
+	dep, err := s.prof.Configure(s.target(g, engine, topo, dpAttention, s.band))
 	if err != nil {
 		return nil, err
 	}

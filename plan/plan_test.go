@@ -160,7 +160,7 @@ func TestHeadroomPassesAndIsTight(t *testing.T) {
 // what a client measures.
 func resimulate(t *testing.T, prof Profile, opts Options, rec Recommendation, l model.Load, z float64) *sim.Result {
 	t.Helper()
-	d, err := prof.Configure(calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology, Band: z})
+	d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: z})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +671,7 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 	for _, rec := range res.Recommendations {
 		for _, band := range []float64{0, opts.Band()} {
 			preds, err := predict.Run(context.Background(), prof, predict.Options{
-				Target:   calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology, Band: band},
+				Target:   calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: band},
 				Shapes:   []predict.Shape{{ISL: opts.ISL, OSL: opts.OSL}},
 				Loads:    []model.Load{opts.Load},
 				Settings: rec.Settings, NumPrompts: 20_000, NoBand: true, Seed: 7})
@@ -789,7 +789,7 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 		t.Fatalf("no recommendation: %s", res.Why)
 	}
 	for _, r := range res.Recommendations {
-		central, err := prof.Configure(calibrate.Target{GPU: r.GPU, Model: res.Model, Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
+		central, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, r.GPU), LLM: mustLLM(t, res.Model), Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,10 +106,10 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, s.band))
+	dep, err := s.prof.Configure(s.target(c.t.gpu, c.t.engine, c.topo, c.t.dpAttention, s.band))
 	var central calibrate.Deployment
 	if err == nil && s.band != 0 {
-		central, err = s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, 0))
+		central, err = s.prof.Configure(s.target(c.t.gpu, c.t.engine, c.topo, c.t.dpAttention, 0))
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -121,9 +121,9 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r := Recommendation{
 		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
-		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
-		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
-		PerUser:      round(perUser(c.metrics), 3),
+		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: roundDecimals(c.bound, 3),
+		OutputPerGPU: roundDecimals(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+		PerUser:      roundDecimals(perUser(c.metrics), 3),
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
 		Steady:       c.steady,
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization, KVFitTokens: predict.KVFit(withSettings),
@@ -151,7 +151,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r.Costs = calibrate.SourceFitted
 	for _, d := range dep.Derived {
-		r.Uncertainty = math.Max(r.Uncertainty, round(d.RelSigma, 3))
+		r.Uncertainty = math.Max(r.Uncertainty, roundDecimals(d.RelSigma, 3))
 		switch {
 		case d.Source == calibrate.SourcePrior:
 			r.Costs = calibrate.SourcePrior
@@ -223,7 +223,7 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 			}
 		}
 		h.MaxConcurrency = lo
-		h.Ratio = round(float64(lo)/float64(o.Load.Concurrency), 3)
+		h.Ratio = roundDecimals(float64(lo)/float64(o.Load.Concurrency), 3)
 	} else {
 		open := func(r float64) model.Load { return model.Open(r, o.Load.Burstiness) }
 		lo := o.Load.Rate
@@ -249,8 +249,8 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 				}
 			}
 		}
-		h.RequestRate = round(lo, 3)
-		h.Ratio = round(lo/o.Load.Rate, 3)
+		h.RequestRate = roundDecimals(lo, 3)
+		h.Ratio = roundDecimals(lo/o.Load.Rate, 3)
 	}
 	if failMiss != nil {
 		h.Binding = worstMissed(failMiss).SLO.Label()
@@ -272,10 +272,12 @@ func perUser(m map[string]float64) float64 {
 }
 
 func achieved(m Miss, by string) Achieved {
-	return Achieved{SLO: m.SLO.Label(), Limit: m.SLO.LimitMs, Value: round(m.Value, 3), Met: m.Value <= m.SLO.LimitMs, By: by}
+	return Achieved{SLO: m.SLO.Label(), Limit: m.SLO.LimitMs, Value: roundDecimals(m.Value, 3), Met: m.Value <= m.SLO.LimitMs, By: by}
 }
 
-func round(x float64, digits int) float64 {
+// roundDecimals rounds x to digits places after the decimal point, for
+// numbers a plan reports.
+func roundDecimals(x float64, digits int) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
@@ -351,7 +353,7 @@ func (s *search) explain() {
 		if s.bestFloor[i] > slo.LimitMs {
 			res.Why = fmt.Sprintf("no deployment can meet %s: even a lone request takes at least %s ms (%s, on %s)",
 				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, in, out, sim.CachedPrefix(o.PrefixHitRate, in))+shortestNote(slo.Family), s.bestFloorOn[i])
-			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: round(s.bestFloor[i], 3), By: s.bestFloorOn[i]})
+			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: roundDecimals(s.bestFloor[i], 3), By: s.bestFloorOn[i]})
 			return
 		}
 	}
@@ -372,7 +374,7 @@ func (s *search) explain() {
 				best.Value, best.By = v, c.name()
 			}
 		}
-		best.Value = round(best.Value, 3)
+		best.Value = roundDecimals(best.Value, 3)
 		best.Met = best.Value <= slo.LimitMs
 		res.Best = append(res.Best, best)
 		if !best.Met && (binding == nil || best.Value/best.Limit > binding.Value/binding.Limit) {
@@ -433,7 +435,7 @@ func (s *search) margin(ctx context.Context) error {
 	}
 	if best != nil {
 		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = shape(Notation(best.topo), best.t.attnDP), best.t.gpu.Name, best.gpus, best.cost
-		m.Extra = round(top.Cost-best.cost, 6)
+		m.Extra = roundDecimals(top.Cost-best.cost, 6)
 	}
 	s.res.Margin = m
 	s.res.Search.MarginSimulations = cs.sims
@@ -481,8 +483,8 @@ func (s *search) frontier() {
 		}
 		pts = append(pts, FrontierPoint{
 			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost,
-			OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
-			PerUser:      round(perUser(c.metrics), 3),
+			OutputPerGPU: roundDecimals(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+			PerUser:      roundDecimals(perUser(c.metrics), 3),
 			MeetsSLOs:    c.ok,
 		})
 	}

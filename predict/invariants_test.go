@@ -35,7 +35,7 @@ func topo(t testing.TB, s string) model.Topology {
 
 // target is a Qwen3-32B deployment on gpu; engine is a prefix such as "dynamo" or "vllm-0.9".
 func target(t testing.TB, gpu, engine, topology string) calibrate.Target {
-	return calibrate.Target{GPU: gpu, Model: qwen32, Engine: engine, Topology: topo(t, topology)}
+	return calibrate.Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, qwen32), Engine: engine, Topology: topo(t, topology)}
 }
 
 // predictAt predicts one shape at the given loads with prompts requests per
@@ -57,10 +57,10 @@ func predictIn(t testing.TB, prof *calibrate.Profile, mode sim.Mode, tgt calibra
 	preds, err := Run(context.Background(), prof, Options{Target: tgt, Shapes: []Shape{sh}, Loads: loads,
 		NumPrompts: prompts, NoBand: !band, Seed: 3, Mode: mode})
 	if err != nil {
-		t.Fatalf("%s %s: %v", tgt.GPU, tgt.Topology, err)
+		t.Fatalf("%s %s: %v", tgt.GPU.Name, tgt.Topology, err)
 	}
 	if len(preds) != 1 || len(preds[0].Points) != len(loads) {
-		t.Fatalf("%s %s: got %d predictions", tgt.GPU, tgt.Topology, len(preds))
+		t.Fatalf("%s %s: got %d predictions", tgt.GPU.Name, tgt.Topology, len(preds))
 	}
 	return preds[0]
 }
@@ -568,7 +568,7 @@ func TestHeldOutDynamoAccuracy(t *testing.T) {
 		ape := map[string][]float64{}
 		for _, r := range test {
 			sh := Shape{int(math.Round(r.Workload.ISL)), int(math.Round(r.Workload.OSL))}
-			p := replayAt(t, prof, calibrate.Target{GPU: "H20", Model: qwen32, Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
+			p := replayAt(t, prof, calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, qwen32), Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
 			for _, m := range metrics {
 				want, ok := r.Metric(m)
 				if !ok || want <= 0 {
@@ -633,7 +633,7 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 		{"H20", llama.Name, "prefill 2xTP4 + decode 1xTP4", llama.KVBytesPerToken(4, 2) / qwen.KVBytesPerToken(1, 2)},
 	} {
 		tgt := target(t, tt.gpu, "dynamo", tt.topology)
-		tgt.Model = tt.llm
+		tgt.LLM = mustLLM(t, tt.llm)
 		d, err := prof.Configure(tgt)
 		if err != nil {
 			t.Fatal(err)

@@ -70,7 +70,7 @@ func h20Target(t testing.TB, p *calibrate.Profile) calibrate.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: eng, Topology: topo}
+	return calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: eng, Topology: topo}
 }
 
 func TestRunH20(t *testing.T) {
@@ -140,7 +140,7 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 	bad := target
-	bad.GPU = "L4"
+	bad.GPU = mustGPU(t, "L4")
 	if _, err := Run(context.Background(), prof, Options{Target: bad, Shapes: []Shape{{100, 10}}}); err == nil {
 		t.Error("Qwen3-32B at TP2 on L4 was accepted")
 	}
@@ -227,7 +227,7 @@ func TestRunNamesRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		target := calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: tt.engine, Topology: topo}
+		target := calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: tt.engine, Topology: topo}
 		preds, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{1000, 100}}, Loads: []model.Load{model.Closed(1)}, Seed: 1})
 		if err != nil {
 			t.Fatal(err)

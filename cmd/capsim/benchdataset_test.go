@@ -106,7 +106,7 @@ func TestValidateLiveDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	predicted := func(dataset string) map[string]float64 {
-		target := calibrate.Target{GPU: "H100-SXM", Model: "Qwen/Qwen3-8B", Engine: "llm-d-inference-sim-0.10.2",
+		target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: "llm-d-inference-sim-0.10.2",
 			Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})}
 		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target, Shapes: []predict.Shape{{ISL: 16, OSL: 4}},
 			Loads: []model.Load{model.Closed(4)}, NumPrompts: 24, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: dataset})
