@@ -746,30 +746,19 @@ func pointLoss(p *point, simulated map[string]float64) float64 {
 // simulates for outputs that run to about their stated length.
 const OutputSpread = 0.2
 
-// BenchmarkOutput is the output-length distribution the fit simulates for a
-// benchmark whose mean output is osl tokens; maxTokens is the cap of outputs
-// that stop early (series.Workload.OSLMax: set when the mean is well under
-// the cap), 0 for outputs that run to about osl.
+// BenchmarkOutput is the output-length distribution simulated for a
+// benchmark whose mean output is osl tokens; maxTokens is the cap of
+// outputs that stop early (series.Workload.OSLMax), 0 for outputs that run
+// to about osl.
 //
-// Outputs that run to about their length (ignore_eos, or a cap the model
-// reaches) are uniform within ±20% of osl. Real runs desynchronise (outputs
-// stop early, clients start and finish at slightly different times); fixed
-// lengths in a deterministic closed loop would instead keep every client in
-// lock-step, prefilling in waves, which inflates TTFT several-fold. A
-// record that measured every output at exactly its length did run so
-// (Workload.ExactOutput: dstack's DeepSeek-R1 closed loops, whose mean TTFT
-// grows with the concurrency as waves of prompts do) and is simulated at
-// that length, not with this spread.
-//
-// Outputs that stop early (osl well under maxTokens) end where the model
-// samples its end-of-sequence token. On a benchmark's random or unrelated
-// prompts nothing ties that to a length, so the chance of stopping is the
-// same at every token: lengths are geometric (exponential), and those that
-// reach the cap stop there. The exponential's mean is set so that the
-// capped lengths average osl. The spread matters under load: short outputs
-// free their KV cache and batch slots early, long ones hold them to the
-// cap, which decides how soon queued requests are admitted and how long a
-// run's tail is. Predictions should use the same distribution.
+// Outputs that run to their length are uniform within ±20% of osl: fixed
+// lengths in a deterministic closed loop would keep every client in
+// lock-step, prefilling in waves, and inflate TTFT several-fold (a record
+// that measured exact lengths is simulated so: Workload.ExactOutput).
+// Outputs that stop early end at an end-of-sequence token that nothing on
+// random prompts ties to a length: exponential lengths capped at
+// maxTokens, their mean set so that the capped lengths average osl. Under
+// load the spread decides how soon KV cache and batch slots free up.
 func BenchmarkOutput(osl, maxTokens int) sim.LengthDist {
 	if maxTokens > osl && osl >= 2 {
 		return sim.LengthDist{Kind: "exponential", Mean: cappedExpMean(float64(osl), float64(maxTokens)), Min: 1, Max: maxTokens}

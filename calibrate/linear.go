@@ -436,18 +436,13 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // stay at the prior), Huber reweighting against outliers and an active set
 // keeping every multiplier non-negative.
 //
-// Each step's GEMMs cost the smooth roofline of their compute and memory
-// time (model.RooflineP): the rows are linear once the split between the
-// two is fixed, and the split depends only on each role's ratio of the
-// compute to the weight coefficient. The fit starts with the prior's
-// ratio and looks for the ratio the solution reproduces: each pass moves
-// the ratio halfway (geometrically) to the solution's, until the two agree
-// within splitTolerance or linearPasses solves. Where the solution jumps
-// (a coefficient reaching its bound on one side of some ratio and not on
-// the other) no ratio reproduces itself, and the damped passes end up
-// alternating between two solutions, one on each side: of those the one
-// whose rows it fits better (lower rmsRel) is kept, whichever the last
-// pass was, and the fit notes the split (linearFit.unsettled).
+// The GEMMs' smooth roofline (model.RooflineP) makes the rows linear only
+// once each role's compute-to-weight split is fixed, so the split is
+// iterated: each pass moves it halfway (geometrically) to the solution's,
+// until the two agree within splitTolerance or after linearPasses. Where
+// the solution jumps across some split no split reproduces itself and the
+// passes alternate between two solutions: the one that fits its rows
+// better (lower rmsRel) is kept, and the fit notes it (linearFit.unsettled).
 func fitLinear(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
 	var fit, previous linearFit
