@@ -15,6 +15,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Options tune a fit. The zero value is the default fit.
@@ -742,61 +743,13 @@ func pointLoss(p *point, simulated map[string]float64) float64 {
 	return s
 }
 
-// OutputSpread is the relative half-width of the output lengths the fit
-// simulates for outputs that run to about their stated length.
-const OutputSpread = 0.2
-
-// BenchmarkOutput is the output-length distribution simulated for a
-// benchmark whose mean output is osl tokens; maxTokens is the cap of
-// outputs that stop early (series.Workload.OSLMax), 0 for outputs that run
-// to about osl.
-//
-// Outputs that run to their length are uniform within ±20% of osl: fixed
-// lengths in a deterministic closed loop would keep every client in
-// lock-step, prefilling in waves, and inflate TTFT several-fold (a record
-// that measured exact lengths is simulated so: Workload.ExactOutput).
-// Outputs that stop early end at an end-of-sequence token that nothing on
-// random prompts ties to a length: exponential lengths capped at
-// maxTokens, their mean set so that the capped lengths average osl. Under
-// load the spread decides how soon KV cache and batch slots free up.
-func BenchmarkOutput(osl, maxTokens int) sim.LengthDist {
-	if maxTokens > osl && osl >= 2 {
-		return sim.LengthDist{Kind: "exponential", Mean: cappedExpMean(float64(osl), float64(maxTokens)), Min: 1, Max: maxTokens}
-	}
-	if osl < 10 {
-		return sim.Fixed(osl)
-	}
-	lo := int(math.Round(float64(osl) * (1 - OutputSpread)))
-	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
-}
-
-// cappedExpMean is the mean μ of an exponential whose values capped at m
-// average mean: μ·(1 − e^(−m/μ)) = mean, for 0 < mean < m (by bisection;
-// the left side grows with μ from 0 towards m).
-func cappedExpMean(mean, m float64) float64 {
-	capped := func(mu float64) float64 { return mu * -math.Expm1(-m/mu) }
-	lo, hi := mean, 2*mean
-	for capped(hi) < mean {
-		lo, hi = hi, 2*hi
-	}
-	for range 100 {
-		mid := (lo + hi) / 2
-		if capped(mid) < mean {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
 // FitSeed is the seed the fit simulates every record with; re-simulating
 // a record with it (plot, validate --results) repeats the fit exactly.
 const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
-func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data, Sharing: p.share}
+func (p *point) workload() workload.Workload {
+	return workload.Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data, Sharing: p.share}
 }
 
 // deployment prices one point's deployment with trial parameters.

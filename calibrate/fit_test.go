@@ -73,7 +73,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 					Load: model.Closed(c), NumPrompts: max(200, 10*c)},
 				// No completed count: the simulated outputs were spread around
 				// OSL, and a counted mean equal to the cap would say they ran
-				// to exactly OSL (series.Workload.ExactOutput).
+				// to exactly OSL (workload.Workload.ExactOutput).
 				Metrics: mt,
 			})
 		}

@@ -235,7 +235,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 					Load: model.Closed(c), NumPrompts: max(100, 5*c)},
 				// No completed count: the simulated outputs were spread around
 				// OSL, and a counted mean equal to the cap would say they ran
-				// to exactly OSL (series.Workload.ExactOutput).
+				// to exactly OSL (workload.Workload.ExactOutput).
 				Metrics: mt,
 			})
 		}

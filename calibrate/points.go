@@ -41,12 +41,12 @@ type point struct {
 	load   model.Load
 	isl    int
 	osl    int
-	oslMax int           // cap of outputs that stop early (series.Workload.OSLMax), else 0
-	exact  bool          // every output ran to exactly osl (series.Workload.ExactOutput)
+	oslMax int           // cap of outputs that stop early (workload.Workload.OSLMax), else 0
+	exact  bool          // every output ran to exactly osl (workload.Workload.ExactOutput)
 	prompt int           // prompts to simulate
-	hit    float64       // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
-	data   string        // dataset whose lengths the run drew (series.Workload.Dataset), else ""
-	share  model.Sharing // how its prompts shared prefixes (series.Workload.Sharing)
+	hit    float64       // prefix-cache hit rate the record states (workload.Workload.PrefixHitRate)
+	data   string        // dataset whose lengths the run drew (workload.Workload.Dataset), else ""
+	share  model.Sharing // how its prompts shared prefixes (workload.Workload.Sharing)
 	// stated is the KV-cache sizing and batch limits of the record's own
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned

@@ -14,6 +14,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // testProfile is a small hand-made profile: Dynamo with prefill at TP1 and
@@ -498,7 +499,7 @@ func TestPipelineThroughput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := d.Simulate(context.Background(), Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
+		res, err := d.Simulate(context.Background(), workload.Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
