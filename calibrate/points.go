@@ -34,7 +34,7 @@ var ReportMetrics = []string{model.RequestThroughput, model.MeanTTFT, model.Mean
 // point is one measured record prepared for fitting.
 type point struct {
 	rec    *results.Record
-	series string // series.Key of the record
+	series string // results.SeriesKey of the record
 	config string // configuration key (topology and settings) for leave-one-out
 	shape  string // workload shape key
 	topo   model.Topology
@@ -151,8 +151,8 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		if dep := r.DeploymentLabel(); dep != "" {
 			p.config += " " + dep
 		}
-		p.shape = series.ShapeKey(r)
-		p.series = series.Key(r)
+		p.shape = results.ShapeKey(r)
+		p.series = results.SeriesKey(r)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}

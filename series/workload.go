@@ -36,15 +36,8 @@ func datasetOf(settings map[string]string) (d datasets.Dataset, stated string, o
 }
 
 // HitRateSetting is the record setting that states a run's prefix-cache hit
-// rate: a fraction in [0, 1) ("0.4") or a percentage ("40%") of the prompt
-// tokens the engine served from its cache (vLLM's "Prefix cache hit rate").
-// Spelled with dashes or underscores, in any case.
-const HitRateSetting = "prefix_cache_hit_rate"
-
-// isHitRateKey says whether a settings key spells HitRateSetting.
-func isHitRateKey(k string) bool {
-	return strings.ReplaceAll(strings.ToLower(k), "-", "_") == HitRateSetting
-}
+// rate (results.HitRateSetting).
+const HitRateSetting = results.HitRateSetting
 
 // hitRate reads a record's HitRateSetting. An error says why the setting is unusable: a value
 // that is not a fraction in [0, 1), or several spellings of the key whose
@@ -53,7 +46,7 @@ func isHitRateKey(k string) bool {
 func hitRate(settings map[string]string) (float64, error) {
 	var keys []string
 	for k := range settings {
-		if isHitRateKey(k) {
+		if results.IsHitRateKey(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -167,7 +160,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]workload.Workload, []err
 		if errs[i] != nil {
 			continue
 		}
-		keys[i] = Key(&all[i])
+		keys[i] = results.SeriesKey(&all[i])
 		if n, ok := impliedOutput(&all[i]); ok && out[i].Dataset == "" {
 			est[keys[i]] = append(est[keys[i]], n)
 		}
