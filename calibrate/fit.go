@@ -749,7 +749,9 @@ const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
 func (p *point) workload() workload.Workload {
-	return workload.Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data, Sharing: p.share}
+	w := p.w
+	w.Seed = FitSeed
+	return w
 }
 
 // deployment prices one point's deployment with trial parameters.
@@ -829,7 +831,7 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	progress(Progress{Stage: "residuals", Group: name, Done: len(pts), Total: len(pts)})
 	out := make([]Residual, len(pts))
 	for i, p := range pts {
-		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.load.String(), Measured: map[string]float64{},
+		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.w.Load.String(), Measured: map[string]float64{},
 			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: roundSignificant(p.weight, 4)}
 		for _, m := range fitMetrics {
 			want, ok := p.meas[m.name]
@@ -898,21 +900,21 @@ func flagReason(p *point, r Residual, all []*point) string {
 	}
 	// In a closed loop each client's throughput X/c cannot rise with c:
 	// a point below a higher concurrency's per-client rate is a dip.
-	if x, ok := p.meas[model.RequestThroughput]; ok && p.load.Kind == model.ClosedLoop && r.LogRatio[model.RequestThroughput] > 0.15 {
+	if x, ok := p.meas[model.RequestThroughput]; ok && p.w.Load.Kind == model.ClosedLoop && r.LogRatio[model.RequestThroughput] > 0.15 {
 		for _, q := range all {
 			qx, ok := q.meas[model.RequestThroughput]
-			if ok && q.series == p.series && q.load.Kind == model.ClosedLoop && q.load.Concurrency > p.load.Concurrency &&
-				qx/float64(q.load.Concurrency) > 1.2*x/float64(p.load.Concurrency) {
+			if ok && q.series == p.series && q.w.Load.Kind == model.ClosedLoop && q.w.Load.Concurrency > p.w.Load.Concurrency &&
+				qx/float64(q.w.Load.Concurrency) > 1.2*x/float64(p.w.Load.Concurrency) {
 				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s per client, below the %.3g of %s (per-client throughput cannot rise with concurrency)",
-					x/float64(p.load.Concurrency), qx/float64(q.load.Concurrency), q.load))
+					x/float64(p.w.Load.Concurrency), qx/float64(q.w.Load.Concurrency), q.w.Load))
 				break
 			}
 		}
 	}
 	if rt, ok := p.meas[model.RequestThroughput]; ok && r.LogRatio[model.RequestThroughput] > 0.15 && !strings.Contains(strings.Join(why, ""), "dip") {
 		for _, q := range all {
-			if q.series == p.series && q.load.X() < p.load.X() && q.meas[model.RequestThroughput] > rt {
-				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.load))
+			if q.series == p.series && q.w.Load.X() < p.w.Load.X() && q.meas[model.RequestThroughput] > rt {
+				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.w.Load))
 				break
 			}
 		}
@@ -928,7 +930,7 @@ func flagReason(p *point, r Residual, all []*point) string {
 
 func isLowest(p *point, all []*point) bool {
 	for _, q := range all {
-		if q.series == p.series && q.load.X() < p.load.X() {
+		if q.series == p.series && q.w.Load.X() < p.w.Load.X() {
 			return false
 		}
 	}
@@ -975,11 +977,11 @@ func analyticMetrics(ctx context.Context, e env, l layout, prm params, pts []*po
 		}
 		if tpot > 0 {
 			out[i][model.MeanTPOT] = 1000 * tpot
-			e2e := ttft + float64(p.osl-1)*tpot
+			e2e := ttft + float64(p.w.OSL-1)*tpot
 			out[i][model.MeanE2EL] = 1000 * e2e
-			if p.load.Kind == model.ClosedLoop && e2e > 0 {
+			if p.w.Load.Kind == model.ClosedLoop && e2e > 0 {
 				out[i][model.RequestThroughput] = inFlight / e2e
-				out[i][model.OutputThroughput] = inFlight * float64(p.osl) / e2e
+				out[i][model.OutputThroughput] = inFlight * float64(p.w.OSL) / e2e
 			}
 		}
 	}

@@ -70,7 +70,7 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 					errs[0] = math.NaN()
 					break
 				}
-				errs[v] = 100 * math.Abs(res.Metrics[model.MeanTTFT]/want-1)
+				errs[v], _ = model.AbsPctError(want, res.Metrics[model.MeanTTFT])
 			}
 			if math.IsNaN(errs[0]) {
 				continue

@@ -363,7 +363,7 @@ func (h heldOut) prediction() HeldOutPrediction {
 	}
 	r := h.p.rec
 	return HeldOutPrediction{Record: r.ID, Source: r.Source.File, GPU: model.CanonicalGPU(r.System.GPU), Model: recordModel(r),
-		Engine: r.System.Engine, Load: h.p.load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
+		Engine: r.System.Engine, Load: h.p.w.Load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
 		Low: pick(h.lo), High: pick(h.hi), PricedFrom: h.derived, Failure: h.failure}
 }
 

@@ -108,7 +108,7 @@ func frontendQueues(pts []*point) bool {
 		if p.topo.Disaggregated() {
 			continue
 		}
-		if p.load.Kind == model.Burst {
+		if p.w.Load.Kind == model.Burst {
 			return true
 		}
 		perServer := p.meas[model.RequestThroughput] / float64(max(p.topo.Replicas.Count, 1))
@@ -187,16 +187,16 @@ func (e env) stepTerms(role string, pool model.Pool, s model.Step) []float64 {
 func loadShape(p *point) (inFlight, decodeBatch float64) {
 	e2e, hasE2E := p.meas[model.MeanE2EL]
 	ttft, hasTTFT := p.meas[model.MeanTTFT]
-	switch p.load.Kind {
+	switch p.w.Load.Kind {
 	case model.ClosedLoop:
-		inFlight = float64(p.load.Concurrency)
+		inFlight = float64(p.w.Load.Concurrency)
 	case model.Burst:
-		inFlight = float64(p.prompt)
+		inFlight = float64(p.w.NumPrompts)
 	default:
 		if rt, ok := p.meas[model.RequestThroughput]; ok && hasE2E {
 			inFlight = rt * e2e / 1000 // Little's law
 		} else {
-			inFlight = p.load.Rate
+			inFlight = p.w.Load.Rate
 		}
 	}
 	frac := 0.8
@@ -231,7 +231,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		decRole, decPool = RoleDecode, p.topo.Decode.Worker()
 	}
 	lowLoad := inFlight <= 2 || (!disagg && inFlight <= float64(p.topo.Replicas.Count))
-	kv := b * (float64(p.isl) + float64(p.osl)/2)
+	kv := b * (float64(p.w.ISL) + float64(p.w.OSL)/2)
 	decode := make([]float64, l.size())
 	{
 		t := e.stepTerms(decRole, decPool, model.Step{DecodeSeqs: int(b), DecodeKV: kv})
@@ -241,11 +241,11 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	if disagg {
 		pre := p.topo.Prefill.Worker()
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
-		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
-			c := min(chunk, p.isl-done)
+			c := min(chunk, p.w.ISL-done)
 			t := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
 		}
@@ -253,19 +253,19 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		// as the simulator prices it (an upper bound: sim.Config.PrefixHitRate).
 		o := l.transferIndex()
 		ttft[o] = 1
-		ttft[o+1] = float64(p.isl)
-		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
+		ttft[o+1] = float64(p.w.ISL)
+		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.w.ISL)})
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 	} else {
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
 		others := int(b) - 1
-		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
-			c := min(chunk, p.isl-done)
+			c := min(chunk, p.w.ISL-done)
 			t := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
-				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
+				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.w.ISL) + float64(p.w.OSL)/2)})
 			addTo(ttft[l.offset(RoleAggregated):], t, 1)
 		}
 		ttft[l.frontendIndex()] = 1
@@ -281,7 +281,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		// measured throughput) joins the steps. TPOT = step(b) + λ·TPOT·P.
 		a := append([]float64(nil), decode...)
 		if lambda := arrivalRate(p); lambda > 0 {
-			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.isl, sim.CachedPrefix(p.hit, p.isl))
+			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.w.ISL, sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL))
 			addTo(a[l.offset(RoleAggregated):], pre, lambda*tpot/1000)
 		}
 		rows = append(rows, row{a: a, y: tpot / 1000, w: p.weight, pt: p, what: model.MeanTPOT})
@@ -292,9 +292,9 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	if !hasTPOT {
 		e2e, ok := p.meas[model.MeanE2EL]
 		e2e /= 1000
-		if !ok && p.load.Kind == model.ClosedLoop {
+		if !ok && p.w.Load.Kind == model.ClosedLoop {
 			if v, ok2 := p.meas[model.OutputThroughput]; ok2 {
-				e2e, ok = inFlight*float64(p.osl)/v, true
+				e2e, ok = inFlight*float64(p.w.OSL)/v, true
 			} else if v, ok2 := p.meas[model.RequestThroughput]; ok2 {
 				e2e, ok = inFlight/v, true
 			}
@@ -302,7 +302,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		if ok {
 			a := make([]float64, l.size())
 			addTo(a, ttft, 1)
-			addTo(a, decode, float64(p.osl-1))
+			addTo(a, decode, float64(p.w.OSL-1))
 			w := 1.0
 			if !lowLoad {
 				w = 0.5
@@ -327,7 +327,7 @@ func arrivalRate(p *point) float64 {
 	x, ok := p.meas[model.RequestThroughput]
 	if !ok {
 		if o, ok2 := p.meas[model.OutputThroughput]; ok2 {
-			x = o / float64(p.osl)
+			x = o / float64(p.w.OSL)
 		}
 	}
 	return x / float64(max(p.topo.Replicas.Count, 1))

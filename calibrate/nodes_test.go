@@ -7,6 +7,7 @@ import (
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/workload"
 )
 
 // A record's stated placement becomes the number of nodes its workers span.
@@ -225,7 +226,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 	var recs []results.Record
 	for _, sh := range [][2]int{{1000, 200}, {3000, 100}} {
 		for _, c := range []int{1, 4, 16, 32} {
-			p := &point{topo: topo, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(100, 5*c)}
+			p := &point{topo: topo, w: workload.Workload{Load: model.Closed(c), ISL: sh[0], OSL: sh[1], NumPrompts: max(100, 5*c)}}
 			mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput)
 			recs = append(recs, results.Record{
 				ID:     "xnode:" + strings.Join([]string{itoa(sh[0]), itoa(c)}, ":"),

@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
+	"github.com/capsim/capsim/workload"
 )
 
 // fitMetrics are the metrics the fit compares, with their weight in the loss.
@@ -38,15 +39,7 @@ type point struct {
 	config string // configuration key (topology and settings) for leave-one-out
 	shape  string // workload shape key
 	topo   model.Topology
-	load   model.Load
-	isl    int
-	osl    int
-	oslMax int           // cap of outputs that stop early (workload.Workload.OSLMax), else 0
-	exact  bool          // every output ran to exactly osl (workload.Workload.ExactOutput)
-	prompt int           // prompts to simulate
-	hit    float64       // prefix-cache hit rate the record states (workload.Workload.PrefixHitRate)
-	data   string        // dataset whose lengths the run drew (workload.Workload.Dataset), else ""
-	share  model.Sharing // how its prompts shared prefixes (workload.Workload.Sharing)
+	w      workload.Workload // the run as series.Workloads reads it (Seed unset: workload() sets FitSeed)
 	// stated is the KV-cache sizing and batch limits of the record's own
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
@@ -107,8 +100,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		}
 		w := works[i]
 		notes = append(notes, w.Notes...)
-		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
-			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, exact: w.ExactOutput, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset, share: w.Sharing}
+		p := &point{rec: r, topo: topo, w: w, meas: map[string]float64{}, weight: 1, notes: notes}
 		p.stated = recordSettings(r.System.Engine, r, topo)
 		bad := false
 		for _, m := range fitMetrics {

@@ -10,6 +10,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 func TestRouterOpen(t *testing.T) {
@@ -76,7 +77,7 @@ func vllmRecords(t *testing.T, router sim.Routing, concs []int) []results.Record
 	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}, frontend: 0.01}
 	var recs []results.Record
 	for _, c := range concs {
-		p := &point{topo: tp, load: model.Closed(c), isl: 2500, osl: 100, prompt: 10 * c}
+		p := &point{topo: tp, w: workload.Workload{Load: model.Closed(c), ISL: 2500, OSL: 100, NumPrompts: 10 * c}}
 		mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT)
 		recs = append(recs, results.Record{
 			ID:     fmt.Sprintf("syn-%s:%d", router, c),
