@@ -232,7 +232,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	case llm.Name == "":
 		return Deployment{}, fmt.Errorf("%w (known: %s)", ErrNoModel, LLMList())
 	}
-	engine, err := t.Engine, error(nil)
+	var err error
+	engine := t.Engine
 	if len(p.Groups) > 0 {
 		engine, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
 		if err != nil {
