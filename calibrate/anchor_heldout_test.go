@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 
@@ -42,7 +41,7 @@ func TestOnePointPerDeployment(t *testing.T) {
 			}
 			// One deployment (its topology and engine settings) at one shape
 			// (prompt and output lengths to 64 tokens).
-			b := fmt.Sprintf("%s|%s|%s|%s|%s|%d:%d", p.rec.Source.File, p.rec.System.GPU, p.rec.System.Model, p.rec.System.Engine, p.config, p.isl/64, p.osl/64)
+			b := fmt.Sprintf("%s|%s|%s|%s|%s|%d:%d", p.rec.Source.File, p.rec.System.GPU, p.rec.System.Model, p.rec.System.Engine, p.config, p.w.ISL/64, p.w.OSL/64)
 			if _, ok := blocks[b]; !ok {
 				keys = append(keys, b)
 			}
@@ -57,11 +56,11 @@ func TestOnePointPerDeployment(t *testing.T) {
 		pts := blocks[k]
 		anchor := slices.MinFunc(pts, compareLoads)
 		var rest []*point
-		loads := map[model.Load]bool{anchor.load: true}
+		loads := map[model.Load]bool{anchor.w.Load: true}
 		for _, p := range pts {
-			if p.load != anchor.load {
+			if p.w.Load != anchor.w.Load {
 				rest = append(rest, p)
-				loads[p.load] = true
+				loads[p.w.Load] = true
 			}
 		}
 		if len(loads) < 3 {
@@ -89,8 +88,8 @@ func TestOnePointPerDeployment(t *testing.T) {
 					continue
 				}
 				e := errs[m]
-				e[0] = append(e[0], 100*math.Abs(a.central[m]/want-1))
-				e[1] = append(e[1], 100*math.Abs(h.central[m]/want-1))
+				e[0] = append(e[0], pct(want, a.central[m]))
+				e[1] = append(e[1], pct(want, h.central[m]))
 				errs[m] = e
 				deployments[k] = true
 			}
@@ -112,14 +111,14 @@ func TestOnePointPerDeployment(t *testing.T) {
 // load is: closed loops by concurrency, open loops by rate, bursts by
 // their prompts; loads of different kinds by measured request rate.
 func compareLoads(a, b *point) int {
-	if a.load.Kind == b.load.Kind {
-		switch a.load.Kind {
+	if a.w.Load.Kind == b.w.Load.Kind {
+		switch a.w.Load.Kind {
 		case model.ClosedLoop:
-			return a.load.Concurrency - b.load.Concurrency
+			return a.w.Load.Concurrency - b.w.Load.Concurrency
 		case model.OpenLoop:
-			return cmp.Compare(a.load.Rate, b.load.Rate)
+			return cmp.Compare(a.w.Load.Rate, b.w.Load.Rate)
 		case model.Burst:
-			return a.prompt - b.prompt
+			return a.w.NumPrompts - b.w.NumPrompts
 		}
 	}
 	return cmp.Compare(a.meas[model.RequestThroughput], b.meas[model.RequestThroughput])

@@ -10,10 +10,12 @@ import (
 	"github.com/capsim/capsim/sim"
 )
 
-// Target names a deployment to configure from a profile.
+// Target names a deployment to configure from a profile. Its GPU and model
+// are catalog entries, looked up once where names enter (Resolve,
+// RecordTarget): Configure compares their catalog names.
 type Target struct {
-	GPU      string
-	Model    string
+	GPU      model.GPU
+	LLM      model.LLM
 	Engine   string // exact engine label, or a prefix resolved by ResolveEngine; "" picks the default
 	Topology model.Topology
 	// Band scales every pool's step costs by exp(Band × its RelSigma) (see
@@ -239,14 +241,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if err := t.Topology.Validate(); err != nil {
 		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
-	gpu, err := model.LookupGPU(t.GPU)
-	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %w", err)
+	gpu, llm := t.GPU, t.LLM
+	switch {
+	case gpu.Name == "":
+		return Deployment{}, fmt.Errorf("%w (known: %s)", ErrNoGPU, GPUList())
+	case llm.Name == "":
+		return Deployment{}, fmt.Errorf("%w (known: %s)", ErrNoModel, LLMList())
 	}
-	llm, err := model.LookupLLM(t.Model)
-	if err != nil {
-		return Deployment{}, fmt.Errorf("calibrate: %w", err)
-	}
+	var err error
 	engine := t.Engine
 	if len(p.Groups) > 0 {
 		engine, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
@@ -260,11 +262,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, engine)
-	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
-		src, srcKind = g, ""
+	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != sourceExact {
+		src, srcKind = g, sourceExact
 	}
 	settings := defaultSettings(engine, gpu, llm.MaxContext)
-	if src != nil && srcKind == "" {
+	if src != nil && srcKind == sourceExact {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
 		// engine's defaults.
@@ -324,9 +326,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
 	case t.Settings != nil && t.Settings.Router != "":
 		d.RouterFrom = "the stated engine settings"
-	case src != nil && srcKind == "" && src.RouterChoice != nil:
+	case src != nil && srcKind == sourceExact && src.RouterChoice != nil:
 		d.RouterChoice, d.RouterFrom = src.RouterChoice, "chosen by the fit ("+src.RouterChoice.Why+")"
-	case src != nil && srcKind == "":
+	case src != nil && srcKind == sourceExact:
 		d.RouterFrom = "the calibrated deployment's settings"
 	default:
 		d.RouterFrom = "the default"
@@ -334,7 +336,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	frontend, service := 0.0, 0.0
 	switch {
 	case t.Topology.Disaggregated():
-	case src != nil && srcKind == "" && src.Frontend != nil:
+	case src != nil && srcKind == sourceExact && src.Frontend != nil:
 		// The deployment's own: its client, network and host.
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
@@ -395,7 +397,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			// No fit of this GPU and model: every fitted group prices it
 			// (pooled.go), the target's own engine row its CPU costs, and
 			// the roofline prior only when nothing pools.
-			pooled := srcKind != "" && srcKind != kindOtherVersion
+			pooled := srcKind != sourceExact && srcKind != sourceOtherVersion
 			carried := src
 			if pooled {
 				carried = nil
@@ -407,11 +409,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 			graphs := settings.graphSizes(role)
 			if pooled {
-				kind := srcKind
-				if kind == "none" {
-					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
-				}
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, srcKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
 					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
 				}
@@ -464,11 +462,10 @@ func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 }
 
 // sourceGroup picks the group whose coefficients a target uses, and how
-// far it is from the target: "" exact, otherwise a description of what
-// differs. gpu and llm are catalog names.
-func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
+// far it is from the target. gpu and llm are catalog names.
+func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, sourceKind) {
 	if g := p.group(gpu, llm, engine); g != nil {
-		return g, ""
+		return g, sourceExact
 	}
 	fam := model.EngineFamily(engine)
 	// Another model's group stands in for a model of the same kind (dense
@@ -482,22 +479,22 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	moe := isMoE(llm)
 	type pick struct {
 		ok   func(g *Group) bool
-		kind string
+		kind sourceKind
 	}
 	picks := []pick{
 		{func(g *Group) bool {
 			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
-		}, kindOtherVersion},
-		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
+		}, sourceOtherVersion},
+		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, sourceOtherGPU},
 		{func(g *Group) bool {
 			return g.GPU == gpu && model.EngineFamily(g.Engine) == fam && isMoE(g.Model) == moe
-		}, "another model"},
-		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
-		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
+		}, sourceOtherModel},
+		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, sourceOtherGPU},
+		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, sourceOtherModel},
 		{func(g *Group) bool {
 			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
-		}, "another GPU and model"},
-		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+		}, sourceOtherGPUAndModel},
+		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, sourceOtherGPUAndModel},
 	}
 	// Without one, nothing of another deployment stands in: its frontend
 	// is its host's and client's, not the engine's (Configure prices the
@@ -508,7 +505,7 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 			return best, pk.kind
 		}
 	}
-	return nil, "none"
+	return nil, sourceNone
 }
 
 // pickGroup is the group of gs that ok accepts with the nearest engine
@@ -544,11 +541,11 @@ var ErrDPAttention = errors.New("data-parallel attention")
 
 // statedFrontendNote is Deployment.FrontendFrom for a stated frontend
 // latency: what it is and where the serial work in it came from.
-func statedFrontendNote(latency, service float64, src *Group, srcKind string) string {
+func statedFrontendNote(latency, service float64, src *Group, srcKind sourceKind) string {
 	note := fmt.Sprintf("%.1f ms a request, stated (no band)", 1000*latency)
 	if service > 0 && src != nil {
 		from := "the deployment's own"
-		if srcKind != "" {
+		if srcKind != sourceExact {
 			from = "the engine's prior"
 		}
 		note += fmt.Sprintf(", %.1f ms of it serial in the API server (%s; at most the stated latency)", 1000*service, from)
@@ -593,10 +590,39 @@ func (p *Profile) frontendLogSpread(value func(*FrontendFit) (float64, bool)) fl
 	return math.Sqrt(math.Max(s2/sw-m*m, 0))
 }
 
-// kindOtherVersion is sourceGroup's answer for a group of the target's GPU,
-// model and engine family at another version: its fit carries over with
-// the CPU overheads rescaled by the engine table.
-const kindOtherVersion = "another version"
+// sourceKind is how far the group sourceGroup picks lies from a target.
+type sourceKind int
+
+const (
+	sourceExact sourceKind = iota // the target's own GPU, model and engine
+	// sourceOtherVersion: the target's GPU, model and engine family at
+	// another version; its fit carries over with the CPU overheads
+	// rescaled by the engine table.
+	sourceOtherVersion
+	sourceOtherGPU
+	sourceOtherModel
+	sourceOtherGPUAndModel
+	sourceNone // no group of the target's engine family
+)
+
+// String is the kind as derivation notes word it.
+func (k sourceKind) String() string {
+	switch k {
+	case sourceExact:
+		return "the target's own"
+	case sourceOtherVersion:
+		return "another version"
+	case sourceOtherGPU:
+		return "another GPU"
+	case sourceOtherModel:
+		return "another model"
+	case sourceOtherGPUAndModel:
+		return "another GPU and model"
+	case sourceNone:
+		return "an engine family the profile's own groups lack"
+	}
+	return fmt.Sprintf("sourceKind(%d)", int(k))
+}
 
 // versionDistance orders engine versions by closeness to want: major
 // differences weigh more than minor ones, an unversioned label is far.
@@ -623,12 +649,12 @@ func versionDistance(v, want []int) float64 {
 }
 
 // resolveCoeffs returns a role's coefficients for a pool shape from group
-// g — the target's own (kind "") or its engine at another version
-// (kindOtherVersion); nil means the roofline prior — with their fitted
+// g — the target's own (sourceExact) or its engine at another version
+// (sourceOtherVersion); nil means the roofline prior — with their fitted
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, async, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, engine string, async, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
 	target := model.EngineOverheadWith(engine, async)
 	if g == nil {
@@ -644,6 +670,10 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return carriedCost{coeffs: c, sig: constSigma(0), extra: sigmaPrior}, der
 	}
 	coeffs := e.Coeffs
+	note := "" // what differs from the target, for der.From
+	if kind != sourceExact {
+		note = kind.String()
+	}
 	srcO := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
@@ -654,12 +684,12 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		// unexplained time over the row of its new mode. The table's own
 		// uncertainty is added.
 		prior := model.PriorCoeffsFor(target, eager)
-		if kind == "" && srcO.Generation == target.Generation {
+		if note == "" && srcO.Generation == target.Generation {
 			coeffs.Overhead = math.Max(prior.Overhead+g.Unexplained(e), minMult*target.StepS)
-			kind = fmt.Sprintf("run %s where it was fitted %s: the %s row's step cost in that mode, its own unexplained time kept", mode[eager], mode[e.Eager], target.Generation)
+			note = fmt.Sprintf("run %s where it was fitted %s: the %s row's step cost in that mode, its own unexplained time kept", mode[eager], mode[e.Eager], target.Generation)
 		} else {
 			coeffs.Overhead, coeffs.PerSeq = prior.Overhead, prior.PerSeq
-			kind = strings.TrimPrefix(kind+fmt.Sprintf("; CPU overheads the %s (%s) engine-table row's, not %s's own fit (%s)",
+			note = strings.TrimPrefix(note+fmt.Sprintf("; CPU overheads the %s (%s) engine-table row's, not %s's own fit (%s)",
 				target.Generation, mode[eager], srcO.Generation, mode[e.Eager]), "; ")
 		}
 		extra = math.Hypot(extra, sigmaOtherVersion)
@@ -669,16 +699,16 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		sig[i] = e.RelSigma[n]
 	}
 	switch {
-	case kind != "":
+	case note != "":
 		der.Source = SourceDerived
-		der.From = fmt.Sprintf("%s %s (%s)", name, from, kind)
+		der.From = fmt.Sprintf("%s %s (%s)", name, from, note)
 		extra = math.Hypot(extra, sigmaOtherGroup)
 	case extra > 0:
 		der.Source, der.From = SourceDerived, name+" "+from
 	default:
 		der.Source, der.From = e.Source, name+" "+from
 	}
-	if kind == "" {
+	if note == "" {
 		if u := g.Unexplained(e); math.Abs(u) >= UnexplainedNoteS {
 			der.From += "; " + unexplainedText(u, g)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Options tune a fit. The zero value is the default fit.
@@ -465,10 +466,10 @@ func (p params) stored() params {
 	for role, c := range q.coeffs {
 		q.coeffs[role] = roundCoeffs(c)
 	}
-	q.frontend = round(q.frontend, 4)
-	q.service = round(math.Min(q.service, q.frontend), 4)
-	q.transfer.LatencyS = round(q.transfer.LatencyS, 5)
-	q.transfer.PerTokenS = round(q.transfer.PerTokenS, 5)
+	q.frontend = roundSignificant(q.frontend, 4)
+	q.service = roundSignificant(math.Min(q.service, q.frontend), 4)
+	q.transfer.LatencyS = roundSignificant(q.transfer.LatencyS, 5)
+	q.transfer.PerTokenS = roundSignificant(q.transfer.PerTokenS, 5)
 	return q
 }
 
@@ -742,72 +743,15 @@ func pointLoss(p *point, simulated map[string]float64) float64 {
 	return s
 }
 
-// OutputSpread is the relative half-width of the output lengths the fit
-// simulates for outputs that run to about their stated length.
-const OutputSpread = 0.2
-
-// BenchmarkOutput is the output-length distribution the fit simulates for a
-// benchmark whose mean output is osl tokens; maxTokens is the cap of outputs
-// that stop early (series.Workload.OSLMax: set when the mean is well under
-// the cap), 0 for outputs that run to about osl.
-//
-// Outputs that run to about their length (ignore_eos, or a cap the model
-// reaches) are uniform within ±20% of osl. Real runs desynchronise (outputs
-// stop early, clients start and finish at slightly different times); fixed
-// lengths in a deterministic closed loop would instead keep every client in
-// lock-step, prefilling in waves, which inflates TTFT several-fold. A
-// record that measured every output at exactly its length did run so
-// (Workload.ExactOutput: dstack's DeepSeek-R1 closed loops, whose mean TTFT
-// grows with the concurrency as waves of prompts do) and is simulated at
-// that length, not with this spread.
-//
-// Outputs that stop early (osl well under maxTokens) end where the model
-// samples its end-of-sequence token. On a benchmark's random or unrelated
-// prompts nothing ties that to a length, so the chance of stopping is the
-// same at every token: lengths are geometric (exponential), and those that
-// reach the cap stop there. The exponential's mean is set so that the
-// capped lengths average osl. The spread matters under load: short outputs
-// free their KV cache and batch slots early, long ones hold them to the
-// cap, which decides how soon queued requests are admitted and how long a
-// run's tail is. Predictions should use the same distribution.
-func BenchmarkOutput(osl, maxTokens int) sim.LengthDist {
-	if maxTokens > osl && osl >= 2 {
-		return sim.LengthDist{Kind: "exponential", Mean: cappedExpMean(float64(osl), float64(maxTokens)), Min: 1, Max: maxTokens}
-	}
-	if osl < 10 {
-		return sim.Fixed(osl)
-	}
-	lo := int(math.Round(float64(osl) * (1 - OutputSpread)))
-	return sim.LengthDist{Kind: "uniform", Min: lo, Max: 2*osl - lo}
-}
-
-// cappedExpMean is the mean μ of an exponential whose values capped at m
-// average mean: μ·(1 − e^(−m/μ)) = mean, for 0 < mean < m (by bisection;
-// the left side grows with μ from 0 towards m).
-func cappedExpMean(mean, m float64) float64 {
-	capped := func(mu float64) float64 { return mu * -math.Expm1(-m/mu) }
-	lo, hi := mean, 2*mean
-	for capped(hi) < mean {
-		lo, hi = hi, 2*hi
-	}
-	for range 100 {
-		mid := (lo + hi) / 2
-		if capped(mid) < mean {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
 // FitSeed is the seed the fit simulates every record with; re-simulating
 // a record with it (plot, validate --results) repeats the fit exactly.
 const FitSeed = 1
 
 // workload is the benchmark run a point measured, simulated with FitSeed.
-func (p *point) workload() Workload {
-	return Workload{Load: p.load, ISL: p.isl, OSL: p.osl, OSLMax: p.oslMax, ExactOutput: p.exact, NumPrompts: p.prompt, Seed: FitSeed, PrefixHitRate: p.hit, Dataset: p.data, Sharing: p.share}
+func (p *point) workload() workload.Workload {
+	w := p.w
+	w.Seed = FitSeed
+	return w
 }
 
 // deployment prices one point's deployment with trial parameters.
@@ -887,8 +831,8 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	progress(Progress{Stage: "residuals", Group: name, Done: len(pts), Total: len(pts)})
 	out := make([]Residual, len(pts))
 	for i, p := range pts {
-		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.load.String(), Measured: map[string]float64{},
-			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: round(p.weight, 4)}
+		r := Residual{Record: p.rec.ID, Series: p.series, Load: p.w.Load.String(), Measured: map[string]float64{},
+			Fitted: map[string]float64{}, LogRatio: map[string]float64{}, Weight: roundSignificant(p.weight, 4)}
 		for _, m := range fitMetrics {
 			want, ok := p.meas[m.name]
 			if !ok {
@@ -899,9 +843,9 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 				continue // --quick prices only what the analytic model gives; the rest is not an error
 			}
 			r.Measured[m.name] = want
-			r.Fitted[m.name] = round(got, 4)
+			r.Fitted[m.name] = roundSignificant(got, 4)
 			if got > 0 {
-				r.LogRatio[m.name] = round(math.Log(got/want), 4)
+				r.LogRatio[m.name] = roundSignificant(math.Log(got/want), 4)
 			}
 		}
 		r.Flag = flagReason(p, r, pts)
@@ -910,7 +854,9 @@ func residuals(ctx context.Context, e env, l layout, prm params, pts []*point, o
 	return out, nil
 }
 
-func round(v float64, digits int) float64 {
+// roundSignificant rounds v to digits significant digits, so that a
+// profile stores each cost as precisely as its scale warrants.
+func roundSignificant(v float64, digits int) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
@@ -954,21 +900,21 @@ func flagReason(p *point, r Residual, all []*point) string {
 	}
 	// In a closed loop each client's throughput X/c cannot rise with c:
 	// a point below a higher concurrency's per-client rate is a dip.
-	if x, ok := p.meas[model.RequestThroughput]; ok && p.load.Kind == model.ClosedLoop && r.LogRatio[model.RequestThroughput] > 0.15 {
+	if x, ok := p.meas[model.RequestThroughput]; ok && p.w.Load.Kind == model.ClosedLoop && r.LogRatio[model.RequestThroughput] > 0.15 {
 		for _, q := range all {
 			qx, ok := q.meas[model.RequestThroughput]
-			if ok && q.series == p.series && q.load.Kind == model.ClosedLoop && q.load.Concurrency > p.load.Concurrency &&
-				qx/float64(q.load.Concurrency) > 1.2*x/float64(p.load.Concurrency) {
+			if ok && q.series == p.series && q.w.Load.Kind == model.ClosedLoop && q.w.Load.Concurrency > p.w.Load.Concurrency &&
+				qx/float64(q.w.Load.Concurrency) > 1.2*x/float64(p.w.Load.Concurrency) {
 				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s per client, below the %.3g of %s (per-client throughput cannot rise with concurrency)",
-					x/float64(p.load.Concurrency), qx/float64(q.load.Concurrency), q.load))
+					x/float64(p.w.Load.Concurrency), qx/float64(q.w.Load.Concurrency), q.w.Load))
 				break
 			}
 		}
 	}
 	if rt, ok := p.meas[model.RequestThroughput]; ok && r.LogRatio[model.RequestThroughput] > 0.15 && !strings.Contains(strings.Join(why, ""), "dip") {
 		for _, q := range all {
-			if q.series == p.series && q.load.X() < p.load.X() && q.meas[model.RequestThroughput] > rt {
-				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.load))
+			if q.series == p.series && q.w.Load.X() < p.w.Load.X() && q.meas[model.RequestThroughput] > rt {
+				why = append(why, fmt.Sprintf("throughput dip: %.3g req/s below the %.3g req/s of %s", rt, q.meas[model.RequestThroughput], q.w.Load))
 				break
 			}
 		}
@@ -984,7 +930,7 @@ func flagReason(p *point, r Residual, all []*point) string {
 
 func isLowest(p *point, all []*point) bool {
 	for _, q := range all {
-		if q.series == p.series && q.load.X() < p.load.X() {
+		if q.series == p.series && q.w.Load.X() < p.w.Load.X() {
 			return false
 		}
 	}
@@ -1031,11 +977,11 @@ func analyticMetrics(ctx context.Context, e env, l layout, prm params, pts []*po
 		}
 		if tpot > 0 {
 			out[i][model.MeanTPOT] = 1000 * tpot
-			e2e := ttft + float64(p.osl-1)*tpot
+			e2e := ttft + float64(p.w.OSL-1)*tpot
 			out[i][model.MeanE2EL] = 1000 * e2e
-			if p.load.Kind == model.ClosedLoop && e2e > 0 {
+			if p.w.Load.Kind == model.ClosedLoop && e2e > 0 {
 				out[i][model.RequestThroughput] = inFlight / e2e
-				out[i][model.OutputThroughput] = inFlight * float64(p.osl) / e2e
+				out[i][model.OutputThroughput] = inFlight * float64(p.w.OSL) / e2e
 			}
 		}
 	}
@@ -1054,14 +1000,14 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 	if gf.layout.frontend {
 		// gf.params are already the stored numbers (params.stored).
 		g.Frontend = &FrontendFit{LatencyS: gf.params.frontend, ServiceS: gf.params.service,
-			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: round(gf.lin.frontendSigma, 3)}
+			ServiceFitted: gf.serviceFitted, Source: SourcePrior, RelSigma: roundSignificant(gf.lin.frontendSigma, 3)}
 		if gf.lin.frontendFitted {
 			g.Frontend.Source = SourceFitted
 		}
 	}
 	if gf.layout.transfer {
 		g.Transfer = gf.params.transfer
-		g.Transfer.RelSigma = round(g.Transfer.RelSigma, 3)
+		g.Transfer.RelSigma = roundSignificant(g.Transfer.RelSigma, 3)
 	}
 	shapes := map[string]map[model.Pool][]string{}
 	for _, p := range pts {
@@ -1096,7 +1042,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		}
 		for i, n := range model.CoeffNames {
 			x := gf.lin.x[o+i]
-			sig[n] = round(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
+			sig[n] = roundSignificant(gf.lin.postSD[o+i]/math.Max(x, minMult), 3)
 			if gf.lin.determ[o+i] {
 				fitted = append(fitted, n)
 			} else {
@@ -1112,7 +1058,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 		})
 		for _, pl := range pools {
 			e := Entry{Role: role, TP: pl.TP, PP: pl.PP, Source: SourceFitted, Coeffs: gf.params.coeffs[role],
-				RelSigma: sig, Corr: corr, Scatter: round(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
+				RelSigma: sig, Corr: corr, Scatter: roundSignificant(gf.lin.rmsRel, 3), Fitted: fitted, Prior: prior, Records: shapes[role][pl]}
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true
 			} else {
@@ -1163,7 +1109,7 @@ func listOrNone(s []string) string {
 func roundCoeffs(c model.Coeffs) model.Coeffs {
 	v := c.Vector()
 	for i := range v {
-		v[i] = round(v[i], 5)
+		v[i] = roundSignificant(v[i], 5)
 	}
 	return model.CoeffsFromVector(v)
 }

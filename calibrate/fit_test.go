@@ -12,6 +12,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // truthCoeffs are the "real engine" the synthetic benchmarks are drawn from:
@@ -63,7 +64,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 	var recs []results.Record
 	for _, sh := range shapes {
 		for _, c := range concs {
-			p := &point{topo: tp, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(200, 10*c)}
+			p := &point{topo: tp, w: workload.Workload{Load: model.Closed(c), ISL: sh[0], OSL: sh[1], NumPrompts: max(200, 10*c)}}
 			mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput)
 			recs = append(recs, results.Record{
 				ID:     strings.Replace(fmt.Sprintf("syn:%s:%d:%d", topo, sh[0], c), "syn", "syn"+map[bool]string{true: "", false: "-" + g.Name}[g.Name == "H20"], 1),
@@ -73,7 +74,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 					Load: model.Closed(c), NumPrompts: max(200, 10*c)},
 				// No completed count: the simulated outputs were spread around
 				// OSL, and a counted mean equal to the cap would say they ran
-				// to exactly OSL (series.Workload.ExactOutput).
+				// to exactly OSL (workload.Workload.ExactOutput).
 				Metrics: mt,
 			})
 		}
@@ -357,7 +358,7 @@ func TestFitCanceledWrapsContextError(t *testing.T) {
 // at least frontendBusy busy at the prior.
 func TestFrontendServiceKnob(t *testing.T) {
 	agg := func(load model.Load, replicas int, rate float64) *point {
-		return &point{topo: model.Aggregated(model.Pool{Count: replicas, TP: 1}), load: load,
+		return &point{topo: model.Aggregated(model.Pool{Count: replicas, TP: 1}), w: workload.Workload{Load: load},
 			meas: map[string]float64{model.RequestThroughput: rate}}
 	}
 	busy := frontendBusy / priorFrontendService // req/s that keep one server frontendBusy busy
@@ -371,7 +372,7 @@ func TestFrontendServiceKnob(t *testing.T) {
 		{"busy open loop", []*point{agg(model.Open(2*busy, 1), 1, busy*1.5)}, true},
 		{"the same rate over four replicas", []*point{agg(model.Open(2*busy, 1), 4, busy*1.5)}, false},
 		{"disaggregated burst", []*point{{topo: model.Disaggregated(model.Pool{Count: 1, TP: 1}, model.Pool{Count: 1, TP: 1}),
-			load: model.Load{Kind: model.Burst}, meas: map[string]float64{}}}, false},
+			w: workload.Workload{Load: model.Load{Kind: model.Burst}}, meas: map[string]float64{}}}, false},
 	} {
 		l := layoutOf(tt.pts)
 		var knob bool

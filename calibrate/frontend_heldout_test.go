@@ -53,7 +53,10 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 			}
 			var errs [2]float64
 			for v := range errs {
-				tg := p.heldOutTarget()
+				tg, err := p.heldOutTarget()
+				if err != nil {
+					t.Fatal(err)
+				}
 				if v == 1 {
 					tg.Frontend = &fe
 				}
@@ -67,7 +70,7 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 					errs[0] = math.NaN()
 					break
 				}
-				errs[v] = 100 * math.Abs(res.Metrics[model.MeanTTFT]/want-1)
+				errs[v], _ = model.AbsPctError(want, res.Metrics[model.MeanTTFT])
 			}
 			if math.IsNaN(errs[0]) {
 				continue

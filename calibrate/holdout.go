@@ -213,7 +213,12 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 	err := parallel.ForEach(ctx, len(test), opts.workers(), func(i int) {
 		p := test[i]
 		h := heldOut{p: p, measured: p.meas}
-		t := p.heldOutTarget()
+		t, err := p.heldOutTarget()
+		if err != nil {
+			h.failure = err.Error()
+			out[i] = h
+			return
+		}
 		sims := make([]map[string]float64, 3)
 		for j, band := range []float64{0, -1, 1} {
 			t.Band = band
@@ -247,12 +252,20 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 // heldOutTarget is the deployment a held-out point is predicted as:
 // predict's target for the record's GPU, model, engine label, topology and
 // stated settings, at the central band.
-func (p *point) heldOutTarget() Target {
+func (p *point) heldOutTarget() (Target, error) {
+	gpu, err := model.LookupGPU(p.rec.System.GPU)
+	if err != nil {
+		return Target{}, fmt.Errorf("calibrate: %w", err)
+	}
+	llm, err := model.LookupLLM(recordModel(p.rec))
+	if err != nil {
+		return Target{}, fmt.Errorf("calibrate: %w", err)
+	}
 	s := settingsFrom(p.rec.System.Engine, []*point{p})
 	if routerOpen(p.rec.System.Engine, []*point{p}) {
 		s.Router = "" // unstated: the calibrated group's choice, if any (Target.Settings)
 	}
-	return Target{GPU: p.rec.System.GPU, Model: recordModel(p.rec), Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}
+	return Target{GPU: gpu, LLM: llm, Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}, nil
 }
 
 // summarise turns held-out predictions into a report.
@@ -290,7 +303,8 @@ func summarise(kind, fold string, held []heldOut) HoldoutReport {
 				n[m]++
 				continue
 			}
-			errs[m] = append(errs[m], 100*math.Abs(got/want-1))
+			e, _ := model.AbsPctError(want, got) // a point keeps only positive, finite measurements
+			errs[m] = append(errs[m], e)
 			lo, hi := math.Min(h.lo[m], h.hi[m]), math.Max(h.lo[m], h.hi[m])
 			lo, hi = math.Min(lo, got), math.Max(hi, got)
 			n[m]++
@@ -342,14 +356,14 @@ func (h heldOut) prediction() HeldOutPrediction {
 		out := map[string]float64{}
 		for _, k := range holdoutMetrics {
 			if v, ok := m[k]; ok {
-				out[k] = round(v, 4)
+				out[k] = roundSignificant(v, 4)
 			}
 		}
 		return out
 	}
 	r := h.p.rec
 	return HeldOutPrediction{Record: r.ID, Source: r.Source.File, GPU: model.CanonicalGPU(r.System.GPU), Model: recordModel(r),
-		Engine: r.System.Engine, Load: h.p.load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
+		Engine: r.System.Engine, Load: h.p.w.Load.String(), Measured: pick(h.measured), Predicted: pick(h.central),
 		Low: pick(h.lo), High: pick(h.hi), PricedFrom: h.derived, Failure: h.failure}
 }
 

@@ -108,7 +108,7 @@ func frontendQueues(pts []*point) bool {
 		if p.topo.Disaggregated() {
 			continue
 		}
-		if p.load.Kind == model.Burst {
+		if p.w.Load.Kind == model.Burst {
 			return true
 		}
 		perServer := p.meas[model.RequestThroughput] / float64(max(p.topo.Replicas.Count, 1))
@@ -189,16 +189,16 @@ func (e env) stepTerms(role string, pool model.Pool, s model.Step) ([]float64, f
 func loadShape(p *point) (inFlight, decodeBatch float64) {
 	e2e, hasE2E := p.meas[model.MeanE2EL]
 	ttft, hasTTFT := p.meas[model.MeanTTFT]
-	switch p.load.Kind {
+	switch p.w.Load.Kind {
 	case model.ClosedLoop:
-		inFlight = float64(p.load.Concurrency)
+		inFlight = float64(p.w.Load.Concurrency)
 	case model.Burst:
-		inFlight = float64(p.prompt)
+		inFlight = float64(p.w.NumPrompts)
 	default:
 		if rt, ok := p.meas[model.RequestThroughput]; ok && hasE2E {
 			inFlight = rt * e2e / 1000 // Little's law
 		} else {
-			inFlight = p.load.Rate
+			inFlight = p.w.Load.Rate
 		}
 	}
 	frac := 0.8
@@ -235,7 +235,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		decRole, decPool = RoleDecode, p.topo.Decode.Worker()
 	}
 	lowLoad := inFlight <= 2 || (!disagg && inFlight <= float64(p.topo.Replicas.Count))
-	kv := b * (float64(p.isl) + float64(p.osl)/2)
+	kv := b * (float64(p.w.ISL) + float64(p.w.OSL)/2)
 	decode := make([]float64, l.size())
 	var decodeFixed float64
 	{
@@ -248,11 +248,11 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	if disagg {
 		pre := p.topo.Prefill.Worker()
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
-		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
-			c := min(chunk, p.isl-done)
+			c := min(chunk, p.w.ISL-done)
 			t, f := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
 			ttftFixed += f
@@ -261,20 +261,20 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		// as the simulator prices it (an upper bound: sim.Config.PrefixHitRate).
 		o := l.transferIndex()
 		ttft[o] = 1
-		ttft[o+1] = float64(p.isl)
-		first, f := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
+		ttft[o+1] = float64(p.w.ISL)
+		first, f := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.w.ISL)})
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 		ttftFixed += f
 	} else {
 		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
 		others := int(b) - 1
-		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
+		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
-			c := min(chunk, p.isl-done)
+			c := min(chunk, p.w.ISL-done)
 			t, f := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
-				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.isl) + float64(p.osl)/2)})
+				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.w.ISL) + float64(p.w.OSL)/2)})
 			addTo(ttft[l.offset(RoleAggregated):], t, 1)
 			ttftFixed += f
 		}
@@ -291,7 +291,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		// measured throughput) joins the steps. TPOT = step(b) + λ·TPOT·P.
 		a := append([]float64(nil), decode...)
 		if lambda := arrivalRate(p); lambda > 0 {
-			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.isl, sim.CachedPrefix(p.hit, p.isl))
+			pre := e.prefillOnlyTerms(RoleAggregated, decPool, p.w.ISL, sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL))
 			addTo(a[l.offset(RoleAggregated):], pre, lambda*tpot/1000)
 		}
 		rows = append(rows, row{a: a, y: tpot / 1000, fixed: decodeFixed, w: p.weight, pt: p, what: model.MeanTPOT})
@@ -302,9 +302,9 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	if !hasTPOT {
 		e2e, ok := p.meas[model.MeanE2EL]
 		e2e /= 1000
-		if !ok && p.load.Kind == model.ClosedLoop {
+		if !ok && p.w.Load.Kind == model.ClosedLoop {
 			if v, ok2 := p.meas[model.OutputThroughput]; ok2 {
-				e2e, ok = inFlight*float64(p.osl)/v, true
+				e2e, ok = inFlight*float64(p.w.OSL)/v, true
 			} else if v, ok2 := p.meas[model.RequestThroughput]; ok2 {
 				e2e, ok = inFlight/v, true
 			}
@@ -312,12 +312,12 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		if ok {
 			a := make([]float64, l.size())
 			addTo(a, ttft, 1)
-			addTo(a, decode, float64(p.osl-1))
+			addTo(a, decode, float64(p.w.OSL-1))
 			w := 1.0
 			if !lowLoad {
 				w = 0.5
 			}
-			fixed := ttftFixed + float64(p.osl-1)*decodeFixed
+			fixed := ttftFixed + float64(p.w.OSL-1)*decodeFixed
 			rows = append(rows, row{a: a, y: e2e, fixed: fixed, w: w * p.weight, pt: p, what: model.MeanE2EL})
 		}
 	}
@@ -338,7 +338,7 @@ func arrivalRate(p *point) float64 {
 	x, ok := p.meas[model.RequestThroughput]
 	if !ok {
 		if o, ok2 := p.meas[model.OutputThroughput]; ok2 {
-			x = o / float64(p.osl)
+			x = o / float64(p.w.OSL)
 		}
 	}
 	return x / float64(max(p.topo.Replicas.Count, 1))
@@ -447,18 +447,13 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // stay at the prior), Huber reweighting against outliers and an active set
 // keeping every multiplier non-negative.
 //
-// Each step's GEMMs cost the smooth roofline of their compute and memory
-// time (model.RooflineP): the rows are linear once the split between the
-// two is fixed, and the split depends only on each role's ratio of the
-// compute to the weight coefficient. The fit starts with the prior's
-// ratio and looks for the ratio the solution reproduces: each pass moves
-// the ratio halfway (geometrically) to the solution's, until the two agree
-// within splitTolerance or linearPasses solves. Where the solution jumps
-// (a coefficient reaching its bound on one side of some ratio and not on
-// the other) no ratio reproduces itself, and the damped passes end up
-// alternating between two solutions, one on each side: of those the one
-// whose rows it fits better (lower rmsRel) is kept, whichever the last
-// pass was, and the fit notes the split (linearFit.unsettled).
+// The GEMMs' smooth roofline (model.RooflineP) makes the rows linear only
+// once each role's compute-to-weight split is fixed, so the split is
+// iterated: each pass moves it halfway (geometrically) to the solution's,
+// until the two agree within splitTolerance or after linearPasses. Where
+// the solution jumps across some split no split reproduces itself and the
+// passes alternate between two solutions: the one that fits its rows
+// better (lower rmsRel) is kept, and the fit notes it (linearFit.unsettled).
 func fitLinear(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
 	e.at = prior.coeffs
 	var fit, previous linearFit

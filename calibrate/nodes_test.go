@@ -7,6 +7,7 @@ import (
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/workload"
 )
 
 // A record's stated placement becomes the number of nodes its workers span.
@@ -62,8 +63,8 @@ func TestSettingsReadAsyncScheduling(t *testing.T) {
 		}
 	}
 	pool := model.Pool{Count: 1, TP: 1}
-	sync, _ := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", false, false)
-	async, der := resolveCoeffs(nil, "", RoleAggregated, pool, "vllm-0.11.0", true, false)
+	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", false, false)
+	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", true, false)
 	if want := model.EngineOverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
 		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
 	}
@@ -93,7 +94,7 @@ func TestConfigurePricesPlacement(t *testing.T) {
 	}
 	configure := func(t *testing.T, tg Target) Deployment {
 		t.Helper()
-		tg.GPU, tg.Model, tg.Engine, tg.Topology = "H20", "Qwen3-32B", "vllm-0.9.0.1", mustTopo(t, "2xTP4")
+		tg.GPU, tg.LLM, tg.Engine, tg.Topology = mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), "vllm-0.9.0.1", mustTopo(t, "2xTP4")
 		d, err := prof.Configure(tg)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +139,7 @@ func TestProfilePlacementJSON(t *testing.T) {
 			t.Errorf("group %s: Nodes = %d, want 0 (one node)", g.Engine, g.Settings.Nodes)
 		}
 	}
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestPooledCommIsTheCatalogs(t *testing.T) {
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 2}
 	for _, g := range []model.GPU{gpu, gpu.AcrossNodes(2)} {
-		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, "another GPU", false)
+		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPU, false)
 		if !ok {
 			t.Fatal("no pooled price")
 		}
@@ -225,7 +226,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 	var recs []results.Record
 	for _, sh := range [][2]int{{1000, 200}, {3000, 100}} {
 		for _, c := range []int{1, 4, 16, 32} {
-			p := &point{topo: topo, load: model.Closed(c), isl: sh[0], osl: sh[1], prompt: max(100, 5*c)}
+			p := &point{topo: topo, w: workload.Workload{Load: model.Closed(c), ISL: sh[0], OSL: sh[1], NumPrompts: max(100, 5*c)}}
 			mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.OutputThroughput)
 			recs = append(recs, results.Record{
 				ID:     "xnode:" + strings.Join([]string{itoa(sh[0]), itoa(c)}, ":"),
@@ -235,7 +236,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 					Load: model.Closed(c), NumPrompts: max(100, 5*c)},
 				// No completed count: the simulated outputs were spread around
 				// OSL, and a counted mean equal to the cap would say they ran
-				// to exactly OSL (series.Workload.ExactOutput).
+				// to exactly OSL (workload.Workload.ExactOutput).
 				Metrics: mt,
 			})
 		}

@@ -5,7 +5,6 @@ package calibrate
 import (
 	"context"
 	"maps"
-	"math"
 	"slices"
 	"testing"
 
@@ -82,7 +81,7 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 					continue
 				}
 				ratios[m][b] = append(ratios[m][b], h.central[m]/want)
-				inErr[m][b] = append(inErr[m][b], 100*math.Abs(own[m]/want-1))
+				inErr[m][b] = append(inErr[m][b], pct(want, own[m]))
 			}
 		}
 	}
@@ -97,8 +96,8 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 				blocks++
 				mid := median(rs)
 				for i, r := range rs {
-					raw = append(raw, 100*math.Abs(r-1))
-					offset = append(offset, 100*math.Abs(r/mid-1))
+					raw = append(raw, pct(1, r))
+					offset = append(offset, pct(mid, r))
 					self = append(self, inErr[m][b][i])
 				}
 			}
@@ -116,4 +115,10 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pct is model.AbsPctError of a pair the callers checked positive.
+func pct(measured, predicted float64) float64 {
+	e, _ := model.AbsPctError(measured, predicted)
+	return e
 }

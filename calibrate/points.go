@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
+	"github.com/capsim/capsim/workload"
 )
 
 // fitMetrics are the metrics the fit compares, with their weight in the loss.
@@ -34,19 +35,11 @@ var ReportMetrics = []string{model.RequestThroughput, model.MeanTTFT, model.Mean
 // point is one measured record prepared for fitting.
 type point struct {
 	rec    *results.Record
-	series string // series.Key of the record
+	series string // results.SeriesKey of the record
 	config string // configuration key (topology and settings) for leave-one-out
 	shape  string // workload shape key
 	topo   model.Topology
-	load   model.Load
-	isl    int
-	osl    int
-	oslMax int           // cap of outputs that stop early (series.Workload.OSLMax), else 0
-	exact  bool          // every output ran to exactly osl (series.Workload.ExactOutput)
-	prompt int           // prompts to simulate
-	hit    float64       // prefix-cache hit rate the record states (series.Workload.PrefixHitRate)
-	data   string        // dataset whose lengths the run drew (series.Workload.Dataset), else ""
-	share  model.Sharing // how its prompts shared prefixes (series.Workload.Sharing)
+	w      workload.Workload // the run as series.Workloads reads it (Seed unset: workload() sets FitSeed)
 	// stated is the KV-cache sizing and batch limits of the record's own
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
@@ -107,8 +100,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		}
 		w := works[i]
 		notes = append(notes, w.Notes...)
-		p := &point{rec: r, topo: topo, load: w.Load, meas: map[string]float64{}, weight: 1, notes: notes,
-			isl: w.ISL, osl: w.OSL, oslMax: w.OSLMax, exact: w.ExactOutput, prompt: w.NumPrompts, hit: w.PrefixHitRate, data: w.Dataset, share: w.Sharing}
+		p := &point{rec: r, topo: topo, w: w, meas: map[string]float64{}, weight: 1, notes: notes}
 		p.stated = recordSettings(r.System.Engine, r, topo)
 		bad := false
 		for _, m := range fitMetrics {
@@ -151,8 +143,8 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		if dep := r.DeploymentLabel(); dep != "" {
 			p.config += " " + dep
 		}
-		p.shape = series.ShapeKey(r)
-		p.series = series.Key(r)
+		p.shape = results.ShapeKey(r)
+		p.series = results.SeriesKey(r)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}

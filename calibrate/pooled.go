@@ -41,22 +41,19 @@ type pooledCost struct {
 
 // pooledCoeffs prices a role of a target pool from every group (of Groups
 // and of the transfer Pool) that names its GPU and model and has an entry
-// of the role (or its nearest role), a dense target from dense groups only
-// and a mixture-of-experts target from MoE groups where there are any:
-//   - efficiencies are the weighted geometric mean of the groups' fitted
-//     inverse efficiencies, the GEMM one first carried to the target GPU
-//     by the ratio of the two GPUs' measured matmul shares, the weight and
-//     KV reads by that of their bandwidth shares (matmulShare);
-//   - CPU overheads are the target engine's table row (model.PriorCoeffsFor,
-//     in the target's eager or CUDA-graph mode): what a fitted group spends
-//     per step beyond its own row is that deployment's (Entry.Unexplained),
-//     never charged to another GPU or engine version;
-//   - the comm multiplier is 1: the interconnect catalog's cited
-//     all-reduce figures.
+// of the role (or its nearest role); a dense target from dense groups, a
+// mixture-of-experts one from MoE groups where there are any:
+//   - efficiencies: the weighted geometric mean of the groups' inverse
+//     efficiencies, each carried to the target GPU by the ratio of the two
+//     GPUs' measured matmul or bandwidth shares (matmulShare);
+//   - CPU overheads: the target engine's row (model.PriorCoeffsFor), since
+//     what a group spends beyond its own row is that deployment's
+//     (Entry.Unexplained), never another GPU's or engine version's;
+//   - comm 1: the interconnect catalog's cited all-reduce figures.
 //
-// Weights are √records × pooledSameFamily (same engine family) ×
-// pooledSameModel (same model). It returns false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role, kind string, eager bool) (pooledCost, bool) {
+// Weights are √records × pooledSameFamily × pooledSameModel. It returns
+// false when no group qualifies.
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := model.EngineFamily(engine)
 	targetRow := model.EngineOverheadWith(engine, async)

@@ -14,6 +14,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // testProfile is a small hand-made profile: Dynamo with prefill at TP1 and
@@ -78,17 +79,17 @@ func TestConfigureDerivations(t *testing.T) {
 		want       []string // "role source" per pool
 		wantFrom   string   // substring of the first derivation's From
 	}{
-		{"fitted disaggregated", Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")},
+		{"fitted disaggregated", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "3P(TP4) 1D(TP4)")},
 			"dynamo-0.3.0", []string{"prefill fitted", "decode fitted"}, "prefill TP4"},
-		{"other TP is derived", Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "prefill 6xTP2 + decode 1xTP8")},
+		{"other TP is derived", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "prefill 6xTP2 + decode 1xTP8")},
 			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "prefill TP1"},
-		{"aggregated defaults to newest vLLM", Target{GPU: "h20", Model: "qwen/qwen3-32b", Topology: mustTopo(t, "4xTP4")},
+		{"aggregated defaults to newest vLLM", Target{GPU: mustGPU(t, "h20"), LLM: mustLLM(t, "qwen/qwen3-32b"), Topology: mustTopo(t, "4xTP4")},
 			"vllm-0.9.0.1", []string{"aggregated fitted"}, "vllm-0.9.0.1"},
-		{"engine prefix", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "VLLM-0.8", Topology: mustTopo(t, "2xTP4")},
+		{"engine prefix", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "VLLM-0.8", Topology: mustTopo(t, "2xTP4")},
 			"vllm-0.8.4", []string{"aggregated fitted"}, "vllm-0.8.4"},
-		{"other GPU is derived", Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: "dynamo", Topology: mustTopo(t, "3P(TP2) 1D(TP2)")},
+		{"other GPU is derived", Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "dynamo", Topology: mustTopo(t, "3P(TP2) 1D(TP2)")},
 			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "another GPU"},
-		{"other model is derived", Target{GPU: "H20", Model: "Llama-3.1-8B-Instruct", Engine: "vllm", Topology: mustTopo(t, "1xTP1")},
+		{"other model is derived", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm", Topology: mustTopo(t, "1xTP1")},
 			"vllm-0.9.0.1", []string{"aggregated derived"}, "another model"},
 	}
 	for _, tt := range tests {
@@ -124,7 +125,7 @@ func TestConfigureDerivations(t *testing.T) {
 }
 
 func TestConfigureKVAndSettings(t *testing.T) {
-	d, err := testProfile().Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
+	d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestConfigureDPAttention(t *testing.T) {
 	for _, dp := range []int{0, 8} {
 		s := defaultSettings("sglang-0.5.7", g, m.MaxContext)
 		s.DPAttention = dp
-		d, err := testProfile().Configure(Target{GPU: "H200", Model: m.Name, Engine: "sglang-0.5.7", Topology: mustTopo(t, "1xTP8"), Settings: &s})
+		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H200"), LLM: mustLLM(t, m.Name), Engine: "sglang-0.5.7", Topology: mustTopo(t, "1xTP8"), Settings: &s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 		want     int
 	}{{"1xTP8", nil, 8}, {"1xTP8", &RecordSettings{}, 0}, {"1xTP8", &RecordSettings{DPAttention: 8}, 8}} {
 		topo := mustTopo(t, tt.topology)
-		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
+		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +239,7 @@ func TestConfigureAutoDPAttentionAtOtherTP(t *testing.T) {
 		c := model.PriorCoeffsFor(model.EngineOverheadFor(tt.engine), false)
 		p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: tt.engine, Settings: s,
 			Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
-		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: tt.engine, Topology: mustTopo(t, "2xTP4")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: tt.engine, Topology: mustTopo(t, "2xTP4")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +256,7 @@ func TestConfigureBand(t *testing.T) {
 		var times []float64
 		var sigma float64
 		for _, band := range []float64{-1, 0, 1} {
-			d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, topology), Band: band})
+			d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, topology), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,11 +293,12 @@ func TestConfigureErrors(t *testing.T) {
 		target Target
 		want   string
 	}{
-		{"unknown GPU", Target{GPU: "Z100", Model: "Qwen3-32B", Topology: mustTopo(t, "1xTP1")}, `unknown GPU "Z100"`},
-		{"does not fit", Target{GPU: "L4", Model: "Llama-3.1-70B-Instruct", Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
-		{"no such engine", Target{GPU: "H20", Model: "Qwen3-32B", Engine: "tgi", Topology: mustTopo(t, "1xTP4")},
+		{"no GPU", Target{LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "1xTP1")}, "calibrate: no GPU named (known: "},
+		{"no model", Target{GPU: mustGPU(t, "H20"), Topology: mustTopo(t, "1xTP1")}, "calibrate: no model named (known: "},
+		{"does not fit", Target{GPU: mustGPU(t, "L4"), LLM: mustLLM(t, "Llama-3.1-70B-Instruct"), Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
+		{"no such engine", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "tgi", Topology: mustTopo(t, "1xTP4")},
 			`calibrate: no engine matching "tgi" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
-		{"empty topology", Target{GPU: "H20", Model: "Qwen3-32B"}, "topology is empty"},
+		{"empty topology", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B")}, "topology is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,9 +310,42 @@ func TestConfigureErrors(t *testing.T) {
 	}
 }
 
+// TestResolveLooksUpOnce: names are looked up where they enter, and the
+// Target carries the catalog entries (Configure no longer takes names).
+func TestResolveLooksUpOnce(t *testing.T) {
+	p := testProfile()
+	tg, err := p.Resolve("h20", "qwen/qwen3-32b", "", mustTopo(t, "4xTP4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.GPU.Name != "H20" || tg.LLM.Name != "Qwen/Qwen3-32B" || tg.GPU.MemoryGB == 0 || tg.LLM.Layers == 0 {
+		t.Errorf("Resolve gave GPU %+v, model %+v; want the catalog's H20 and Qwen/Qwen3-32B", tg.GPU.Name, tg.LLM.Name)
+	}
+	if _, err := p.Resolve("Z100", "Qwen3-32B", "", mustTopo(t, "1xTP1")); err == nil || !strings.Contains(err.Error(), `unknown GPU "Z100"`) {
+		t.Errorf("Resolve(Z100): %v", err)
+	}
+}
+
+func TestSourceKindString(t *testing.T) {
+	seen := map[string]sourceKind{}
+	for k := sourceExact; k <= sourceNone; k++ {
+		s := k.String()
+		if strings.HasPrefix(s, "sourceKind(") {
+			t.Errorf("%d has no words", int(k))
+		}
+		if o, ok := seen[s]; ok {
+			t.Errorf("%d and %d both read %q", int(o), int(k), s)
+		}
+		seen[s] = k
+	}
+	if got := sourceOtherGPUAndModel.String(); got != "another GPU and model" {
+		t.Errorf("sourceOtherGPUAndModel reads %q", got)
+	}
+}
+
 func TestConfigurePriorOnly(t *testing.T) {
 	p := &Profile{Schema: SchemaV1}
-	d, err := p.Configure(Target{GPU: "A100-80GB", Model: "Llama-3.1-8B-Instruct", Topology: mustTopo(t, "prefill 2xTP1 + decode 1xTP2")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "A100-80GB"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Topology: mustTopo(t, "prefill 2xTP1 + decode 1xTP2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +423,9 @@ func TestParseProfile(t *testing.T) {
 func ExampleProfile_Configure() {
 	p := testProfile()
 	topo, _ := model.ParseTopology("prefill 6xTP2 + decode 1xTP4")
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: topo})
+	gpu, _ := model.LookupGPU("H20")
+	llm, _ := model.LookupLLM("Qwen3-32B")
+	d, err := p.Configure(Target{GPU: gpu, LLM: llm, Topology: topo})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -406,14 +443,14 @@ func ExampleProfile_Configure() {
 func TestConfigureCarriesFrontendLatency(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Config.FrontendLatency != 0.05 {
 		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.Config.FrontendLatency)
 	}
-	hi, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4"), Band: 1})
+	hi, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4"), Band: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +458,7 @@ func TestConfigureCarriesFrontendLatency(t *testing.T) {
 		t.Errorf("pessimistic band: FrontendLatency %v, want %v", hi.Config.FrontendLatency, want)
 	}
 	// Disaggregated deployments carry their per-request latency in the KV transfer instead.
-	dd, _ := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
+	dd, _ := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "3P(TP4) 1D(TP4)")})
 	if dd.Config.FrontendLatency != 0 {
 		t.Errorf("disaggregated FrontendLatency %v, want 0", dd.Config.FrontendLatency)
 	}
@@ -442,7 +479,7 @@ func TestAssumedGroup(t *testing.T) {
 		t.Fatalf("ResolveEngine(vllm) = %q, %v; want the exact label", eng, err)
 	}
 	step := func(assumed bool) float64 {
-		d, err := p.Configure(Target{GPU: "H20", Model: "Llama-3.1-8B-Instruct", Engine: eng, Topology: mustTopo(t, "1xTP1"), Assumed: assumed})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: eng, Topology: mustTopo(t, "1xTP1"), Assumed: assumed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,11 +495,11 @@ func TestAssumedGroup(t *testing.T) {
 func TestPipelineThroughput(t *testing.T) {
 	p := testProfile()
 	run := func(topo string, c int) map[string]float64 {
-		d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.8.4", Topology: mustTopo(t, topo)})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.8.4", Topology: mustTopo(t, topo)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := d.Simulate(context.Background(), Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
+		res, err := d.Simulate(context.Background(), workload.Workload{Load: model.Closed(c), ISL: 1000, OSL: 200, NumPrompts: 10 * c, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -493,7 +530,7 @@ func TestConfigureEnginePolicies(t *testing.T) {
 		{"trtllm-1.2.0rc1", false, true, 2048, 8192, 16},
 		{"vllm-0.11.0", false, false, 1024, 8192, 16},
 	} {
-		d, err := testProfile().Configure(Target{GPU: "H100-SXM", Model: "Qwen3-14B", Engine: tt.engine, Topology: mustTopo(t, "1xTP1")})
+		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-14B"), Engine: tt.engine, Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +565,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 		{"trtllm-1.2.0rc1", tokens(0.9, 2e9)},
 		{"sglang-0.5.5.post1", tokens(0.835, 2e9)}, // mem-fraction-static for 81,559 MiB (model.DefaultsFor)
 	} {
-		d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: c.engine, Topology: mustTopo(t, "1xTP1")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: c.engine, Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatalf("%s: %v", c.engine, err)
 		}
@@ -536,7 +573,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 			t.Errorf("%s: KV capacity %d tokens, want %d", c.engine, got, c.want)
 		}
 	}
-	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Qwen3-32B", Engine: "vllm-0.10.1", Topology: mustTopo(t, "1xTP1")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.10.1", Topology: mustTopo(t, "1xTP1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +609,7 @@ func TestConfigureSlidingWindowKV(t *testing.T) {
 		{"sglang-0.5.4.post2", "openai/gpt-oss-120b", 0, 0.8},
 		{"vllm-0.10.2", "Qwen3-32B", 0, 0},
 	} {
-		d, err := p.Configure(Target{GPU: "H100-SXM", Model: c.model, Engine: c.engine, Topology: mustTopo(t, "1xTP2")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, c.model), Engine: c.engine, Topology: mustTopo(t, "1xTP2")})
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.engine, c.model, err)
 		}
@@ -669,7 +706,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 		var d Deployment
 		for i, band := range []float64{0, 1} {
 			var err error
-			d, err = p.Configure(Target{GPU: tt.gpu, Model: tt.model, Engine: tt.engine, Topology: mustTopo(t, tt.topology), Band: band})
+			d, err = p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, tt.model), Engine: tt.engine, Topology: mustTopo(t, tt.topology), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -685,7 +722,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 			t.Errorf("%s %s: FrontendFrom %q; want the engine's prior named where it prices the deployment", tt.gpu, tt.engine, d.FrontendFrom)
 		}
 	}
-	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "dynamo-0.3.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "dynamo-0.3.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
 	if err == nil && (d.Config.FrontendLatency != 0 || d.FrontendFrom != "") {
 		t.Errorf("disaggregated: frontend %v (%q), want none", d.Config.FrontendLatency, d.FrontendFrom)
 	}
@@ -709,7 +746,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 	}, Pool: []Group{group("H200", "meta-llama/Llama-3.3-70B-Instruct", "sglang-0.4", 0.030, 4)}}
 	want := model.EngineFrontendFor("sglang-0.5.5").LatencyS
 	for _, gpu := range []string{"H100-SXM", "A100-80GB", "H200"} {
-		d, err := p.Configure(Target{GPU: gpu, Model: "Llama-3.1-8B-Instruct", Engine: "sglang-0.5.5", Topology: mustTopo(t, "1xTP1")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "sglang-0.5.5", Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -717,7 +754,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 			t.Errorf("%s: frontend %v (%q), want the engine's prior %v", gpu, got, d.FrontendFrom, want)
 		}
 	}
-	d, err := p.Configure(Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "trtllm-1.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "trtllm-1.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,7 +785,7 @@ func TestConfigureServiceBand(t *testing.T) {
 		}
 		var work [2]float64
 		for i, band := range []float64{0, 1} {
-			d, err := p.Configure(Target{GPU: "L40S", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band})
+			d, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -786,7 +823,7 @@ func TestConfigureStatedFrontend(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, band := range []float64{0, -1, 1} {
-				d, err := p.Configure(Target{GPU: tt.gpu, Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band, Frontend: tt.stated})
+				d, err := p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band, Frontend: tt.stated})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -819,7 +856,7 @@ func TestConfigureStatedFrontend(t *testing.T) {
 		{"2xTP1", 61, "calibrate: a stated frontend latency out of range: 0 to 60 s, got 61"},
 		{"1P(TP1) 1D(TP1)", 0.003, "calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
 	} {
-		_, err := p.Configure(Target{GPU: "L40S", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
+		_, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
 		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrStatedFrontend) {
 			t.Errorf("%s, %v s: error %v, want %q", tt.topology, tt.stated, err, tt.want)
 		}
@@ -852,7 +889,7 @@ func TestCostModelWarning(t *testing.T) {
 func TestDerivationCoeffs(t *testing.T) {
 	p := testProfile()
 	topo, _ := model.ParseTopology("prefill 6xTP2 + decode 1xTP4")
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Topology: topo})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Topology: topo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -941,5 +978,13 @@ func TestParseProfileRefusesUnknownKeyCheaply(t *testing.T) {
 	}
 	if n := after.Mallocs - before.Mallocs; n > 10_000 {
 		t.Errorf("refusing the profile took %d allocations, want under 10,000", n)
+	}
+}
+
+func TestRoundSignificant(t *testing.T) {
+	for _, c := range [][3]float64{{123456, 3, 123000}, {0.00123456, 2, 0.0012}, {-9.876, 2, -9.9}, {0, 3, 0}} {
+		if got := roundSignificant(c[0], int(c[1])); got != c[2] {
+			t.Errorf("roundSignificant(%v, %v) = %v, want %v", c[0], c[1], got, c[2])
+		}
 	}
 }

@@ -23,11 +23,11 @@ func seriesInfos(g Group, pts []*point) []SeriesInfo {
 			idx[p.series] = i
 			out = append(out, SeriesInfo{Key: p.series, Source: r.Source.File, GPU: g.GPU, Model: g.Model, Engine: g.Engine,
 				Topology: p.topo, TopologyLabel: p.config, ISL: r.Workload.ISL, OSL: r.Workload.OSL,
-				ISLMax: r.Workload.ISLMax, OSLMax: r.Workload.OSLMax, LoadKind: p.load.Kind})
+				ISLMax: r.Workload.ISLMax, OSLMax: r.Workload.OSLMax, LoadKind: p.w.Load.Kind})
 		}
-		x := p.load.X()
-		if p.load.Kind == model.Burst {
-			x = float64(p.prompt)
+		x := p.w.Load.X()
+		if p.w.Load.Kind == model.Burst {
+			x = float64(p.w.NumPrompts)
 		}
 		out[i].Loads = append(out[i].Loads, x)
 		out[i].Records = append(out[i].Records, p.rec.ID)
@@ -63,7 +63,10 @@ func seriesReports(g Group, pts []*point, res []Residual, holdout string) []Seri
 		}
 		for _, m := range metrics {
 			if lr, ok := r.LogRatio[m]; ok {
-				errs[p.series][m] = append(errs[p.series][m], 100*math.Abs(math.Exp(lr)-1))
+				// The fit's own log ratio (rounded as the profile stores it),
+				// as the error of fitted/measured against 1.
+				e, _ := model.AbsPctError(1, math.Exp(lr))
+				errs[p.series][m] = append(errs[p.series][m], e)
 			} else if _, ok := r.Measured[m]; ok {
 				errs[p.series][m] = append(errs[p.series][m], 100)
 			}
@@ -84,7 +87,7 @@ func meanOSL(pts []*point, series string) float64 {
 	s, n := 0.0, 0
 	for _, p := range pts {
 		if p.series == series {
-			s += float64(p.osl)
+			s += float64(p.w.OSL)
 			n++
 		}
 	}
@@ -196,7 +199,7 @@ func failedFold(key groupKey, test []*point, kind string, err error) SeriesRepor
 	r := SeriesReport{Source: p.rec.Source.File, GPU: key.gpu, Model: key.model, Engine: key.engine, Topology: p.config,
 		ISL: isl, OSL: osl, Points: len(test), APE: map[string]APE{}, Holdout: kind}
 	for _, q := range test {
-		r.Flagged = append(r.Flagged, Flag{Record: q.rec.ID, Load: q.load.String(), Reason: "cannot be predicted without its own rows: " + err.Error()})
+		r.Flagged = append(r.Flagged, Flag{Record: q.rec.ID, Load: q.w.Load.String(), Reason: "cannot be predicted without its own rows: " + err.Error()})
 	}
 	return r
 }

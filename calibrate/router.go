@@ -10,23 +10,15 @@ import (
 )
 
 // How a group's requests were spread over its replicas, when the records
-// do not say. An aggregated deployment of several vLLM replicas sits behind
-// some load balancer; a benchmark write-up rarely names it. capsim's
-// simulator offers a balanced one (round-robin) and a connection-level one
-// (random: each request to a uniformly drawn replica, as a Kubernetes
-// Service or a DNS round-robin with one connection per request gives).
-// They price the same costs differently under load: random routing queues
-// requests on whichever replica drew more of them, which raises TTFT and
-// spreads TPOT (a p99 TPOT two to three times the mean, as seed 004's vLLM
-// runs measured, is beyond any balanced router), and leaves other replicas
-// idle.
-//
-// So the fit treats an unstated router of a multi-replica deployment as an
-// unknown with two values: it refines the group's costs under each, and
-// keeps the router whose fit explains the records better (routerScore).
-// A stated router (settings key "router") is never overridden, and a
-// deployment whose engine routes by itself (Dynamo) or that has one worker
-// behind its router is fitted as before.
+// do not say: a benchmark write-up rarely names its load balancer. A
+// balanced router (round-robin) and a connection-level one (random, as a
+// Kubernetes Service gives a client that opens a connection per request)
+// price the same costs differently under load: random routing queues
+// requests on whichever replica drew more, raising TTFT and the TPOT tail
+// (seed 004's vLLM p99 TPOT, two to three times the mean, is beyond any
+// balanced router). So the fit refines an unstated multi-replica router's
+// costs under each and keeps the better fit (routerScore). A stated router,
+// an engine that routes by itself (Dynamo) or one worker is fitted as is.
 
 // routerTails are the tail metrics that judge a router besides the fitted
 // ones (fitMetrics), with their weight: the fit never refines costs on
@@ -136,7 +128,7 @@ func chooseRouter(tries []routerTry, tails bool) (routerTry, *RouterChoice) {
 	rc := &RouterChoice{Chosen: best.router, Scores: map[string]float64{}}
 	var parts []string
 	for _, t := range tries {
-		rc.Scores[t.router] = round(t.score, 4)
+		rc.Scores[t.router] = roundSignificant(t.score, 4)
 		parts = append(parts, fmt.Sprintf("%s %.4f", t.router, t.score))
 	}
 	judged := "mean metrics"

@@ -10,6 +10,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 func TestRouterOpen(t *testing.T) {
@@ -76,7 +77,7 @@ func vllmRecords(t *testing.T, router sim.Routing, concs []int) []results.Record
 	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}, frontend: 0.01}
 	var recs []results.Record
 	for _, c := range concs {
-		p := &point{topo: tp, load: model.Closed(c), isl: 2500, osl: 100, prompt: 10 * c}
+		p := &point{topo: tp, w: workload.Workload{Load: model.Closed(c), ISL: 2500, OSL: 100, NumPrompts: 10 * c}}
 		mt := simulateMetrics(t, e, prm, p, model.RequestThroughput, model.MeanTTFT, model.MeanTPOT, model.MeanE2EL, model.P99TTFT, model.P99TPOT)
 		recs = append(recs, results.Record{
 			ID:     fmt.Sprintf("syn-%s:%d", router, c),
@@ -140,7 +141,7 @@ func TestFitChoosesUnstatedRouter(t *testing.T) {
 // and is said to be asked for; an unknown one is refused by name.
 func TestTargetRouter(t *testing.T) {
 	p := pooledProfile()
-	tgt := Target{GPU: "H100-SXM", Model: "Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
+	tgt := Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
 	d, err := p.Configure(tgt)
 	if err != nil {
 		t.Fatal(err)

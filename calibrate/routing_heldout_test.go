@@ -12,26 +12,14 @@ import (
 )
 
 // TestHeldOutRoutingVLLMUnderLoad asks how seed 004's vLLM 4xTP4 runs
-// spread requests over their four replicas, which the source does not say.
-// Each vLLM group is fitted on its decode-heavy series (1000:1000 and
-// 500:1000) with the records' router set to round-robin (capsim's
-// assumption) or random (a connection-level balancer such as a Kubernetes
-// Service, which vLLM 0.8/0.9's benchmark client, opening a connection per
-// request, would meet), then predicts the prefill-heavy 2500:100 and
-// 3000:150 series at concurrency 32–128 (issue 12's target).
+// spread requests over their four replicas, which the source does not say:
+// each vLLM group is fitted on its decode-heavy series (1000:1000 and
+// 500:1000) with round-robin or random routing, then predicts the
+// prefill-heavy 2500:100 and 3000:150 series at concurrency 32–128. p99
+// TPOT, never fitted, tells the routers apart. docs/accuracy.md (vLLM
+// aggregated at high load) gives the numbers; print them with
 //
-// p99 TPOT is never fitted, so it tells the routers apart: a balanced
-// router cannot give some requests two to three times the mean TPOT, as
-// these runs measured; a replica that random routing loads more than the
-// others does. Random routing also brings mean TTFT closer. It costs
-// request throughput and E2E (held out, about 6→10% and 7→11% on 0.8.4,
-// 4→11% and 6→13% on 0.9.0.1: the simulated replicas are already slower
-// than measured at these loads, and imbalance idles some of them).
-// That is why the router is not a global default but chosen per group by
-// the fit from the records themselves, p99s included (router.go), which
-// picks random for both groups here. Print the numbers with
-//
-//	go test -v -run TestHeldOutRoutingVLLMUnderLoad ./calibrate/
+//	go test -tags research -v -run TestHeldOutRoutingVLLMUnderLoad ./calibrate/
 func TestHeldOutRoutingVLLMUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six fits of one group each: about 8 s of CPU")

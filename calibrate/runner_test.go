@@ -11,6 +11,7 @@ import (
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // A fit with its memo and its groups and folds at once gives what one
@@ -100,15 +101,15 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 func TestConfigKeyIsValues(t *testing.T) {
 	t.Parallel()
 	p := testProfile()
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := d.WithWorkload(Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
+	c := d.WithWorkload(workload.Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
 	if s := fmt.Sprintf("%#v", c); strings.Contains(s, "(0x") || strings.Contains(s, "func(") {
 		t.Fatalf("a sim.Config prints a pointer or a function, so configKey cannot tell runs apart: %s", s)
 	}
-	c2 := d.WithWorkload(Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
+	c2 := d.WithWorkload(workload.Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}).Config
 	if configKey(c) != configKey(c2) {
 		t.Error("equal configurations have different keys")
 	}

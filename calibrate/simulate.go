@@ -8,64 +8,16 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
-
-// Workload is one benchmark run against a deployment, as a benchmark client
-// sends it: the load, the prompt length, the mean output length and how
-// many prompts, with the simulator's seed.
-type Workload struct {
-	Load model.Load
-	ISL  int // mean prompt tokens (every prompt's, without a Dataset)
-	OSL  int // mean output tokens; spread as BenchmarkOutput (every one exactly OSL with ExactOutput)
-	// OSLMax is the output cap (max_tokens) of outputs that stop early, 0
-	// when the outputs run to about OSL tokens (series.Workload.OSLMax).
-	OSLMax int
-	// ExactOutput simulates every output at exactly OSL tokens, not spread
-	// (series.Workload.ExactOutput: the record measured them so).
-	ExactOutput bool
-	NumPrompts  int
-	Seed        uint64
-	// PrefixHitRate is the share of every prompt the engine's prefix cache
-	// serves (sim.Config.PrefixHitRate; series.Workload.PrefixHitRate).
-	PrefixHitRate float64
-	// Dataset names the dataset whose lengths the requests draw, scaled to
-	// ISL and OSL (package datasets; series.Workload.Dataset); "" sends
-	// every prompt at ISL and spreads outputs as BenchmarkOutput.
-	Dataset string
-	// Sharing is how the prompts share prefixes, which the replicas'
-	// prefix cache serves (sim.Config.Sharing; a PrefixHitRate above 0
-	// overrides it).
-	Sharing model.Sharing
-}
-
-// lengths are the prompt and output length distributions of w.
-func (w Workload) lengths() (in, out sim.LengthDist) {
-	if ds, ok := datasets.Lookup(w.Dataset); ok {
-		ins, outs := ds.Scaled(w.ISL, w.OSL)
-		return sim.LengthDist{Kind: "empirical", Values: ins}, sim.LengthDist{Kind: "empirical", Values: outs}
-	}
-	if w.ExactOutput {
-		return sim.Fixed(w.ISL), sim.Fixed(w.OSL)
-	}
-	return sim.Fixed(w.ISL), BenchmarkOutput(w.OSL, w.OSLMax)
-}
-
-// Longest is the most tokens one request of w holds: its longest prompt
-// and output (every kind a workload draws is bounded), which a worker's
-// KV cache must hold.
-func (w Workload) Longest() (prompt, output int) {
-	in, out := w.lengths()
-	return w.Sharing.LongestPrompt(in.MaxLen(), out.MaxLen()), out.MaxLen()
-}
 
 // Fits says, as an error naming the lengths, when a request of w cannot
 // fit one worker's KV cache in d: the simulator would refuse the run
 // (sim.PoolConfig.Holds and HoldsPrompt are its rules).
-func (d Deployment) Fits(w Workload) error {
+func (d Deployment) Fits(w workload.Workload) error {
 	in, out := w.Longest()
 	what := fmt.Sprintf("a %d+%d-token request", in, out)
 	if w.Dataset == "" && out != w.OSL {
@@ -94,38 +46,13 @@ func (d Deployment) Fits(w Workload) error {
 	return fmt.Errorf("calibrate: %s does not fit the KV cache of a %s on %s (%d tokens)%s: a larger TP or shorter requests would", what, worker, d.GPU.Name, capacity, window)
 }
 
-// Span is how many tokens of context w's requests need, as a
-// max-model-len must allow them, and how to name that: "ISL+OSL", or with
-// a Dataset its longest prompt plus its longest output (drawn independently,
-// the simulator may pair them).
-func (w Workload) Span() (tokens int, what string) {
-	if w.Sharing.Turns > 1 {
-		in, out := w.Longest()
-		return in + out, fmt.Sprintf("the last turn of a %d-turn conversation", w.Sharing.Turns)
-	}
-	if w.Dataset == "" {
-		return w.ISL + w.OSL, "ISL+OSL"
-	}
-	in, out := w.Longest()
-	return in + out, "the longest prompt plus the longest output of the " + w.Dataset + " dataset"
-}
-
-// Shortest is w's shortest prompt and output: the minima of its length
-// distributions (with a Dataset, its scaled sample's; otherwise ISL and
-// the bottom of BenchmarkOutput's spread). Latency floors that hold for
-// every statistic (a median, not only the mean) price it.
-func (w Workload) Shortest() (prompt, output int) {
-	in, out := w.lengths()
-	return in.MinLen(), out.MinLen()
-}
-
 // WithWorkload returns d with Config.Load, Input, Output, NumPrompts,
 // PrefixHitRate and Seed filled from w; outputs spread around w.OSL, up to w.OSLMax when
 // they stop early, as in real runs (see BenchmarkOutput), or all at w.OSL
 // with w.ExactOutput, as the fit simulated them.
-func (d Deployment) WithWorkload(w Workload) Deployment {
+func (d Deployment) WithWorkload(w workload.Workload) Deployment {
 	d.Config.Load = w.Load
-	d.Config.Input, d.Config.Output = w.lengths()
+	d.Config.Input, d.Config.Output = w.Lengths()
 	d.Config.NumPrompts = w.NumPrompts
 	d.Config.Seed = w.Seed
 	d.Config.PrefixHitRate = w.PrefixHitRate
@@ -136,13 +63,13 @@ func (d Deployment) WithWorkload(w Workload) Deployment {
 // Simulate runs w on d and returns what a benchmark client would measure:
 // the simulation of d.WithWorkload(w).Config (the frontend latency is part
 // of the configuration and simulated).
-func (d Deployment) Simulate(ctx context.Context, w Workload) (*sim.Result, error) {
+func (d Deployment) Simulate(ctx context.Context, w workload.Workload) (*sim.Result, error) {
 	return d.SimulateWith(ctx, w, sim.Run)
 }
 
 // SimulateWith is Simulate with another simulator in place of sim.Run (a
 // test's stand-in, or a counting wrapper); nil means sim.Run.
-func (d Deployment) SimulateWith(ctx context.Context, w Workload, run func(context.Context, sim.Config) (*sim.Result, error)) (*sim.Result, error) {
+func (d Deployment) SimulateWith(ctx context.Context, w workload.Workload, run func(context.Context, sim.Config) (*sim.Result, error)) (*sim.Result, error) {
 	if run == nil {
 		run = sim.Run
 	}

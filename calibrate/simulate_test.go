@@ -12,16 +12,17 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 func TestSimulateFillsWorkloadAndFrontend(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
-	d, err := p.Configure(Target{GPU: "H20", Model: "Qwen3-32B", Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 7, PrefixHitRate: 0.3}
+	w := workload.Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 7, PrefixHitRate: 0.3}
 	var seen sim.Config
 	raw := &sim.Result{Duration: 100, Metrics: map[string]float64{model.MeanTTFT: 150, model.MeanE2EL: 2000}}
 	res, err := d.SimulateWith(context.Background(), w, func(_ context.Context, cfg sim.Config) (*sim.Result, error) {
@@ -31,7 +32,7 @@ func TestSimulateFillsWorkloadAndFrontend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seen.Load != w.Load || !reflect.DeepEqual(seen.Input, sim.Fixed(1000)) || !reflect.DeepEqual(seen.Output, BenchmarkOutput(200, 0)) ||
+	if seen.Load != w.Load || !reflect.DeepEqual(seen.Input, sim.Fixed(1000)) || !reflect.DeepEqual(seen.Output, workload.BenchmarkOutput(200, 0)) ||
 		seen.NumPrompts != 64 || seen.Seed != 7 || !reflect.DeepEqual(seen.Replicas, d.Config.Replicas) || seen.FrontendLatency != 0.05 || seen.PrefixHitRate != 0.3 {
 		t.Errorf("simulated config %+v does not carry the workload %+v and the 0.05 s frontend on the deployment", seen, w)
 	}
@@ -57,45 +58,11 @@ func TestSimulateFillsWorkloadAndFrontend(t *testing.T) {
 
 func TestSimulateReturnsTheSimulatorsError(t *testing.T) {
 	boom := errors.New("sim: boom")
-	_, err := Deployment{}.SimulateWith(context.Background(), Workload{Load: model.Closed(1)}, func(context.Context, sim.Config) (*sim.Result, error) {
+	_, err := Deployment{}.SimulateWith(context.Background(), workload.Workload{Load: model.Closed(1)}, func(context.Context, sim.Config) (*sim.Result, error) {
 		return nil, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want %v", err, boom)
-	}
-}
-
-// Outputs that stop early are drawn as capped exponentials whose mean,
-// after rounding to whole tokens and capping, is the measured mean; those
-// that run to their length stay within ±OutputSpread of it.
-func TestBenchmarkOutputOfOutputsThatStopEarly(t *testing.T) {
-	for _, tt := range []struct{ osl, cap int }{{438, 1000}, {465, 1000}, {100, 2048}, {900, 1000}} {
-		d := BenchmarkOutput(tt.osl, tt.cap)
-		if d.Kind != "exponential" || d.Min != 1 || d.Max != tt.cap {
-			t.Fatalf("BenchmarkOutput(%d, %d) = %+v, want an exponential over 1..%d", tt.osl, tt.cap, d, tt.cap)
-		}
-		// The mean of the drawn lengths: round(x) clipped to 1..cap, x ~ Exp(mean d.Mean).
-		cdf := func(x float64) float64 { return -math.Expm1(-x / d.Mean) }
-		mean := 0.0
-		for n := 1; n <= tt.cap; n++ {
-			lo, hi := float64(n)-0.5, float64(n)+0.5
-			p := cdf(hi) - cdf(lo)
-			if n == 1 {
-				p = cdf(hi)
-			}
-			if n == tt.cap {
-				p = 1 - cdf(lo)
-			}
-			mean += float64(n) * p
-		}
-		if math.Abs(mean/float64(tt.osl)-1) > 0.005 {
-			t.Errorf("BenchmarkOutput(%d, %d): drawn lengths average %.1f tokens", tt.osl, tt.cap, mean)
-		}
-	}
-	for _, cap := range []int{0, 200} { // no cap, or outputs that reach it
-		if d := BenchmarkOutput(200, cap); d.Kind != "uniform" || d.Min != 160 || d.Max != 240 {
-			t.Errorf("BenchmarkOutput(200, %d) = %+v, want uniform 160..240", cap, d)
-		}
 	}
 }
 
@@ -280,7 +247,7 @@ func groupReplicas(t *testing.T, base results.Record, settings ...map[string]str
 // the workload's means, not every request at them, and the fit's memory
 // check sees its longest request; an unknown name keeps the means.
 func TestWorkloadDatasetLengths(t *testing.T) {
-	w := Workload{Load: model.Closed(8), ISL: 217, OSL: 202, NumPrompts: 100, Dataset: "sharegpt"}
+	w := workload.Workload{Load: model.Closed(8), ISL: 217, OSL: 202, NumPrompts: 100, Dataset: "sharegpt"}
 	d := Deployment{}.WithWorkload(w)
 	in, out := d.Config.Input, d.Config.Output
 	if in.Kind != "empirical" || out.Kind != "empirical" {
@@ -303,8 +270,8 @@ func TestWorkloadDatasetLengths(t *testing.T) {
 		t.Errorf("shortest %d+%d, want %d+%d (ShareGPT's shortest prompts are a few tokens)", si, so, slices.Min(in.Values), slices.Min(out.Values))
 	}
 	w.Dataset = "sonnet"
-	if si, so := w.Shortest(); si != 217 || so != BenchmarkOutput(202, 0).Min {
-		t.Errorf("without a dataset: shortest %d+%d, want the prompt and the bottom of the outputs' spread (%d)", si, so, BenchmarkOutput(202, 0).Min)
+	if si, so := w.Shortest(); si != 217 || so != workload.BenchmarkOutput(202, 0).Min {
+		t.Errorf("without a dataset: shortest %d+%d, want the prompt and the bottom of the outputs' spread (%d)", si, so, workload.BenchmarkOutput(202, 0).Min)
 	}
 	d = Deployment{}.WithWorkload(w)
 	if !reflect.DeepEqual(d.Config.Input, sim.Fixed(217)) || d.Config.Output.Kind != "uniform" {
@@ -315,7 +282,7 @@ func TestWorkloadDatasetLengths(t *testing.T) {
 // A workload whose outputs ran to exactly their length is simulated so, not
 // spread: its clients then finish together and are prefilled in waves.
 func TestWorkloadExactOutput(t *testing.T) {
-	w := Workload{Load: model.Closed(4), ISL: 3200, OSL: 800, NumPrompts: 40, ExactOutput: true}
+	w := workload.Workload{Load: model.Closed(4), ISL: 3200, OSL: 800, NumPrompts: 40, ExactOutput: true}
 	d := Deployment{}.WithWorkload(w)
 	if !reflect.DeepEqual(d.Config.Input, sim.Fixed(3200)) || !reflect.DeepEqual(d.Config.Output, sim.Fixed(800)) {
 		t.Errorf("input %+v, output %+v; want both fixed", d.Config.Input, d.Config.Output)
@@ -400,16 +367,16 @@ func TestDeploymentFits(t *testing.T) {
 		Config: sim.Config{Prefill: sim.PoolConfig{KVCapacity: 900}, Decode: sim.PoolConfig{KVCapacity: 1000, BlockSize: 16}}}
 	for _, c := range []struct {
 		d    Deployment
-		w    Workload
+		w    workload.Workload
 		want string
 	}{
-		{agg, Workload{ISL: 800, OSL: 8}, ""},
-		{agg, Workload{ISL: 800, OSL: 200}, "a 800-token prompt with a 240-token output (the top of the outputs' ±20% spread around OSL 200) does not fit the KV cache of a replica 1xTP1 on H20 (1000 tokens)"},
-		{agg, Workload{ISL: 990, OSL: 8}, "a 990+8-token request does not fit the KV cache of a replica 1xTP1"}, // 998 tokens, 63 blocks of 16 > 62
-		{disagg, Workload{ISL: 899, OSL: 8}, ""},
-		{disagg, Workload{ISL: 901, OSL: 8}, "of a prefill worker 1xTP1 on H20 (900 tokens)"},
-		{disagg, Workload{ISL: 100, OSL: 5, Dataset: "sharegpt"}, ""}, // longest prompt 463 tokens
-		{disagg, Workload{ISL: 300, OSL: 5, Dataset: "sharegpt"}, "the longest prompt plus the longest output of the sharegpt dataset scaled to ISL 300 / OSL 5"},
+		{agg, workload.Workload{ISL: 800, OSL: 8}, ""},
+		{agg, workload.Workload{ISL: 800, OSL: 200}, "a 800-token prompt with a 240-token output (the top of the outputs' ±20% spread around OSL 200) does not fit the KV cache of a replica 1xTP1 on H20 (1000 tokens)"},
+		{agg, workload.Workload{ISL: 990, OSL: 8}, "a 990+8-token request does not fit the KV cache of a replica 1xTP1"}, // 998 tokens, 63 blocks of 16 > 62
+		{disagg, workload.Workload{ISL: 899, OSL: 8}, ""},
+		{disagg, workload.Workload{ISL: 901, OSL: 8}, "of a prefill worker 1xTP1 on H20 (900 tokens)"},
+		{disagg, workload.Workload{ISL: 100, OSL: 5, Dataset: "sharegpt"}, ""}, // longest prompt 463 tokens
+		{disagg, workload.Workload{ISL: 300, OSL: 5, Dataset: "sharegpt"}, "the longest prompt plus the longest output of the sharegpt dataset scaled to ISL 300 / OSL 5"},
 	} {
 		err := c.d.Fits(c.w)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {

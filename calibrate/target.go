@@ -10,8 +10,13 @@ import (
 	"github.com/capsim/capsim/results"
 )
 
-// ErrNoGPU is returned by Resolve when no GPU is named.
-var ErrNoGPU = errors.New("calibrate: no GPU named")
+var (
+	// ErrNoGPU is returned by Resolve when no GPU is named, and by
+	// Configure for a Target without one.
+	ErrNoGPU = errors.New("calibrate: no GPU named")
+	// ErrNoModel is Configure's error for a Target without a model.
+	ErrNoModel = errors.New("calibrate: no model named")
+)
 
 // Resolve turns user-given names into a Target: the GPU's catalog name
 // (required), the model's (defaulting to the only one calibrated for the
@@ -44,7 +49,7 @@ func (p *Profile) Resolve(gpuName, modelName, engine string, topo model.Topology
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{GPU: g.Name, Model: m.Name, Engine: eng, Topology: topo}, nil
+	return Target{GPU: g, LLM: m, Engine: eng, Topology: topo}, nil
 }
 
 // GPUList names the catalog's GPUs, for messages.

@@ -15,9 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/workload"
 )
 
 // Verdict is one SLO against its predicted value.
@@ -65,13 +65,13 @@ type Spec struct {
 	OtherShapes []string
 	Load        model.Load
 	// PrefixHitRate is the share of every prompt the prediction assumed the
-	// engine's prefix cache serves (predict.Options.PrefixHitRate).
+	// engine's prefix cache serves (predict.Options.Workload).
 	PrefixHitRate float64
 	// Dataset is the dataset the prediction drew request lengths from
-	// (predict.Options.Dataset), "" for every request at ISL and OSL.
+	// (predict.Options.Workload), "" for every request at ISL and OSL.
 	Dataset string
 	// ExactOutput: the prediction ran every output to exactly OSL tokens
-	// (predict.Options.ExactOutput), not spread ±20%.
+	// (predict.Options.Workload), not spread ±20%.
 	ExactOutput bool
 	// Mode is the simulation mode ("steady-state"); Metrics vLLM's result
 	// fields as predicted; Verdicts the SLOs; Headroom a one-line summary.
@@ -257,7 +257,7 @@ func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string,
 // longest is the workload's longest prompt and output as the prediction
 // simulated them: a dataset's longest, or the top of OSL's ±20% spread.
 func (s Spec) longest() (prompt, output int) {
-	return calibrate.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
+	return workload.Workload{ISL: s.ISL, OSL: s.OSL, ExactOutput: s.ExactOutput, Dataset: s.Dataset}.Longest()
 }
 
 // servedMaxModelLen is the --max-model-len the deployment must run with:

@@ -194,7 +194,7 @@ func seriesFigure(ctx context.Context, prof *calibrate.Profile, s *series.Series
 			}
 		}
 		if sp.Target.Assumed {
-			assumedGPU, assumedModel = sp.Target.GPU, sp.Target.Model
+			assumedGPU, assumedModel = sp.Target.GPU.Name, sp.Target.LLM.Name
 		}
 		if sp.Costs != "" {
 			sub = append(sub, "simulated with "+sp.Costs+" costs")

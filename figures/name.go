@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
 )
 
@@ -31,7 +32,7 @@ func FileName(s *series.Series) string {
 	if mdl != "" {
 		mdl = model.ShortName(mdl)
 	}
-	shape := []string{"isl" + series.NominalISL(r.Workload)}
+	shape := []string{"isl" + results.NominalISL(r.Workload)}
 	if o := r.Workload.OSLMax; o > 0 {
 		shape = append(shape, fmt.Sprintf("osl%d", o))
 	} else if r.Workload.OSL > 0 {

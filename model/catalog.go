@@ -470,40 +470,19 @@ func (a ActivationTraffic) Time(tokens float64) float64 {
 }
 
 // ActivationKernels is the activation traffic of one step of a
-// tensor-parallel worker of degree tp on g, at 2 bytes an element, by
-// kind of kernel. Per layer:
-//   - two fused residual-add-and-RMSNorm kernels over the whole hidden
-//     state on every rank, each reading the hidden state and the residual
-//     and writing both (4 hidden-wide passes; split by the data-parallel
-//     attention degree, whose groups each norm their own requests);
-//   - the rotary embedding, reading and writing the rank's query and key
-//     heads;
-//   - the FFN's SiLU-and-mul, reading two of the rank's FFN-wide inputs
-//     and writing one: for a mixture of experts, k of them, one for each
-//     of a token's routed experts;
-//   - a mixture-of-experts layer's sum of its experts' outputs, written
-//     hidden-wide for each of a token's k experts and read back (vLLM's
-//     fused_moe and moe_sum): 2k+1 passes on every rank, since each rank
-//     computes its slice of every expert for every token.
+// tensor-parallel worker of degree tp on g, at 2 bytes an element, by kind
+// of kernel: per layer, two fused residual-add-and-RMSNorm kernels (4
+// hidden-wide passes, split by the data-parallel attention degree), the
+// rotary embedding over the rank's query and key heads, the FFN's
+// SiLU-and-mul (k of them for a mixture of experts) and a MoE layer's sum
+// of its experts' outputs (2k+1 hidden-wide passes on every rank): the
+// passes every catalog model has in vLLM's BF16 path.
 //
-// The two expert kinds are Evicted: a fused expert GEMM writes each
-// expert's outputs as it finishes that expert and then streams the next
-// experts' weights, more than the cache holds (a DeepSeek-R1 layer's
-// experts are 5.5 MB each per rank at TP8, and a step of 16 tokens
-// touches about 100), so those outputs are read back from memory. A dense
-// GEMM writes its output tiles at the end of their weight stream, and the
-// kernel after it finds them in the cache while they fit.
-//
-// Engines fuse some of these into their neighbours (FP8 quantisation into
-// the norm, for one); the passes counted are those every catalog model has
-// in vLLM's BF16 path. Qwen3's per-head query and key norms, a kernel of
-// their own, are not counted.
-//
-// The cache rule (Time) is a lower bound on the traffic: it credits each
-// kernel a whole cache of reuse, where a least-recently-used cache that a
-// larger working set streams through keeps less. It also makes a prompt
-// split into more chunks move a little less in all (a cache's worth per
-// kernel per chunk: about 4 ms per extra chunk for Qwen3-32B on an H100).
+// The expert kinds are Evicted: a fused expert GEMM streams more expert
+// weights than the cache holds after writing each output, so the outputs
+// are read back from memory, where a dense GEMM's are still cached for the
+// next kernel. The cache rule (Time) is a lower bound on the traffic: it
+// credits each kernel a whole cache of reuse.
 func (m LLM) ActivationKernels(tp int, g GPU) ActivationTraffic {
 	if tp < 1 {
 		tp = 1

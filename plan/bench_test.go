@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/workload"
 )
 
 // BenchmarkPlan is the search: Qwen3-32B at 3000:150 tokens and
@@ -20,8 +21,7 @@ func BenchmarkPlan(b *testing.B) {
 // tokens and 30 req/s under ttft_p99 ≤ 2 s and tpot_p99 ≤ 50 ms on H100
 // and H200, margin search and frontier sweep included.
 func BenchmarkPlanLlama70B(b *testing.B) {
-	opts := Options{Model: "Llama-3.1-70B", ISL: 1024, OSL: 256, Load: model.Open(30, 1),
-		SLOs: mustSLOs(b, "ttft_p99=2s,tpot_p99=50ms"), GPUs: []string{"H100", "H200"}, Seed: 1}
+	opts := Options{Model: "Llama-3.1-70B", SLOs: mustSLOs(b, "ttft_p99=2s,tpot_p99=50ms"), GPUs: []string{"H100", "H200"}, Workload: workload.Workload{ISL: 1024, OSL: 256, Load: model.Open(30, 1), Seed: 1}}
 	runPlanBench(b, h20Profile(b), opts)
 }
 
@@ -31,11 +31,7 @@ func BenchmarkPlanFake(b *testing.B) {
 }
 
 func benchmarkPlan(b *testing.B, prof Profile) {
-	opts := Options{Model: "Qwen3-32B", ISL: 3000, OSL: 150, Load: model.Open(20, 1),
-		SLOs:    mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"),
-		GPUs:    []string{"H20", "H100-SXM", "H200"},
-		GPUCost: map[string]float64{"H20": 1.9, "H100-SXM": 2.5, "H200": 3.5},
-		MaxGPUs: 64, Seed: 1}
+	opts := Options{Model: "Qwen3-32B", SLOs: mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"), GPUs: []string{"H20", "H100-SXM", "H200"}, GPUCost: map[string]float64{"H20": 1.9, "H100-SXM": 2.5, "H200": 3.5}, MaxGPUs: 64, Workload: workload.Workload{ISL: 3000, OSL: 150, Load: model.Open(20, 1), Seed: 1}}
 	runPlanBench(b, prof, opts)
 }
 
@@ -75,8 +71,7 @@ func cpuSeconds() float64 {
 // search up to 512 GPUs (no simulation): candidates considered per second.
 func BenchmarkEnumerate512(b *testing.B) {
 	prof := h20Profile(b)
-	opts := Options{Model: "Qwen3-32B", ISL: 3000, OSL: 150, Load: model.Open(200, 1),
-		SLOs: mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"), GPUs: []string{"H20", "H100-SXM", "H200"}, MaxGPUs: 512, Seed: 1}.withDefaults()
+	opts := Options{Model: "Qwen3-32B", SLOs: mustSLOs(b, "ttft_p99=2000ms,tpot_p99=50ms"), GPUs: []string{"H20", "H100-SXM", "H200"}, MaxGPUs: 512, Workload: workload.Workload{ISL: 3000, OSL: 150, Load: model.Open(200, 1), Seed: 1}}.withDefaults()
 	s, err := newSearch(prof, opts)
 	if err != nil {
 		b.Fatal(err)

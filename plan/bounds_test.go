@@ -9,6 +9,7 @@ import (
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // boundCases are deployment shapes and workloads on which the cost bounds
@@ -31,14 +32,14 @@ var boundCases = []struct {
 // prefix-cache hit rate hit, with request lengths from dataset ("": ISL and
 // OSL's spread): its capacity bound and latency floors, and the workload
 // the search simulates.
-func boundOf(t *testing.T, prof Profile, d calibrate.Deployment, topo model.Topology, isl, osl int, hit float64, dataset string) (float64, map[string]float64, calibrate.Workload) {
+func boundOf(t *testing.T, prof Profile, d calibrate.Deployment, topo model.Topology, isl, osl int, hit float64, dataset string) (float64, map[string]float64, workload.Workload) {
 	t.Helper()
-	s := &search{prof: prof, llm: d.LLM, opts: Options{ISL: isl, OSL: osl, PrefixHitRate: hit, Dataset: dataset, Load: model.Closed(1)}}
+	s := &search{prof: prof, llm: d.LLM, opts: Options{Workload: workload.Workload{ISL: isl, OSL: osl, PrefixHitRate: hit, Dataset: dataset, Load: model.Closed(1)}}}
 	tm, err := s.newTemplate(d.GPU, d.Engine, topo, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := s.opts.workload(s.opts.Load, 1)
+	w := s.opts.workload(s.opts.Workload.Load, 1)
 	if topo.Disaggregated() {
 		return min(float64(topo.Prefill.Count)*tm.prefill.prefillRate, float64(topo.Decode.Count)*tm.decode.decodeRate), tm.floor, w
 	}
@@ -110,7 +111,7 @@ func forEachBoundCase(t *testing.T, check func(t *testing.T, cfg sim.Config, bou
 		for _, hit := range []float64{0, 0.6} {
 			for _, ds := range []string{"", "sharegpt"} {
 				t.Run(fmt.Sprintf("%s/%s/%s/%d:%d/hit%v/%s", tc.gpu, tc.llm, Notation(tc.topo), tc.isl, tc.osl, hit, ds), func(t *testing.T) {
-					d, err := prof.Configure(calibrate.Target{GPU: tc.gpu, Model: tc.llm, Topology: tc.topo})
+					d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, tc.gpu), LLM: mustLLM(t, tc.llm), Topology: tc.topo})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -8,6 +8,7 @@ import (
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
+	"github.com/capsim/capsim/workload"
 )
 
 func ExampleParseSLOs() {
@@ -44,8 +45,8 @@ func ExampleRun() {
 	}
 	slos, _ := plan.ParseSLOs("ttft_p99=2000ms,tpot_p99=50ms")
 	res, err := plan.Run(context.Background(), prof, plan.Options{
-		Model: "Qwen3-32B", GPUs: []string{"H20"}, ISL: 3000, OSL: 150,
-		Load: model.Open(4, 1), SLOs: slos, MaxGPUs: 32,
+		Model: "Qwen3-32B", GPUs: []string{"H20"}, SLOs: slos, MaxGPUs: 32,
+		Workload: workload.Workload{ISL: 3000, OSL: 150, Load: model.Open(4, 1)},
 	})
 	if err != nil {
 		panic(err)

@@ -44,16 +44,9 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 	if err := t.Topology.Validate(); err != nil {
 		return calibrate.Deployment{}, err
 	}
-	g, err := model.LookupGPU(t.GPU)
-	if err != nil {
-		return calibrate.Deployment{}, err
-	}
+	g, m := t.GPU, t.LLM
 	if f.failGPUs[g.Name] {
 		return calibrate.Deployment{}, fmt.Errorf("calibrate: cannot configure %s", g.Name)
-	}
-	m, err := model.LookupLLM(t.Model)
-	if err != nil {
-		return calibrate.Deployment{}, err
 	}
 	source := calibrate.SourcePrior
 	if f.fitted[g.Name] {
@@ -77,6 +70,7 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 		return sim.PoolConfig{Workers: p.Count, Cost: cost,
 			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget}, nil
 	}
+	var err error
 	if t.Topology.Disaggregated() {
 		if d.Config.Prefill, err = build("prefill", t.Topology.Prefill, true, 4096, 0); err != nil {
 			return d, err

@@ -162,8 +162,8 @@ func (s *search) excludedTPTemplates() ([]*template, []int) {
 func (s *search) pastLimit(ctx context.Context, tmpls []*template, minG, upTo int) (*LimitBound, error) {
 	o := s.opts
 	rate := 0.0 // closed loop: the load adapts, no capacity bound
-	if o.Load.Kind == model.OpenLoop {
-		rate = o.Load.Rate
+	if o.Workload.Load.Kind == model.OpenLoop {
+		rate = o.Workload.Load.Rate
 	}
 	against := math.Inf(1)
 	if len(s.res.Recommendations) > 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // When the GPU cap cuts off cheaper GPUs (a deployment of many L4s that
@@ -14,10 +15,7 @@ import (
 // result says the cap bound it and names that deployment; with one GPU
 // type, nothing past the cap is cheaper.
 func TestLimitBoundSaid(t *testing.T) {
-	opts := Options{Model: "Llama-3.1-8B", GPUs: []string{"H200", "L4"}, GPUCost: map[string]float64{"H200": 10, "L4": 0.5},
-		ISL: 512, OSL: 128, Load: model.Open(20, 1), SLOs: mustSLOs(t, "ttft_p99=5s,tpot_p99=200ms"),
-		MaxGPUs: 2, TPs: []int{1}, TopK: 1, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
-		NumPrompts: 500, Steady: sim.SteadyOptions{MaxPrompts: 2000}}
+	opts := Options{Model: "Llama-3.1-8B", GPUs: []string{"H200", "L4"}, GPUCost: map[string]float64{"H200": 10, "L4": 0.5}, SLOs: mustSLOs(t, "ttft_p99=5s,tpot_p99=200ms"), MaxGPUs: 2, TPs: []int{1}, TopK: 1, Aggregated: true, NoSweep: true, NoMargin: true, Steady: sim.SteadyOptions{MaxPrompts: 2000}, Workload: workload.Workload{ISL: 512, OSL: 128, Load: model.Open(20, 1), Seed: 1, NumPrompts: 500}}
 	res, err := Run(context.Background(), &fakeProfile{}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -56,9 +54,7 @@ func limitOf(r *Result, limit string) (LimitBound, bool) {
 // them meets the SLOs for less: searching Llama-3.1-70B on H200 at TP 8
 // only, one TP4 replica (4 GPUs) does what a TP8 replica (8) does.
 func TestLimitTPSaid(t *testing.T) {
-	opts := Options{Model: "Llama-3.1-70B", GPUs: []string{"H200"}, ISL: 512, OSL: 128, Load: model.Open(1, 1), SLOs: mustSLOs(t, "ttft_p99=10s,tpot_p99=500ms"),
-		MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
-		NumPrompts: 500, Steady: sim.SteadyOptions{MaxPrompts: 2000}}
+	opts := Options{Model: "Llama-3.1-70B", GPUs: []string{"H200"}, SLOs: mustSLOs(t, "ttft_p99=10s,tpot_p99=500ms"), MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, NoSweep: true, NoMargin: true, Steady: sim.SteadyOptions{MaxPrompts: 2000}, Workload: workload.Workload{ISL: 512, OSL: 128, Load: model.Open(1, 1), Seed: 1, NumPrompts: 500}}
 	res, err := Run(context.Background(), &fakeProfile{}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"runtime"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Profile is what plan needs of a calibration profile; *calibrate.Profile
@@ -32,20 +32,14 @@ type Options struct {
 	// Engine is an engine label prefix (e.g. "vllm", "dynamo"); "" means the
 	// profile's default: Dynamo for disaggregated, the newest vLLM for aggregated.
 	Engine string
-	// ISL and OSL are the prompt and output tokens of every request (required).
-	ISL, OSL int
-	// PrefixHitRate is the share, in [0, 1), of every prompt the engine's
-	// prefix cache serves (sim.Config.PrefixHitRate); 0 prefills it all.
-	PrefixHitRate float64
-	// Sharing is how the prompts share prefixes, which the replicas'
-	// prefix cache serves where the engine has it on (predict.Options.Sharing).
-	Sharing model.Sharing
-	// Dataset names a dataset whose request lengths the traffic draws,
-	// scaled to ISL and OSL (package datasets: "sharegpt"); "" sends every
-	// request at ISL and OSL.
-	Dataset string
-	// Load is the target load: model.Open(rate, burstiness) or model.Closed(n) (required).
-	Load model.Load
+	// Workload is the traffic to serve: ISL and OSL (required), the target
+	// Load (required: model.Open(rate, burstiness) or model.Closed(n)),
+	// and optionally a Dataset, prefix Sharing (one turn) or a
+	// PrefixHitRate. NumPrompts is the measured requests of a verdict's
+	// first steady-state run (sim.Converge doubles them until the
+	// statistics are stable; 0 means predict.DefaultNumPrompts, at least
+	// 10,000); Seed makes the same options give the same result.
+	Workload workload.Workload
 	// SLOs must all be met (required).
 	SLOs []SLO
 	// MaxGPUs caps a deployment's GPU count; 0 means 64, at most MaxGPUsLimit.
@@ -62,10 +56,6 @@ type Options struct {
 	// Aggregated and Disaggregated restrict the search to one mode; both
 	// false means both modes.
 	Aggregated, Disaggregated bool
-	// NumPrompts is the measured requests of a verdict's first steady-state
-	// run (sim.Converge doubles them until the statistics are stable); 0
-	// means predict.DefaultNumPrompts (at least 10,000).
-	NumPrompts int
 	// Confidence is how sure a verdict is that the deployment meets every
 	// SLO given the uncertainty of its costs: every verdict and headroom run
 	// prices each pool at the pessimistic z = Φ⁻¹(Confidence) edge of its
@@ -100,8 +90,6 @@ type Options struct {
 	// carried one. A disaggregated candidate's frontend is inside its
 	// fitted prefill and KV-transfer costs either way.
 	Frontend *float64
-	// Seed for every random draw; the same options give the same result.
-	Seed uint64
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
 	Workers int
 	// Simulate runs one simulation; nil means sim.Run.

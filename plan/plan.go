@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // A screening run replays a short benchmark (20 s of arrivals, at least
@@ -145,8 +146,10 @@ func gcd(a, b int) int {
 }
 
 // workload is the run of n prompts at load l.
-func (o Options) workload(l model.Load, n int) calibrate.Workload {
-	return calibrate.Workload{Load: l, ISL: o.ISL, OSL: o.OSL, NumPrompts: n, Seed: o.Seed, PrefixHitRate: o.PrefixHitRate, Dataset: o.Dataset, Sharing: o.Sharing}
+func (o Options) workload(l model.Load, n int) workload.Workload {
+	w := o.Workload
+	w.Load, w.NumPrompts = l, n
+	return w
 }
 
 // cachedBound is the most prompt tokens of a prompt of n tokens that dep
@@ -155,17 +158,17 @@ func (o Options) workload(l model.Load, n int) calibrate.Workload {
 // (model.Sharing.MaxCached), so that capacity bounds and latency floors
 // stay bounds.
 func (o Options) cachedBound(dep calibrate.Deployment, n int) int {
-	if o.PrefixHitRate > 0 || !o.Sharing.On() || dep.Topology.Disaggregated() || !dep.Config.Replicas.PrefixCaching {
-		return sim.CachedPrefix(o.PrefixHitRate, n)
+	if o.Workload.PrefixHitRate > 0 || !o.Workload.Sharing.On() || dep.Topology.Disaggregated() || !dep.Config.Replicas.PrefixCaching {
+		return sim.CachedPrefix(o.Workload.PrefixHitRate, n)
 	}
-	return o.Sharing.MaxCached(n)
+	return o.Workload.Sharing.MaxCached(n)
 }
 
 // numPrompts is the measured requests of a verdict's first steady-state
 // run at a load (predict.DefaultNumPrompts), held to what one run may
 // simulate with its warm-up at the higher loads of a headroom search.
 func (o Options) numPrompts(l model.Load) int {
-	return min(predict.DefaultNumPrompts(o.NumPrompts, sim.SteadyState, l), sim.MaxNumPrompts/2)
+	return min(predict.DefaultNumPrompts(o.Workload.NumPrompts, sim.SteadyState, l), sim.MaxNumPrompts/2)
 }
 
 // screenPrompts is the length of a screening run (benchmark replay, open
@@ -178,7 +181,7 @@ func (o Options) screenPrompts(l model.Load) int {
 	return n
 }
 
-// Run searches deployments of opts.Model that meet opts.SLOs at opts.Load.
+// Run searches deployments of opts.Model that meet opts.SLOs at opts.Workload.Load.
 // When none qualifies, the Result says why (Why, Best) and err is nil; err
 // reports bad options, a model that fits nowhere within MaxGPUs, or cancellation.
 func Run(ctx context.Context, prof Profile, opts Options) (*Result, error) {
@@ -246,8 +249,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	switch {
-	case o.ISL <= 0 || o.OSL <= 0:
-		return nil, fmt.Errorf("plan: ISL and OSL must be positive, got %d and %d", o.ISL, o.OSL)
+	case o.Workload.ISL <= 0 || o.Workload.OSL <= 0:
+		return nil, fmt.Errorf("plan: ISL and OSL must be positive, got %d and %d", o.Workload.ISL, o.Workload.OSL)
 	case len(o.SLOs) == 0:
 		return nil, errors.New("plan: no SLO given")
 	case o.MaxGPUs < 0:
@@ -258,14 +261,14 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
 	case o.TopK > MaxTopK:
 		return nil, fmt.Errorf("plan: top K %d is more than %d: each recommendation is simulated to its SLOs", o.TopK, MaxTopK)
-	case !sim.ValidPrefixHitRate(o.PrefixHitRate):
-		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.PrefixHitRate)
-	case o.Sharing.Validate() != nil:
-		return nil, fmt.Errorf("plan: prefix sharing: %w", o.Sharing.Validate())
-	case o.Sharing.Turns > 1:
+	case !sim.ValidPrefixHitRate(o.Workload.PrefixHitRate):
+		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.Workload.PrefixHitRate)
+	case o.Workload.Sharing.Validate() != nil:
+		return nil, fmt.Errorf("plan: prefix sharing: %w", o.Workload.Sharing.Validate())
+	case o.Workload.Sharing.Turns > 1:
 		return nil, errors.New("plan: multi-turn conversations are not planned (their prompts grow turn by turn, beyond the bounds the search prices); predict them")
-	case o.Sharing.On() && o.ISL <= o.Sharing.SharedLen:
-		return nil, fmt.Errorf("plan: ISL %d is not longer than the %d shared tokens of every prompt", o.ISL, o.Sharing.SharedLen)
+	case o.Workload.Sharing.On() && o.Workload.ISL <= o.Workload.Sharing.SharedLen:
+		return nil, fmt.Errorf("plan: ISL %d is not longer than the %d shared tokens of every prompt", o.Workload.ISL, o.Workload.Sharing.SharedLen)
 	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
 		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
 	case calibrate.CheckRouter(o.Router) != nil:
@@ -275,16 +278,16 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	case o.Frontend != nil && o.Disaggregated && !o.Aggregated:
 		return nil, fmt.Errorf("plan: %w applies to aggregated deployments, and the search is of disaggregated ones only", calibrate.ErrStatedFrontend)
 	}
-	if o.Load.Kind == model.Burst {
+	if o.Workload.Load.Kind == model.Burst {
 		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
 	}
-	if err := o.Load.Validate(); err != nil {
+	if err := o.Workload.Load.Validate(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	if o.Dataset, err = datasets.Check(o.Dataset); err != nil {
+	if o.Workload.Dataset, err = datasets.Check(o.Workload.Dataset); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	if _, err := calibrate.SteadyStatePrompts(o.Load, o.NumPrompts); err != nil {
+	if _, err := calibrate.SteadyStatePrompts(o.Workload.Load, o.Workload.NumPrompts); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	usable, tpErr := false, error(nil) // the first TP the model cannot use
@@ -313,8 +316,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if conf == 0 {
 		conf = DefaultConfidence
 	}
-	s.res = &Result{Model: llm.Name, ISL: o.ISL, OSL: o.OSL, PrefixHitRate: o.PrefixHitRate, Sharing: o.Sharing, Dataset: o.Dataset, Load: o.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
-		Mode: sim.SteadyState, Confidence: round(conf, 4), BandSigmas: round(s.band, 3)}
+	s.res = &Result{Model: llm.Name, ISL: o.Workload.ISL, OSL: o.Workload.OSL, PrefixHitRate: o.Workload.PrefixHitRate, Sharing: o.Workload.Sharing, Dataset: o.Workload.Dataset, Load: o.Workload.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
+		Mode: sim.SteadyState, Confidence: roundDecimals(conf, 4), BandSigmas: roundDecimals(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = CostPerHour
 	}
@@ -543,8 +546,8 @@ func joinInts(xs []int) string {
 }
 
 // target is the calibrate.Target of one candidate at band.
-func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
-	t := calibrate.Target{GPU: gpu, Model: s.llm.Name, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
+func (s *search) target(gpu model.GPU, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
+	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
 	}
@@ -553,7 +556,7 @@ func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int
 
 // newTemplate configures one worker per pool and prices its bounds.
 func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64, dpAttention int) (*template, error) {
-	dep, err := s.prof.Configure(s.target(g.Name, engine, topo, dpAttention, s.band))
+	dep, err := s.prof.Configure(s.target(g, engine, topo, dpAttention, s.band))
 	if err != nil {
 		return nil, err
 	}
@@ -566,12 +569,12 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 			t.prior = false
 		}
 	}
-	isl, osl := s.opts.ISL, s.opts.OSL
+	isl, osl := s.opts.Workload.ISL, s.opts.Workload.OSL
 	cached := s.opts.cachedBound(dep, isl)
 	// Capacity bounds price the mean request; every request must fit;
 	// latency floors price the shortest, so that they bound every
 	// statistic of a dataset's spread of lengths (a median as well).
-	w := s.opts.workload(s.opts.Load, 1)
+	w := s.opts.workload(s.opts.Workload.Load, 1)
 	if err := dep.Fits(w); err != nil {
 		return nil, err // collected, as Configure's are, under one plan: error
 	}
@@ -607,8 +610,8 @@ func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, pr
 func (s *search) enumerate() {
 	o := s.opts
 	rate := math.Inf(-1) // closed loop: no capacity pruning, the load adapts
-	if o.Load.Kind == model.OpenLoop {
-		rate = o.Load.Rate
+	if o.Workload.Load.Kind == model.OpenLoop {
+		rate = o.Workload.Load.Rate
 	}
 	var slab []candidate // survivors are allocated in blocks, not one by one
 	for _, t := range s.tmpls {
@@ -718,7 +721,7 @@ func (s *search) progress(phase string, total int) {
 // run is one benchmark-replay simulation of candidate c (a screening run),
 // counted, turned into what a benchmark client would measure (the
 // deployment's latency outside the engine).
-func (s *search) run(ctx context.Context, c *candidate, w calibrate.Workload) (*sim.Result, error) {
+func (s *search) run(ctx context.Context, c *candidate, w workload.Workload) (*sim.Result, error) {
 	s.mu.Lock()
 	s.sims++
 	c.runs++
@@ -856,8 +859,8 @@ func (s *search) verdict(r *sim.Result) (misses []Miss, ok, saturated bool) {
 func (s *search) simulate(ctx context.Context) error {
 	o := s.opts
 	short := 0
-	if o.Load.Kind == model.OpenLoop && !s.noShort {
-		short = o.screenPrompts(o.Load)
+	if o.Workload.Load.Kind == model.OpenLoop && !s.noShort {
+		short = o.screenPrompts(o.Workload.Load)
 	}
 	total := s.res.Search.Candidates
 	s.done = total - len(s.cands) // pruned by bounds: already decided
@@ -959,7 +962,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 		return
 	}
 	if short > 0 {
-		r, err := s.run(ctx, c, o.workload(o.Load, short))
+		r, err := s.run(ctx, c, o.workload(o.Workload.Load, short))
 		if err != nil {
 			c.err = err
 			return
@@ -975,7 +978,7 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 		c.err = err
 		return
 	}
-	r, err := s.steady(ctx, c, d, o.Load)
+	r, err := s.steady(ctx, c, d, o.Workload.Load)
 	if err != nil {
 		c.err = err
 		return
@@ -983,12 +986,12 @@ func (s *search) evaluate(ctx context.Context, c *candidate, short int) {
 	c.state, c.metrics, c.pools, c.steady = stateSimulated, r.Metrics, r.Pools, r.Steady
 	c.misses, c.ok, c.saturated = s.verdict(r)
 	if !c.ok && !o.NoSettingsSearch && !c.saturated && worst(c.misses).Ratio() <= settingsReach {
-		for _, v := range variants(c.t, o.workload(o.Load, 1)) {
+		for _, v := range variants(c.t, o.workload(o.Workload.Load, 1)) {
 			d, err := c.withSettings(c.t.dep, &v)
 			if err != nil {
 				continue // variants() screens these out; a limit it cannot size is not tried
 			}
-			r, err := s.steady(ctx, c, d, o.Load)
+			r, err := s.steady(ctx, c, d, o.Workload.Load)
 			if err != nil {
 				c.err = err
 				return

@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // h20Profile is the embedded default profile, which must hold the H20 /
@@ -56,9 +57,7 @@ func mustSLOs(t testing.TB, s string) []SLO {
 // shorter steady-state runs than the default (the properties tested do not
 // need a p99 to 5%).
 func h20Options(t testing.TB, rate float64, slo string) Options {
-	return Options{Model: "Qwen3-32B", GPUs: []string{"H20"}, ISL: 3000, OSL: 150, Load: model.Open(rate, 1),
-		SLOs: mustSLOs(t, slo), MaxGPUs: 32, TopK: 3, Seed: 1, NoSweep: true,
-		NumPrompts: 2000, Steady: sim.SteadyOptions{MaxPrompts: 8000}}
+	return Options{Model: "Qwen3-32B", GPUs: []string{"H20"}, SLOs: mustSLOs(t, slo), MaxGPUs: 32, TopK: 3, NoSweep: true, Steady: sim.SteadyOptions{MaxPrompts: 8000}, Workload: workload.Workload{ISL: 3000, OSL: 150, Load: model.Open(rate, 1), Seed: 1, NumPrompts: 2000}}
 }
 
 func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
@@ -74,7 +73,7 @@ func TestRecommendationsMeetSLOsWhenResimulated(t *testing.T) {
 				t.Fatalf("no recommendation: %s", res.Why)
 			}
 			for _, rec := range res.Recommendations {
-				r := resimulate(t, p.prof, opts, rec, opts.Load, opts.Band())
+				r := resimulate(t, p.prof, opts, rec, opts.Workload.Load, opts.Band())
 				if r.Steady == nil || r.Steady.Saturated {
 					t.Errorf("%s: re-simulated steady state %+v", rec.Notation, r.Steady)
 				}
@@ -160,7 +159,7 @@ func TestHeadroomPassesAndIsTight(t *testing.T) {
 // what a client measures.
 func resimulate(t *testing.T, prof Profile, opts Options, rec Recommendation, l model.Load, z float64) *sim.Result {
 	t.Helper()
-	d, err := prof.Configure(calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology, Band: z})
+	d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: z})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +175,8 @@ func resimulate(t *testing.T, prof Profile, opts Options, rec Recommendation, l 
 	}
 	cfg := d.Config
 	// The workload plan simulates: outputs spread as in real runs.
-	cfg.Load, cfg.Input, cfg.Output = l, sim.Fixed(opts.ISL), calibrate.BenchmarkOutput(opts.OSL, 0)
-	cfg.NumPrompts, cfg.Seed = predict.DefaultNumPrompts(opts.NumPrompts, sim.SteadyState, l), opts.Seed
+	cfg.Load, cfg.Input, cfg.Output = l, sim.Fixed(opts.Workload.ISL), workload.BenchmarkOutput(opts.Workload.OSL, 0)
+	cfg.NumPrompts, cfg.Seed = predict.DefaultNumPrompts(opts.Workload.NumPrompts, sim.SteadyState, l), opts.Workload.Seed
 	r, err := sim.Converge(context.Background(), cfg, opts.Steady, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +265,7 @@ func TestNothingQualifiesSaysWhy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := h20Options(t, tc.rate, tc.slo)
 			opts.MaxGPUs = tc.maxGPUs
-			opts.PrefixHitRate = tc.hit
+			opts.Workload.PrefixHitRate = tc.hit
 			res, err := Run(context.Background(), prof, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -357,21 +356,21 @@ func TestBadOptions(t *testing.T) {
 		{"negative cost", func(o *Options) { o.GPUCost = map[string]float64{"H20": -1} }, "must be a positive number"},
 		{"no price for any GPU", func(o *Options) { o.GPUCost = map[string]float64{"H200": 3} }, "no GPU cost for any GPU searched"},
 		{"no SLO", func(o *Options) { o.SLOs = nil }, "no SLO"},
-		{"no ISL", func(o *Options) { o.ISL = 0 }, "ISL and OSL must be positive"},
-		{"burst", func(o *Options) { o.Load = model.Open(math.Inf(1), 1) }, "burst"},
-		{"prefix hit rate 1", func(o *Options) { o.PrefixHitRate = 1 }, "plan: prefix-cache hit rate must be a fraction in [0, 1), got 1"},
-		{"prefix hit rate NaN", func(o *Options) { o.PrefixHitRate = math.NaN() }, "got NaN"},
-		{"unknown dataset", func(o *Options) { o.Dataset = "sonnet" }, `plan: unknown dataset "sonnet" (known: sharegpt)`},
+		{"no ISL", func(o *Options) { o.Workload.ISL = 0 }, "ISL and OSL must be positive"},
+		{"burst", func(o *Options) { o.Workload.Load = model.Open(math.Inf(1), 1) }, "burst"},
+		{"prefix hit rate 1", func(o *Options) { o.Workload.PrefixHitRate = 1 }, "plan: prefix-cache hit rate must be a fraction in [0, 1), got 1"},
+		{"prefix hit rate NaN", func(o *Options) { o.Workload.PrefixHitRate = math.NaN() }, "got NaN"},
+		{"unknown dataset", func(o *Options) { o.Workload.Dataset = "sonnet" }, `plan: unknown dataset "sonnet" (known: sharegpt)`},
 		{"negative frontend", func(o *Options) { fe := -0.001; o.Frontend = &fe }, "plan: calibrate: a stated frontend latency out of range: 0 to 60 s, got -0.001"},
 		{"frontend on a disaggregated search", func(o *Options) { fe := 0.005; o.Frontend, o.Disaggregated = &fe, true },
 			"plan: a stated frontend latency applies to aggregated deployments, and the search is of disaggregated ones only"},
-		{"zero rate", func(o *Options) { o.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
+		{"zero rate", func(o *Options) { o.Workload.Load = model.Load{Kind: model.OpenLoop} }, "request_rate must be a positive number"},
 		// Issue 15: caps with the exact text, rejected before any work.
 		{"max GPUs absurd", func(o *Options) { o.MaxGPUs = 10000 },
 			"plan: max GPUs 10000 is more than 512: the candidates grow with its square (512 GPUs over every catalog GPU take a minute or more and 2 to 4 GB)"},
-		{"rate absurd", func(o *Options) { o.Load, o.NumPrompts = model.Open(1e9, 1), 0 },
+		{"rate absurd", func(o *Options) { o.Workload.Load, o.Workload.NumPrompts = model.Open(1e9, 1), 0 },
 			"plan: calibrate: rate 1e+09 req/s needs 2e+10 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
-		{"prompts absurd", func(o *Options) { o.NumPrompts = 20_000_000 },
+		{"prompts absurd", func(o *Options) { o.Workload.NumPrompts = 20_000_000 },
 			"plan: calibrate: 20000000 prompts per run is more than the 10000000 requests one simulation may run"},
 	}
 	for _, tc := range tests {
@@ -469,7 +468,7 @@ func TestDeterministic(t *testing.T) {
 func TestClosedLoop(t *testing.T) {
 	t.Parallel()
 	opts := h20Options(t, 1, "ttft_p99=3000ms,tpot_p99=60ms")
-	opts.Load, opts.MaxGPUs = model.Closed(16), 16
+	opts.Workload.Load, opts.MaxGPUs = model.Closed(16), 16
 	res, err := Run(context.Background(), &fakeProfile{}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +556,7 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 		worstPass, passes := 0.0, 0
 		for i := 0; i < len(s.cands); i += 13 {
 			c := s.cands[i]
-			short, err := s.run(context.Background(), c, opts.workload(opts.Load, opts.screenPrompts(opts.Load)))
+			short, err := s.run(context.Background(), c, opts.workload(opts.Workload.Load, opts.screenPrompts(opts.Workload.Load)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -565,7 +564,7 @@ func TestShortRunMarginIsSafe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			long, err := s.steady(context.Background(), c, d, opts.Load)
+			long, err := s.steady(context.Background(), c, d, opts.Workload.Load)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -659,8 +658,7 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 		t.Skip("a full plan and ten long predictions")
 	}
 	prof := h20Profile(t)
-	opts := Options{Model: "Llama-3.1-70B", ISL: 1024, OSL: 256, Load: model.Open(30, 1),
-		SLOs: mustSLOs(t, "ttft_p99=2s,tpot_p99=50ms"), GPUs: []string{"H100", "H200"}, Seed: 1, NoMargin: true, NoSweep: true}
+	opts := Options{Model: "Llama-3.1-70B", SLOs: mustSLOs(t, "ttft_p99=2s,tpot_p99=50ms"), GPUs: []string{"H100", "H200"}, NoMargin: true, NoSweep: true, Workload: workload.Workload{ISL: 1024, OSL: 256, Load: model.Open(30, 1), Seed: 1}}
 	res, err := Run(context.Background(), prof, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -671,10 +669,7 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 	for _, rec := range res.Recommendations {
 		for _, band := range []float64{0, opts.Band()} {
 			preds, err := predict.Run(context.Background(), prof, predict.Options{
-				Target:   calibrate.Target{GPU: rec.GPU, Model: opts.Model, Engine: rec.Engine, Topology: rec.Topology, Band: band},
-				Shapes:   []predict.Shape{{ISL: opts.ISL, OSL: opts.OSL}},
-				Loads:    []model.Load{opts.Load},
-				Settings: rec.Settings, NumPrompts: 20_000, NoBand: true, Seed: 7})
+				Target: calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: band}, Loads: []model.Load{opts.Workload.Load}, Settings: rec.Settings, NoBand: true, Workload: workload.Workload{ISL: opts.Workload.ISL, OSL: opts.Workload.OSL, NumPrompts: 20_000, Seed: 7}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -708,9 +703,8 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 func TestDPAttentionSearch(t *testing.T) {
 	t.Parallel()
 	prof := h20Profile(t)
-	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H200"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(128),
-		SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 16, TPs: []int{8}, TopK: 4, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true, // an SLO all four meet
-		NumPrompts: 1000, Steady: sim.SteadyOptions{MaxPrompts: 4000}}
+	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H200"}, Engine: "sglang", SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 16, TPs: []int{8}, TopK: 4, Aggregated: true, NoSweep: true, NoMargin: true, // an SLO all four meet
+		Steady: sim.SteadyOptions{MaxPrompts: 4000}, Workload: workload.Workload{ISL: 3200, OSL: 800, Load: model.Closed(128), Seed: 1, NumPrompts: 1000}}
 	res, err := Run(context.Background(), prof, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -756,9 +750,7 @@ func TestDPAttentionSearch(t *testing.T) {
 // out with a note saying why, and the TP layout is still searched.
 func TestDPAttentionFailureNoted(t *testing.T) {
 	t.Parallel()
-	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H20"}, Engine: "sglang", ISL: 3200, OSL: 800, Load: model.Closed(16),
-		SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, Seed: 1, NoSweep: true, NoMargin: true,
-		NumPrompts: 500, Steady: sim.SteadyOptions{MaxPrompts: 2000}}
+	opts := Options{Model: "DeepSeek-R1", GPUs: []string{"H20"}, Engine: "sglang", SLOs: mustSLOs(t, "tpot_p99=1000ms"), MaxGPUs: 8, TPs: []int{8}, TopK: 1, Aggregated: true, NoSweep: true, NoMargin: true, Steady: sim.SteadyOptions{MaxPrompts: 2000}, Workload: workload.Workload{ISL: 3200, OSL: 800, Load: model.Closed(16), Seed: 1, NumPrompts: 500}}
 	res, err := Run(context.Background(), h20Profile(t), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -775,7 +767,7 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 	t.Parallel()
 	prof := h20Profile(t)
 	opts := h20Options(t, 2, "ttft_p99=3000ms")
-	opts.ISL, opts.OSL, opts.Aggregated, opts.TopK = 2500, 100, true, 2
+	opts.Workload.ISL, opts.Workload.OSL, opts.Aggregated, opts.TopK = 2500, 100, true, 2
 	fe := 0.050
 	opts.Frontend = &fe
 	res, err := Run(context.Background(), prof, opts)
@@ -789,7 +781,7 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 		t.Fatalf("no recommendation: %s", res.Why)
 	}
 	for _, r := range res.Recommendations {
-		central, err := prof.Configure(calibrate.Target{GPU: r.GPU, Model: res.Model, Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
+		central, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, r.GPU), LLM: mustLLM(t, res.Model), Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -816,7 +808,7 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 			continue
 		}
 		seen++
-		for _, v := range variants(tm, opts.workload(opts.Load, 1)) {
+		for _, v := range variants(tm, opts.workload(opts.Workload.Load, 1)) {
 			if v.a.budget > 0 && v.a.budget < tm.dep.MaxModelLen {
 				t.Errorf("%s: variant prefill budget %d below max-model-len %d", tm.shape(), v.a.budget, tm.dep.MaxModelLen)
 			}

@@ -106,10 +106,10 @@ func (s *search) recommend(ctx context.Context) error {
 func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendation, error) {
 	o := s.opts
 	s.mu.Lock()
-	dep, err := s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, s.band))
+	dep, err := s.prof.Configure(s.target(c.t.gpu, c.t.engine, c.topo, c.t.dpAttention, s.band))
 	var central calibrate.Deployment
 	if err == nil && s.band != 0 {
-		central, err = s.prof.Configure(s.target(c.t.gpu.Name, c.t.engine, c.topo, c.t.dpAttention, 0))
+		central, err = s.prof.Configure(s.target(c.t.gpu, c.t.engine, c.topo, c.t.dpAttention, 0))
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -121,9 +121,9 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r := Recommendation{
 		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
-		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: round(c.bound, 3),
-		OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
-		PerUser:      round(perUser(c.metrics), 3),
+		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: roundDecimals(c.bound, 3),
+		OutputPerGPU: roundDecimals(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+		PerUser:      roundDecimals(perUser(c.metrics), 3),
 		Settings:     settingsOf(withSettings, c.t.disagg, c.settings),
 		Steady:       c.steady,
 		MaxModelLen:  dep.MaxModelLen, GPUMemoryUtilization: dep.Settings.GPUMemoryUtilization, KVFitTokens: predict.KVFit(withSettings),
@@ -140,7 +140,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		if err != nil {
 			return Recommendation{}, err
 		}
-		cr, err := s.steady(ctx, c, d, o.Load)
+		cr, err := s.steady(ctx, c, d, o.Workload.Load)
 		if err != nil {
 			return Recommendation{}, fmt.Errorf("plan: %s with central costs: %w", c.name(), err)
 		}
@@ -151,7 +151,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	r.Costs = calibrate.SourceFitted
 	for _, d := range dep.Derived {
-		r.Uncertainty = math.Max(r.Uncertainty, round(d.RelSigma, 3))
+		r.Uncertainty = math.Max(r.Uncertainty, roundDecimals(d.RelSigma, 3))
 		switch {
 		case d.Source == calibrate.SourcePrior:
 			r.Costs = calibrate.SourcePrior
@@ -159,7 +159,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 			r.Costs = calibrate.SourceDerived
 		}
 	}
-	if span, what := o.workload(o.Load, 1).Span(); dep.MaxModelLen > 0 && span > dep.MaxModelLen {
+	if span, what := o.workload(o.Workload.Load, 1).Span(); dep.MaxModelLen > 0 && span > dep.MaxModelLen {
 		s.mu.Lock()
 		note := fmt.Sprintf("%s = %d exceeds %s's calibrated max-model-len %d on %s: its predictions extrapolate", what, span, dep.Engine, dep.MaxModelLen, c.t.gpu.Name)
 		if !slices.Contains(s.res.Notes, note) {
@@ -193,9 +193,9 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 	}
 	bestPools := c.pools
 	var failMiss []Miss
-	if o.Load.Kind == model.ClosedLoop {
-		lo, hi := o.Load.Concurrency, 0
-		for n := 2 * lo; n <= min(maxConcurrent, concurrencyGrowth*o.Load.Concurrency); n *= 2 {
+	if o.Workload.Load.Kind == model.ClosedLoop {
+		lo, hi := o.Workload.Load.Concurrency, 0
+		for n := 2 * lo; n <= min(maxConcurrent, concurrencyGrowth*o.Workload.Load.Concurrency); n *= 2 {
 			ok, m, p, err := pass(model.Closed(n))
 			if err != nil {
 				return nil, err
@@ -223,10 +223,10 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 			}
 		}
 		h.MaxConcurrency = lo
-		h.Ratio = round(float64(lo)/float64(o.Load.Concurrency), 3)
+		h.Ratio = roundDecimals(float64(lo)/float64(o.Workload.Load.Concurrency), 3)
 	} else {
-		open := func(r float64) model.Load { return model.Open(r, o.Load.Burstiness) }
-		lo := o.Load.Rate
+		open := func(r float64) model.Load { return model.Open(r, o.Workload.Load.Burstiness) }
+		lo := o.Workload.Load.Rate
 		hi := math.Max(c.bound, lo) * headroomOver
 		ok, m, p, err := pass(open(hi))
 		if err != nil {
@@ -249,8 +249,8 @@ func (s *search) headroom(ctx context.Context, c *candidate, h *Headroom) ([]sim
 				}
 			}
 		}
-		h.RequestRate = round(lo, 3)
-		h.Ratio = round(lo/o.Load.Rate, 3)
+		h.RequestRate = roundDecimals(lo, 3)
+		h.Ratio = roundDecimals(lo/o.Workload.Load.Rate, 3)
 	}
 	if failMiss != nil {
 		h.Binding = worstMissed(failMiss).SLO.Label()
@@ -272,10 +272,12 @@ func perUser(m map[string]float64) float64 {
 }
 
 func achieved(m Miss, by string) Achieved {
-	return Achieved{SLO: m.SLO.Label(), Limit: m.SLO.LimitMs, Value: round(m.Value, 3), Met: m.Value <= m.SLO.LimitMs, By: by}
+	return Achieved{SLO: m.SLO.Label(), Limit: m.SLO.LimitMs, Value: roundDecimals(m.Value, 3), Met: m.Value <= m.SLO.LimitMs, By: by}
 }
 
-func round(x float64, digits int) float64 {
+// roundDecimals rounds x to digits places after the decimal point, for
+// numbers a plan reports.
+func roundDecimals(x float64, digits int) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
@@ -314,7 +316,7 @@ func (s *search) confirmMisses(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r, err := s.steady(ctx, c, d, o.Load)
+		r, err := s.steady(ctx, c, d, o.Workload.Load)
 		if err != nil {
 			return fmt.Errorf("plan: simulating %s: %w", c.name(), err)
 		}
@@ -337,27 +339,27 @@ func (s *search) explain() {
 	res.Search.Simulations = s.sims
 	// An SLO no deployment can meet even with a single request of the
 	// shortest prompt and output (newTemplate).
-	in, out := o.workload(o.Load, 1).Shortest()
+	in, out := o.workload(o.Workload.Load, 1).Shortest()
 	shortestNote := func(family string) string {
 		switch {
-		case o.Dataset != "":
-			return "; the shortest prompt and the shortest output of the " + o.Dataset + " dataset scaled to ISL and OSL"
-		case family == "e2el" && out != o.OSL:
-			return fmt.Sprintf("; %d is the shortest output of the ±20%% spread around OSL %d", out, o.OSL)
+		case o.Workload.Dataset != "":
+			return "; the shortest prompt and the shortest output of the " + o.Workload.Dataset + " dataset scaled to ISL and OSL"
+		case family == "e2el" && out != o.Workload.OSL:
+			return fmt.Sprintf("; %d is the shortest output of the ±20%% spread around OSL %d", out, o.Workload.OSL)
 		}
 		return ""
 	}
 	for i, slo := range o.SLOs {
 		if s.bestFloor[i] > slo.LimitMs {
 			res.Why = fmt.Sprintf("no deployment can meet %s: even a lone request takes at least %s ms (%s, on %s)",
-				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, in, out, sim.CachedPrefix(o.PrefixHitRate, in))+shortestNote(slo.Family), s.bestFloorOn[i])
-			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: round(s.bestFloor[i], 3), By: s.bestFloorOn[i]})
+				slo, fmtMs(s.bestFloor[i]), floorWhat(slo.Family, in, out, sim.CachedPrefix(o.Workload.PrefixHitRate, in))+shortestNote(slo.Family), s.bestFloorOn[i])
+			res.Best = append(res.Best, Achieved{SLO: slo.Label(), Limit: slo.LimitMs, Value: roundDecimals(s.bestFloor[i], 3), By: s.bestFloorOn[i]})
 			return
 		}
 	}
 	if res.Search.Simulated == 0 {
 		res.Why = fmt.Sprintf("no deployment within %d GPUs can sustain %s: the largest capacity bound is %.3g req/s (%s)",
-			o.MaxGPUs, o.Load, s.bestBound, s.boundBy)
+			o.MaxGPUs, o.Workload.Load, s.bestBound, s.boundBy)
 		return
 	}
 	// Best value of each SLO over every simulated candidate.
@@ -372,7 +374,7 @@ func (s *search) explain() {
 				best.Value, best.By = v, c.name()
 			}
 		}
-		best.Value = round(best.Value, 3)
+		best.Value = roundDecimals(best.Value, 3)
 		best.Met = best.Value <= slo.LimitMs
 		res.Best = append(res.Best, best)
 		if !best.Met && (binding == nil || best.Value/best.Limit > binding.Value/binding.Limit) {
@@ -382,7 +384,7 @@ func (s *search) explain() {
 	}
 	if binding != nil {
 		res.Why = fmt.Sprintf("no deployment within %d GPUs meets %s<=%sms at %s: the best %s reached is %s ms (%s)",
-			o.MaxGPUs, binding.SLO, fmtMs(binding.Limit), o.Load, binding.SLO, fmtMs(binding.Value), binding.By)
+			o.MaxGPUs, binding.SLO, fmtMs(binding.Limit), o.Workload.Load, binding.SLO, fmtMs(binding.Value), binding.By)
 		return
 	}
 	// Every SLO is met by some candidate, never all by one: name the closest.
@@ -398,11 +400,11 @@ func (s *search) explain() {
 	w := worst(closest.misses)
 	if w.Ratio() <= 1 {
 		res.Why = fmt.Sprintf("no deployment within %d GPUs keeps up with %s in steady state: the closest, %s, meets every SLO but is saturated",
-			o.MaxGPUs, o.Load, closest.name())
+			o.MaxGPUs, o.Workload.Load, closest.name())
 		return
 	}
 	res.Why = fmt.Sprintf("no deployment within %d GPUs meets every SLO at once at %s: the closest, %s, misses %s with %s ms",
-		o.MaxGPUs, o.Load, closest.name(), w.SLO, fmtMs(w.Value))
+		o.MaxGPUs, o.Workload.Load, closest.name(), w.SLO, fmtMs(w.Value))
 }
 
 // margin runs the search again with central costs (band 0) to find the
@@ -433,7 +435,7 @@ func (s *search) margin(ctx context.Context) error {
 	}
 	if best != nil {
 		m.CentralBest, m.CentralGPU, m.CentralGPUs, m.CentralCost = shape(Notation(best.topo), best.t.attnDP), best.t.gpu.Name, best.gpus, best.cost
-		m.Extra = round(top.Cost-best.cost, 6)
+		m.Extra = roundDecimals(top.Cost-best.cost, 6)
 	}
 	s.res.Margin = m
 	s.res.Search.MarginSimulations = cs.sims
@@ -481,8 +483,8 @@ func (s *search) frontier() {
 		}
 		pts = append(pts, FrontierPoint{
 			GPU: c.t.gpu.Name, Layout: c.topo.String(), Notation: Notation(c.topo), DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost,
-			OutputPerGPU: round(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
-			PerUser:      round(perUser(c.metrics), 3),
+			OutputPerGPU: roundDecimals(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
+			PerUser:      roundDecimals(perUser(c.metrics), 3),
 			MeetsSLOs:    c.ok,
 		})
 	}

@@ -13,11 +13,11 @@ type Result struct {
 	Model string `json:"model"`
 	ISL   int    `json:"isl"`
 	OSL   int    `json:"osl"`
-	// PrefixHitRate is Options.PrefixHitRate, the prefix-cache hit rate assumed.
+	// PrefixHitRate is Options.Workload.PrefixHitRate, the prefix-cache hit rate assumed.
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
-	// Sharing is Options.Sharing, the prompts' prefix sharing simulated.
+	// Sharing is Options.Workload.Sharing, the prompts' prefix sharing simulated.
 	Sharing model.Sharing `json:"sharing,omitzero"`
-	// Dataset is Options.Dataset, the dataset request lengths were drawn from.
+	// Dataset is Options.Workload.Dataset, the dataset request lengths were drawn from.
 	Dataset string     `json:"dataset,omitempty"`
 	Load    model.Load `json:"load"`
 	SLOs    []SLO      `json:"slos"`

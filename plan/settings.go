@@ -5,6 +5,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Engine limits the settings search stays within: vLLM accepts any
@@ -50,7 +51,7 @@ func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
 // (batching prompts against the TTFT of each).
 // A variant whose KV cache, resized for its limits, no longer holds the
 // workload's longest request is not tried.
-func variants(t *template, w calibrate.Workload) []variant {
+func variants(t *template, w workload.Workload) []variant {
 	var out []variant
 	ok := func(s poolSetting, p sim.PoolConfig) bool {
 		seqs, budget := seqsOf(p), budgetOf(p)

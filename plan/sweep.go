@@ -99,7 +99,7 @@ func (s *search) steadyEach(ctx context.Context, picks []*candidate, o Options, 
 			errs[i] = err
 			return
 		}
-		r, err := s.steadyOnce(ctx, d, o.Load)
+		r, err := s.steadyOnce(ctx, d, o.Workload.Load)
 		if err != nil {
 			errs[i] = err
 			return

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/capsim/capsim/internal/stats"
+	"github.com/capsim/capsim/model"
 )
 
 // SummaryFigure draws, for every metric, one panel of predicted/measured
@@ -35,7 +36,8 @@ func SummaryFigure(s Summary) *Figure {
 			continue
 		}
 		byMetric[pr.Metric] = append(byMetric[pr.Metric], plotter.XY{X: pr.Measured, Y: pr.Predicted / pr.Measured})
-		errsBy[pr.Metric] = append(errsBy[pr.Metric], math.Abs(pr.Predicted-pr.Measured)/pr.Measured)
+		e, _ := model.AbsPctError(pr.Measured, pr.Predicted) // both checked positive and finite above
+		errsBy[pr.Metric] = append(errsBy[pr.Metric], e)
 	}
 	var notes []string
 	if skipped > 0 {
@@ -66,13 +68,13 @@ func SummaryFigure(s Summary) *Figure {
 		for i, xy := range xys {
 			xs.add(xy.X)
 			worst = max(worst, xy.Y, 1/xy.Y)
-			if errs[i] <= 0.1 {
+			if errs[i] <= 10 {
 				in++
 			}
 		}
 		within += in
 		total += len(xys)
-		title := fmt.Sprintf("%s: n=%d, median error %.1f%%, %d within ±10%%", MetricLabel(m), len(xys), 100*median(errs), in)
+		title := fmt.Sprintf("%s: n=%d, median error %.1f%%, %d within ±10%%", MetricLabel(m), len(xys), median(errs), in)
 		p := newPlot(title)
 		p.Add(newGrid())
 		lo, hi := xs.min/1.3, xs.max*1.3

@@ -11,6 +11,7 @@ import (
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // A measured series whose records state their dataset draws the loads
@@ -50,8 +51,7 @@ func TestSeriesCurveUsesTheDataset(t *testing.T) {
 	}
 	e2e := map[string]float64{}
 	for _, ds := range []string{"", "sharegpt"} {
-		preds, err := Run(context.Background(), prof, Options{Target: sp.Target, Shapes: []Shape{{217, 202}}, Seed: calibrate.FitSeed, NoBand: true,
-			Mode: sim.BenchmarkReplay, Dataset: ds, Loads: []model.Load{model.Closed(2)}, NumPrompts: 200})
+		preds, err := Run(context.Background(), prof, Options{Target: sp.Target, NoBand: true, Mode: sim.BenchmarkReplay, Loads: []model.Load{model.Closed(2)}, Workload: workload.Workload{ISL: 217, OSL: 202, Seed: calibrate.FitSeed, Dataset: ds, NumPrompts: 200}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestSeriesCurveUsesTheDataset(t *testing.T) {
 	if curve != e2e["sharegpt"] {
 		t.Errorf("curve at concurrency 2: mean E2E %v ms; want %v as simulated with the dataset (%v at the means)", curve, e2e["sharegpt"], e2e[""])
 	}
-	if _, err := Run(context.Background(), prof, Options{Target: sp.Target, Dataset: "sonnet", NoBand: true}); err == nil || !strings.Contains(err.Error(), `unknown dataset "sonnet"`) {
+	if _, err := Run(context.Background(), prof, Options{Target: sp.Target, NoBand: true, Workload: workload.Workload{Dataset: "sonnet"}}); err == nil || !strings.Contains(err.Error(), `unknown dataset "sonnet"`) {
 		t.Errorf("unknown dataset: err %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // These tests check predictions on deployments, loads and shapes the
@@ -35,32 +36,31 @@ func topo(t testing.TB, s string) model.Topology {
 
 // target is a Qwen3-32B deployment on gpu; engine is a prefix such as "dynamo" or "vllm-0.9".
 func target(t testing.TB, gpu, engine, topology string) calibrate.Target {
-	return calibrate.Target{GPU: gpu, Model: qwen32, Engine: engine, Topology: topo(t, topology)}
+	return calibrate.Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, qwen32), Engine: engine, Topology: topo(t, topology)}
 }
 
 // predictAt predicts one shape at the given loads with prompts requests per
 // point (steady state: measured requests of the first run).
-func predictAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh Shape, prompts int, band bool, loads ...model.Load) Prediction {
+func predictAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh workload.Workload, prompts int, band bool, loads ...model.Load) Prediction {
 	t.Helper()
 	return predictIn(t, prof, sim.SteadyState, tgt, sh, prompts, band, loads...)
 }
 
 // replayAt predicts as a benchmark of prompts requests per point measured:
 // the mode to compare with measurements.
-func replayAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh Shape, prompts int, loads ...model.Load) Prediction {
+func replayAt(t testing.TB, prof *calibrate.Profile, tgt calibrate.Target, sh workload.Workload, prompts int, loads ...model.Load) Prediction {
 	t.Helper()
 	return predictIn(t, prof, sim.BenchmarkReplay, tgt, sh, prompts, false, loads...)
 }
 
-func predictIn(t testing.TB, prof *calibrate.Profile, mode sim.Mode, tgt calibrate.Target, sh Shape, prompts int, band bool, loads ...model.Load) Prediction {
+func predictIn(t testing.TB, prof *calibrate.Profile, mode sim.Mode, tgt calibrate.Target, sh workload.Workload, prompts int, band bool, loads ...model.Load) Prediction {
 	t.Helper()
-	preds, err := Run(context.Background(), prof, Options{Target: tgt, Shapes: []Shape{sh}, Loads: loads,
-		NumPrompts: prompts, NoBand: !band, Seed: 3, Mode: mode})
+	preds, err := Run(context.Background(), prof, Options{Target: tgt, Loads: loads, NoBand: !band, Mode: mode, Workload: workload.Workload{ISL: sh.ISL, OSL: sh.OSL, NumPrompts: prompts, Seed: 3}})
 	if err != nil {
-		t.Fatalf("%s %s: %v", tgt.GPU, tgt.Topology, err)
+		t.Fatalf("%s %s: %v", tgt.GPU.Name, tgt.Topology, err)
 	}
 	if len(preds) != 1 || len(preds[0].Points) != len(loads) {
-		t.Fatalf("%s %s: got %d predictions", tgt.GPU, tgt.Topology, len(preds))
+		t.Fatalf("%s %s: got %d predictions", tgt.GPU.Name, tgt.Topology, len(preds))
 	}
 	return preds[0]
 }
@@ -91,16 +91,16 @@ func TestMoreWorkersNeverLowerSaturatedThroughput(t *testing.T) {
 	prof := defaultProfile(t)
 	tests := []struct {
 		name, engine, from, to string
-		shape                  Shape
+		shape                  workload.Workload
 		// gain bounds the ratio of saturated request throughputs: more
 		// workers of the bottleneck pool help, at most in proportion.
 		minGain, maxGain float64
 	}{
-		{"prefill 3→6 workers", "dynamo", "prefill 3xTP4 + decode 1xTP4", "prefill 6xTP4 + decode 1xTP4", Shape{3000, 150}, 1.3, 2.05},
-		{"decode 1→2 workers", "dynamo", "prefill 6xTP4 + decode 1xTP4", "prefill 6xTP4 + decode 2xTP4", Shape{500, 1000}, 1.3, 2.05},
-		{"replicas 2→4", "vllm-0.9", "2xTP4", "4xTP4", Shape{1000, 300}, 1.5, 2.05},
+		{"prefill 3→6 workers", "dynamo", "prefill 3xTP4 + decode 1xTP4", "prefill 6xTP4 + decode 1xTP4", workload.Workload{ISL: 3000, OSL: 150}, 1.3, 2.05},
+		{"decode 1→2 workers", "dynamo", "prefill 6xTP4 + decode 1xTP4", "prefill 6xTP4 + decode 2xTP4", workload.Workload{ISL: 500, OSL: 1000}, 1.3, 2.05},
+		{"replicas 2→4", "vllm-0.9", "2xTP4", "4xTP4", workload.Workload{ISL: 1000, OSL: 300}, 1.5, 2.05},
 		// Adding workers to a pool that is not the bottleneck must not hurt.
-		{"decode 1→2 workers, prefill-bound", "dynamo", "prefill 3xTP4 + decode 1xTP4", "prefill 3xTP4 + decode 2xTP4", Shape{3000, 150}, 0.98, 1.3},
+		{"decode 1→2 workers, prefill-bound", "dynamo", "prefill 3xTP4 + decode 1xTP4", "prefill 3xTP4 + decode 2xTP4", workload.Workload{ISL: 3000, OSL: 150}, 0.98, 1.3},
 	}
 	// 1024 clients saturate even four replicas (256 sequences each at most).
 	load := model.Closed(1024)
@@ -139,7 +139,7 @@ func TestPrefillGetsFasterWithTP(t *testing.T) {
 		}
 	}
 	// End to end, a lone request's TTFT at TP2 (derived) lies between TP1 and TP4 (fitted).
-	sh := Shape{2500, 100}
+	sh := workload.Workload{ISL: 2500, OSL: 100}
 	var ttft []float64
 	for _, tp := range []int{1, 2, 4} {
 		p := predictAt(t, prof, target(t, "H20", "dynamo", fmt.Sprintf("prefill 1xTP%d + decode 1xTP4", tp)), sh, 8, false, model.Closed(1))
@@ -218,7 +218,7 @@ func TestDerivedTPReproducesMeasuredLowLoadTTFT(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.topology, func(t *testing.T) {
 			prof, _ := heldOutProfile(t, tt.heldTP)
-			p := replayAt(t, prof, target(t, "H20", "dynamo", tt.topology), Shape{2500, 100}, 16, model.Closed(1))
+			p := replayAt(t, prof, target(t, "H20", "dynamo", tt.topology), workload.Workload{ISL: 2500, OSL: 100}, 16, model.Closed(1))
 			if p.Derived[0].Source != calibrate.SourceDerived {
 				t.Fatalf("prefill TP%d costs are %q (%s), want derived from the other TP", tt.heldTP, p.Derived[0].Source, p.Derived[0].From)
 			}
@@ -327,7 +327,7 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 		t.Errorf("H200 has more bandwidth than H100-SXM yet decodes one sequence in %.2f ms > %.2f ms", 1e3*b, 1e3*a)
 	}
 	// End to end on an unseen P/D split: the faster GPUs serve more and answer sooner.
-	sh := Shape{3000, 150}
+	sh := workload.Workload{ISL: 3000, OSL: 150}
 	loads := []model.Load{model.Closed(1), model.Closed(128)}
 	base := predictAt(t, prof, target(t, "H20", "dynamo", "prefill 4xTP2 + decode 2xTP2"), sh, 600, false, loads...)
 	for _, name := range []string{"H100-SXM", "H200"} {
@@ -346,8 +346,8 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 func TestTTFTGrowsWithISLThroughAttentionOnly(t *testing.T) {
 	prof := defaultProfile(t)
 	tgt := target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4")
-	short := predictAt(t, prof, tgt, Shape{2500, 100}, 8, false, model.Closed(1))
-	long := predictAt(t, prof, tgt, Shape{8000, 500}, 8, false, model.Closed(1))
+	short := predictAt(t, prof, tgt, workload.Workload{ISL: 2500, OSL: 100}, 8, false, model.Closed(1))
+	long := predictAt(t, prof, tgt, workload.Workload{ISL: 8000, OSL: 500}, 8, false, model.Closed(1))
 	r := metric(long, 0, model.MeanTTFT) / metric(short, 0, model.MeanTTFT)
 	t.Logf("TP4 lone-request TTFT: ISL 8000 %.0f ms, ISL 2500 %.0f ms (×%.2f; tokens ×3.2)", metric(long, 0, model.MeanTTFT), metric(short, 0, model.MeanTTFT), r)
 	if r >= 3.5 || r < 2.5 {
@@ -390,7 +390,7 @@ func TestTPOTGrowsWithContext(t *testing.T) {
 	const c = 32
 	var tpot []float64
 	for _, isl := range []int{200, 1000, 3000} {
-		p := predictAt(t, prof, tgt, Shape{isl, 500}, 4*c, false, model.Closed(c))
+		p := predictAt(t, prof, tgt, workload.Workload{ISL: isl, OSL: 500}, 4*c, false, model.Closed(c))
 		tpot = append(tpot, metric(p, 0, model.MeanTPOT))
 	}
 	t.Logf("TPOT at c=%d, OSL 500, ISL 200/1000/3000: %.2f / %.2f / %.2f ms", c, tpot[0], tpot[1], tpot[2])
@@ -409,7 +409,7 @@ func TestTPOTGrowsWithContext(t *testing.T) {
 	}
 	// A long output decodes at a growing context too: ISL 200 / OSL 2000 averages
 	// more context per step than ISL 200 / OSL 500.
-	p := predictAt(t, prof, tgt, Shape{200, 2000}, 2*c, false, model.Closed(c))
+	p := predictAt(t, prof, tgt, workload.Workload{ISL: 200, OSL: 2000}, 2*c, false, model.Closed(c))
 	if got := metric(p, 0, model.MeanTPOT); got <= tpot[0] {
 		t.Errorf("TPOT at OSL 2000 (%.2f ms) not above OSL 500 (%.2f ms)", got, tpot[0])
 	}
@@ -418,7 +418,7 @@ func TestTPOTGrowsWithContext(t *testing.T) {
 func TestOpenLoop(t *testing.T) {
 	prof := defaultProfile(t)
 	tgt := target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4")
-	sh := Shape{2500, 100}
+	sh := workload.Workload{ISL: 2500, OSL: 100}
 	// Capacity is about 7.5 req/s (prefill-bound); at 2 req/s every request is
 	// served as it comes, so throughput is the offered rate, up to the
 	// randomness of the arrivals (Poisson: ±1/√N) and the last request's E2E.
@@ -465,7 +465,7 @@ func TestRequestsBeyondKVOrContextFailClearly(t *testing.T) {
 	// pass over its 8192-token budget), a Dynamo prefill worker (4096
 	// tokens) about 40k.
 	tgt := target(t, "H100-SXM", "vllm", "4xTP1")
-	_, err := Run(ctx, prof, Options{Target: tgt, Shapes: []Shape{{40000, 100}}, Loads: []model.Load{model.Closed(1)}, NumPrompts: 4, NoBand: true})
+	_, err := Run(ctx, prof, Options{Target: tgt, Loads: []model.Load{model.Closed(1)}, NoBand: true, Workload: workload.Workload{ISL: 40000, OSL: 100, NumPrompts: 4}})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a 40k-token request on one H100 worker: err = %v, want a clear error", err)
 	}
@@ -475,13 +475,13 @@ func TestRequestsBeyondKVOrContextFailClearly(t *testing.T) {
 	t.Logf("40k tokens on 1×H100 TP1: %v", err)
 	// The same in a disaggregated prefill pool.
 	tgt = target(t, "H100-SXM", "dynamo", "prefill 2xTP1 + decode 1xTP4")
-	_, err = Run(ctx, prof, Options{Target: tgt, Shapes: []Shape{{45000, 100}}, Loads: []model.Load{model.Closed(2)}, NumPrompts: 4, NoBand: true})
+	_, err = Run(ctx, prof, Options{Target: tgt, Loads: []model.Load{model.Closed(2)}, NoBand: true, Workload: workload.Workload{ISL: 45000, OSL: 100, NumPrompts: 4}})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a 45k-token prompt on a TP1 H100 prefill worker: err = %v, want a clear error", err)
 	}
 	t.Logf("45k tokens on an H100 TP1 prefill worker: %v", err)
 	// Longer than the engine's max-model-len: predicted, with a warning.
-	p := predictAt(t, prof, target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4"), Shape{6000, 1000}, 4, false, model.Closed(1))
+	p := predictAt(t, prof, target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4"), workload.Workload{ISL: 6000, OSL: 1000}, 4, false, model.Closed(1))
 	if !strings.Contains(strings.Join(p.Warnings, " "), "max-model-len 4096") {
 		t.Errorf("ISL+OSL 7000 with max-model-len 4096 gave warnings %q", p.Warnings)
 	}
@@ -489,7 +489,7 @@ func TestRequestsBeyondKVOrContextFailClearly(t *testing.T) {
 
 func TestBandContainsCentralAndWidensForDerivedCosts(t *testing.T) {
 	prof := defaultProfile(t)
-	sh := Shape{3000, 150}
+	sh := workload.Workload{ISL: 3000, OSL: 150}
 	loads := []model.Load{model.Closed(1), model.Closed(64)}
 	width := func(p Prediction, i int, m string) float64 {
 		pt := p.Points[i]
@@ -525,7 +525,7 @@ func TestBandContainsCentralAndWidensForDerivedCosts(t *testing.T) {
 	checkBandMatchesSigma(t, fitted)
 	// Aggregated vLLM, fitted: with every coefficient shifted by its own σ
 	// this band spanned ×3 of saturated throughput though the step is known to ±24%.
-	agg := predictAt(t, prof, target(t, "H20", "vllm-0.9", "4xTP4"), Shape{200, 2000}, 1024, true, model.Closed(512))
+	agg := predictAt(t, prof, target(t, "H20", "vllm-0.9", "4xTP4"), workload.Workload{ISL: 200, OSL: 2000}, 1024, true, model.Closed(512))
 	width(agg, 0, model.RequestThroughput)
 	checkBandMatchesSigma(t, agg)
 }
@@ -567,8 +567,8 @@ func TestHeldOutDynamoAccuracy(t *testing.T) {
 		prof, test := heldOutProfile(t, heldTP)
 		ape := map[string][]float64{}
 		for _, r := range test {
-			sh := Shape{int(math.Round(r.Workload.ISL)), int(math.Round(r.Workload.OSL))}
-			p := replayAt(t, prof, calibrate.Target{GPU: "H20", Model: qwen32, Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
+			sh := workload.Workload{ISL: int(math.Round(r.Workload.ISL)), OSL: int(math.Round(r.Workload.OSL))}
+			p := replayAt(t, prof, calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, qwen32), Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
 			for _, m := range metrics {
 				want, ok := r.Metric(m)
 				if !ok || want <= 0 {
@@ -633,7 +633,7 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 		{"H20", llama.Name, "prefill 2xTP4 + decode 1xTP4", llama.KVBytesPerToken(4, 2) / qwen.KVBytesPerToken(1, 2)},
 	} {
 		tgt := target(t, tt.gpu, "dynamo", tt.topology)
-		tgt.Model = tt.llm
+		tgt.LLM = mustLLM(t, tt.llm)
 		d, err := prof.Configure(tgt)
 		if err != nil {
 			t.Fatal(err)
@@ -652,13 +652,13 @@ func TestBeyondMeasuredConcurrency(t *testing.T) {
 	prof := defaultProfile(t)
 	tests := []struct {
 		engine, topology string
-		shape            Shape
+		shape            workload.Workload
 	}{
-		{"dynamo", "prefill 6xTP2 + decode 1xTP4", Shape{3000, 150}},
-		{"dynamo", "prefill 4xTP2 + decode 2xTP2", Shape{1000, 1000}},
-		{"dynamo", "prefill 3xTP4 + decode 1xTP4", Shape{8000, 500}},
-		{"vllm-0.9", "8xTP2", Shape{200, 2000}},
-		{"vllm-0.8", "4xTP4", Shape{2500, 100}},
+		{"dynamo", "prefill 6xTP2 + decode 1xTP4", workload.Workload{ISL: 3000, OSL: 150}},
+		{"dynamo", "prefill 4xTP2 + decode 2xTP2", workload.Workload{ISL: 1000, OSL: 1000}},
+		{"dynamo", "prefill 3xTP4 + decode 1xTP4", workload.Workload{ISL: 8000, OSL: 500}},
+		{"vllm-0.9", "8xTP2", workload.Workload{ISL: 200, OSL: 2000}},
+		{"vllm-0.8", "4xTP4", workload.Workload{ISL: 2500, OSL: 100}},
 	}
 	loads := []model.Load{model.Closed(64), model.Closed(128), model.Closed(256), model.Closed(512)}
 	for _, tt := range tests {

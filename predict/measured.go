@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/workload"
 )
 
 // Measured is one load point measured on a live server.
@@ -16,7 +17,7 @@ type Measured struct {
 
 // AddMeasured compares measured load points of shape with pred's points, in
 // order, and warns of every point where requests failed.
-func (v *Validation) AddMeasured(shape Shape, pred Prediction, ms []Measured) {
+func (v *Validation) AddMeasured(shape workload.Workload, pred Prediction, ms []Measured) {
 	for i, m := range ms {
 		if m.Failed > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d requests failed%s; latencies are over the completed ones",

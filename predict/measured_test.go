@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/workload"
 )
 
 func TestAddMeasured(t *testing.T) {
@@ -14,7 +15,7 @@ func TestAddMeasured(t *testing.T) {
 		{Load: model.Closed(4), Metrics: map[string]float64{model.MeanTTFT: 150}},
 	}}
 	v := &Validation{}
-	v.AddMeasured(Shape{ISL: 100, OSL: 10}, pred, []Measured{
+	v.AddMeasured(workload.Workload{ISL: 100, OSL: 10}, pred, []Measured{
 		{Load: model.Closed(1), Metrics: map[string]float64{model.MeanTTFT: 100}, NumPrompts: 8, Completed: 8},
 		{Load: model.Closed(4), Metrics: map[string]float64{model.MeanTTFT: 200}, NumPrompts: 8, Completed: 6, Failed: 2, FailureNote: " (http_500 2)"},
 	})

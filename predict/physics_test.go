@@ -8,6 +8,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/workload"
 )
 
 // The physical invariants of a prediction on hardware nobody benchmarked:
@@ -44,8 +45,8 @@ func physicsPredictions(t *testing.T) map[string]physicsPoint {
 				if !fits(g, m, model.Pool{Count: 1, TP: tp}) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g.Name, Model: name, Engine: physicsEngine, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
-				p, err := tryPredict(prof, tgt, Shape{1024, 256}, 200, model.Closed(1), model.Closed(64))
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
+				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 200, model.Closed(1), model.Closed(64))
 				if err != nil {
 					continue // KV too small for the load: not this test's subject
 				}
@@ -67,8 +68,8 @@ func fits(g model.GPU, m model.LLM, p model.Pool) bool {
 }
 
 // tryPredict is predictAt that returns the error instead of failing.
-func tryPredict(prof *calibrate.Profile, tgt calibrate.Target, sh Shape, prompts int, loads ...model.Load) (Prediction, error) {
-	preds, err := Run(context.Background(), prof, Options{Target: tgt, Shapes: []Shape{sh}, Loads: loads, NumPrompts: prompts, NoBand: true, Seed: 3})
+func tryPredict(prof *calibrate.Profile, tgt calibrate.Target, sh workload.Workload, prompts int, loads ...model.Load) (Prediction, error) {
+	preds, err := Run(context.Background(), prof, Options{Target: tgt, Loads: loads, NoBand: true, Workload: workload.Workload{ISL: sh.ISL, OSL: sh.OSL, NumPrompts: prompts, Seed: 3}})
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -178,8 +179,8 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 				if !fits(g, m, pool) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g.Name, Model: name, Engine: physicsEngine, Topology: model.Topology{Replicas: pool}}
-				p, err := tryPredict(prof, tgt, Shape{1024, 256}, 50, model.Closed(1))
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: pool}}
+				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 50, model.Closed(1))
 				if err != nil {
 					continue
 				}

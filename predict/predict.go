@@ -13,29 +13,28 @@ import (
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
-
-// Shape is a workload shape: prompt and output tokens per request.
-type Shape struct {
-	ISL int `json:"isl"`
-	OSL int `json:"osl"`
-}
 
 // Options choose what to predict. Zero values are documented defaults.
 type Options struct {
 	// Target is the deployment: GPU, model, engine (resolved by the caller) and topology.
 	Target calibrate.Target
-	// Shapes to predict; empty means every shape calibrated for the profile's GPU, model and engine.
-	Shapes []Shape
+	// Workload is the requests of every load point. ISL and OSL both 0
+	// predict each shape calibrated for the target's GPU, model and engine.
+	// Zero OSLMax and ExactOutput spread outputs within ±20% of OSL; a
+	// Sharing's SharedLen must be under ISL, and a PrefixHitRate (in
+	// [0, 1)) above 0 overrides it. NumPrompts is per load point: in
+	// steady state the measured requests of the first run (sim.Converge
+	// doubles them until stable), in replay the requests sent; 0 means
+	// DefaultNumPrompts. The same Seed gives the same bytes. Its Load is
+	// not read: Loads are the loads.
+	Workload workload.Workload
 	// Loads to simulate; empty means concurrency 1, 2, 4, …, 256.
 	Loads []model.Load
 	// Mode is sim.SteadyState (the default, "" too) or sim.BenchmarkReplay.
 	// A burst (rate inf) has no steady state and is always replayed.
 	Mode sim.Mode
-	// NumPrompts per load point: in steady state the measured requests of
-	// the first run (sim.Converge doubles them until the statistics are
-	// stable); in replay the requests sent. 0 means DefaultNumPrompts.
-	NumPrompts int
 	// Settings override engine settings per pool role ("replicas",
 	// "prefill", "decode"): a non-zero MaxNumSeqs or MaxNumBatchedTokens
 	// replaces the profile's (as a planner's chosen settings).
@@ -43,27 +42,6 @@ type Options struct {
 	// Steady bounds the steady-state runs; zero values are sim's defaults
 	// (means within ±2% at 95%, p99s within ±5%, at most 64,000 measured requests).
 	Steady sim.SteadyOptions
-	// Seed for every random draw; the same seed gives the same bytes.
-	Seed uint64
-	// PrefixHitRate is the share, in [0, 1), of every prompt the engine's
-	// prefix cache serves (sim.Config.PrefixHitRate); 0 prefills it all.
-	PrefixHitRate float64
-	// Sharing is how the prompts share prefixes (inference-perf's
-	// shared_prefix, vLLM's prefix_repetition), which the replicas'
-	// prefix cache serves where the engine has it on; a PrefixHitRate
-	// above 0 overrides it. Each shape's ISL must exceed SharedLen.
-	Sharing model.Sharing
-	// Dataset names a dataset whose request lengths the loads draw, scaled
-	// to each shape's (package datasets, as a record stating it is fitted);
-	// "" sends every prompt at the shape's ISL.
-	Dataset string
-	// OSLMax and ExactOutput spread the outputs as a measured series' own
-	// records ran them, or as a benchmark sending ignore_eos asks for them
-	// (calibrate.Workload: outputs that stop early under a cap of OSLMax,
-	// or every one exactly its shape's OSL); zero values spread them
-	// within ±20% of the OSL, as most runs realise them.
-	OSLMax      int
-	ExactOutput bool
 	// NoBand skips the uncertainty band (two extra simulations per point).
 	NoBand bool
 	// Progress, if set, is called after each simulated point.
@@ -169,48 +147,50 @@ type Prediction struct {
 	// KVFitTokens is the longest request one worker's KV cache holds
 	// (KVFit): an export's --max-model-len is at most it.
 	KVFitTokens int `json:"kv_fit_tokens,omitempty"`
-	// PrefixHitRate is the prefix-cache hit rate assumed (Options.PrefixHitRate).
+	// PrefixHitRate is the prefix-cache hit rate assumed (Options.Workload.PrefixHitRate).
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
-	// Sharing is the prompts' prefix sharing simulated (Options.Sharing),
+	// Sharing is the prompts' prefix sharing simulated (Options.Workload.Sharing),
 	// PrefixCaching whether the replicas cached prefixes, and
 	// PrefixRouter the router that spread the requests over them (each
 	// point's PrefixHitRate is what the cache served).
 	Sharing       model.Sharing `json:"sharing,omitzero"`
 	PrefixCaching bool          `json:"prefix_caching"`
 	PrefixRouter  string        `json:"prefix_router,omitempty"`
-	// Dataset is the dataset whose lengths the requests drew (Options.Dataset).
+	// Dataset is the dataset whose lengths the requests drew (Options.Workload.Dataset).
 	Dataset string `json:"dataset,omitempty"`
 	// ExactOutput: every output ran to exactly its shape's OSL
-	// (Options.ExactOutput, as ignore_eos gets them), not spread ±20%.
+	// (Options.Workload.ExactOutput, as ignore_eos gets them), not spread ±20%.
 	ExactOutput bool `json:"exact_output,omitempty"`
 }
 
 // Run predicts every shape of opts over its loads with the profile's costs.
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
-	if !sim.ValidPrefixHitRate(opts.PrefixHitRate) {
-		return nil, fmt.Errorf("predict: Options.PrefixHitRate must be a fraction in [0, 1), got %v", opts.PrefixHitRate)
+	w := &opts.Workload
+	if !sim.ValidPrefixHitRate(w.PrefixHitRate) {
+		return nil, fmt.Errorf("predict: Options.Workload.PrefixHitRate must be a fraction in [0, 1), got %v", w.PrefixHitRate)
 	}
-	if err := opts.Sharing.Validate(); err != nil {
-		return nil, fmt.Errorf("predict: Options.Sharing.%w", err)
+	if err := w.Sharing.Validate(); err != nil {
+		return nil, fmt.Errorf("predict: Options.Workload.Sharing.%w", err)
 	}
-	for _, sh := range opts.Shapes {
-		if opts.Sharing.On() && sh.ISL <= opts.Sharing.SharedLen {
-			return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Sharing.SharedLen)", sh.ISL, opts.Sharing.SharedLen)
-		}
+	given := w.ISL > 0 || w.OSL > 0
+	if given && w.Sharing.On() && w.ISL <= w.Sharing.SharedLen {
+		return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Workload.Sharing.SharedLen)", w.ISL, w.Sharing.SharedLen)
 	}
 	var err error
-	if opts.Dataset, err = datasets.Check(opts.Dataset); err != nil {
+	if w.Dataset, err = datasets.Check(w.Dataset); err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	central, err := prof.Configure(opts.Target)
 	if err != nil {
 		return nil, err
 	}
-	shapes := opts.Shapes
-	if len(shapes) == 0 {
+	var shapes []workload.Workload
+	if given {
+		shapes = []workload.Workload{*w}
+	} else {
 		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
-			sh := calibratedShape(s)
-			if !slices.Contains(shapes, sh) {
+			sh := calibratedShape(*w, s)
+			if !slices.ContainsFunc(shapes, func(o workload.Workload) bool { return o.ISL == sh.ISL && o.OSL == sh.OSL }) {
 				shapes = append(shapes, sh)
 			}
 		}
@@ -237,11 +217,11 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			return nil, fmt.Errorf("predict: %w", err)
 		}
 		// The replay length a benchmark would send; errors for absurd loads.
-		if prompts[i], err = calibrate.SteadyStatePrompts(l, opts.NumPrompts); err != nil {
+		if prompts[i], err = calibrate.SteadyStatePrompts(l, w.NumPrompts); err != nil {
 			return nil, fmt.Errorf("predict: %w", err)
 		}
 		if m := pointMode(mode, l); m == sim.SteadyState {
-			if prompts[i] = DefaultNumPrompts(opts.NumPrompts, m, l); prompts[i] > sim.MaxNumPrompts/2 {
+			if prompts[i] = DefaultNumPrompts(w.NumPrompts, m, l); prompts[i] > sim.MaxNumPrompts/2 {
 				return nil, fmt.Errorf("predict: %w", sim.TooManyPrompts("%s needs %d measured requests for a steady state, more than a run may simulate with its warm-up; give a smaller load or --num-prompts", l, prompts[i]))
 			}
 		}
@@ -267,8 +247,8 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 
 	// A request no worker can hold fails before any simulation, naming it.
 	for _, sh := range shapes {
-		w := calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: opts.Dataset, Sharing: opts.Sharing}
-		if err := central.Fits(w); err != nil {
+		fit := workload.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: sh.Dataset, Sharing: sh.Sharing}
+		if err := central.Fits(fit); err != nil {
 			return nil, fmt.Errorf("predict: ISL %d OSL %d: %w", sh.ISL, sh.OSL, err)
 		}
 	}
@@ -288,9 +268,9 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	err = parallel.ForEach(ctx, len(jobs), runtime.GOMAXPROCS(0), func(i int) {
 		j := jobs[i]
 		l := loads[j.load]
-		w := calibrate.Workload{Load: l, ISL: shapes[j.shape].ISL, OSL: shapes[j.shape].OSL, OSLMax: opts.OSLMax, ExactOutput: opts.ExactOutput,
-			NumPrompts: prompts[j.load], Seed: opts.Seed, PrefixHitRate: opts.PrefixHitRate, Dataset: opts.Dataset, Sharing: opts.Sharing}
-		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, w, Runner(pointMode(mode, l), opts.Steady))
+		run := shapes[j.shape]
+		run.Load, run.NumPrompts = l, prompts[j.load]
+		out[i], errs[i] = deps[j.dep].SimulateWith(ctx, run, Runner(pointMode(mode, l), opts.Steady))
 		if opts.Progress != nil {
 			mu.Lock()
 			done++
@@ -320,7 +300,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			ISL:                  sh.ISL,
 			OSL:                  sh.OSL,
 			Derived:              central.Derived,
-			Warnings:             extrapolationWarnings(prof, central, sh, opts.Dataset, opts.Sharing),
+			Warnings:             extrapolationWarnings(prof, central, sh),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
 			Router:               RouterOf(central),
@@ -332,12 +312,12 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			MaxModelLen:          central.MaxModelLen,
 			GPUMemoryUtilization: central.Settings.GPUMemoryUtilization,
 			KVFitTokens:          KVFit(central),
-			PrefixHitRate:        opts.PrefixHitRate,
-			Sharing:              opts.Sharing,
+			PrefixHitRate:        w.PrefixHitRate,
+			Sharing:              w.Sharing,
 			PrefixCaching:        central.Config.Replicas.PrefixCaching,
 			PrefixRouter:         string(central.Config.Router),
-			Dataset:              opts.Dataset,
-			ExactOutput:          opts.ExactOutput,
+			Dataset:              w.Dataset,
+			ExactOutput:          w.ExactOutput,
 		}
 		p.Warnings = append(p.Warnings, sharingWarnings(central, opts)...)
 		if central.RouterAsked && behindRouter(central) < 2 {
@@ -377,11 +357,12 @@ func override(d calibrate.Deployment, settings []EngineSettings) (calibrate.Depl
 	return d, nil
 }
 
-// calibratedShape is the workload a series was run with: the requested
+// calibratedShape is w at the lengths a series was run with: the requested
 // lengths where the source states them (what a user would ask for; Dynamo's
 // 1000-token outputs, for one, stopped early at about 850), else the means.
-func calibratedShape(s calibrate.SeriesInfo) Shape {
-	sh := Shape{ISL: s.ISLMax, OSL: s.OSLMax}
+func calibratedShape(w workload.Workload, s calibrate.SeriesInfo) workload.Workload {
+	sh := w
+	sh.ISL, sh.OSL = s.ISLMax, s.OSLMax
 	if sh.ISL <= 0 {
 		sh.ISL = int(math.Round(s.ISL))
 	}
@@ -539,9 +520,9 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // extrapolationWarnings says when a shape lies outside what the engine was
 // calibrated on, so a prediction there leans on physics alone.
-func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh Shape, dataset string, sharing model.Sharing) []string {
+func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh workload.Workload) []string {
 	var w []string
-	if span, what := (calibrate.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: dataset, Sharing: sharing}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
+	if span, what := (workload.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: sh.Dataset, Sharing: sh.Sharing}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
 	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
@@ -573,7 +554,7 @@ func behindRouter(d calibrate.Deployment) int {
 // by a simulated prefix cache.
 func sharingWarnings(d calibrate.Deployment, opts Options) []string {
 	switch {
-	case !opts.Sharing.On() || opts.PrefixHitRate > 0:
+	case !opts.Workload.Sharing.On() || opts.Workload.PrefixHitRate > 0:
 		return nil
 	case d.Topology.Disaggregated():
 		return []string{"the prefix cache of a disaggregated deployment is not simulated: every prompt is prefilled in full (give --prefix-hit-rate to assume one)"}

@@ -12,6 +12,7 @@ import (
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 func pts(xs []int, tput, ttft []float64) []Point {
@@ -70,13 +71,12 @@ func h20Target(t testing.TB, p *calibrate.Profile) calibrate.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: eng, Topology: topo}
+	return calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: eng, Topology: topo}
 }
 
 func TestRunH20(t *testing.T) {
 	prof := defaultProfile(t)
-	opts := Options{Target: h20Target(t, prof), Shapes: []Shape{{3000, 150}}, Seed: 7,
-		Loads: []model.Load{model.Closed(1), model.Closed(8), model.Closed(64), model.Closed(256)}}
+	opts := Options{Target: h20Target(t, prof), Loads: []model.Load{model.Closed(1), model.Closed(8), model.Closed(64), model.Closed(256)}, Workload: workload.Workload{ISL: 3000, OSL: 150, Seed: 7}}
 	preds, err := Run(context.Background(), prof, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestRunH20(t *testing.T) {
 func TestRunErrors(t *testing.T) {
 	prof := defaultProfile(t)
 	target := h20Target(t, prof)
-	if _, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{100, 10}}, Loads: []model.Load{model.Open(-1, 1)}}); err == nil {
+	if _, err := Run(context.Background(), prof, Options{Target: target, Loads: []model.Load{model.Open(-1, 1)}, Workload: workload.Workload{ISL: 100, OSL: 10}}); err == nil {
 		t.Error("a negative rate was accepted")
 	}
 	// Issue 15: an absurd rate used to allocate ~6 GB (20 × rate prompts).
@@ -134,14 +134,14 @@ func TestRunErrors(t *testing.T) {
 		{model.Open(1e300, 1), 0, "predict: calibrate: rate 1e+300 req/s needs 2e+301 prompts for a steady state (20 × the load), more than the 10000000 requests one simulation may run; give a smaller load or a prompt count"},
 		{model.Closed(1), 10_000_001, "predict: calibrate: 10000001 prompts per run is more than the 10000000 requests one simulation may run"},
 	} {
-		_, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{100, 10}}, Loads: []model.Load{tc.load}, NumPrompts: tc.prompts})
+		_, err := Run(context.Background(), prof, Options{Target: target, Loads: []model.Load{tc.load}, Workload: workload.Workload{ISL: 100, OSL: 10, NumPrompts: tc.prompts}})
 		if err == nil || err.Error() != tc.want || !errors.Is(err, sim.ErrTooManyPrompts) {
 			t.Errorf("%s: err = %v, want %q", tc.load, err, tc.want)
 		}
 	}
 	bad := target
-	bad.GPU = "L4"
-	if _, err := Run(context.Background(), prof, Options{Target: bad, Shapes: []Shape{{100, 10}}}); err == nil {
+	bad.GPU = mustGPU(t, "L4")
+	if _, err := Run(context.Background(), prof, Options{Target: bad, Workload: workload.Workload{ISL: 100, OSL: 10}}); err == nil {
 		t.Error("Qwen3-32B at TP2 on L4 was accepted")
 	}
 }
@@ -150,8 +150,7 @@ func TestRunErrors(t *testing.T) {
 // one shape, central costs only, should take well under a second.
 func BenchmarkPredict8Points(b *testing.B) {
 	prof := defaultProfile(b)
-	opts := Options{Target: h20Target(b, prof), Shapes: []Shape{{3000, 150}}, NoBand: true,
-		Loads: []model.Load{model.Closed(1), model.Closed(2), model.Closed(4), model.Closed(8), model.Closed(16), model.Closed(32), model.Closed(64), model.Closed(128)}}
+	opts := Options{Target: h20Target(b, prof), NoBand: true, Loads: []model.Load{model.Closed(1), model.Closed(2), model.Closed(4), model.Closed(8), model.Closed(16), model.Closed(32), model.Closed(64), model.Closed(128)}, Workload: workload.Workload{ISL: 3000, OSL: 150}}
 	for b.Loop() {
 		if _, err := Run(context.Background(), prof, opts); err != nil {
 			b.Fatal(err)
@@ -176,8 +175,7 @@ func TestSteadyStateIndependentOfRunLength(t *testing.T) {
 		var pts []Point
 		var p Prediction
 		for _, l := range loads {
-			opts := Options{Target: h20Target(t, prof), Shapes: []Shape{{3000, 150}}, NoBand: true, Seed: 5, Loads: []model.Load{l},
-				NumPrompts: scale * DefaultNumPrompts(0, sim.SteadyState, l)}
+			opts := Options{Target: h20Target(t, prof), NoBand: true, Loads: []model.Load{l}, Workload: workload.Workload{ISL: 3000, OSL: 150, Seed: 5, NumPrompts: scale * DefaultNumPrompts(0, sim.SteadyState, l)}}
 			preds, err := Run(context.Background(), prof, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -227,8 +225,8 @@ func TestRunNamesRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		target := calibrate.Target{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: tt.engine, Topology: topo}
-		preds, err := Run(context.Background(), prof, Options{Target: target, Shapes: []Shape{{1000, 100}}, Loads: []model.Load{model.Closed(1)}, Seed: 1})
+		target := calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: tt.engine, Topology: topo}
+		preds, err := Run(context.Background(), prof, Options{Target: target, Loads: []model.Load{model.Closed(1)}, Workload: workload.Workload{ISL: 1000, OSL: 100, Seed: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,17 +11,17 @@ import (
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // A stated prefix-cache hit rate is simulated (lower TTFT for a long
 // prompt) and reported; a rate outside [0, 1) is an error.
 func TestRunPrefixHitRate(t *testing.T) {
 	prof := defaultProfile(t)
-	opts := Options{Target: h20Target(t, prof), Shapes: []Shape{{8000, 50}}, Seed: 7, NoBand: true, NumPrompts: 200,
-		Loads: []model.Load{model.Closed(1)}}
+	opts := Options{Target: h20Target(t, prof), NoBand: true, Loads: []model.Load{model.Closed(1)}, Workload: workload.Workload{ISL: 8000, OSL: 50, Seed: 7, NumPrompts: 200}}
 	ttft := map[float64]float64{}
 	for _, h := range []float64{0, 0.5} {
-		opts.PrefixHitRate = h
+		opts.Workload.PrefixHitRate = h
 		preds, err := Run(context.Background(), prof, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -36,8 +36,8 @@ func TestRunPrefixHitRate(t *testing.T) {
 		t.Errorf("mean TTFT %v ms with half of every 8000-token prompt cached, %v ms without: want clearly lower", ttft[0.5], ttft[0])
 	}
 	for _, h := range []float64{-0.1, 1, 2} {
-		opts.PrefixHitRate = h
-		if _, err := Run(context.Background(), prof, opts); err == nil || !strings.HasPrefix(err.Error(), "predict: Options.PrefixHitRate must be a fraction in [0, 1)") {
+		opts.Workload.PrefixHitRate = h
+		if _, err := Run(context.Background(), prof, opts); err == nil || !strings.HasPrefix(err.Error(), "predict: Options.Workload.PrefixHitRate must be a fraction in [0, 1)") {
 			t.Errorf("hit %v: err %v", h, err)
 		}
 	}
@@ -83,8 +83,7 @@ func TestSeriesCurveUsesTheMedianHitRate(t *testing.T) {
 	}
 	ttft := map[float64]float64{}
 	for _, h := range []float64{0, 0.5} {
-		preds, err := Run(context.Background(), prof, Options{Target: sp.Target, Shapes: []Shape{{6000, 50}}, Seed: calibrate.FitSeed, NoBand: true,
-			Mode: sim.BenchmarkReplay, PrefixHitRate: h, Loads: []model.Load{model.Closed(2)}, NumPrompts: 40})
+		preds, err := Run(context.Background(), prof, Options{Target: sp.Target, NoBand: true, Mode: sim.BenchmarkReplay, Loads: []model.Load{model.Closed(2)}, Workload: workload.Workload{ISL: 6000, OSL: 50, Seed: calibrate.FitSeed, PrefixHitRate: h, NumPrompts: 40}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
+	"github.com/capsim/capsim/workload"
 )
 
 // RecordOptions choose how measured records are re-simulated.
@@ -29,7 +30,7 @@ type RecordOptions struct {
 type RecordPrediction struct {
 	Record   *results.Record
 	Target   calibrate.Target // the deployment priced, engine resolved
-	Workload series.Workload
+	Workload workload.Workload
 	Metrics  map[string]float64
 	// PrefixHitRate is the share of prompt tokens the simulated prefix
 	// cache served (sim.Result.PrefixHitRate).
@@ -94,7 +95,8 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 		}
 		p.Target.Engine, p.Derived, p.Frontend = d.Engine, d.Derived, d.FrontendFrom
 		w := p.Workload
-		res, err := d.Simulate(ctx, calibrate.Workload{Load: w.Load, ISL: w.ISL, OSL: w.OSL, OSLMax: w.OSLMax, ExactOutput: w.ExactOutput, NumPrompts: w.NumPrompts, Seed: seed, PrefixHitRate: w.PrefixHitRate, Dataset: w.Dataset, Sharing: w.Sharing})
+		w.Seed = seed
+		res, err := d.Simulate(ctx, w)
 		if err != nil {
 			p.Err = fmt.Errorf("predict: record %s: %w", r.ID, err)
 			return

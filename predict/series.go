@@ -14,6 +14,7 @@ import (
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // SeriesOptions choose how a measured series is re-simulated.
@@ -36,10 +37,10 @@ type SeriesPrediction struct {
 	// ISL and OSL are the median workload of the series' records.
 	ISL, OSL int
 	// PrefixHitRate is the median prefix-cache hit rate the records state
-	// (series.Workload.PrefixHitRate), which the loads between them assume.
+	// (workload.Workload.PrefixHitRate), which the loads between them assume.
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 	// Dataset is the dataset whose lengths the records drew
-	// (series.Workload.Dataset), which the loads between them draw too.
+	// (workload.Workload.Dataset), which the loads between them draw too.
 	Dataset string `json:"dataset,omitempty"`
 	// Curve is every simulated load, sorted by X (series.X's axis).
 	Curve []CurvePoint
@@ -122,11 +123,12 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 
 	// Loads between the measurements, with the median workload (and hit
 	// rate), outputs spread as the records' were when they all agree.
-	base := Options{Target: sp.Target, Shapes: []Shape{{ISL: sp.ISL, OSL: sp.OSL}}, Seed: cmpOr(opts.Seed, calibrate.FitSeed), NoBand: true,
-		Mode: sim.BenchmarkReplay, PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset, ExactOutput: exact, Sharing: share} // fitted against measured: the benchmark as it ran
+	base := Options{Target: sp.Target, NoBand: true, Mode: sim.BenchmarkReplay, // fitted against measured: the benchmark as it ran
+		Workload: workload.Workload{ISL: sp.ISL, OSL: sp.OSL, Seed: cmpOr(opts.Seed, calibrate.FitSeed),
+			PrefixHitRate: sp.PrefixHitRate, Dataset: sp.Dataset, ExactOutput: exact, Sharing: share}}
 	if len(oslMaxes) == 1 {
 		for m := range oslMaxes {
-			base.OSLMax = m
+			base.Workload.OSLMax = m
 		}
 	}
 	for _, x := range loadGrid(xs, s.Kind != model.OpenLoop) {
@@ -139,7 +141,7 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 		switch s.Kind {
 		case model.Burst:
 			o.Loads = []model.Load{model.Open(math.Inf(1), 1)}
-			o.NumPrompts = int(x)
+			o.Workload.NumPrompts = int(x)
 		case model.ClosedLoop:
 			rec.Workload.Load = model.Closed(int(x))
 			o.Loads = []model.Load{rec.Workload.Load}
@@ -149,8 +151,8 @@ func Series(ctx context.Context, prof *calibrate.Profile, s *series.Series, sibl
 		default:
 			return nil, fmt.Errorf("predict: unknown load kind %q", s.Kind)
 		}
-		if o.NumPrompts == 0 {
-			o.NumPrompts = cmpOr(opts.NumPrompts, series.Prompts(&rec, 0))
+		if o.Workload.NumPrompts == 0 {
+			o.Workload.NumPrompts = cmpOr(opts.NumPrompts, series.Prompts(&rec, 0))
 		}
 		preds, err := Run(ctx, prof, o)
 		if err != nil {

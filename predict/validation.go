@@ -9,6 +9,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
+	"github.com/capsim/capsim/workload"
 )
 
 // ValidationMetrics are the metrics a validation compares, in print order.
@@ -46,7 +47,7 @@ type Validation struct {
 	Topology string `json:"topology"`
 	Profile  string `json:"profile"`
 	// Dataset is the dataset whose lengths the requests took, measured and
-	// simulated alike (Options.Dataset; series.Workload.Dataset when every
+	// simulated alike (Options.Workload.Dataset; workload.Workload.Dataset when every
 	// record states the same); "" when none or they differ.
 	Dataset string `json:"dataset,omitempty"`
 	// ExactOutput: every point's outputs were simulated at exactly OSL
@@ -77,7 +78,7 @@ func derivedText(ds []calibrate.Derivation) []string {
 }
 
 // ComparePoint pairs the measured and predicted metrics of one load point.
-func ComparePoint(load model.Load, shape Shape, predicted, measured map[string]float64) ValidationPoint {
+func ComparePoint(load model.Load, shape workload.Workload, predicted, measured map[string]float64) ValidationPoint {
 	pt := ValidationPoint{Load: load, ISL: shape.ISL, OSL: shape.OSL}
 	pt.Metrics, pt.Missing = Compare(measured, predicted, ValidationMetrics)
 	return pt
@@ -116,10 +117,10 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		t := rp.Target
 		if v == nil {
-			v = &Validation{Source: source, GPU: t.GPU, Model: t.Model, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend}
-		} else if t.GPU != v.GPU || t.Model != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
+			v = &Validation{Source: source, GPU: t.GPU.Name, Model: t.LLM.Name, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend}
+		} else if t.GPU.Name != v.GPU || t.LLM.Name != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
-				where, t.GPU, model.ShortName(t.Model), t.Engine, t.Topology))
+				where, t.GPU.Name, model.ShortName(t.LLM.Name), t.Engine, t.Topology))
 		}
 		if rp.Workload.Dataset != v.Dataset {
 			v.Dataset = ""
@@ -128,7 +129,7 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s (%s): %d requests failed; latencies are over the completed ones", where, r.Workload.Load, r.Errors))
 		}
 		w := rp.Workload
-		pt := ComparePoint(r.Workload.Load, Shape{ISL: w.ISL, OSL: w.OSL}, rp.Metrics, r.Metrics)
+		pt := ComparePoint(r.Workload.Load, w, rp.Metrics, r.Metrics)
 		pt.Record, pt.ExactOutput = r.ID, w.ExactOutput
 		pt.NumPrompts, pt.Completed, pt.Failed = w.NumPrompts, r.Completed, r.Errors
 		v.Points = append(v.Points, pt)

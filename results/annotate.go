@@ -51,7 +51,7 @@ func Annotate(recs []Record) {
 	series := map[string][]int{}
 	var keys []string
 	for i, r := range recs {
-		k := seriesKey(r)
+		k := anomalySeriesKey(r)
 		if _, ok := series[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -105,23 +105,6 @@ func Annotate(recs []Record) {
 
 func (r *Record) note(code, format string, args ...any) {
 	r.Anomalies = append(r.Anomalies, code+": "+fmt.Sprintf(format, args...))
-}
-
-func seriesKey(r Record) string {
-	family := "open"
-	switch r.Workload.Load.Kind {
-	case model.ClosedLoop:
-		family = "closed"
-	case "":
-		family = "unknown"
-	}
-	set := make([]string, 0, len(r.System.Settings))
-	for _, k := range sortedKeys(r.System.Settings) {
-		set = append(set, k+"="+r.System.Settings[k])
-	}
-	return strings.Join([]string{r.Source.File, r.Source.Section, r.Source.Row, r.Source.Column,
-		r.System.GPU, r.System.Model, r.System.Engine, r.System.Topology.String(), strings.Join(set, ","), family,
-		fmt.Sprint(r.Workload.ISLMax, "/", r.Workload.OSLMax)}, "\x00")
 }
 
 // loadLess orders by offered load: concurrency, then rate, then bursts by size.

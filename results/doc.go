@@ -47,6 +47,9 @@
 // (NAME.meta.json next to the data file) applied with Meta.Apply. Annotate
 // flags cheap anomalies (throughput dips, latency inversions, slow first
 // requests, high error rates, duplicates) without dropping anything.
+// SeriesKey is the one rule for which records form a series (one
+// configuration × workload shape at several loads) that fit, plot,
+// predict and validate use; package series groups records by it.
 //
 // Writing vLLM result JSON belongs to package loadgen; this package only
 // reads. It imports model, internal/stats, internal/jsondup and

@@ -29,20 +29,11 @@ func isInferencePerfReport(root *node) bool {
 }
 
 // inferencePerfRecords reads one stage report of inference-perf
-// (kubernetes-sigs/inference-perf, llm-d's harness): one record per file,
-// stage_N_lifecycle_metrics.json.
-//
-//   - load_summary: count (requests sent), requested_rate (the stage's
-//     rate; an open loop whose arrival process the config states),
-//     concurrency (when the stage caps it).
-//   - successes: count; latency request_latency → e2el,
-//     time_to_first_token → ttft, time_per_output_token → tpot,
-//     inter_token_latency → itl (seconds, statistics as vLLM names them);
-//     throughput requests_per_sec, output_tokens_per_sec,
-//     total_tokens_per_sec; prompt_len (prompt_tokens in newer releases)
-//     and output_len means → ISL and OSL.
-//   - failures.count → Errors.
-//
+// (kubernetes-sigs/inference-perf, llm-d's harness),
+// stage_N_lifecycle_metrics.json, as one record: load_summary gives the
+// load (requested_rate, concurrency) and the requests sent; successes the
+// latencies (seconds, statistics as vLLM names them), the throughputs and
+// the mean prompt and output lengths (ISL, OSL); failures.count the errors.
 // The summary across stages (summary_lifecycle_metrics.json) mixes loads
 // and is refused. The config the run was started with, config.yaml or
 // config.yml beside the report or one directory up, adds the model, the

@@ -25,7 +25,7 @@ func (s *Series) Slug() string {
 		topo = ""
 	}
 	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, r.DeploymentLabel(),
-		"isl" + NominalISL(r.Workload)}
+		"isl" + results.NominalISL(r.Workload)}
 	if o := r.Workload.OSLMax; o > 0 {
 		parts = append(parts, fmt.Sprintf("osl%d", o))
 	} else if r.Workload.OSL > 0 {
@@ -76,7 +76,7 @@ func (s *Series) Label(assumedGPU, assumedModel string) string {
 		parts = append(parts, r.System.Engine)
 	}
 	if r.System.Topology.GPUs() > 0 {
-		parts = append(parts, Config(r))
+		parts = append(parts, results.ConfigName(r))
 	}
 	return strings.Join(parts, " · ")
 }

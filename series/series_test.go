@@ -206,12 +206,12 @@ func TestWorkloadsReadThePrefixHitRate(t *testing.T) {
 		}
 	}
 	a, b := rec(map[string]string{"placement": "1 node", "prefix_cache_hit_rate": "0.3"}), rec(map[string]string{"placement": "1 node", "prefix_cache_hit_rate": "0.5"})
-	if series.Key(&a) != series.Key(&b) {
-		t.Errorf("hit rates split a series: %q vs %q", series.Key(&a), series.Key(&b))
+	if results.SeriesKey(&a) != results.SeriesKey(&b) {
+		t.Errorf("hit rates split a series: %q vs %q", results.SeriesKey(&a), results.SeriesKey(&b))
 	}
 	c := rec(map[string]string{"placement": "2 nodes", "prefix_cache_hit_rate": "0.3"})
-	if series.Key(&a) == series.Key(&c) {
-		t.Errorf("other settings no longer split series: %q", series.Key(&a))
+	if results.SeriesKey(&a) == results.SeriesKey(&c) {
+		t.Errorf("other settings no longer split series: %q", results.SeriesKey(&a))
 	}
 }
 

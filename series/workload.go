@@ -12,47 +12,13 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // DefaultMaxPrompts caps the prompts simulated per load point when the
 // caller gives no cap: enough for a benchmark's steady state, cheap enough
 // to simulate hundreds of points in a fit.
 const DefaultMaxPrompts = 1280
-
-// Workload is the benchmark run a record measured, as a simulator repeats
-// it: the load, the mean prompt length, the realised mean output length
-// and the prompts to send. Notes say what was estimated.
-type Workload struct {
-	Load model.Load
-	ISL  int // mean prompt tokens
-	OSL  int // realised mean output tokens
-	// OSLMax is the output cap the client asked for (max_tokens) when the
-	// outputs stopped well short of it (realised mean under 95% of the cap):
-	// the outputs ended at an end-of-sequence token, spread from a few
-	// tokens to the cap, not near OSL. 0 when they ran to their length or
-	// no cap is stated.
-	OSLMax int
-	// ExactOutput says every output ran to exactly OSL tokens: the
-	// record counted max_tokens output tokens per completed request, so
-	// none stopped early (ignore_eos). A closed loop of such requests
-	// with equal prompts keeps its clients in lock-step: they finish in the
-	// same step and their successors are prefilled together, in waves.
-	ExactOutput bool
-	NumPrompts  int
-	// PrefixHitRate is the fraction of every prompt served from the
-	// engine's prefix cache, as the record's settings state it
-	// (HitRateSetting); 0 when they do not.
-	PrefixHitRate float64
-	// Dataset is the dataset whose lengths the run's requests drew, when
-	// the record states one that package datasets holds ("sharegpt"):
-	// they are simulated with its lengths scaled to ISL and OSL, not all
-	// at the means. "" when it states none or another.
-	Dataset string
-	// Sharing is how the run's prompts shared prefixes (the record's
-	// Workload.Sharing), which the replicas' prefix cache serves.
-	Sharing model.Sharing
-	Notes   []string
-}
 
 // DatasetSetting is the record setting that names the dataset a run's
 // prompts came from (vLLM's --dataset-name; capsim bench's capsim_dataset).
@@ -70,15 +36,8 @@ func datasetOf(settings map[string]string) (d datasets.Dataset, stated string, o
 }
 
 // HitRateSetting is the record setting that states a run's prefix-cache hit
-// rate: a fraction in [0, 1) ("0.4") or a percentage ("40%") of the prompt
-// tokens the engine served from its cache (vLLM's "Prefix cache hit rate").
-// Spelled with dashes or underscores, in any case.
-const HitRateSetting = "prefix_cache_hit_rate"
-
-// isHitRateKey says whether a settings key spells HitRateSetting.
-func isHitRateKey(k string) bool {
-	return strings.ReplaceAll(strings.ToLower(k), "-", "_") == HitRateSetting
-}
+// rate (results.HitRateSetting).
+const HitRateSetting = results.HitRateSetting
 
 // hitRate reads a record's HitRateSetting. An error says why the setting is unusable: a value
 // that is not a fraction in [0, 1), or several spellings of the key whose
@@ -87,7 +46,7 @@ func isHitRateKey(k string) bool {
 func hitRate(settings map[string]string) (float64, error) {
 	var keys []string
 	for k := range settings {
-		if isHitRateKey(k) {
+		if results.IsHitRateKey(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -136,8 +95,8 @@ func hitRate(settings map[string]string) (float64, error) {
 // under 95% of the stated length) every point uses that median and keeps
 // the cap (OSLMax). A record that counted max_tokens per completed request
 // ran every output to its cap (ExactOutput) and never stops early.
-func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
-	out := make([]Workload, len(all))
+func Workloads(all []results.Record, maxPrompts int) ([]workload.Workload, []error) {
+	out := make([]workload.Workload, len(all))
 	errs := make([]error, len(all))
 	osl := make([]float64, len(all))
 	for i := range all {
@@ -201,7 +160,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 		if errs[i] != nil {
 			continue
 		}
-		keys[i] = Key(&all[i])
+		keys[i] = results.SeriesKey(&all[i])
 		if n, ok := impliedOutput(&all[i]); ok && out[i].Dataset == "" {
 			est[keys[i]] = append(est[keys[i]], n)
 		}
@@ -222,7 +181,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]Workload, []error) {
 }
 
 // ExactOutputNote is the note a workload whose outputs all ran to exactly
-// osl tokens carries (Workload.ExactOutput).
+// osl tokens carries (workload.Workload.ExactOutput).
 func ExactOutputNote(osl int) string {
 	return fmt.Sprintf("outputs: every one ran to exactly %d tokens (the counted output tokens are max_tokens per completed request): simulated at that length, not spread", osl)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // ints reads a JSON array of numbers.
@@ -106,10 +107,9 @@ func TestValidateLiveDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	predicted := func(dataset string) map[string]float64 {
-		target := calibrate.Target{GPU: "H100-SXM", Model: "Qwen/Qwen3-8B", Engine: "llm-d-inference-sim-0.10.2",
+		target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: "llm-d-inference-sim-0.10.2",
 			Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})}
-		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target, Shapes: []predict.Shape{{ISL: 16, OSL: 4}},
-			Loads: []model.Load{model.Closed(4)}, NumPrompts: 24, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: dataset})
+		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target, Loads: []model.Load{model.Closed(4)}, NoBand: true, Mode: sim.BenchmarkReplay, Workload: workload.Workload{ISL: 16, OSL: 4, NumPrompts: 24, Seed: calibrate.FitSeed, Dataset: dataset}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/predict"
+	"github.com/capsim/capsim/workload"
 )
 
 type planOptions struct {
@@ -170,9 +171,11 @@ func (o planOptions) options() (plan.Options, error) {
 		return opts, fmt.Errorf("plan: --confidence must be between 0 and 1 (exclusive), got %v", o.confidence)
 	}
 	opts = plan.Options{
-		Model: o.modelName, Engine: o.engine, Router: o.router, ISL: o.isl, OSL: o.osl, Load: loads[0], SLOs: slos,
-		MaxGPUs: o.maxGPUs, TopK: o.top, NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Sharing: sharing, Dataset: o.dataset,
-		Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention, NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
+		Model: o.modelName, Engine: o.engine, Router: o.router, SLOs: slos,
+		Workload: workload.Workload{ISL: o.isl, OSL: o.osl, Load: loads[0], NumPrompts: o.numPrompts, Seed: o.seed,
+			PrefixHitRate: o.prefixHit, Sharing: sharing, Dataset: o.dataset},
+		MaxGPUs: o.maxGPUs, TopK: o.top, Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention,
+		NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
 	if opts.Frontend, err = statedFrontend(o.frontendMS, o.frontendGiven, model.Topology{}); err != nil {
 		return opts, fmt.Errorf("plan: %w", err)

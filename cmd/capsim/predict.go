@@ -11,6 +11,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 type predictOptions struct {
@@ -176,10 +177,8 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := predict.Options{Target: target, Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: o.noBand, Mode: sim.Mode(o.mode), PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}
-	if o.isl > 0 {
-		opts.Shapes = []predict.Shape{{ISL: o.isl, OSL: o.osl}}
-	}
+	opts := predict.Options{Target: target, Loads: loads, NoBand: o.noBand, Mode: sim.Mode(o.mode), Workload: workload.Workload{NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}}
+	opts.Workload.ISL, opts.Workload.OSL = o.isl, o.osl
 	ctx, stop := interruptContext()
 	defer stop()
 	preds, err := predict.Run(ctx, prof, opts)

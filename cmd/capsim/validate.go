@@ -17,6 +17,7 @@ import (
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // validateOptions are capsim validate's flags: bench's for the server and
@@ -116,12 +117,10 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
-	shape := predict.Shape{ISL: o.isl, OSL: o.osl}
-	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Shapes: []predict.Shape{shape},
-		Loads: loads, NumPrompts: o.numPrompts, Seed: o.seed, NoBand: true, Mode: sim.BenchmarkReplay, Dataset: o.dataset,
-		// Without a dataset every request asks for max_tokens OSL with
-		// ignore_eos: simulated so, every output exactly OSL long.
-		ExactOutput: o.dataset == ""})
+	// Without a dataset every request asks for max_tokens OSL with
+	// ignore_eos: simulated so, every output exactly OSL long.
+	shape := workload.Workload{ISL: o.isl, OSL: o.osl, ExactOutput: o.dataset == "", NumPrompts: o.numPrompts, Seed: o.seed, Dataset: o.dataset}
+	preds, err := predict.Run(ctx, prof, predict.Options{Target: target, Workload: shape, Loads: loads, NoBand: true, Mode: sim.BenchmarkReplay})
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}

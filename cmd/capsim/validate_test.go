@@ -19,6 +19,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // The validate testdata are three load points measured with capsim bench on
@@ -73,7 +74,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := calibrate.Target{GPU: "H100-SXM", Model: "Qwen/Qwen3-8B", Engine: "llm-d-inference-sim-0.10.2",
+	target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: "llm-d-inference-sim-0.10.2",
 		Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})}
 	wantLoads := []int{1, 4, 16}
 	if !v.ExactOutput {
@@ -89,9 +90,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 		}
 		// capsim bench sent max_tokens 64 with ignore_eos and counted
 		// 48 × 64 output tokens: every output is simulated at exactly 64.
-		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target,
-			Shapes: []predict.Shape{{ISL: 256, OSL: 64}}, Loads: []model.Load{model.Closed(wantLoads[i])}, NumPrompts: 48, Seed: calibrate.FitSeed, NoBand: true, Mode: sim.BenchmarkReplay,
-			ExactOutput: true})
+		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target, Loads: []model.Load{model.Closed(wantLoads[i])}, NoBand: true, Mode: sim.BenchmarkReplay, Workload: workload.Workload{ISL: 256, OSL: 64, NumPrompts: 48, Seed: calibrate.FitSeed, ExactOutput: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +139,7 @@ func TestValidateCompareSkipsAbsentMetrics(t *testing.T) {
 	t.Parallel()
 	pred := map[string]float64{model.RequestThroughput: 2, model.MeanTTFT: 50, model.MeanTPOT: 10}
 	measured := map[string]float64{model.RequestThroughput: 1, model.MeanTTFT: 0}
-	p := predict.ComparePoint(model.Closed(4), predict.Shape{ISL: 10, OSL: 5}, pred, measured)
+	p := predict.ComparePoint(model.Closed(4), workload.Workload{ISL: 10, OSL: 5}, pred, measured)
 	if len(p.Metrics) != 1 || p.Metrics[0].Metric != model.RequestThroughput || p.Metrics[0].AbsPctError != 100 {
 		t.Fatalf("compared %+v, want only request_throughput at 100%%", p.Metrics)
 	}
