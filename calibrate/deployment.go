@@ -119,7 +119,9 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		PrefillFirst:  s.PrefillFirst && role == RoleAggregated,
 		ReserveOutput: s.ReserveOutput && role == RoleAggregated,
 		WindowTokens:  windowTokens(pr.llm, s),
-		PrefixCaching: s.PrefixCaching == PrefixOn && role == RoleAggregated,
+		// A decode worker receives whole prompts' KV: only the workers that
+		// compute prompts keep a prefix cache.
+		PrefixCaching: s.PrefixCaching == PrefixOn && role != RoleDecode,
 	}, nil
 }
 
@@ -168,6 +170,10 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 		}
 	}
 	cfg.Router = router(s, topo)
+	if topo.Disaggregated() && sim.Routing(s.Router) == sim.PrefixAware {
+		// A prefix-aware gateway picks the prefill worker by its cache too.
+		cfg.PrefillRouter = sim.PrefixAware
+	}
 	return cfg, nil
 }
 

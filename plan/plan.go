@@ -158,7 +158,7 @@ func (o Options) workload(l model.Load, n int) workload.Workload {
 // (model.Sharing.MaxCached), so that capacity bounds and latency floors
 // stay bounds.
 func (o Options) cachedBound(dep calibrate.Deployment, n int) int {
-	if o.Workload.PrefixHitRate > 0 || !o.Workload.Sharing.On() || dep.Topology.Disaggregated() || !dep.Config.Replicas.PrefixCaching {
+	if o.Workload.PrefixHitRate > 0 || !o.Workload.Sharing.On() || !predict.CachesPrefixes(dep) {
 		return sim.CachedPrefix(o.Workload.PrefixHitRate, n)
 	}
 	return o.Workload.Sharing.MaxCached(n)

@@ -107,19 +107,21 @@ type Bottleneck struct {
 
 // Prediction is the forecast for one deployment and workload shape.
 type Prediction struct {
-	GPU        string                 `json:"gpu"`
-	Model      string                 `json:"model"`
-	Engine     string                 `json:"engine"`
-	Topology   string                 `json:"topology"`
-	GPUs       int                    `json:"gpus"`
-	ISL        int                    `json:"isl"`
-	OSL        int                    `json:"osl"`
-	Points     []Point                `json:"points"`
-	Knee       Knee                   `json:"knee"`
-	Blowup     Blowup                 `json:"ttft_blowup"`
-	Bottleneck Bottleneck             `json:"bottleneck"`
-	Derived    []calibrate.Derivation `json:"derived"`
-	Warnings   []string               `json:"warnings,omitempty"`
+	GPU    string `json:"gpu"`
+	Model  string `json:"model"`
+	Engine string `json:"engine"`
+	// Disaggregated says the topology has prefill and decode pools.
+	Disaggregated bool                   `json:"disaggregated,omitempty"`
+	Topology      string                 `json:"topology"`
+	GPUs          int                    `json:"gpus"`
+	ISL           int                    `json:"isl"`
+	OSL           int                    `json:"osl"`
+	Points        []Point                `json:"points"`
+	Knee          Knee                   `json:"knee"`
+	Blowup        Blowup                 `json:"ttft_blowup"`
+	Bottleneck    Bottleneck             `json:"bottleneck"`
+	Derived       []calibrate.Derivation `json:"derived"`
+	Warnings      []string               `json:"warnings,omitempty"`
 	// Mode is the simulation mode asked for (a burst point is replayed whatever it says).
 	Mode sim.Mode `json:"mode"`
 	// Settings are the engine settings of each pool, as simulated.
@@ -150,8 +152,9 @@ type Prediction struct {
 	// PrefixHitRate is the prefix-cache hit rate assumed (Options.Workload.PrefixHitRate).
 	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 	// Sharing is the prompts' prefix sharing simulated (Options.Workload.Sharing),
-	// PrefixCaching whether the replicas cached prefixes, and
-	// PrefixRouter the router that spread the requests over them (each
+	// PrefixCaching whether the replicas (a disaggregated deployment's
+	// prefill workers) cached prefixes, and PrefixRouter the router that
+	// spread the prompts over them (each
 	// point's PrefixHitRate is what the cache served).
 	Sharing       model.Sharing `json:"sharing,omitzero"`
 	PrefixCaching bool          `json:"prefix_caching"`
@@ -296,6 +299,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Model:                central.LLM.Name,
 			Engine:               central.Engine,
 			Topology:             opts.Target.Topology.String(),
+			Disaggregated:        opts.Target.Topology.Disaggregated(),
 			GPUs:                 opts.Target.Topology.GPUs(),
 			ISL:                  sh.ISL,
 			OSL:                  sh.OSL,
@@ -314,13 +318,13 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			KVFitTokens:          KVFit(central),
 			PrefixHitRate:        w.PrefixHitRate,
 			Sharing:              w.Sharing,
-			PrefixCaching:        central.Config.Replicas.PrefixCaching,
-			PrefixRouter:         string(central.Config.Router),
+			PrefixCaching:        CachesPrefixes(central),
+			PrefixRouter:         prefixRouter(central),
 			Dataset:              w.Dataset,
 			ExactOutput:          w.ExactOutput,
 		}
 		p.Warnings = append(p.Warnings, sharingWarnings(central, opts)...)
-		if central.RouterAsked && behindRouter(central) < 2 {
+		if central.RouterAsked && behindRouter(central) < 2 && prefixRouter(central) != string(sim.PrefixAware) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("router %s asked for, but %s has one worker behind its router: it changes nothing", opts.Target.Router, opts.Target.Topology))
 		}
 		for li, l := range loads {
@@ -556,12 +560,28 @@ func sharingWarnings(d calibrate.Deployment, opts Options) []string {
 	switch {
 	case !opts.Workload.Sharing.On() || opts.Workload.PrefixHitRate > 0:
 		return nil
-	case d.Topology.Disaggregated():
-		return []string{"the prefix cache of a disaggregated deployment is not simulated: every prompt is prefilled in full (give --prefix-hit-rate to assume one)"}
-	case !d.Config.Replicas.PrefixCaching:
+	case !CachesPrefixes(d):
 		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine)}
 	}
 	return nil
+}
+
+// prefixRouter is the router that decides which cache a prompt meets:
+// the prefill router of a disaggregated deployment.
+func prefixRouter(d calibrate.Deployment) string {
+	if d.Topology.Disaggregated() {
+		return string(d.Config.PrefillRouter)
+	}
+	return string(d.Config.Router)
+}
+
+// CachesPrefixes says whether d's prompt-computing workers (replicas, or
+// a disaggregated deployment's prefill workers) keep prefix caches.
+func CachesPrefixes(d calibrate.Deployment) bool {
+	if d.Topology.Disaggregated() {
+		return d.Config.Prefill.PrefixCaching
+	}
+	return d.Config.Replicas.PrefixCaching
 }
 
 // RouterOf is the router a deployment with several replicas or decode

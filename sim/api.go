@@ -63,8 +63,8 @@ type PoolConfig struct {
 	// are kept by content, a new request takes its longest cached prefix of
 	// whole blocks without computing it, and blocks no running request
 	// references stay cached in the free space until an allocation needs
-	// it (least recently used evicted first). Aggregated replicas only: a
-	// disaggregated pool does not read it.
+	// it (least recently used evicted first). Replicas and prefill
+	// workers read it; a decode pool does not (it receives whole prompts).
 	PrefixCaching bool
 }
 
@@ -170,6 +170,8 @@ type Config struct {
 	// (disaggregated) for each request; "" means RoundRobin.
 	Router Routing
 	// PrefillRouter picks the prefill worker; "" means SharedQueue.
+	// PrefixAware sends a prompt to the worker whose prefix cache holds
+	// the longest prefix of it (Dynamo's KV-aware router).
 	PrefillRouter Routing
 
 	// FrontendLatency is each request's time outside the engine in

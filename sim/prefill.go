@@ -16,6 +16,7 @@ type prefillPool struct {
 	maxTokens int
 	capTokens int // 0: unlimited
 	routing   Routing
+	block     int // KV block size, for the prefix caches
 	rr        int
 	shared    reqQueue
 	workers   []*prefillWorker
@@ -31,11 +32,14 @@ type prefillWorker struct {
 	held        int      // prompt tokens of the requests in progress
 	outstanding int
 	t0          float64
+	// pc is the worker's prefix cache (PoolConfig.PrefixCaching with
+	// shared prompts); nil without one.
+	pc *prefixCache
 }
 
 func newPrefillPool(s *simulator, p PoolConfig) *prefillPool {
 	pp := &prefillPool{s: s, mon: &poolMon{name: "prefill", workers: p.Workers}, cost: p.Cost,
-		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, capTokens: p.KVCapacity, routing: s.cfg.PrefillRouter}
+		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, capTokens: p.KVCapacity, routing: s.cfg.PrefillRouter, block: p.BlockSize}
 	for i := 0; i < p.Workers; i++ {
 		pp.workers = append(pp.workers, &prefillWorker{p: pp, idx: i})
 	}
@@ -66,14 +70,17 @@ func (p *prefillPool) submit(t float64, r *request) {
 		return
 	}
 	var w *prefillWorker
-	if p.routing == LeastOutstanding {
+	switch p.routing {
+	case PrefixAware:
+		w = p.routePrefix(r)
+	case LeastOutstanding:
 		w = p.workers[0]
 		for _, x := range p.workers[1:] {
 			if x.outstanding < w.outstanding {
 				w = x
 			}
 		}
-	} else {
+	default:
 		w = p.workers[p.rr]
 		p.rr = (p.rr + 1) % len(p.workers)
 	}
@@ -113,6 +120,7 @@ func (w *prefillWorker) start(t float64) {
 		q.pop()
 		p.mon.queueAdd(t, -1)
 		w.held += r.prompt
+		w.takeCached(r)
 		c := min(r.prompt-r.ptoks, budget) // ptoks: the prefix-cache hit
 		if c < r.prompt-r.ptoks {
 			w.partial = r
@@ -155,9 +163,58 @@ func (w *prefillWorker) onStepEnd(t float64) {
 		}
 		w.held -= r.prompt
 		w.outstanding--
+		w.cache(r)
 		// The whole prompt's KV moves, cached prefix included: an upper
 		// bound with a prefix cache (see Config.PrefixHitRate).
 		r.eng.expect(t+(tr.Latency+tr.PerToken*float64(r.prompt)), r)
 	}
 	w.start(t)
+}
+
+// routePrefix picks the worker whose prefix cache holds the longest prefix
+// of r, ties to the fewest outstanding prompts (Dynamo's KV-aware router).
+func (p *prefillPool) routePrefix(r *request) *prefillWorker {
+	best, bestHit := p.workers[0], -1
+	for _, w := range p.workers {
+		h := 0
+		if w.pc != nil && r.px != nil {
+			h, _ = w.pc.hits(r, r.prompt)
+		}
+		if h > bestHit || (h == bestHit && w.outstanding < best.outstanding) {
+			best, bestHit = w, h
+		}
+	}
+	return best
+}
+
+// takeCached starts r's prompt after the longest prefix the worker's cache
+// holds, in whole blocks (at least the hit rate's share, Config.PrefixHitRate).
+func (w *prefillWorker) takeCached(r *request) {
+	if w.pc == nil || r.px == nil {
+		return
+	}
+	n, _ := w.pc.hits(r, r.prompt)
+	if n == 0 {
+		return
+	}
+	w.pc.acquire(r, n)
+	if tok := n * w.p.block; tok > r.ptoks {
+		r.ptoks = tok
+		r.hit = tok
+	}
+}
+
+// cache keeps r's computed prompt in the worker's prefix cache, idle, and
+// evicts what the space its running prompts hold leaves no room for.
+func (w *prefillWorker) cache(r *request) {
+	if w.pc == nil || r.px == nil {
+		return
+	}
+	w.pc.register(r, r.prompt)
+	w.pc.finish(r, r.prompt)
+	free := int64(maxIdleUnbounded)
+	if w.p.capTokens > 0 {
+		free = int64((w.p.capTokens - w.held) / w.p.block)
+	}
+	w.pc.trim(free)
 }

@@ -184,3 +184,50 @@ func TestMultiTurnHitRate(t *testing.T) {
 		t.Error("a 100-turn conversation of 1,000-token turns fits a 4,096-token cache")
 	}
 }
+
+// disaggCfg is sharedCfg on a disaggregated deployment: prefill workers
+// with prefix caches (capacity kv tokens each) and one decode worker.
+func disaggCfg(prefill, kv int, router Routing, load model.Load, sh model.Sharing, isl, n int) Config {
+	c := sharedCfg(1, 0, load, sh, isl, n)
+	c.Prefill = PoolConfig{Workers: prefill, Cost: c.Replicas.Cost, KVCapacity: kv, PrefixCaching: true}
+	c.Decode = PoolConfig{Workers: 1, Cost: c.Replicas.Cost}
+	c.Replicas = PoolConfig{}
+	c.PrefillRouter = router
+	c.Transfer = Transfer{Latency: 0.001, PerToken: 1e-7}
+	return c
+}
+
+// A disaggregated deployment's prefill workers keep prefix caches: one
+// worker holding every prompt hits the analytic rate; a cache too small
+// for the workload hits less; spreading prompts over workers by round robin
+// hits less than routing them where their prefix is cached; and without
+// PrefixCaching nothing hits.
+func TestDisaggregatedPrefillPrefixCache(t *testing.T) {
+	sh := model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}
+	const n = 400
+	res := run(t, disaggCfg(1, 0, SharedQueue, model.Closed(1), sh, 256, n))
+	if want := sh.HitRate(256, 16, n, 1); want <= 0 || !near(res.PrefixHitRate, want, 1e-12) {
+		t.Errorf("one prefill worker: simulated hit rate %.6f, analytic %.6f", res.PrefixHitRate, want)
+	}
+	off := disaggCfg(1, 0, SharedQueue, model.Closed(1), sh, 256, n)
+	off.Prefill.PrefixCaching = false
+	if r := run(t, off); r.PrefixHitRate != 0 || r.Metrics[model.MeanTTFT] <= res.Metrics[model.MeanTTFT] {
+		t.Errorf("without prefix caching: hit rate %v, mean TTFT %v ms against %v with it; want 0 and slower", r.PrefixHitRate, r.Metrics[model.MeanTTFT], res.Metrics[model.MeanTTFT])
+	}
+
+	big := model.Sharing{Groups: 16, PromptsPerGroup: 16, SharedLen: 512}
+	full := run(t, disaggCfg(1, 0, SharedQueue, model.Closed(4), big, 1024, 1500)).PrefixHitRate
+	small := run(t, disaggCfg(1, 20_000, SharedQueue, model.Closed(4), big, 1024, 1500)).PrefixHitRate
+	if !(small < full-0.05) {
+		t.Errorf("a 20,000-token prefill cache hits %.3f, not clearly below %.3f unbounded", small, full)
+	}
+
+	wide := model.Sharing{Groups: 8, PromptsPerGroup: 32, SharedLen: 1024}
+	rate := map[Routing]float64{}
+	for _, r := range []Routing{RoundRobin, PrefixAware} {
+		rate[r] = run(t, disaggCfg(4, 40_000, r, model.Closed(16), wide, 1536, 1200)).PrefixHitRate
+	}
+	if !(rate[PrefixAware] > rate[RoundRobin]+0.05) {
+		t.Errorf("prefill hit rates %v: want prefix-aware clearly above round-robin", rate)
+	}
+}

@@ -280,9 +280,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	switch c.PrefillRouter {
 	case "":
 		c.PrefillRouter = SharedQueue
-	case RoundRobin, LeastOutstanding, SharedQueue:
+	case RoundRobin, LeastOutstanding, SharedQueue, PrefixAware:
 	default:
-		return nil, fmt.Errorf("sim: Config.PrefillRouter %q is unknown (want %q, %q or %q)", c.PrefillRouter, SharedQueue, RoundRobin, LeastOutstanding)
+		return nil, fmt.Errorf("sim: Config.PrefillRouter %q is unknown (want %q, %q, %q or %q)", c.PrefillRouter, SharedQueue, RoundRobin, LeastOutstanding, PrefixAware)
 	}
 	agg := c.Replicas.Workers != 0 || c.Replicas.Cost != nil
 	dis := c.Prefill.Workers != 0 || c.Decode.Workers != 0 || c.Prefill.Cost != nil || c.Decode.Cost != nil
@@ -358,13 +358,20 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	}
 	s.router = c.Router
 	// Conversations grow their prompts whether or not a cache serves them.
-	cache := c.Sharing.On() && c.PrefixHitRate == 0 && !s.disagg && c.Replicas.PrefixCaching
-	if cache || c.Sharing.Turns > 1 {
+	shared := c.Sharing.On() && c.PrefixHitRate == 0
+	cache := shared && !s.disagg && c.Replicas.PrefixCaching
+	prefillCache := shared && s.disagg && c.Prefill.PrefixCaching
+	if cache || prefillCache || c.Sharing.Turns > 1 {
 		s.sharer = newSharer(c.Sharing, c.Seed)
 	}
 	if cache {
 		for _, e := range s.engines {
 			e.pc = newPrefixCache(int(e.block))
+		}
+	}
+	if prefillCache {
+		for _, w := range s.prefill.workers {
+			w.pc = newPrefixCache(s.prefill.block)
 		}
 	}
 	s.sampleDT = 1.0 / 64

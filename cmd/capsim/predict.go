@@ -252,6 +252,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		if p.Sharing.On() {
 			how := "simulated per replica"
+			if p.Disaggregated {
+				how = "simulated per prefill worker"
+			}
 			switch {
 			case p.PrefixHitRate > 0:
 				how = "not simulated: --prefix-hit-rate overrides it"

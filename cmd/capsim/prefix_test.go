@@ -129,3 +129,43 @@ func predictJSON(t *testing.T, args ...string) predict.Prediction {
 	}
 	return p
 }
+
+// A disaggregated deployment's prefill workers keep prefix caches where
+// the engine does (vLLM V1): the shared prefix is served, TTFT falls
+// against the same workload without sharing, the table says where it was
+// simulated, and a prefix-aware router sends a prompt to the prefill
+// worker that holds it, which hits more than the shared queue when
+// prompts repeat (16 groups × 8 questions, cycled).
+func TestPredictDisaggregatedPrefixCache(t *testing.T) {
+	t.Parallel()
+	base := []string{"predict", "--gpu", "H100", "--engine", "vllm-0.11.0", "--model", "Qwen3-32B", "--prefill", "4xTP2", "--decode", "1xTP4",
+		"--isl", "2048", "--osl", "64", "--concurrency", "32", "--no-band", "--num-prompts", "1500"}
+	shared := []string{"--prefix-groups", "16", "--prompts-per-group", "8", "--system-prompt-len", "1536"}
+	plain := predictJSON(t, base...)
+	hit := map[string]float64{}
+	var ttft float64
+	for _, r := range []string{"shared-queue", "prefix-aware"} {
+		args := append(append([]string{}, base...), shared...)
+		if r == "prefix-aware" {
+			args = append(args, "--router", r)
+		}
+		p := predictJSON(t, args...)
+		if !p.PrefixCaching || !p.Disaggregated {
+			t.Fatalf("router %s: prefix caching %v, disaggregated %v", r, p.PrefixCaching, p.Disaggregated)
+		}
+		hit[r] = p.Points[0].PrefixHitRate
+		if r == "shared-queue" {
+			ttft = p.Points[0].Metrics["mean_ttft_ms"]
+		}
+	}
+	if !(hit["shared-queue"] > 0.5) || !(hit["prefix-aware"] > hit["shared-queue"]+0.01) {
+		t.Errorf("prefill prefix hit rates %v: want most of the shared prefix served, more when routed by prefix", hit)
+	}
+	if base := plain.Points[0].Metrics["mean_ttft_ms"]; !(ttft < 0.8*base) {
+		t.Errorf("mean TTFT %.0f ms with shared prefixes cached, %.0f ms without sharing", ttft, base)
+	}
+	var out bytes.Buffer
+	if err := run(append(append([]string{}, base...), shared...), &out, io.Discard); err != nil || !strings.Contains(out.String(), "simulated per prefill worker, routed shared-queue") {
+		t.Errorf("table output does not say where the cache was simulated (err %v):\n%s", err, out.String())
+	}
+}
