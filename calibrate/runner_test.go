@@ -55,8 +55,12 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	fail := errors.New("no")
+	var withITL atomic.Int32
 	run := func(_ context.Context, c sim.Config) (*sim.Result, error) {
 		calls.Add(1)
+		if !c.NoITL {
+			withITL.Add(1) // a fit reads no ITL: the runner asks for none
+		}
 		if c.Seed == 99 {
 			return nil, fail
 		}
@@ -91,6 +95,9 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	}
 	if n := calls.Load(); n != 4 {
 		t.Errorf("%d runs, want a failed configuration run again (4)", n)
+	}
+	if n := withITL.Load(); n != 0 {
+		t.Errorf("%d runs asked for the inter-token latencies, which a fit does not read", n)
 	}
 }
 

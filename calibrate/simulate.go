@@ -243,10 +243,12 @@ func configKey(c sim.Config) [sha256.Size]byte {
 	return k
 }
 
-// simulate runs c, or gives back the metrics of its earlier run. Only
-// Metrics is set in the result. Errors are not remembered: a cancelled
+// simulate runs c without its inter-token latencies, or gives back the
+// metrics of its earlier run. Only Metrics is set in the result. Errors are not remembered: a cancelled
 // run must not stand for a finished one.
 func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, error) {
+	// A fit reads no inter-token latency (memoNames), the costliest statistic.
+	c.NoITL = true
 	k := configKey(c)
 	r.mu.Lock()
 	m, ok := r.seen[k]

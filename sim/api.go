@@ -233,6 +233,11 @@ type Config struct {
 
 	// KeepRequests asks for one RequestRecord per request in the Result.
 	KeepRequests bool
+	// NoITL leaves the inter-token latencies out of the Result (no *_itl_ms
+	// metrics): a caller that reads none, as a fit, skips what is most of a
+	// run's statistics work, as ITL takes a sample per token. Every other
+	// metric is the same.
+	NoITL bool
 }
 
 // RequestRecord is the life of one simulated request, times in seconds from the run's start.

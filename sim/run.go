@@ -216,7 +216,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	switch c.Mode {
 	case "", BenchmarkReplay:
 		c.Mode = BenchmarkReplay
-		s.total, s.itlOn = c.NumPrompts, true
+		s.total, s.itlOn = c.NumPrompts, !c.NoITL
 	case SteadyState:
 		if c.Warmup < 0 {
 			return nil, fmt.Errorf("sim: Config.Warmup must not be negative, got %d", c.Warmup)
@@ -793,6 +793,9 @@ func (s *simulator) result() *Result {
 		d    *dist
 	}{{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}}
 	for _, f := range fams {
+		if f.d == &s.itl && s.cfg.NoITL {
+			continue
+		}
 		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
 		m[model.MetricName("std", f.name)] = f.d.std() * 1000
 		ps := f.d.percentiles([]float64{50, 90, 95, 99})

@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/capsim/capsim/model"
+)
+
+// NoITL drops the ITL metrics and changes no other, in replay and in
+// steady state, aggregated (chunked prefill, delayed output) and
+// disaggregated.
+func TestNoITLChangesNothingElse(t *testing.T) {
+	agg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000},
+		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 400, Seed: 1}
+	delayed := agg
+	delayed.Replicas.DelayedOutput = true
+	dis := benchDisagg(2000, 200, 300)
+	dis.Load = model.Open(8, 0.5)
+	for name, c := range map[string]Config{"aggregated": agg, "delayed output": delayed, "disaggregated": dis} {
+		for _, mode := range []Mode{BenchmarkReplay, SteadyState} {
+			c.Mode = mode
+			full, err := Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.NoITL = true
+			lean, err := Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.NoITL = false
+			if full.Metrics[model.MeanITL] <= 0 {
+				t.Fatalf("%s %s: no ITL in the full run: %v", name, mode, full.Metrics)
+			}
+			for k, v := range full.Metrics {
+				got, ok := lean.Metrics[k]
+				if strings.HasSuffix(k, "_itl_ms") {
+					if ok {
+						t.Errorf("%s %s: %s = %v with NoITL", name, mode, k, got)
+					}
+					continue
+				}
+				if !ok || got != v {
+					t.Errorf("%s %s: %s = %v with NoITL, %v without", name, mode, k, got, v)
+				}
+			}
+		}
+	}
+}
