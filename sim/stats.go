@@ -245,7 +245,13 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		return out
 	}
 	var at func(r float64) float64 // value of the r-th smallest sample, 0-based
-	if d.hist == nil {
+	if d.hist == nil && d.n == float64(len(d.vals)) {
+		// Every sample its own entry (TTFTs, E2Es): a plain sort of the
+		// values, several times faster than sorting weighted entries.
+		vs := slices.Clone(d.vals)
+		slices.Sort(vs)
+		at = func(r float64) float64 { return vs[min(int(r), len(vs)-1)] }
+	} else if d.hist == nil {
 		type entry struct {
 			v float64
 			w uint32

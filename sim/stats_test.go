@@ -51,6 +51,29 @@ func TestDistWeightedAndStd(t *testing.T) {
 	}
 }
 
+// Samples of weight one each take a plain sort; their percentiles are
+// numpy's, ties and repeats included, as the weighted entries' are.
+func TestDistUnitWeightsNumpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 3, 7, 100, 625} {
+		var d dist
+		var xs []float64
+		for range n {
+			x := math.Round(r.Float64()*50) / 10 // ties, out of order
+			xs = append(xs, x)
+			d.vals, d.wts = append(d.vals, x), append(d.wts, 1) // one entry each, repeats too
+			d.n++
+		}
+		ps := []float64{0, 50, 90, 95, 99, 100}
+		got := d.percentiles(ps)
+		for i, p := range ps {
+			if want := Percentile(xs, p); math.Abs(got[i]-want) > 1e-12 {
+				t.Errorf("n=%d: p%v = %v, want numpy's %v", n, p, got[i], want)
+			}
+		}
+	}
+}
+
 // Past exactLimit entries the distribution folds into the histogram:
 // percentiles stay within the documented relative error.
 func TestDistHistogramMode(t *testing.T) {
