@@ -238,6 +238,9 @@ func (d *dist) std() float64 {
 	return math.Sqrt(v)
 }
 
+// expandLimit is the most samples percentiles expands weighted entries to.
+const expandLimit = 1 << 14
+
 // percentiles returns numpy's default (linear, type 7) percentiles for ps in [0, 100].
 func (d *dist) percentiles(ps []float64) []float64 {
 	out := make([]float64, len(ps))
@@ -245,10 +248,16 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		return out
 	}
 	var at func(r float64) float64 // value of the r-th smallest sample, 0-based
-	if d.hist == nil && d.n == float64(len(d.vals)) {
-		// Every sample its own entry (TTFTs, E2Es): a plain sort of the
-		// values, several times faster than sorting weighted entries.
-		vs := slices.Clone(d.vals)
+	if d.hist == nil && d.n <= expandLimit {
+		// Few samples (a fit's TTFTs, E2Es): the samples themselves, each
+		// entry repeated by its weight, in a plain sort, several times
+		// faster than sorting weighted entries.
+		vs := make([]float64, 0, int(d.n))
+		for i, v := range d.vals {
+			for range d.wts[i] {
+				vs = append(vs, v)
+			}
+		}
 		slices.Sort(vs)
 		at = func(r float64) float64 { return vs[min(int(r), len(vs)-1)] }
 	} else if d.hist == nil {

@@ -51,24 +51,30 @@ func TestDistWeightedAndStd(t *testing.T) {
 	}
 }
 
-// Samples of weight one each take a plain sort; their percentiles are
-// numpy's, ties and repeats included, as the weighted entries' are.
-func TestDistUnitWeightsNumpy(t *testing.T) {
+// Up to expandLimit samples take a plain sort of the samples, entries
+// repeated by their weights; above it the weighted entries are sorted.
+// Both give numpy's percentiles, ties and repeats included.
+func TestDistExpandedNumpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 2, 3, 7, 100, 625} {
-		var d dist
-		var xs []float64
-		for range n {
-			x := math.Round(r.Float64()*50) / 10 // ties, out of order
-			xs = append(xs, x)
-			d.vals, d.wts = append(d.vals, x), append(d.wts, 1) // one entry each, repeats too
-			d.n++
-		}
-		ps := []float64{0, 50, 90, 95, 99, 100}
-		got := d.percentiles(ps)
-		for i, p := range ps {
-			if want := Percentile(xs, p); math.Abs(got[i]-want) > 1e-12 {
-				t.Errorf("n=%d: p%v = %v, want numpy's %v", n, p, got[i], want)
+	for _, n := range []int{1, 2, 3, 7, 100, 625, 3000} {
+		for _, maxW := range []int{1, 3, 40} {
+			var d dist
+			var xs []float64
+			for range n {
+				x := math.Round(r.Float64()*50) / 10 // ties, out of order
+				w := 1 + r.IntN(maxW)
+				for range w {
+					xs = append(xs, x)
+				}
+				d.vals, d.wts = append(d.vals, x), append(d.wts, uint32(w)) // repeats as separate entries too
+				d.n += float64(w)
+			}
+			ps := []float64{0, 50, 90, 95, 99, 100}
+			got := d.percentiles(ps)
+			for i, p := range ps {
+				if want := Percentile(xs, p); math.Abs(got[i]-want) > 1e-12 {
+					t.Errorf("n=%d weights ≤%d (%v samples): p%v = %v, want numpy's %v", n, maxW, d.n, p, got[i], want)
+				}
 			}
 		}
 	}
