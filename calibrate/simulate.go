@@ -301,12 +301,14 @@ func asInts(v reflect.Value) ([]int, bool) {
 	return ints, ok
 }
 
-// simulate runs c without its inter-token latencies, or gives back the
-// metrics of its earlier run. Only Metrics is set in the result. Errors are not remembered: a cancelled
-// run must not stand for a finished one.
+// simulate runs c without its inter-token latencies and series, or gives
+// back the metrics of its earlier run. Only Metrics is set in the result.
+// Errors are not remembered: a cancelled run must not stand for a finished
+// one.
 func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, error) {
-	// A fit reads no inter-token latency (memoNames), the costliest statistic.
-	c.NoITL = true
+	// A fit reads no inter-token latency (memoNames), the costliest
+	// statistic, and no series.
+	c.NoITL, c.NoSeries = true, true
 	k := configKey(c)
 	r.mu.Lock()
 	m, ok := r.seen[k]

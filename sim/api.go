@@ -238,6 +238,9 @@ type Config struct {
 	// run's statistics work, as ITL takes a sample per token. Every other
 	// metric is the same.
 	NoITL bool
+	// NoSeries leaves the pools' series out of the Result (PoolStats.Series
+	// empty); every other statistic is the same.
+	NoSeries bool
 }
 
 // RequestRecord is the life of one simulated request, times in seconds from the run's start.

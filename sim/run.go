@@ -368,6 +368,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 	}
 	s.sampleDT = 1.0 / 64
+	if c.NoSeries {
+		s.nextSample = math.Inf(1)
+	}
 	return s, nil
 }
 

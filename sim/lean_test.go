@@ -2,16 +2,17 @@ package sim
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/capsim/capsim/model"
 )
 
-// NoITL drops the ITL metrics and changes no other, in replay and in
-// steady state, aggregated (chunked prefill, delayed output) and
-// disaggregated.
-func TestNoITLChangesNothingElse(t *testing.T) {
+// NoITL drops the ITL metrics and NoSeries the pools' series, and they
+// change nothing else, in replay and in steady state, aggregated (chunked
+// prefill, delayed output) and disaggregated.
+func TestNoITLNoSeriesChangeNothingElse(t *testing.T) {
 	agg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000},
 		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 400, Seed: 1}
 	delayed := agg
@@ -25,12 +26,12 @@ func TestNoITLChangesNothingElse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.NoITL = true
+			c.NoITL, c.NoSeries = true, true
 			lean, err := Run(context.Background(), c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.NoITL = false
+			c.NoITL, c.NoSeries = false, false
 			if full.Metrics[model.MeanITL] <= 0 {
 				t.Fatalf("%s %s: no ITL in the full run: %v", name, mode, full.Metrics)
 			}
@@ -44,6 +45,22 @@ func TestNoITLChangesNothingElse(t *testing.T) {
 				}
 				if !ok || got != v {
 					t.Errorf("%s %s: %s = %v with NoITL, %v without", name, mode, k, got, v)
+				}
+			}
+			if len(full.Pools) != len(lean.Pools) {
+				t.Fatalf("%s %s: %d pools with NoSeries, %d without", name, mode, len(lean.Pools), len(full.Pools))
+			}
+			for i, p := range full.Pools {
+				if len(p.Series) == 0 {
+					t.Errorf("%s %s: pool %s has no series in the full run", name, mode, p.Name)
+				}
+				q := lean.Pools[i]
+				if len(q.Series) != 0 {
+					t.Errorf("%s %s: pool %s has %d samples with NoSeries", name, mode, q.Name, len(q.Series))
+				}
+				q.Series = p.Series
+				if !reflect.DeepEqual(p, q) {
+					t.Errorf("%s %s: pool stats %+v with NoSeries, %+v without", name, mode, q, p)
 				}
 			}
 		}
