@@ -66,3 +66,32 @@ func TestNoITLNoSeriesChangeNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// affineCounter counts DecodeAffine calls by batch size.
+type affineCounter struct {
+	testCost
+	calls map[int]int
+}
+
+func (c *affineCounter) DecodeAffine(n int) (float64, float64) {
+	c.calls[n]++
+	return c.testCost.DecodeAffine(n)
+}
+
+// A run prices a decode batch size once for all its engines.
+func TestDecodeAffinePricedOncePerRun(t *testing.T) {
+	cost := &affineCounter{testCost: h20Like, calls: map[int]int{}}
+	c := Config{Replicas: PoolConfig{Workers: 4, Cost: cost, KVCapacity: 200_000},
+		Load: model.Closed(32), Input: Fixed(500), Output: LengthDist{Kind: "uniform", Min: 50, Max: 150}, NumPrompts: 200, Seed: 1}
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if len(cost.calls) == 0 {
+		t.Fatal("no decode run was priced")
+	}
+	for n, k := range cost.calls {
+		if k > 1 {
+			t.Errorf("batch size %d priced %d times in one run", n, k)
+		}
+	}
+}

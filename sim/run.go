@@ -125,6 +125,8 @@ type simulator struct {
 	records               []RequestRecord
 	// itlOn is false while a steady-state run warms up.
 	itlOn bool
+	// affine are the engines' decode-run costs by batch size (engine.affineFor).
+	affine []affineCoef
 	// total is the requests the load sends: NumPrompts in replay, unbounded
 	// in steady state (the run stops when the measured ones are done).
 	total               int
