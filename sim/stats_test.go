@@ -80,6 +80,32 @@ func TestDistExpandedNumpy(t *testing.T) {
 	}
 }
 
+// selectRanks leaves at each asked rank what a sort leaves there, on
+// random, sorted, reversed and constant input with many ties.
+func TestSelectRanks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 5, 64, 1000} {
+		random := make([]float64, n)
+		for i := range random {
+			random[i] = float64(r.IntN(max(1, n/8)))
+		}
+		sorted := slices.Sorted(slices.Values(random))
+		reversed := slices.Clone(sorted)
+		slices.Reverse(reversed)
+		for name, in := range map[string][]float64{"random": random, "sorted": sorted, "reversed": reversed, "constant": make([]float64, n)} {
+			want := slices.Sorted(slices.Values(in))
+			ranks := []int{n / 2, min(n/2+1, n-1), n * 9 / 10, n - 1, 0}
+			got := slices.Clone(in)
+			selectRanks(got, slices.Clone(ranks))
+			for _, k := range ranks {
+				if got[k] != want[k] {
+					t.Errorf("%s n=%d: rank %d is %v, want %v", name, n, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}
+
 // Past exactLimit entries the distribution folds into the histogram:
 // percentiles stay within the documented relative error.
 func TestDistHistogramMode(t *testing.T) {
