@@ -95,3 +95,22 @@ func TestDecodeAffinePricedOncePerRun(t *testing.T) {
 		}
 	}
 }
+
+// A run's allocations do not grow with its requests: requests come in
+// blocks and the latency samples have their room up front.
+func TestRunAllocationsFlatInRequests(t *testing.T) {
+	allocs := func(n int) float64 {
+		c := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 1_000_000},
+			Load: model.Open(400, 0), Input: Fixed(200), Output: Fixed(20), NumPrompts: n, Seed: 1, NoITL: true, NoSeries: true}
+		return testing.AllocsPerRun(2, func() {
+			if _, err := Run(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(500), allocs(4000)
+	t.Logf("allocations: %v for 500 requests, %v for 4000", small, large)
+	if large-small > 200 {
+		t.Errorf("allocations %v for 500 requests, %v for 4000: they grow with the requests", small, large)
+	}
+}

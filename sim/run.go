@@ -104,6 +104,7 @@ type simulator struct {
 	interArrivalSc float64
 
 	free []*request
+	slab []request // requests not yet used, of the block last allocated
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
 	// send order; nil when requests reach the engine as they are sent.
@@ -370,6 +371,12 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 	}
 	s.sampleDT = 1.0 / 64
+	// A request's TTFT, TPOT and E2E each take an entry: room for them
+	// up front, not grown sample by sample.
+	for _, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
+		n := min(c.NumPrompts, exactLimit)
+		d.vals, d.wts = make([]float64, 0, n), make([]uint32, 0, n)
+	}
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -581,7 +588,12 @@ func (s *simulator) send(t float64) {
 		s.free = s.free[:k-1]
 		*r = request{}
 	} else {
-		r = &request{}
+		if len(s.slab) == 0 {
+			// New requests come from blocks, one allocation for many.
+			s.slab = make([]request, min(max(s.total-id, 1), 256))
+		}
+		r = &s.slab[0]
+		s.slab = s.slab[1:]
 	}
 	r.px = px
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
