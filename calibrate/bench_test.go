@@ -3,11 +3,27 @@ package calibrate
 import (
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/results"
 )
+
+// cpuSeconds is this process's user + system CPU time: on a shared
+// machine the benchmarks report it (cpu-s/op) beside wall time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// reportCPU reports the CPU seconds per op since cpu0.
+func reportCPU(b *testing.B, cpu0 float64) {
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+}
 
 func fixtureRecords(b *testing.B, source string) []results.Record {
 	recs, err := fixtures.Records()
@@ -32,11 +48,13 @@ func BenchmarkFitDefault(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := Fit(context.Background(), recs, Options{Pool: pool}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(len(recs)+len(pool)), "records")
 }
 
@@ -44,11 +62,13 @@ func BenchmarkFitDefault(b *testing.B) {
 func BenchmarkFitSeeds(b *testing.B) {
 	recs := fixtureRecords(b, "")
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := Fit(context.Background(), recs, Options{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(len(recs)), "records")
 }
 
@@ -56,11 +76,13 @@ func BenchmarkFitSeeds(b *testing.B) {
 func BenchmarkFitH20(b *testing.B) {
 	recs := fixtureRecords(b, "004_")
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := Fit(context.Background(), recs, Options{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 // BenchmarkFitCV is `capsim fit --cv`: seeds and corpus fitted together,
@@ -71,10 +93,12 @@ func BenchmarkFitCV(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := Fit(context.Background(), recs, Options{CV: true}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 	b.ReportMetric(float64(len(recs)), "records")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,8 +57,12 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	fail := errors.New("no")
+	var withITL atomic.Int32
 	run := func(_ context.Context, c sim.Config) (*sim.Result, error) {
 		calls.Add(1)
+		if !c.NoITL || !c.NoSeries {
+			withITL.Add(1) // a fit reads no ITL and no series: the runner asks for neither
+		}
 		if c.Seed == 99 {
 			return nil, fail
 		}
@@ -93,6 +98,9 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	if n := calls.Load(); n != 4 {
 		t.Errorf("%d runs, want a failed configuration run again (4)", n)
 	}
+	if n := withITL.Load(); n != 0 {
+		t.Errorf("%d runs asked for the inter-token latencies or the series, which a fit does not read", n)
+	}
 }
 
 // The memo's key is the configuration's Go syntax: it must hold values
@@ -118,5 +126,37 @@ func TestConfigKeyIsValues(t *testing.T) {
 	c2.Replicas.Cost = cost
 	if configKey(c) == configKey(c2) {
 		t.Error("a changed coefficient keeps the key")
+	}
+}
+
+// keyBytes leaves no two values the same bytes: strings and slices carry
+// their lengths, interfaces their dynamic types.
+func TestKeyBytesUnambiguous(t *testing.T) {
+	t.Parallel()
+	type pair struct {
+		A, B string
+		N    []int
+		F    []float64
+		I    any
+	}
+	type meters float64
+	type seconds float64
+	base := pair{A: "ab", B: "c", N: []int{1, 2}, F: []float64{0.5}, I: meters(1)}
+	for name, other := range map[string]pair{
+		"string boundary": {A: "a", B: "bc", N: []int{1, 2}, F: []float64{0.5}, I: meters(1)},
+		"int element":     {A: "ab", B: "c", N: []int{1, 3}, F: []float64{0.5}, I: meters(1)},
+		"slice boundary":  {A: "ab", B: "c", N: []int{1}, F: []float64{2, 0.5}, I: meters(1)},
+		"float element":   {A: "ab", B: "c", N: []int{1, 2}, F: []float64{0.5 + 1e-15}, I: meters(1)},
+		"dynamic type":    {A: "ab", B: "c", N: []int{1, 2}, F: []float64{0.5}, I: seconds(1)},
+		"nil interface":   {A: "ab", B: "c", N: []int{1, 2}, F: []float64{0.5}},
+	} {
+		if string(keyBytes(nil, reflect.ValueOf(base))) == string(keyBytes(nil, reflect.ValueOf(other))) {
+			t.Errorf("%s: %+v and %+v have one key", name, base, other)
+		}
+	}
+	same := base
+	same.N = []int{1, 2}
+	if string(keyBytes(nil, reflect.ValueOf(base))) != string(keyBytes(nil, reflect.ValueOf(same))) {
+		t.Error("equal values have different keys")
 	}
 }

@@ -3,8 +3,10 @@ package calibrate
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -159,21 +161,81 @@ func (m memoMetrics) metrics() map[string]float64 {
 	return out
 }
 
-// configKey identifies a configuration by its Go syntax, which prints
-// every field, slice element and interface's value: sim.Config holds
-// values only (TestConfigKeyIsValues checks it), so equal text is an equal run.
+// configKey identifies a configuration by its values: every field, slice
+// element and interface's dynamic type and value, in binary (keyBytes).
+// sim.Config holds values only (TestConfigKeyIsValues checks it), so equal
+// bytes are an equal run.
 func configKey(c sim.Config) [sha256.Size]byte {
-	h := sha256.New()
-	fmt.Fprintf(h, "%#v", c)
-	var k [sha256.Size]byte
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256(keyBytes(nil, reflect.ValueOf(c)))
 }
 
-// simulate runs c, or gives back the metrics of its earlier run. Only
-// Metrics is set in the result. Errors are not remembered: a cancelled
-// run must not stand for a finished one.
+// keyBytes appends v to b without ambiguity: lengths before slices and
+// strings, type names before interfaces' values. Anything else (a map, a
+// pointer) is appended as its Go syntax, as fmt's %#v prints it. It is
+// %#v's meaning at a fraction of its cost, which was a tenth of a fit's.
+func keyBytes(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.LittleEndian.AppendUint64(b, uint64(v.Int()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return binary.LittleEndian.AppendUint64(b, v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case reflect.String:
+		b = binary.LittleEndian.AppendUint64(b, uint64(v.Len()))
+		return append(b, v.String()...)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			b = keyBytes(b, v.Field(i))
+		}
+		return b
+	case reflect.Slice, reflect.Array:
+		b = binary.LittleEndian.AppendUint64(b, uint64(v.Len()))
+		if ints, ok := asInts(v); ok { // a dataset's lengths: thousands
+			for _, x := range ints {
+				b = binary.LittleEndian.AppendUint64(b, uint64(x))
+			}
+			return b
+		}
+		for i := range v.Len() {
+			b = keyBytes(b, v.Index(i))
+		}
+		return b
+	case reflect.Interface:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		e := v.Elem()
+		b = append(b, 1)
+		b = keyBytes(b, reflect.ValueOf(e.Type().PkgPath()+"."+e.Type().String()))
+		return keyBytes(b, e)
+	}
+	s := fmt.Sprintf("%#v", v)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func asInts(v reflect.Value) ([]int, bool) {
+	if v.Kind() != reflect.Slice || !v.CanInterface() {
+		return nil, false
+	}
+	ints, ok := v.Interface().([]int)
+	return ints, ok
+}
+
+// simulate runs c without its inter-token latencies and series, or gives
+// back the metrics of its earlier run. Only Metrics is set in the result.
+// Errors are not remembered: a cancelled run must not stand for a finished
+// one.
 func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, error) {
+	// A fit reads no inter-token latency (memoNames), the costliest
+	// statistic, and no series.
+	c.NoITL, c.NoSeries = true, true
 	k := configKey(c)
 	r.mu.Lock()
 	m, ok := r.seen[k]

@@ -235,6 +235,14 @@ type Config struct {
 
 	// KeepRequests asks for one RequestRecord per request in the Result.
 	KeepRequests bool
+	// NoITL leaves the inter-token latencies out of the Result (no *_itl_ms
+	// metrics): a caller that reads none, as a fit, skips what is most of a
+	// run's statistics work, as ITL takes a sample per token. Every other
+	// metric is the same.
+	NoITL bool
+	// NoSeries leaves the pools' series out of the Result (PoolStats.Series
+	// empty); every other statistic is the same.
+	NoSeries bool
 }
 
 // RequestRecord is the life of one simulated request, times in seconds from the run's start.

@@ -98,7 +98,6 @@ type engine struct {
 	t0, dur, base, perKV, k1 float64
 	j                        int64
 	n, pseqs                 int
-	affine                   []affineCoef
 }
 
 type affineCoef struct {
@@ -431,11 +430,14 @@ func (e *engine) stepTime(st model.Step) (float64, bool) {
 	return d, true
 }
 
+// affineFor is the decode run's affine cost of n sequences, priced once a
+// run for every engine (they share one pool's Cost).
 func (e *engine) affineFor(n int) (float64, float64, bool) {
-	if n >= len(e.affine) {
-		e.affine = append(e.affine, make([]affineCoef, n+1-len(e.affine))...)
+	s := e.s
+	if n >= len(s.affine) {
+		s.affine = append(s.affine, make([]affineCoef, n+1-len(s.affine))...)
 	}
-	a := &e.affine[n]
+	a := &s.affine[n]
 	if !a.ok {
 		a.base, a.perKV = e.cost.DecodeAffine(n)
 		if !finiteNonNeg(a.base) || !finiteNonNeg(a.perKV) {

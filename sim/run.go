@@ -104,6 +104,7 @@ type simulator struct {
 	interArrivalSc float64
 
 	free []*request
+	slab []request // requests not yet used, of the block last allocated
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
 	// send order; nil when requests reach the engine as they are sent.
@@ -125,6 +126,8 @@ type simulator struct {
 	records               []RequestRecord
 	// itlOn is false while a steady-state run warms up.
 	itlOn bool
+	// affine are the engines' decode-run costs by batch size (engine.affineFor).
+	affine []affineCoef
 	// total is the requests the load sends: NumPrompts in replay, unbounded
 	// in steady state (the run stops when the measured ones are done).
 	total               int
@@ -216,7 +219,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	switch c.Mode {
 	case "", BenchmarkReplay:
 		c.Mode = BenchmarkReplay
-		s.total, s.itlOn = c.NumPrompts, true
+		s.total, s.itlOn = c.NumPrompts, !c.NoITL
 	case SteadyState:
 		if c.Warmup < 0 {
 			return nil, fmt.Errorf("sim: Config.Warmup must not be negative, got %d", c.Warmup)
@@ -375,6 +378,15 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 	}
 	s.sampleDT = 1.0 / 64
+	// A request's TTFT, TPOT and E2E each take an entry: room for them
+	// up front, not grown sample by sample.
+	for _, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
+		n := min(c.NumPrompts, exactLimit)
+		d.vals, d.wts = make([]float64, 0, n), make([]uint32, 0, n)
+	}
+	if c.NoSeries {
+		s.nextSample = math.Inf(1)
+	}
 	return s, nil
 }
 
@@ -583,7 +595,12 @@ func (s *simulator) send(t float64) {
 		s.free = s.free[:k-1]
 		*r = request{}
 	} else {
-		r = &request{}
+		if len(s.slab) == 0 {
+			// New requests come from blocks, one allocation for many.
+			s.slab = make([]request, min(max(s.total-id, 1), 256))
+		}
+		r = &s.slab[0]
+		s.slab = s.slab[1:]
 	}
 	r.px = px
 	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
@@ -800,6 +817,9 @@ func (s *simulator) result() *Result {
 		d    *dist
 	}{{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}}
 	for _, f := range fams {
+		if f.d == &s.itl && s.cfg.NoITL {
+			continue
+		}
 		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
 		m[model.MetricName("std", f.name)] = f.d.std() * 1000
 		ps := f.d.percentiles([]float64{50, 90, 95, 99})

@@ -238,6 +238,9 @@ func (d *dist) std() float64 {
 	return math.Sqrt(v)
 }
 
+// expandLimit is the most samples percentiles expands weighted entries to.
+const expandLimit = 1 << 14
+
 // percentiles returns numpy's default (linear, type 7) percentiles for ps in [0, 100].
 func (d *dist) percentiles(ps []float64) []float64 {
 	out := make([]float64, len(ps))
@@ -245,7 +248,25 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		return out
 	}
 	var at func(r float64) float64 // value of the r-th smallest sample, 0-based
-	if d.hist == nil {
+	if d.hist == nil && d.n <= expandLimit {
+		// Few samples (a fit's TTFTs, E2Es): the samples themselves, each
+		// entry repeated by its weight, with only the ranks the
+		// percentiles read put in place, several times faster than
+		// sorting weighted entries.
+		vs := make([]float64, 0, int(d.n))
+		for i, v := range d.vals {
+			for range d.wts[i] {
+				vs = append(vs, v)
+			}
+		}
+		var ranks []int
+		for _, p := range ps {
+			lo := int((d.n - 1) * p / 100)
+			ranks = append(ranks, lo, min(lo+1, len(vs)-1))
+		}
+		selectRanks(vs, ranks)
+		at = func(r float64) float64 { return vs[min(int(r), len(vs)-1)] }
+	} else if d.hist == nil {
 		type entry struct {
 			v float64
 			w uint32
@@ -306,6 +327,60 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		out[i] = vlo + (vhi-vlo)*frac
 	}
 	return out
+}
+
+// selectRanks reorders vs so that vs[k] is its k-th smallest value for
+// every k in ranks (0 ≤ k < len(vs)), as a sort would leave it: each rank
+// in increasing order by selection in what lies above the one before.
+func selectRanks(vs []float64, ranks []int) {
+	slices.Sort(ranks)
+	start := 0
+	for _, k := range ranks {
+		if k < start {
+			continue // in place already
+		}
+		nthElement(vs[start:], k-start)
+		start = k + 1
+	}
+}
+
+// nthElement reorders a so that a[k] is its k-th smallest value, those
+// before it no larger and those after no smaller: quickselect with a
+// median-of-three pivot and a three-way partition, sorting a range that
+// fails to shrink after many rounds.
+func nthElement(a []float64, k int) {
+	lo, hi := 0, len(a)-1
+	for rounds := 0; hi > lo; rounds++ {
+		if rounds > 64 {
+			slices.Sort(a[lo : hi+1])
+			return
+		}
+		x, y, z := a[lo], a[lo+(hi-lo)/2], a[hi]
+		p := max(min(x, y), min(max(x, y), z))
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case a[i] < p:
+				a[lt], a[i] = a[i], a[lt]
+				lt++
+				i++
+			case a[i] > p:
+				a[i], a[gt] = a[gt], a[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		// a[lo:lt] < p, a[lt:gt+1] == p, a[gt+1:hi+1] > p
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return
+		}
+	}
 }
 
 // Percentile returns numpy's default percentile (linear interpolation,

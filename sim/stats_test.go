@@ -51,6 +51,61 @@ func TestDistWeightedAndStd(t *testing.T) {
 	}
 }
 
+// Up to expandLimit samples take a plain sort of the samples, entries
+// repeated by their weights; above it the weighted entries are sorted.
+// Both give numpy's percentiles, ties and repeats included.
+func TestDistExpandedNumpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 3, 7, 100, 625, 3000} {
+		for _, maxW := range []int{1, 3, 40} {
+			var d dist
+			var xs []float64
+			for range n {
+				x := math.Round(r.Float64()*50) / 10 // ties, out of order
+				w := 1 + r.IntN(maxW)
+				for range w {
+					xs = append(xs, x)
+				}
+				d.vals, d.wts = append(d.vals, x), append(d.wts, uint32(w)) // repeats as separate entries too
+				d.n += float64(w)
+			}
+			ps := []float64{0, 50, 90, 95, 99, 100}
+			got := d.percentiles(ps)
+			for i, p := range ps {
+				if want := Percentile(xs, p); math.Abs(got[i]-want) > 1e-12 {
+					t.Errorf("n=%d weights ≤%d (%v samples): p%v = %v, want numpy's %v", n, maxW, d.n, p, got[i], want)
+				}
+			}
+		}
+	}
+}
+
+// selectRanks leaves at each asked rank what a sort leaves there, on
+// random, sorted, reversed and constant input with many ties.
+func TestSelectRanks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 5, 64, 1000} {
+		random := make([]float64, n)
+		for i := range random {
+			random[i] = float64(r.IntN(max(1, n/8)))
+		}
+		sorted := slices.Sorted(slices.Values(random))
+		reversed := slices.Clone(sorted)
+		slices.Reverse(reversed)
+		for name, in := range map[string][]float64{"random": random, "sorted": sorted, "reversed": reversed, "constant": make([]float64, n)} {
+			want := slices.Sorted(slices.Values(in))
+			ranks := []int{n / 2, min(n/2+1, n-1), n * 9 / 10, n - 1, 0}
+			got := slices.Clone(in)
+			selectRanks(got, slices.Clone(ranks))
+			for _, k := range ranks {
+				if got[k] != want[k] {
+					t.Errorf("%s n=%d: rank %d is %v, want %v", name, n, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}
+
 // Past exactLimit entries the distribution folds into the histogram:
 // percentiles stay within the documented relative error.
 func TestDistHistogramMode(t *testing.T) {

@@ -126,7 +126,7 @@ func DefaultWarmup(n int, l model.Load) int {
 func (s *simulator) startWindow(t float64) {
 	st := s.steady
 	st.on, st.start = true, t
-	s.itlOn = true
+	s.itlOn = !s.cfg.NoITL
 	s.inflightArea += float64(s.inflight) * (t - s.inflightT)
 	s.inflightT = t
 	st.inflightArea0 = s.inflightArea

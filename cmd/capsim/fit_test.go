@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -115,5 +116,22 @@ func TestFitTablePrintsHoldout(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("fit table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The CLI collects garbage at gcPercent unless GOGC says otherwise.
+func TestTuneGC(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	t.Setenv("GOGC", "100")
+	os.Unsetenv("GOGC")
+	tuneGC()
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("GOGC unset: GC percent %d, want %d", got, gcPercent)
+	}
+	t.Setenv("GOGC", "100")
+	tuneGC()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC=100: GC percent %d, want the environment's 100", got)
 	}
 }

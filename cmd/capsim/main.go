@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -84,8 +85,23 @@ func commands() map[string]command {
 	}
 }
 
+// gcPercent is the garbage collector's GOGC when the environment sets
+// none. A fit or a plan runs tens of thousands of short simulations whose
+// garbage is most of the heap: at Go's default 100 the collector took
+// about a fifth of `capsim fit`'s CPU; at 400 the fit takes a fifth less
+// CPU and about 200 MB of memory.
+const gcPercent = 400
+
+// tuneGC sets gcPercent unless GOGC is set.
+func tuneGC() {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(gcPercent)
+	}
+}
+
 // main runs capsim: --help exits 0, any other error prints its first line and exits 1.
 func main() {
+	tuneGC()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, pflag.ErrHelp) {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
 		fmt.Fprintln(os.Stderr, "capsim: "+msg)
