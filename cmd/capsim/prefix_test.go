@@ -134,13 +134,14 @@ func predictJSON(t *testing.T, args ...string) predict.Prediction {
 // the engine does (vLLM V1): the shared prefix is served, TTFT falls
 // against the same workload without sharing, the table says where it was
 // simulated, and a prefix-aware router sends a prompt to the prefill
-// worker that holds it, which hits more than the shared queue when
-// prompts repeat (16 groups × 8 questions, cycled).
+// worker that holds it: 64 system prompts of 6,144 tokens are more than
+// one worker's cache holds, so the shared queue, which sends every group
+// to every worker, evicts them, and the router keeps each on one worker.
 func TestPredictDisaggregatedPrefixCache(t *testing.T) {
 	t.Parallel()
 	base := []string{"predict", "--gpu", "H100", "--engine", "vllm-0.11.0", "--model", "Qwen3-32B", "--prefill", "4xTP2", "--decode", "1xTP4",
-		"--isl", "2048", "--osl", "64", "--concurrency", "32", "--no-band", "--num-prompts", "1500"}
-	shared := []string{"--prefix-groups", "16", "--prompts-per-group", "8", "--system-prompt-len", "1536"}
+		"--isl", "8192", "--osl", "64", "--concurrency", "32", "--no-band", "--num-prompts", "1500"}
+	shared := []string{"--prefix-groups", "64", "--prompts-per-group", "1024", "--system-prompt-len", "6144"}
 	plain := predictJSON(t, base...)
 	hit := map[string]float64{}
 	var ttft float64
@@ -158,7 +159,7 @@ func TestPredictDisaggregatedPrefixCache(t *testing.T) {
 			ttft = p.Points[0].Metrics["mean_ttft_ms"]
 		}
 	}
-	if !(hit["shared-queue"] > 0.5) || !(hit["prefix-aware"] > hit["shared-queue"]+0.01) {
+	if !(hit["shared-queue"] > 0.2) || !(hit["prefix-aware"] > hit["shared-queue"]+0.2) || hit["prefix-aware"] > 0.75 {
 		t.Errorf("prefill prefix hit rates %v: want most of the shared prefix served, more when routed by prefix", hit)
 	}
 	if base := plain.Points[0].Metrics["mean_ttft_ms"]; !(ttft < 0.8*base) {
