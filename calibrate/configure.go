@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -231,23 +232,20 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, fmt.Errorf("calibrate: %w", err)
 	}
-	engine := t.Engine
+	label := t.Engine
 	if len(p.Groups) > 0 {
-		engine, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
+		label, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
 		if err != nil {
 			return Deployment{}, err
 		}
-	} else if engine == "" {
-		engine = "vllm"
-		if t.Topology.Disaggregated() {
-			engine = "dynamo"
-		}
+	} else if label == "" {
+		label = engine.DefaultLabel(t.Topology.Disaggregated())
 	}
-	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, engine)
-	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != "" {
+	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, label)
+	if g := p.assumedGroup(gpu.Name, llm.Name, label); t.Assumed && g != nil && srcKind != "" {
 		src, srcKind = g, ""
 	}
-	settings := defaultSettings(engine, gpu, llm.MaxContext)
+	settings := defaultSettings(label, gpu, llm.MaxContext)
 	if src != nil && srcKind == "" {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
@@ -278,11 +276,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		t.Record.apply(&settings)
 	}
 	if settings.PrefixCaching == "" {
-		settings.PrefixCaching = defaultSettings(engine, gpu, llm.MaxContext).PrefixCaching
+		settings.PrefixCaching = defaultSettings(label, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {
-		if model.EngineFamily(engine) != "sglang" {
-			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, engine)
+		if engine.Family(label) != "sglang" {
+			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, label)
 		}
 		for _, pl := range []model.Pool{t.Topology.Replicas, t.Topology.Prefill, t.Topology.Decode} {
 			if !pl.IsZero() && pl.TP%t.DPAttention != 0 {
@@ -290,7 +288,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 		}
 		settings.DPAttention = t.DPAttention
-	} else if settings.DPAttention > 1 && sglangAutoDP(engine) {
+	} else if settings.DPAttention > 1 && engine.Parse(label).SGLangAutoDP() {
 		// These releases ran one attention group per TP rank whatever --dp
 		// said (dpAttentionOf): a calibrated TP8 deployment's eight groups
 		// are four at TP4.
@@ -302,7 +300,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if src != nil && src.Transfer.Source != "" {
 		transfer = groupTransfer(src, llm, t.Topology.Prefill)
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: label, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	switch {
 	case t.Router != "":
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
@@ -339,7 +337,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// Any other deployment: the engine's API server, never another
 		// source's host. Its band is how far the calibrated deployments'
 		// frontends lie apart (their clients and hosts).
-		fe := model.EngineFrontendFor(engine)
+		fe := engine.FrontendFor(label)
 		sig, serviceSig := p.frontendSpread(), math.Hypot(p.serviceSpread(), sigmaPrior)
 		if sig == 0 {
 			sig = sigmaPrior
@@ -348,7 +346,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		frontend = fe.LatencyS * math.Exp(t.Band*sig)
 		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
 		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host",
-			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), engine, fe.Cite)
+			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), label, fe.Cite)
 	}
 	if t.Frontend != nil {
 		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
@@ -384,8 +382,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if pooled {
 				carried = nil
 			}
-			cc, der := resolveCoeffs(carried, srcKind, role, pool, engine, settings.AsyncScheduling, eager)
-			der.Pool, der.Engine = pool.String(), engine
+			cc, der := resolveCoeffs(carried, srcKind, role, pool, label, settings.AsyncScheduling, eager)
+			der.Pool, der.Engine = pool.String(), label
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
@@ -395,9 +393,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 				if kind == "none" {
 					kind = "an engine family the profile's own groups lack" // the transfer pool's groups may hold it
 				}
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, kind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, kind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
-					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
+					der.Source, der.From, der.Engine = SourceDerived, pc.from, label
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
@@ -449,11 +447,11 @@ func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 // sourceGroup picks the group whose coefficients a target uses, and how
 // far it is from the target: "" exact, otherwise a description of what
 // differs. gpu and llm are catalog names.
-func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
-	if g := p.group(gpu, llm, engine); g != nil {
+func (p *Profile) sourceGroup(gpu, llm, label string) (*Group, string) {
+	if g := p.group(gpu, llm, label); g != nil {
 		return g, ""
 	}
-	fam := model.EngineFamily(engine)
+	fam := engine.Family(label)
 	// Another model's group stands in for a model of the same kind (dense
 	// or mixture-of-experts) first: its frontend and KV transfer were
 	// measured beside engine settings (expert parallelism, DP attention)
@@ -469,23 +467,23 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, string) {
 	}
 	picks := []pick{
 		{func(g *Group) bool {
-			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
+			return g.GPU == gpu && g.Model == llm && engine.Family(g.Engine) == fam
 		}, kindOtherVersion},
-		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, "another GPU"},
+		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, label) }, "another GPU"},
 		{func(g *Group) bool {
-			return g.GPU == gpu && model.EngineFamily(g.Engine) == fam && isMoE(g.Model) == moe
+			return g.GPU == gpu && engine.Family(g.Engine) == fam && isMoE(g.Model) == moe
 		}, "another model"},
-		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, "another GPU"},
-		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, "another model"},
+		{func(g *Group) bool { return g.Model == llm && engine.Family(g.Engine) == fam }, "another GPU"},
+		{func(g *Group) bool { return g.GPU == gpu && engine.Family(g.Engine) == fam }, "another model"},
 		{func(g *Group) bool {
-			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
+			return engine.Family(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
 		}, "another GPU and model"},
-		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
+		{func(g *Group) bool { return engine.Family(g.Engine) == fam && g.GPU != "" }, "another GPU and model"},
 	}
 	// Without one, nothing of another deployment stands in: its frontend
 	// is its host's and client's, not the engine's (Configure prices the
 	// engine's frontend prior and pools the costs).
-	want := model.ParseEngine(engine).Version
+	want := engine.Parse(label).Version
 	for _, pk := range picks {
 		if best := pickGroup(p.Groups, pk.ok, want); best != nil {
 			return best, pk.kind
@@ -507,7 +505,7 @@ func pickGroup(gs []Group, ok func(*Group) bool, want []int) *Group {
 			best = g
 			continue
 		}
-		dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
+		dg, db := engine.Distance(engine.Parse(g.Engine).Version, want), engine.Distance(engine.Parse(best.Engine).Version, want)
 		if dg != db {
 			if dg < db {
 				best = g
@@ -581,39 +579,15 @@ func (p *Profile) frontendLogSpread(value func(*FrontendFit) (float64, bool)) fl
 // the CPU overheads rescaled by the engine table.
 const kindOtherVersion = "another version"
 
-// versionDistance orders engine versions by closeness to want: major
-// differences weigh more than minor ones, an unversioned label is far.
-func versionDistance(v, want []int) float64 {
-	if len(v) == 0 || len(want) == 0 {
-		if len(v) == len(want) {
-			return 0
-		}
-		return 1e9
-	}
-	d, w := 0.0, 1e6
-	for i := 0; i < 3; i++ {
-		a, b := 0, 0
-		if i < len(v) {
-			a = v[i]
-		}
-		if i < len(want) {
-			b = want[i]
-		}
-		d += w * math.Abs(float64(a-b))
-		w /= 1000
-	}
-	return d
-}
-
 // resolveCoeffs returns a role's coefficients for a pool shape from group
 // g — the target's own (kind "") or its engine at another version
 // (kindOtherVersion); nil means the roofline prior — with their fitted
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, async, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind, role string, pool model.Pool, label string, async, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
-	target := model.EngineOverheadWith(engine, async)
+	target := engine.OverheadWith(label, async)
 	if g == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
@@ -627,7 +601,7 @@ func resolveCoeffs(g *Group, kind, role string, pool model.Pool, engine string, 
 		return carriedCost{coeffs: c, sig: constSigma(0), extra: sigmaPrior}, der
 	}
 	coeffs := e.Coeffs
-	srcO := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	srcO := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version: its CPU costs are the target row's, the
@@ -839,15 +813,15 @@ func prefixSetting(on bool) string {
 
 // defaultSettings are the settings an engine runs with on a GPU, for a
 // model of maxModelLen tokens, when its command line does not set them:
-// model.DefaultsFor's, with Dynamo's routers (round-robin decode, a shared
+// engine.Defaults's, with Dynamo's routers (round-robin decode, a shared
 // prefill queue).
-func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
-	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
+func defaultSettings(label string, gpu model.GPU, maxModelLen int) Settings {
+	d, _ := engine.Defaults(engine.Parse(label), gpu.Device(), maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
 		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
 		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool, PrefixCaching: prefixSetting(d.PrefixCaching)}
-	if model.EngineFamily(engine) == "dynamo" {
+	if engine.Family(label) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}
 	return s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -33,7 +34,7 @@ func (s Settings) graphSizes(role string) []int {
 	if eager {
 		return nil
 	}
-	return model.VLLMGraphSizes(orDefault(s.GraphMax, model.VLLMGraphMax))
+	return engine.GraphSizes(orDefault(s.GraphMax, engine.VLLMGraphMax))
 }
 
 // memoryOptions are what sizes a worker's KV cache under these settings:

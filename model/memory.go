@@ -28,7 +28,7 @@ type MemoryOptions struct {
 	// its startup log prints); 0 means the budget Utilization leaves.
 	KVCacheGiB float64
 	// WindowPool is the token slots of an engine's own sliding-window pool
-	// per full-attention slot (EngineDefaults.WindowPool): the cache's
+	// per full-attention slot (engine.Settings.WindowPool): the cache's
 	// memory per token grows by it times the windowed layers' share
 	// (LLM.WindowedKVShare). 0: the windows take blocks from the one pool.
 	WindowPool float64

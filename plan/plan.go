@@ -13,6 +13,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
@@ -123,8 +124,8 @@ func (c *candidate) name() string {
 // data-parallel group per rank of the TP all the workers share (a degree
 // must divide every worker's TP); otherwise, and with
 // NoDPAttentionSearch, only the calibrated default (0).
-func (o Options) dpAttentionChoices(engine string, tps ...int) []int {
-	if o.NoDPAttentionSearch || model.EngineFamily(engine) != "sglang" {
+func (o Options) dpAttentionChoices(label string, tps ...int) []int {
+	if o.NoDPAttentionSearch || engine.Family(label) != "sglang" {
 		return []int{0}
 	}
 	g := 0

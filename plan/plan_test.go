@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -812,7 +813,7 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 	s.enumerate()
 	seen := 0
 	for _, tm := range s.tmpls {
-		if !tm.disagg || model.EngineFamily(tm.dep.Engine) != "dynamo" {
+		if !tm.disagg || engine.Family(tm.dep.Engine) != "dynamo" {
 			continue
 		}
 		seen++

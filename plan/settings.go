@@ -2,7 +2,7 @@ package plan
 
 import (
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
 )
@@ -93,7 +93,7 @@ func variants(t *template, w calibrate.Workload) []variant {
 	for _, v := range []variant{
 		{b: poolSetting{seqs: S / 2}}, {a: poolSetting{budget: 2 * B}}, {a: poolSetting{budget: B / 2}},
 	} {
-		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && model.PrefillBudgetCoversContext(t.dep.Engine) {
+		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && engine.Parse(t.dep.Engine).PrefillBudgetCoversContext() {
 			continue // vLLM would refuse the budget: such a variant could not be deployed
 		}
 		add(v, pp, dp, true)

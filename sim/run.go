@@ -14,7 +14,7 @@ import (
 
 // Defaults of PoolConfig's optional fields: the simulator's own fallback
 // for a zero field (vLLM V0's values). Callers that know the engine fill
-// the fields from model.DefaultsFor; read the effective values with
+// the fields from engine.Defaults; read the effective values with
 // PoolConfig.Limits.
 const (
 	defaultBlockSize        = 16

@@ -1,11 +1,8 @@
-package deploy
+package engine
 
 import (
 	"fmt"
 	"slices"
-	"strings"
-
-	"github.com/capsim/capsim/model"
 )
 
 // vllmFlags are the `vllm serve` flags an export may emit, per vLLM minor
@@ -23,8 +20,8 @@ var vllmFlags = map[string][]string{
 		"--kv-transfer-config"},
 }
 
-// Engine is an engine label resolved to what runs.
-type Engine struct {
+// Serving is an engine label resolved to what runs and is deployed.
+type Serving struct {
 	Label string // e.g. "vllm-0.9.0.1", "dynamo-0.3.0"
 	// Dynamo is the Dynamo version ("" for plain vLLM); VLLM the vLLM
 	// version serving the workers (Dynamo 0.3 ships a patched vLLM 0.8.4:
@@ -36,56 +33,50 @@ type Engine struct {
 // dynamoVLLM is the vLLM each Dynamo release this package knows runs.
 var dynamoVLLM = map[string]string{"0.3": "0.8.4"}
 
-// ParseEngine resolves an engine label such as "vllm-0.9.0.1" or
-// "dynamo-0.3.0" (split by model.ParseEngine); a label without a version
-// cannot be exported, since flags and images depend on the release.
-func ParseEngine(label string) (Engine, error) {
-	me := model.ParseEngine(label)
-	if len(me.Version) == 0 {
-		return Engine{}, fmt.Errorf("deploy: engine %q names no version: flags and images depend on the release (want e.g. vllm-0.9.0.1 or dynamo-0.3.0)", label)
+// Serve resolves an engine label such as "vllm-0.9.0.1" or
+// "dynamo-0.3.0" to what a deployment runs; a label without a version
+// cannot be deployed, since flags and images depend on the release.
+func Serve(label string) (Serving, error) {
+	id := Parse(label)
+	if len(id.Version) == 0 {
+		return Serving{}, fmt.Errorf("deploy: engine %q names no version: flags and images depend on the release (want e.g. vllm-0.9.0.1 or dynamo-0.3.0)", label)
 	}
-	fam, ver := me.Family, strings.TrimPrefix(me.String(), me.Family+"-")
-	e := Engine{Label: label}
-	switch fam {
-	case "vllm":
-		e.VLLM = ver
-	case "dynamo":
-		e.Dynamo = ver
-		v, ok := dynamoVLLM[minor(ver)]
+	ver := id.VersionString()
+	s := Serving{Label: label}
+	switch id.Family {
+	case VLLM:
+		s.VLLM = ver
+	case Dynamo:
+		s.Dynamo = ver
+		v, ok := dynamoVLLM[id.Minor()]
 		if !ok {
-			return Engine{}, fmt.Errorf("deploy: engine %q: no export for Dynamo %s (known: Dynamo 0.3)", label, ver)
+			return Serving{}, fmt.Errorf("deploy: engine %q: no export for Dynamo %s (known: Dynamo 0.3)", label, ver)
 		}
-		e.VLLM = v
+		s.VLLM = v
 	default:
-		return Engine{}, fmt.Errorf("deploy: engine %q: unknown family %q (want vllm or dynamo)", label, fam)
+		return Serving{}, fmt.Errorf("deploy: engine %q: unknown family %q (want vllm or dynamo)", label, id.Family)
 	}
-	if _, ok := vllmFlags[minor(e.VLLM)]; !ok {
-		return Engine{}, fmt.Errorf("deploy: engine %q: no flag table for vLLM %s (known: 0.8, 0.9)", label, e.VLLM)
+	if _, ok := vllmFlags[s.vllm().Minor()]; !ok {
+		return Serving{}, fmt.Errorf("deploy: engine %q: no flag table for vLLM %s (known: 0.8, 0.9)", label, s.VLLM)
 	}
-	return e, nil
+	return s, nil
 }
 
-func minor(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return v
-	}
-	return parts[0] + "." + parts[1]
-}
+func (s Serving) vllm() ID { return Parse(VLLM + "-" + s.VLLM) }
 
 // Flags are the `vllm serve` flags the engine's vLLM version has (of those an export uses).
-func (e Engine) Flags() []string { return vllmFlags[minor(e.VLLM)] }
+func (s Serving) Flags() []string { return vllmFlags[s.vllm().Minor()] }
 
 // HasFlag reports whether the engine's vLLM version has flag.
-func (e Engine) HasFlag(flag string) bool { return slices.Contains(e.Flags(), flag) }
+func (s Serving) HasFlag(flag string) bool { return slices.Contains(s.Flags(), flag) }
 
 // Image is the container image of the engine: vLLM's OpenAI server image
 // at the version's tag, or for Dynamo the image its repository builds at
 // the release tag (./container/build.sh, as seed 004 did), which has no
 // public tag of its own.
-func (e Engine) Image() string {
-	if e.Dynamo != "" {
-		return "dynamo:v" + e.Dynamo + "-vllm"
+func (s Serving) Image() string {
+	if s.Dynamo != "" {
+		return "dynamo:v" + s.Dynamo + "-vllm"
 	}
-	return "vllm/vllm-openai:v" + e.VLLM
+	return "vllm/vllm-openai:v" + s.VLLM
 }
