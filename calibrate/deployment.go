@@ -103,17 +103,17 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	// pipeline's step latency and 1/PP of its KV cache and sequence cap
 	// (see model.Pool.Microbatches).
 	mb := pl.Microbatches()
-	seqs := s.MaxNumSeqs
+	seqs := orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
 	if mb > 1 {
-		seqs = (orDefault(seqs, 256) + mb - 1) / mb
+		seqs = (seqs + mb - 1) / mb
 	}
 	return sim.PoolConfig{
 		Workers:          workers(pl),
 		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
 		KVCapacity:       m.KVTokens / mb,
-		BlockSize:        s.BlockSize,
+		BlockSize:        orDefault(s.BlockSize, engine.VLLMBlockSize),
 		MaxNumSeqs:       seqs,
-		MaxBatchedTokens: s.MaxNumBatchedTokens,
+		MaxBatchedTokens: orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens),
 		// A prefill worker streams nothing: its output is the KV transfer.
 		DelayedOutput: s.DelayedOutput && role != RolePrefill,
 		// A decode worker of a disaggregated deployment has no prompts to run first.
@@ -137,7 +137,7 @@ func windowTokens(m model.LLM, s Settings) int {
 	if share == 0 || s.WindowPool > 0 {
 		return 0
 	}
-	block := sim.PoolConfig{BlockSize: s.BlockSize}.Limits().BlockSize
+	block := orDefault(s.BlockSize, engine.VLLMBlockSize)
 	return int(math.Ceil(share * float64(m.SlidingWindow+block)))
 }
 

@@ -241,7 +241,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	ttft := make([]float64, l.size())
 	if disagg {
 		pre := p.topo.Prefill.Worker()
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
 		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
@@ -258,7 +258,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		first := e.stepTerms(RoleDecode, decPool, model.Step{DecodeSeqs: 1, DecodeKV: float64(p.isl)})
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 	} else {
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
 		others := int(b) - 1
 		for done := sim.CachedPrefix(p.hit, p.isl); done < p.isl; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {

@@ -76,7 +76,8 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 			cost = scaledCost{cost, math.Exp(0.1 * t.Band)}
 		}
 		return sim.PoolConfig{Workers: p.Count, Cost: cost,
-			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget}, nil
+			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget,
+			MaxNumSeqs: 256}, nil
 	}
 	if t.Topology.Disaggregated() {
 		if d.Config.Prefill, err = build("prefill", t.Topology.Prefill, true, 4096, 0); err != nil {

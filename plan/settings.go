@@ -40,7 +40,7 @@ func (v *variant) applyTo(d calibrate.Deployment, disagg bool) (calibrate.Deploy
 	return d.WithBatchLimits(calibrate.RoleDecode, v.b.seqs, v.b.budget)
 }
 
-func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
+func seqsOf(p sim.PoolConfig) int { return p.MaxNumSeqs }
 
 // variants are the engine settings tried on a near miss, in a fixed order,
 // one setting changed at a time. Aggregated: a smaller token budget

@@ -36,11 +36,10 @@ type EngineSettings struct {
 	Searched bool `json:"searched,omitempty"`
 }
 
-// SettingsOf reports the engine settings of every pool of d, with the
-// simulator's defaults filled in where the profile states none.
+// SettingsOf reports the engine settings of every pool of d, as its
+// simulator pools run them.
 func SettingsOf(d calibrate.Deployment) []EngineSettings {
 	one := func(role string, p sim.PoolConfig, eager bool, pool model.Pool) EngineSettings {
-		p = p.Limits()
 		// A pipeline runs as Microbatches virtual workers, each with that
 		// share of the sequences (model.Pool.Microbatches): the engine
 		// has the whole of both.
