@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -51,6 +52,10 @@ type Target struct {
 	// A source group's placement is never inherited: where a benchmark's
 	// workers ran is not an engine setting.
 	Nodes int
+	// Stated are engine settings the user states (vLLM's flags), over the
+	// source group's, the record's or the engine's defaults (the defaults
+	// then computed at the stated max-model-len).
+	Stated engine.Stated
 	// Frontend, when set, is the per-request latency outside the engine
 	// in seconds (API server, network and client) that the deployment's
 	// clients see, stated in place of the calibrated or carried one: a
@@ -155,6 +160,12 @@ type Deployment struct {
 	// latency (Target.Frontend), what it is, where it came from and its
 	// band; "" when it is the deployment's own (or there is none).
 	FrontendFrom string
+	// Stated are the settings the target stated (Target.Stated); Flags
+	// what the engine ran with, named as vLLM's flags, each with where it
+	// came from; DefaultsRule the engine rule the defaults follow.
+	Stated       engine.Stated
+	Flags        []engine.Flag
+	DefaultsRule string
 }
 
 // collectivesNote says what a pool's all-reduces cost: the interconnect
@@ -245,7 +256,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if g := p.assumedGroup(gpu.Name, llm.Name, label); t.Assumed && g != nil && srcKind != "" {
 		src, srcKind = g, ""
 	}
-	settings := defaultSettings(label, gpu, llm.MaxContext)
+	if err := t.Stated.Validate(); err != nil {
+		return Deployment{}, err
+	}
+	defaultsLen := cmp.Or(t.Stated.MaxModelLen, llm.MaxContext)
+	settings := defaultSettings(label, gpu, defaultsLen)
 	if src != nil && srcKind == "" {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
@@ -274,6 +289,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	if t.Record != nil {
 		t.Record.apply(&settings)
+	}
+	settings.state(t.Stated)
+	if err := checkStated(settings, t.Stated); err != nil {
+		return Deployment{}, err
+	}
+	if b := engine.KVCacheBytes(t.Stated.KVCacheDtype); b > 0 {
+		llm.KVCacheBytes = b // the KV cache's size and the bytes each step reads
 	}
 	if settings.PrefixCaching == "" {
 		settings.PrefixCaching = defaultSettings(label, gpu, llm.MaxContext).PrefixCaching
@@ -359,6 +381,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
+	d.Stated = t.Stated
+	d.Flags, d.DefaultsRule = engineFlags(d, defaultsLen, calibrated(src, srcKind))
 	var transferCfg sim.Transfer
 	if t.Topology.Disaggregated() {
 		tr := transfer

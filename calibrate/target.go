@@ -71,9 +71,10 @@ func LLMList() string {
 type Override struct {
 	GPU, Model, Engine string
 	Topology           model.Topology
-	Router             string   // Target.Router: the load balancer, over what the records state
-	DPAttention        int      // Target.DPAttention: SGLang's attention groups per worker, over what the records state
-	Frontend           *float64 // Target.Frontend: the frontend latency, stated over the calibrated or carried one
+	Router             string        // Target.Router: the load balancer, over what the records state
+	DPAttention        int           // Target.DPAttention: SGLang's attention groups per worker, over what the records state
+	Frontend           *float64      // Target.Frontend: the frontend latency, stated over the calibrated or carried one
+	Stated             engine.Stated // Target.Stated: engine settings stated over the record's
 }
 
 // RecordTarget is the deployment a measured record ran on, as the profile
@@ -128,7 +129,7 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if err != nil {
 		return Target{}, notes, err
 	}
-	t.Assumed, t.Router, t.DPAttention, t.Frontend = assumed, o.Router, o.DPAttention, o.Frontend
+	t.Assumed, t.Router, t.DPAttention, t.Frontend, t.Stated = assumed, o.Router, o.DPAttention, o.Frontend, o.Stated
 	if o.Topology.GPUs() == 0 {
 		t.Nodes = recordNodes(r) // where the record's workers ran, unless another topology is asked for
 		if o.GPU == "" && o.Model == "" {

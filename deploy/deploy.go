@@ -323,6 +323,10 @@ func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, err
 		{"--gpu-memory-utilization", strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
 		{"--block-size", strconv.Itoa(p.BlockSize), p.BlockSize > 0},
 		{"--enforce-eager", "", p.Eager},
+		// Exported as stated (predict.EngineSettings): unstated, the engine's own default holds.
+		{"--enable-prefix-caching", "", p.PrefixCaching == "on"},
+		{"--no-enable-prefix-caching", "", p.PrefixCaching == "off"},
+		{"--kv-cache-dtype", p.KVCacheDtype, p.KVCacheDtype != ""},
 	}
 	for _, st := range steps {
 		if st.on {

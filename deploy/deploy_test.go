@@ -744,3 +744,23 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Prefix caching and the KV-cache type are exported as stated, and left
+// to the engine's default when not stated.
+func TestStatedFlagsExported(t *testing.T) {
+	a := aggSpec(t)
+	p := a.Pools[0]
+	args, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p)
+	if line := strings.Join(args, " "); err != nil || strings.Contains(line, "prefix-caching") || strings.Contains(line, "kv-cache-dtype") {
+		t.Errorf("unstated: %s %v", line, err)
+	}
+	p.PrefixCaching, p.KVCacheDtype = "off", "fp8"
+	args, err = vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p)
+	if line := strings.Join(args, " "); err != nil || !strings.Contains(line, "--no-enable-prefix-caching --kv-cache-dtype fp8") {
+		t.Errorf("stated: %s %v", line, err)
+	}
+	p.PrefixCaching = "on"
+	if args, _ = vllmArgs(a, engine.Serving{VLLM: "0.8.4"}, p); !strings.Contains(strings.Join(args, " "), "--enable-prefix-caching") {
+		t.Errorf("stated on, vLLM 0.8.4: %v", args)
+	}
+}

@@ -10,14 +10,16 @@ import (
 // (docs.vllm.ai/en/v0.8.5/serving/engine_args.html for 0.8,
 // docs.vllm.ai/en/v0.9.0/serving/engine_args.html for 0.9; the
 // arguments come from vllm/engine/arg_utils.py at the tag). The model is
-// the positional argument of `vllm serve`.
+// the positional argument of `vllm serve`. --kv-cache-dtype and
+// --[no-]enable-prefix-caching are also in Cloudera's list of vLLM
+// 0.8.5's arguments (docs.cloudera.com, CAII 1.5.5 SP2).
 var vllmFlags = map[string][]string{
 	"0.8": {"--tensor-parallel-size", "--pipeline-parallel-size", "--max-num-seqs", "--max-num-batched-tokens",
 		"--max-model-len", "--gpu-memory-utilization", "--block-size", "--enforce-eager", "--port", "--served-model-name",
-		"--kv-transfer-config"},
+		"--kv-transfer-config", "--kv-cache-dtype", "--enable-prefix-caching", "--no-enable-prefix-caching"},
 	"0.9": {"--tensor-parallel-size", "--pipeline-parallel-size", "--max-num-seqs", "--max-num-batched-tokens",
 		"--max-model-len", "--gpu-memory-utilization", "--block-size", "--enforce-eager", "--port", "--served-model-name",
-		"--kv-transfer-config"},
+		"--kv-transfer-config", "--kv-cache-dtype", "--enable-prefix-caching", "--no-enable-prefix-caching"},
 }
 
 // Serving is an engine label resolved to what runs and is deployed.

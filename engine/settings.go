@@ -25,6 +25,8 @@ const (
 	VLLMMaxNumSeqs       = 256
 	VLLMMaxBatchedTokens = 8192
 	VLLMV1SmallBudget    = 2048
+	// VLLMGPUMemoryUtilization is --gpu-memory-utilization's default.
+	VLLMGPUMemoryUtilization = 0.9
 )
 
 // GraphSizes are vLLM's default CUDA-graph capture sizes up to max:

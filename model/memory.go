@@ -38,7 +38,7 @@ type MemoryOptions struct {
 
 func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 	if o.Utilization == 0 {
-		o.Utilization = 0.9
+		o.Utilization = engine.VLLMGPUMemoryUtilization
 	}
 	if o.ReserveGB == 0 {
 		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs)) / gb

@@ -545,7 +545,7 @@ func joinInts(xs []int) string {
 
 // target is the calibrate.Target of one candidate at band.
 func (s *search) target(gpu, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
-	t := calibrate.Target{GPU: gpu, Model: s.llm.Name, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
+	t := calibrate.Target{GPU: gpu, Model: s.llm.Name, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention, Stated: s.opts.Stated}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
 	}

@@ -827,3 +827,38 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 		t.Fatal("no Dynamo template searched")
 	}
 }
+
+// A stated max-num-seqs or max-num-batched-tokens is the user's: the
+// settings search varies only what was not stated.
+func TestStatedSettingsNotSearched(t *testing.T) {
+	t.Parallel()
+	count := func(st engine.Stated) (seqs, budgets int) {
+		opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms").withDefaults()
+		opts.Stated = st
+		s, err := newSearch(h20Profile(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.enumerate()
+		for _, tm := range s.tmpls {
+			for _, v := range variants(tm, opts.workload(opts.Load, 1)) {
+				if v.a.seqs > 0 || v.b.seqs > 0 {
+					seqs++
+				}
+				if v.a.budget > 0 || v.b.budget > 0 {
+					budgets++
+				}
+			}
+		}
+		return seqs, budgets
+	}
+	if seqs, budgets := count(engine.Stated{}); seqs == 0 || budgets == 0 {
+		t.Fatalf("unstated: %d sequence and %d budget variants, want both searched", seqs, budgets)
+	}
+	if seqs, budgets := count(engine.Stated{MaxNumSeqs: 128}); seqs != 0 || budgets == 0 {
+		t.Errorf("max-num-seqs stated: %d sequence and %d budget variants, want budgets only", seqs, budgets)
+	}
+	if seqs, budgets := count(engine.Stated{MaxNumBatchedTokens: 4096}); seqs == 0 || budgets != 0 {
+		t.Errorf("max-num-batched-tokens stated: %d sequence and %d budget variants, want sequences only", seqs, budgets)
+	}
+}

@@ -63,9 +63,13 @@ func variants(t *template, w calibrate.Workload) []variant {
 		changed := seqs != seqsOf(p) || budget != budgetOf(p)
 		return changed && seqs >= minNumSeqs && seqs <= maxNumSeqs && budget >= minTokenBudget && budget <= maxTokenBudget && budget >= seqs
 	}
+	pinned := t.dep.Stated
 	add := func(v variant, pa, pb sim.PoolConfig, disagg bool) {
 		if (v.a != poolSetting{} && !ok(v.a, pa)) || (disagg && v.b != poolSetting{} && !ok(v.b, pb)) {
 			return
+		}
+		if (pinned.MaxNumBatchedTokens > 0 && (v.a.budget > 0 || v.b.budget > 0)) || (pinned.MaxNumSeqs > 0 && (v.a.seqs > 0 || v.b.seqs > 0)) {
+			return // the user stated it: the search does not vary it
 		}
 		if d, err := v.applyTo(t.dep, disagg); err != nil || d.Fits(w) != nil {
 			return

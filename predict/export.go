@@ -27,6 +27,12 @@ type EngineSettings struct {
 	BlockSize           int `json:"block_size"`
 	// Eager is --enforce-eager (no CUDA graphs), as the calibrated workers ran.
 	Eager bool `json:"enforce_eager,omitempty"`
+	// PrefixCaching ("on" or "off") and KVCacheDtype are
+	// --enable-prefix-caching / --no-enable-prefix-caching and
+	// --kv-cache-dtype where they were stated (calibrate.Target.Stated);
+	// "" leaves them to the engine.
+	PrefixCaching string `json:"prefix_caching,omitempty"`
+	KVCacheDtype  string `json:"kv_cache_dtype,omitempty"`
 	// DPAttention is SGLang's --dp with --enable-dp-attention, as the
 	// calibrated workers ran: each of the groups holds its own requests'
 	// KV cache and a whole copy of the attention weights.
@@ -44,8 +50,13 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 		// share of the sequences (model.Pool.Microbatches): the engine
 		// has the whole of both.
 		mb := max(pool.Microbatches(), 1)
-		return EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
-			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP))}
+		s := EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
+			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP)),
+			KVCacheDtype: d.Stated.KVCacheDtype}
+		if d.Stated.PrefixCaching != nil {
+			s.PrefixCaching = d.Settings.PrefixCaching
+		}
+		return s
 	}
 	c, st := d.Config, d.Settings
 	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {
