@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -77,7 +78,7 @@ const HitRateSetting = "prefix_cache_hit_rate"
 
 // isHitRateKey says whether a settings key spells HitRateSetting.
 func isHitRateKey(k string) bool {
-	return strings.ReplaceAll(strings.ToLower(k), "-", "_") == HitRateSetting
+	return engine.SettingKey(k) == engine.SettingKey(HitRateSetting)
 }
 
 // hitRate reads a record's HitRateSetting. An error says why the setting is unusable: a value
