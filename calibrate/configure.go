@@ -37,9 +37,9 @@ type Target struct {
 	// source group states or its fit chose.
 	Router string
 	// Record, when set, sizes the KV cache and the batch limits as one
-	// benchmark record did (RecordSettings), over the settings', as the
+	// benchmark record did (Settings.applyRecord), over the settings', as the
 	// fit simulated that record; RecordTarget sets it.
-	Record *RecordSettings
+	Record *Settings
 	// DPAttention, when above 0, is SGLang's data-parallel attention
 	// degree the deployment runs with (--enable-dp-attention --dp N; 1:
 	// attention split by TP), over the source group's or the record's.
@@ -266,7 +266,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// utilisation) describe that deployment; a derived target runs the
 		// engine's defaults.
 		settings = src.Settings
-		// A stated KV cache holds for one record's shape (RecordSettings);
+		// A stated KV cache holds for one record's shape (applyRecord);
 		// a profile written before groups stopped keeping one may hold it.
 		settings.KVCacheGiB = 0
 	}
@@ -288,7 +288,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.Nodes = t.Nodes
 	}
 	if t.Record != nil {
-		t.Record.apply(&settings)
+		settings.applyRecord(*t.Record)
 	}
 	settings.state(t.Stated)
 	if err := checkStated(settings, t.Stated); err != nil {

@@ -352,7 +352,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	gf := &groupFit{key: key, layout: layoutOf(pts)}
 	settings := settingsFrom(key.engine, pts)
 	// A stated KV cache holds for its own record's worker shape: each point
-	// keeps its own (forPoint), the group's settings none (RecordSettings).
+	// keeps its own (forPoint), the group's settings none (applyRecord).
 	settings.KVCacheGiB = 0
 	cands, note, err := candidates(key, all)
 	if err != nil {
@@ -824,7 +824,7 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 
 // forPoint is e with the KV-cache sizing and batch limits p's record states.
 func (e env) forPoint(p *point) env {
-	p.stated.apply(&e.settings)
+	e.settings.applyRecord(p.stated)
 	e.llm = e.llm.WithAttentionDP(e.settings.DPAttention)
 	return e
 }

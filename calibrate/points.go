@@ -52,7 +52,7 @@ type point struct {
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
 	// max_num_tokens), and each point is simulated with its own.
-	stated RecordSettings
+	stated Settings
 	meas   map[string]float64
 	weight float64
 	notes  []string
@@ -175,7 +175,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			warn = append(warn, fmt.Sprintf("group %s: its records state workers on %v nodes; every record is priced on the widest, %d", k, ns, ns[len(ns)-1]))
 		}
 		// Each record runs with its own engine generation's defaults
-		// (RecordSettings); the group's own settings, which price other
+		// (applyRecord); the group's own settings, which price other
 		// deployments from it, take the last record's.
 		gens := map[string]bool{}
 		for _, p := range groups[k] {
@@ -215,8 +215,16 @@ func physicalCheck(r *results.Record) string {
 	return ""
 }
 
-// RecordSettings are the engine settings of one benchmark record that its
-// group's records may not share: how it sized its KV cache (its own
+// recordSettings are the settings r states over engine's defaults, read as
+// settingsFrom reads them (engine: the record's own, or the one a
+// prediction simulates it with instead). Of them, applyRecord takes what
+// a group's records may not share.
+func recordSettings(engine string, r *results.Record, topo model.Topology) Settings {
+	return settingsFrom(engine, []*point{{rec: r, topo: topo}})
+}
+
+// applyRecord sets s to what one benchmark record ran with where its
+// group's records may differ: how it sized its KV cache (its own
 // --gpu-memory-utilization and the KV cache per GPU it states, GiB; zero
 // fields are the engine's defaults), its batch limits and how its engine
 // scheduled (the engine's defaults unless it states its own: the budget
@@ -224,31 +232,8 @@ func physicalCheck(r *results.Record) string {
 // on or off). A stated KV cache holds for the worker shape the record ran
 // (the weights per GPU depend on TP), so it sizes that record's
 // simulation and never a group's (Target.Record).
-type RecordSettings struct {
-	Utilization         float64 `json:"gpu_memory_utilization,omitempty"`
-	KVCacheGiB          float64 `json:"kv_cache_gib,omitempty"`
-	MaxNumBatchedTokens int     `json:"max_num_batched_tokens,omitempty"`
-	MaxNumSeqs          int     `json:"max_num_seqs,omitempty"`
-	PrefillFirst        bool    `json:"prefill_first,omitempty"`
-	ReserveOutput       bool    `json:"reserve_output,omitempty"`
-	DelayedOutput       bool    `json:"delayed_output,omitempty"`
-	DPAttention         int     `json:"dp_attention,omitempty"`
-}
-
-// recordSettings are the settings r states over engine's defaults, read as
-// settingsFrom reads them (engine: the record's own, or the one a
-// prediction simulates it with instead).
-func recordSettings(engine string, r *results.Record, topo model.Topology) RecordSettings {
-	s := settingsFrom(engine, []*point{{rec: r, topo: topo}})
-	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
-		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
-		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput,
-		DPAttention: s.DPAttention}
-}
-
-// apply sets s's KV-cache sizing, batch limits and scheduling to the record's.
-func (rs RecordSettings) apply(s *Settings) {
-	s.GPUMemoryUtilization, s.KVCacheGiB = rs.Utilization, rs.KVCacheGiB
+func (s *Settings) applyRecord(rs Settings) {
+	s.GPUMemoryUtilization, s.KVCacheGiB = rs.GPUMemoryUtilization, rs.KVCacheGiB
 	if rs.MaxNumBatchedTokens > 0 {
 		s.MaxNumBatchedTokens = rs.MaxNumBatchedTokens
 	}
@@ -397,7 +382,7 @@ func settingsFrom(label string, pts []*point) Settings {
 		}
 	}
 	// A group's records that disagree on data-parallel attention are
-	// priced one by one (RecordSettings); the group states none.
+	// priced one by one (applyRecord); the group states none.
 	for i, p := range pts {
 		dp := dpAttentionOf(label, p.rec.System.Engine, p.topo, p.rec.System.Settings)
 		if i == 0 {

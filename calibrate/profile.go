@@ -138,7 +138,7 @@ type Settings struct {
 	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
 	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
 	// prints); 0 means what GPUMemoryUtilization leaves (model.WorkerMemory).
-	// A fitted group keeps none (RecordSettings): it reaches a deployment
+	// A fitted group keeps none (applyRecord): it reaches a deployment
 	// through Target.Settings or Target.Record.
 	KVCacheGiB   float64 `json:"kv_cache_gib,omitempty"`
 	PrefillEager bool    `json:"prefill_eager,omitempty"`

@@ -184,9 +184,9 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
 	for _, tt := range []struct {
 		topology string
-		record   *RecordSettings
+		record   *Settings
 		want     int
-	}{{"1xTP8", nil, 8}, {"1xTP8", &RecordSettings{}, 0}, {"1xTP8", &RecordSettings{DPAttention: 8}, 8}} {
+	}{{"1xTP8", nil, 8}, {"1xTP8", &Settings{}, 0}, {"1xTP8", &Settings{DPAttention: 8}, 8}} {
 		topo := mustTopo(t, tt.topology)
 		d, err := p.Configure(Target{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
 		if err != nil {
