@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,5 +137,53 @@ func TestPlanPinsStatedSettings(t *testing.T) {
 				t.Errorf("%s pool runs max-num-seqs %d, want the stated 48", s.Role, s.MaxNumSeqs)
 			}
 		}
+	}
+}
+
+// validate --results simulates the record with the stated settings over
+// the ones its file states: eager steps and two sequences a step serve
+// fewer requests a second, and the engine line says so.
+func TestValidateResultsWithStatedSettings(t *testing.T) {
+	dir := filepath.Join("testdata", "validate")
+	args := []string{"validate", "--quiet", "--results", filepath.Join(dir, "inference-sim.json"),
+		"--profile", filepath.Join(dir, "inference-sim.profile.json"), "--format", "json"}
+	predicted := func(extra ...string) (float64, []engine.Flag) {
+		var out bytes.Buffer
+		if err := run(append(append([]string{}, args...), extra...), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Points []struct {
+				Metrics []struct {
+					Metric    string  `json:"metric"`
+					Predicted float64 `json:"predicted"`
+				} `json:"metrics"`
+			} `json:"points"`
+			Flags []engine.Flag `json:"engine_flags"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil || len(v.Points) == 0 {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		for _, m := range v.Points[0].Metrics {
+			if m.Metric == "request_throughput" {
+				return m.Predicted, v.Flags
+			}
+		}
+		t.Fatal("no request_throughput")
+		return 0, nil
+	}
+	base, _ := predicted()
+	slow, flags := predicted("--enforce-eager", "--max-num-seqs", "2")
+	if !(slow < 0.8*base) {
+		t.Errorf("predicted %.2f req/s eager at 2 sequences, %.2f as the file states: want fewer", slow, base)
+	}
+	stated := 0
+	for _, f := range flags {
+		if f.From == engine.FromStated {
+			stated++
+		}
+	}
+	if stated != 2 {
+		t.Errorf("flags %+v: want the two stated", flags)
 	}
 }
