@@ -291,7 +291,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.applyRecord(*t.Record)
 	}
 	settings.state(t.Stated)
-	if err := checkStated(settings, t.Stated); err != nil {
+	if err := checkStated(settings, t.Stated, label, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
 		return Deployment{}, err
 	}
 	if b := engine.KVCacheBytes(t.Stated.KVCacheDtype); b > 0 {

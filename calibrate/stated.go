@@ -34,11 +34,20 @@ func (s *Settings) state(st engine.Stated) {
 }
 
 // checkStated refuses stated limits that vLLM would refuse together with
-// the settings they meet: a token budget below the sequence cap.
-func checkStated(s Settings, st engine.Stated) error {
+// the settings they meet: a token budget below the sequence cap, or, for
+// workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
+// below the max-model-len.
+func checkStated(s Settings, st engine.Stated, label string, disaggregated bool, maxContext int) error {
+	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
+		return nil
+	}
 	budget, seqs := orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens), orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
-	if (st.MaxNumBatchedTokens > 0 || st.MaxNumSeqs > 0) && budget < seqs {
+	if budget < seqs {
 		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxNumSeqs, seqs)
+	}
+	if mml := orDefault(s.MaxModelLen, maxContext); disaggregated && engine.Parse(label).PrefillBudgetCoversContext() && budget < mml {
+		return fmt.Errorf("--%s %d is below --%s %d: %s's prefill workers run without chunked prefill, and vLLM then refuses a smaller budget",
+			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, label)
 	}
 	return nil
 }

@@ -4,7 +4,10 @@
 // is Defaults), what its steps cost the CPU (Overhead, one cited row per
 // family and version), what its API server adds to a request (Frontend),
 // and how it is deployed (Serving: the vLLM a Dynamo release runs, the
-// `vllm serve` flags a release has).
+// `vllm serve` flags a release has). Settings a user states are Stated,
+// named as vLLM's flags name them and checked as vLLM checks them; a Flag
+// reports one setting a deployment ran with and whether it was stated,
+// the version's default or a calibrated deployment's.
 //
 // Versions are compared in one place (Less, Distance), setting names from
 // result files are normalised in one place (SettingKey), and the default

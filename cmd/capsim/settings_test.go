@@ -105,7 +105,13 @@ func TestEngineSettingsBadValues(t *testing.T) {
 			}
 		}
 	}
-	err := run([]string{"validate", "--url", "http://127.0.0.1:1", "--model", "Qwen3-32B", "--gpu", "H100", "--replicas", "1xTP1",
+	// Dynamo 0.3's prefill workers run unchunked: vLLM refuses a budget below max-model-len.
+	err := run([]string{"predict", "--gpu", "H20", "--prefill", "6xTP2", "--decode", "1xTP4", "--isl", "1024", "--osl", "128",
+		"--max-num-batched-tokens", "512"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--max-num-batched-tokens 512 is below --max-model-len 4096") {
+		t.Errorf("Dynamo prefill budget below max-model-len: %v", err)
+	}
+	err = run([]string{"validate", "--url", "http://127.0.0.1:1", "--model", "Qwen3-32B", "--gpu", "H100", "--replicas", "1xTP1",
 		"--isl", "100", "--osl", "10", "--concurrency", "1", "--block-size", "7"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--block-size must be one of") {
 		t.Errorf("validate --block-size 7: %v", err)
