@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -45,11 +46,16 @@ func (s Settings) memoryOptions() model.MemoryOptions {
 		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool}
 }
 
-// MemoryOptionsFor are the KV-cache sizing options an engine runs with by
-// default on a GPU and model: plan screens TP degrees with them, so that
-// a shape the screen keeps is one Configure can size.
-func MemoryOptionsFor(engine string, g model.GPU, m model.LLM) model.MemoryOptions {
-	return defaultSettings(engine, g, m.MaxContext).memoryOptions()
+// MemoryOptionsFor are the KV-cache sizing options an engine runs with on
+// a GPU and model, by default or as st states them: plan screens TP
+// degrees with them, so that a shape the screen keeps is one Configure
+// can size.
+func MemoryOptionsFor(label string, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
+	s := defaultSettings(label, g, cmp.Or(st.MaxModelLen, m.MaxContext))
+	s.state(st)
+	o := s.memoryOptions()
+	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)
+	return o
 }
 
 // WithBatchLimits is d with one role's workers (RoleAggregated,

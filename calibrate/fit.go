@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -534,7 +535,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 					if pl.IsZero() {
 						continue
 					}
-					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m))
+					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m, engine.Stated{}))
 					if err != nil || mem.KVTokens < longest {
 						ok = false
 					}

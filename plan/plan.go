@@ -413,7 +413,7 @@ func (s *search) buildTemplates() error {
 			}
 			// The TP degrees whose workers hold the model with the
 			// engine's own memory rule, as Configure will size them.
-			mo := calibrate.MemoryOptionsFor(engine, g, s.llm)
+			mo := calibrate.MemoryOptionsFor(engine, g, s.llm, o.Stated)
 			var fit []int
 			for _, tp := range o.TPs {
 				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {

@@ -354,6 +354,10 @@ func TestBadOptions(t *testing.T) {
 		{"unknown model", func(o *Options) { o.Model = "GPT-9" }, `unknown model "GPT-9"`},
 		{"max GPUs too small", func(o *Options) { o.GPUs, o.MaxGPUs = []string{"L40S"}, 1 }, "a limit of 1 GPUs is too small for Qwen3-32B"},
 		{"does not fit at the TPs", func(o *Options) { o.GPUs, o.TPs = []string{"L4"}, []int{1, 2} }, "does not fit on L4"},
+		// The memory screen sizes a worker as the stated settings do: 48 GB of an H20 holds no 64 GB Qwen3-32B.
+		{"does not fit at a stated utilization", func(o *Options) {
+			o.GPUs, o.TPs, o.Stated = []string{"H20"}, []int{1}, engine.Stated{GPUMemoryUtilization: 0.5}
+		}, "does not fit on H20"},
 		{"cost of unknown GPU", func(o *Options) { o.GPUCost = map[string]float64{"Z9000": 1} }, `unknown GPU "Z9000"`},
 		{"negative cost", func(o *Options) { o.GPUCost = map[string]float64{"H20": -1} }, "must be a positive number"},
 		{"no price for any GPU", func(o *Options) { o.GPUCost = map[string]float64{"H200": 3} }, "no GPU cost for any GPU searched"},
