@@ -1,11 +1,13 @@
 package calibrate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -37,9 +39,9 @@ type Target struct {
 	// source group states or its fit chose.
 	Router string
 	// Record, when set, sizes the KV cache and the batch limits as one
-	// benchmark record did (RecordSettings), over the settings', as the
+	// benchmark record did (Settings.applyRecord), over the settings', as the
 	// fit simulated that record; RecordTarget sets it.
-	Record *RecordSettings
+	Record *Settings
 	// DPAttention, when above 0, is SGLang's data-parallel attention
 	// degree the deployment runs with (--enable-dp-attention --dp N; 1:
 	// attention split by TP), over the source group's or the record's.
@@ -52,6 +54,10 @@ type Target struct {
 	// A source group's placement is never inherited: where a benchmark's
 	// workers ran is not an engine setting.
 	Nodes int
+	// Stated are engine settings the user states (vLLM's flags), over the
+	// source group's, the record's or the engine's defaults (the defaults
+	// then computed at the stated max-model-len).
+	Stated engine.Stated
 	// Frontend, when set, is the per-request latency outside the engine
 	// in seconds (API server, network and client) that the deployment's
 	// clients see, stated in place of the calibrated or carried one: a
@@ -159,6 +165,12 @@ type Deployment struct {
 	// latency (Target.Frontend), what it is, where it came from and its
 	// band; "" when it is the deployment's own (or there is none).
 	FrontendFrom string
+	// Stated are the settings the target stated (Target.Stated); Flags
+	// what the engine ran with, named as vLLM's flags, each with where it
+	// came from; DefaultsRule the engine rule the defaults follow.
+	Stated       engine.Stated
+	Flags        []engine.Flag
+	DefaultsRule string
 }
 
 // collectivesNote says what a pool's all-reduces cost: the interconnect
@@ -249,29 +261,30 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		return Deployment{}, fmt.Errorf("%w (known: %s)", ErrNoModel, LLMList())
 	}
 	var err error
-	engine := t.Engine
+	label := t.Engine
 	if len(p.Groups) > 0 {
-		engine, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
+		label, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
 		if err != nil {
 			return Deployment{}, err
 		}
-	} else if engine == "" {
-		engine = "vllm"
-		if t.Topology.Disaggregated() {
-			engine = "dynamo"
-		}
+	} else if label == "" {
+		label = engine.DefaultLabel(t.Topology.Disaggregated())
 	}
-	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, engine)
-	if g := p.assumedGroup(gpu.Name, llm.Name, engine); t.Assumed && g != nil && srcKind != sourceExact {
+	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, label)
+	if g := p.assumedGroup(gpu.Name, llm.Name, label); t.Assumed && g != nil && srcKind != sourceExact {
 		src, srcKind = g, sourceExact
 	}
-	settings := defaultSettings(engine, gpu, llm.MaxContext)
+	if err := t.Stated.Validate(); err != nil {
+		return Deployment{}, err
+	}
+	defaultsLen := cmp.Or(t.Stated.MaxModelLen, llm.MaxContext)
+	settings := defaultSettings(label, gpu, defaultsLen)
 	if src != nil && srcKind == sourceExact {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
 		// engine's defaults.
 		settings = src.Settings
-		// A stated KV cache holds for one record's shape (RecordSettings);
+		// A stated KV cache holds for one record's shape (applyRecord);
 		// a profile written before groups stopped keeping one may hold it.
 		settings.KVCacheGiB = 0
 	}
@@ -293,14 +306,21 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.Nodes = t.Nodes
 	}
 	if t.Record != nil {
-		t.Record.apply(&settings)
+		settings.applyRecord(*t.Record)
+	}
+	settings.state(t.Stated)
+	if err := checkStated(settings, t.Stated, label, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
+		return Deployment{}, err
+	}
+	if b := engine.KVCacheBytes(t.Stated.KVCacheDtype); b > 0 {
+		llm.KVCacheBytes = b // the KV cache's size and the bytes each step reads
 	}
 	if settings.PrefixCaching == "" {
-		settings.PrefixCaching = defaultSettings(engine, gpu, llm.MaxContext).PrefixCaching
+		settings.PrefixCaching = defaultSettings(label, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {
-		if model.EngineFamily(engine) != "sglang" {
-			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, engine)
+		if engine.Family(label) != "sglang" {
+			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, label)
 		}
 		for _, pl := range []model.Pool{t.Topology.Replicas, t.Topology.Prefill, t.Topology.Decode} {
 			if !pl.IsZero() && pl.TP%t.DPAttention != 0 {
@@ -308,7 +328,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 		}
 		settings.DPAttention = t.DPAttention
-	} else if settings.DPAttention > 1 && sglangAutoDP(engine) {
+	} else if settings.DPAttention > 1 && engine.Parse(label).SGLangAutoDP() {
 		// These releases ran one attention group per TP rank whatever --dp
 		// said (dpAttentionOf): a calibrated TP8 deployment's eight groups
 		// are four at TP4.
@@ -320,7 +340,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if src != nil && src.Transfer.Source != "" {
 		transfer = groupTransfer(src, llm, t.Topology.Prefill)
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: engine, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: label, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	switch {
 	case t.Router != "":
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
@@ -357,7 +377,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// Any other deployment: the engine's API server, never another
 		// source's host. Its band is how far the calibrated deployments'
 		// frontends lie apart (their clients and hosts).
-		fe := model.EngineFrontendFor(engine)
+		fe := engine.FrontendFor(label)
 		sig, serviceSig := p.frontendSpread(), math.Hypot(p.serviceSpread(), sigmaPrior)
 		if sig == 0 {
 			sig = sigmaPrior
@@ -366,7 +386,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		frontend = fe.LatencyS * math.Exp(t.Band*sig)
 		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
 		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host",
-			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), engine, fe.Cite)
+			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), label, fe.Cite)
 	}
 	if t.Frontend != nil {
 		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
@@ -379,6 +399,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = llm.MaxContext
 	}
+	d.Stated = t.Stated
+	d.Flags, d.DefaultsRule = engineFlags(d, defaultsLen, calibrated(src, srcKind))
 	var transferCfg sim.Transfer
 	if t.Topology.Disaggregated() {
 		tr := transfer
@@ -402,16 +424,16 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if pooled {
 				carried = nil
 			}
-			cc, der := resolveCoeffs(carried, srcKind, role, pool, engine, settings.AsyncScheduling, eager)
-			der.Pool, der.Engine = pool.String(), engine
+			cc, der := resolveCoeffs(carried, srcKind, role, pool, label, settings.AsyncScheduling, eager)
+			der.Pool, der.Engine = pool.String(), label
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
 			graphs := settings.graphSizes(role)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, engine, settings.AsyncScheduling, role, srcKind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, srcKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
-					der.Source, der.From, der.Engine = SourceDerived, pc.from, engine
+					der.Source, der.From, der.Engine = SourceDerived, pc.from, label
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
@@ -463,11 +485,11 @@ func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 
 // sourceGroup picks the group whose coefficients a target uses, and how
 // far it is from the target. gpu and llm are catalog names.
-func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, sourceKind) {
-	if g := p.group(gpu, llm, engine); g != nil {
+func (p *Profile) sourceGroup(gpu, llm, label string) (*Group, sourceKind) {
+	if g := p.group(gpu, llm, label); g != nil {
 		return g, sourceExact
 	}
-	fam := model.EngineFamily(engine)
+	fam := engine.Family(label)
 	// Another model's group stands in for a model of the same kind (dense
 	// or mixture-of-experts) first: its frontend and KV transfer were
 	// measured beside engine settings (expert parallelism, DP attention)
@@ -483,23 +505,23 @@ func (p *Profile) sourceGroup(gpu, llm, engine string) (*Group, sourceKind) {
 	}
 	picks := []pick{
 		{func(g *Group) bool {
-			return g.GPU == gpu && g.Model == llm && model.EngineFamily(g.Engine) == fam
+			return g.GPU == gpu && g.Model == llm && engine.Family(g.Engine) == fam
 		}, sourceOtherVersion},
-		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, engine) }, sourceOtherGPU},
+		{func(g *Group) bool { return g.Model == llm && strings.EqualFold(g.Engine, label) }, sourceOtherGPU},
 		{func(g *Group) bool {
-			return g.GPU == gpu && model.EngineFamily(g.Engine) == fam && isMoE(g.Model) == moe
+			return g.GPU == gpu && engine.Family(g.Engine) == fam && isMoE(g.Model) == moe
 		}, sourceOtherModel},
-		{func(g *Group) bool { return g.Model == llm && model.EngineFamily(g.Engine) == fam }, sourceOtherGPU},
-		{func(g *Group) bool { return g.GPU == gpu && model.EngineFamily(g.Engine) == fam }, sourceOtherModel},
+		{func(g *Group) bool { return g.Model == llm && engine.Family(g.Engine) == fam }, sourceOtherGPU},
+		{func(g *Group) bool { return g.GPU == gpu && engine.Family(g.Engine) == fam }, sourceOtherModel},
 		{func(g *Group) bool {
-			return model.EngineFamily(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
+			return engine.Family(g.Engine) == fam && g.GPU != "" && isMoE(g.Model) == moe
 		}, sourceOtherGPUAndModel},
-		{func(g *Group) bool { return model.EngineFamily(g.Engine) == fam && g.GPU != "" }, sourceOtherGPUAndModel},
+		{func(g *Group) bool { return engine.Family(g.Engine) == fam && g.GPU != "" }, sourceOtherGPUAndModel},
 	}
 	// Without one, nothing of another deployment stands in: its frontend
 	// is its host's and client's, not the engine's (Configure prices the
 	// engine's frontend prior and pools the costs).
-	want := model.ParseEngine(engine).Version
+	want := engine.Parse(label).Version
 	for _, pk := range picks {
 		if best := pickGroup(p.Groups, pk.ok, want); best != nil {
 			return best, pk.kind
@@ -521,7 +543,7 @@ func pickGroup(gs []Group, ok func(*Group) bool, want []int) *Group {
 			best = g
 			continue
 		}
-		dg, db := versionDistance(model.ParseEngine(g.Engine).Version, want), versionDistance(model.ParseEngine(best.Engine).Version, want)
+		dg, db := engine.Distance(engine.Parse(g.Engine).Version, want), engine.Distance(engine.Parse(best.Engine).Version, want)
 		if dg != db {
 			if dg < db {
 				best = g
@@ -624,39 +646,15 @@ func (k sourceKind) String() string {
 	return fmt.Sprintf("sourceKind(%d)", int(k))
 }
 
-// versionDistance orders engine versions by closeness to want: major
-// differences weigh more than minor ones, an unversioned label is far.
-func versionDistance(v, want []int) float64 {
-	if len(v) == 0 || len(want) == 0 {
-		if len(v) == len(want) {
-			return 0
-		}
-		return 1e9
-	}
-	d, w := 0.0, 1e6
-	for i := 0; i < 3; i++ {
-		a, b := 0, 0
-		if i < len(v) {
-			a = v[i]
-		}
-		if i < len(want) {
-			b = want[i]
-		}
-		d += w * math.Abs(float64(a-b))
-		w /= 1000
-	}
-	return d
-}
-
 // resolveCoeffs returns a role's coefficients for a pool shape from group
 // g — the target's own (sourceExact) or its engine at another version
 // (sourceOtherVersion); nil means the roofline prior — with their fitted
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, engine string, async, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, label string, async, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
-	target := model.EngineOverheadWith(engine, async)
+	target := engine.OverheadWith(label, async)
 	if g == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
@@ -674,7 +672,7 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, engi
 	if kind != sourceExact {
 		note = kind.String()
 	}
-	srcO := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	srcO := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version: its CPU costs are the target row's, the
@@ -886,15 +884,15 @@ func prefixSetting(on bool) string {
 
 // defaultSettings are the settings an engine runs with on a GPU, for a
 // model of maxModelLen tokens, when its command line does not set them:
-// model.DefaultsFor's, with Dynamo's routers (round-robin decode, a shared
+// engine.Defaults's, with Dynamo's routers (round-robin decode, a shared
 // prefill queue).
-func defaultSettings(engine string, gpu model.GPU, maxModelLen int) Settings {
-	d, _ := model.DefaultsFor(model.ParseEngine(engine), gpu, maxModelLen)
+func defaultSettings(label string, gpu model.GPU, maxModelLen int) Settings {
+	d, _ := engine.Defaults(engine.Parse(label), gpu.Device(), maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
 		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
 		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool, PrefixCaching: prefixSetting(d.PrefixCaching)}
-	if model.EngineFamily(engine) == "dynamo" {
+	if engine.Family(label) == "dynamo" {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}
 	return s

@@ -1,9 +1,11 @@
 package calibrate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -33,7 +35,7 @@ func (s Settings) graphSizes(role string) []int {
 	if eager {
 		return nil
 	}
-	return model.VLLMGraphSizes(orDefault(s.GraphMax, model.VLLMGraphMax))
+	return engine.GraphSizes(orDefault(s.GraphMax, engine.VLLMGraphMax))
 }
 
 // memoryOptions are what sizes a worker's KV cache under these settings:
@@ -44,11 +46,16 @@ func (s Settings) memoryOptions() model.MemoryOptions {
 		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool}
 }
 
-// MemoryOptionsFor are the KV-cache sizing options an engine runs with by
-// default on a GPU and model: plan screens TP degrees with them, so that
-// a shape the screen keeps is one Configure can size.
-func MemoryOptionsFor(engine string, g model.GPU, m model.LLM) model.MemoryOptions {
-	return defaultSettings(engine, g, m.MaxContext).memoryOptions()
+// MemoryOptionsFor are the KV-cache sizing options an engine runs with on
+// a GPU and model, by default or as st states them: plan screens TP
+// degrees with them, so that a shape the screen keeps is one Configure
+// can size.
+func MemoryOptionsFor(label string, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
+	s := defaultSettings(label, g, cmp.Or(st.MaxModelLen, m.MaxContext))
+	s.state(st)
+	o := s.memoryOptions()
+	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)
+	return o
 }
 
 // WithBatchLimits is d with one role's workers (RoleAggregated,
@@ -102,17 +109,17 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	// pipeline's step latency and 1/PP of its KV cache and sequence cap
 	// (see model.Pool.Microbatches).
 	mb := pl.Microbatches()
-	seqs := s.MaxNumSeqs
+	seqs := orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
 	if mb > 1 {
-		seqs = (orDefault(seqs, 256) + mb - 1) / mb
+		seqs = (seqs + mb - 1) / mb
 	}
 	return sim.PoolConfig{
 		Workers:          workers(pl),
 		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
 		KVCapacity:       m.KVTokens / mb,
-		BlockSize:        s.BlockSize,
+		BlockSize:        orDefault(s.BlockSize, engine.VLLMBlockSize),
 		MaxNumSeqs:       seqs,
-		MaxBatchedTokens: s.MaxNumBatchedTokens,
+		MaxBatchedTokens: orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens),
 		// A prefill worker streams nothing: its output is the KV transfer.
 		DelayedOutput: s.DelayedOutput && role != RolePrefill,
 		// A decode worker of a disaggregated deployment has no prompts to run first.
@@ -138,7 +145,7 @@ func windowTokens(m model.LLM, s Settings) int {
 	if share == 0 || s.WindowPool > 0 {
 		return 0
 	}
-	block := sim.PoolConfig{BlockSize: s.BlockSize}.Limits().BlockSize
+	block := orDefault(s.BlockSize, engine.VLLMBlockSize)
 	return int(math.Ceil(share * float64(m.SlidingWindow+block)))
 }
 

@@ -23,8 +23,8 @@
 //   - resolution of user names and engine labels to a calibrated target
 //     (target.go: Resolve, RecordTarget, and profile.go: ResolveEngine,
 //     DefaultEngine — one engine version for every GPU when none is named);
-//     labels are parsed by model.ParseEngine, defaults come from
-//     model.DefaultsFor;
+//     labels are parsed by engine.Parse, defaults come from
+//     engine.Defaults;
 //   - the one function that prices a deployment into a sim.Config
 //     (deployment.go: pricing.build), used by Configure for profile costs
 //     and by the fit for trial costs; Deployment.WithWorkload adds the
@@ -37,5 +37,5 @@
 //   - the cross-group validation (holdout.go): with Options.CV, Fit leaves
 //     out every GPU, engine version and source in turn and reports the
 //     held-out errors and ±1σ band coverage; derived costs take their CPU
-//     overheads from the engine table (model.EngineOverheadFor).
+//     overheads from the engine table (engine.OverheadFor).
 package calibrate

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -353,7 +354,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	gf := &groupFit{key: key, layout: layoutOf(pts)}
 	settings := settingsFrom(key.engine, pts)
 	// A stated KV cache holds for its own record's worker shape: each point
-	// keeps its own (forPoint), the group's settings none (RecordSettings).
+	// keeps its own (forPoint), the group's settings none (applyRecord).
 	settings.KVCacheGiB = 0
 	cands, note, err := candidates(key, all)
 	if err != nil {
@@ -535,7 +536,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 					if pl.IsZero() {
 						continue
 					}
-					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m))
+					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m, engine.Stated{}))
 					if err != nil || mem.KVTokens < longest {
 						ok = false
 					}
@@ -768,7 +769,7 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 
 // forPoint is e with the KV-cache sizing and batch limits p's record states.
 func (e env) forPoint(p *point) env {
-	p.stated.apply(&e.settings)
+	e.settings.applyRecord(p.stated)
 	e.llm = e.llm.WithAttentionDP(e.settings.DPAttention)
 	return e
 }

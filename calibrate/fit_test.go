@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
@@ -258,7 +259,7 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 // near its prior: one TP degree cannot split a fixed per-step cost between
 // CPU overhead and weight streaming, see the README's accuracy section.)
 func TestHoldoutTransfersAcrossGPUs(t *testing.T) {
-	o := model.EngineOverheadFor("dynamo-0.3.0")
+	o := engine.OverheadFor("dynamo-0.3.0")
 	pre, dec := truthPrefill, truthDecode
 	pre.Overhead, pre.PerSeq = o.EagerStepS, o.PerSeqS
 	dec.Overhead, dec.PerSeq, dec.Weight = o.StepS, o.PerSeqS, 1.25
@@ -389,7 +390,7 @@ func TestFrontendServiceKnob(t *testing.T) {
 // Configure builds it, and the serial work never exceeds the latency.
 func TestFrontendServiceInConfig(t *testing.T) {
 	pr := pricing{frontend: 0.004, service: 0.01, coeffs: func(string, model.Pool) (model.Coeffs, error) {
-		return model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false), nil
+		return model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false), nil
 	}}
 	gpu, _ := model.LookupGPU("H20")
 	llm, _ := model.LookupLLM("Qwen/Qwen3-32B")

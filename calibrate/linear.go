@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -125,9 +126,9 @@ func frontendQueues(pts []*point) bool {
 const frontendBusy = 0.1
 
 // priorParams are the roofline prior for a group.
-func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine string) params {
+func priorParams(l layout, llm model.LLM, pts []*point, s Settings, label string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
-	o := model.EngineOverheadWith(engine, s.AsyncScheduling)
+	o := engine.OverheadWith(label, s.AsyncScheduling)
 	for _, r := range l.roles {
 		eager := s.DecodeEager
 		if r == RolePrefill {
@@ -144,7 +145,7 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine strin
 	}
 	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
 	if l.frontend {
-		fe := model.EngineFrontendFor(engine)
+		fe := engine.FrontendFor(label)
 		p.frontend, p.service = fe.LatencyS, fe.ServiceS
 	}
 	return p
@@ -152,8 +153,8 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, engine strin
 
 // priorFrontendService is the serial work per request that makes an API
 // server's queue worth fitting (frontendQueues): the largest engine prior
-// (model.EngineFrontendFor), so no group whose server could queue is missed.
-var priorFrontendService = model.EngineFrontendFor("").ServiceS
+// (engine.FrontendFor), so no group whose server could queue is missed.
+var priorFrontendService = engine.FrontendFor("").ServiceS
 
 // env is what pricing a point needs besides the parameters.
 type env struct {
@@ -247,7 +248,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	var ttftFixed float64
 	if disagg {
 		pre := p.topo.Prefill.Worker()
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
@@ -266,7 +267,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 		ttftFixed += f
 	} else {
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, 8192)
+		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
 		others := int(b) - 1
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/workload"
@@ -65,7 +66,7 @@ func TestSettingsReadAsyncScheduling(t *testing.T) {
 	pool := model.Pool{Count: 1, TP: 1}
 	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", false, false)
 	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", true, false)
-	if want := model.EngineOverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
+	if want := engine.OverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
 		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
 	}
 	if !strings.Contains(der.From, "V1 with async scheduling") {
@@ -255,7 +256,7 @@ func TestFitCrossNodeRecords(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits a synthetic sweep")
 	}
-	truth := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.10.1.1"), false)
+	truth := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.10.1.1"), false)
 	truth.Weight, truth.Compute, truth.Comm = 1.3, 1.5, 1.4
 	fitted := map[bool]model.Coeffs{}
 	for _, stated := range []bool{true, false} {
@@ -336,7 +337,7 @@ func TestPlacementWarnings(t *testing.T) {
 
 // SGLang's and TensorRT-LLM's own names for the batch limits, the memory
 // share and the scheduling policy are read like vLLM's, over each
-// engine's defaults (model.DefaultsFor).
+// engine's defaults (engine.Defaults).
 func TestSettingsReadOtherEngines(t *testing.T) {
 	for _, tt := range []struct {
 		engine   string

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
@@ -44,7 +45,7 @@ type point struct {
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
 	// max_num_tokens), and each point is simulated with its own.
-	stated RecordSettings
+	stated Settings
 	meas   map[string]float64
 	weight float64
 	notes  []string
@@ -166,7 +167,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 			warn = append(warn, fmt.Sprintf("group %s: its records state workers on %v nodes; every record is priced on the widest, %d", k, ns, ns[len(ns)-1]))
 		}
 		// Each record runs with its own engine generation's defaults
-		// (RecordSettings); the group's own settings, which price other
+		// (applyRecord); the group's own settings, which price other
 		// deployments from it, take the last record's.
 		gens := map[string]bool{}
 		for _, p := range groups[k] {
@@ -206,8 +207,16 @@ func physicalCheck(r *results.Record) string {
 	return ""
 }
 
-// RecordSettings are the engine settings of one benchmark record that its
-// group's records may not share: how it sized its KV cache (its own
+// recordSettings are the settings r states over engine's defaults, read as
+// settingsFrom reads them (engine: the record's own, or the one a
+// prediction simulates it with instead). Of them, applyRecord takes what
+// a group's records may not share.
+func recordSettings(engine string, r *results.Record, topo model.Topology) Settings {
+	return settingsFrom(engine, []*point{{rec: r, topo: topo}})
+}
+
+// applyRecord sets s to what one benchmark record ran with where its
+// group's records may differ: how it sized its KV cache (its own
 // --gpu-memory-utilization and the KV cache per GPU it states, GiB; zero
 // fields are the engine's defaults), its batch limits and how its engine
 // scheduled (the engine's defaults unless it states its own: the budget
@@ -215,31 +224,8 @@ func physicalCheck(r *results.Record) string {
 // on or off). A stated KV cache holds for the worker shape the record ran
 // (the weights per GPU depend on TP), so it sizes that record's
 // simulation and never a group's (Target.Record).
-type RecordSettings struct {
-	Utilization         float64 `json:"gpu_memory_utilization,omitempty"`
-	KVCacheGiB          float64 `json:"kv_cache_gib,omitempty"`
-	MaxNumBatchedTokens int     `json:"max_num_batched_tokens,omitempty"`
-	MaxNumSeqs          int     `json:"max_num_seqs,omitempty"`
-	PrefillFirst        bool    `json:"prefill_first,omitempty"`
-	ReserveOutput       bool    `json:"reserve_output,omitempty"`
-	DelayedOutput       bool    `json:"delayed_output,omitempty"`
-	DPAttention         int     `json:"dp_attention,omitempty"`
-}
-
-// recordSettings are the settings r states over engine's defaults, read as
-// settingsFrom reads them (engine: the record's own, or the one a
-// prediction simulates it with instead).
-func recordSettings(engine string, r *results.Record, topo model.Topology) RecordSettings {
-	s := settingsFrom(engine, []*point{{rec: r, topo: topo}})
-	return RecordSettings{Utilization: s.GPUMemoryUtilization, KVCacheGiB: s.KVCacheGiB,
-		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
-		PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput, DelayedOutput: s.DelayedOutput,
-		DPAttention: s.DPAttention}
-}
-
-// apply sets s's KV-cache sizing, batch limits and scheduling to the record's.
-func (rs RecordSettings) apply(s *Settings) {
-	s.GPUMemoryUtilization, s.KVCacheGiB = rs.Utilization, rs.KVCacheGiB
+func (s *Settings) applyRecord(rs Settings) {
+	s.GPUMemoryUtilization, s.KVCacheGiB = rs.GPUMemoryUtilization, rs.KVCacheGiB
 	if rs.MaxNumBatchedTokens > 0 {
 		s.MaxNumBatchedTokens = rs.MaxNumBatchedTokens
 	}
@@ -254,7 +240,7 @@ func (rs RecordSettings) apply(s *Settings) {
 // simulated as engine: SGLang's --enable-dp-attention with --dp N (N > 1;
 // results.DPAttentionSettings reads them),
 // or one group per TP rank in the releases that set it so themselves
-// whatever --dp said (sglangAutoDP, read from the record's own engine
+// whatever --dp said (engine.ID.SGLangAutoDP, read from the record's own engine
 // label, recEngine, where it has one); 0 otherwise: later releases without
 // --dp run plain TP attention or refuse to start, and another engine
 // family has no such setting. A prefill worker's own setting is not read:
@@ -265,18 +251,18 @@ func (rs RecordSettings) apply(s *Settings) {
 // one, and the groups together take the whole budget a step (the
 // 0.4.0–0.4.3 releases' halving per group, dp/2 times the budget a step
 // over the worker, is not modelled).
-func dpAttentionOf(engine, recEngine string, topo model.Topology, settings map[string]string) int {
-	if model.EngineFamily(engine) != "sglang" {
+func dpAttentionOf(label, recEngine string, topo model.Topology, settings map[string]string) int {
+	if engine.Family(label) != "sglang" {
 		return 0
 	}
 	on, dp := results.DPAttentionSettings(settings, false)
 	if recEngine == "" {
-		recEngine = engine
+		recEngine = label
 	}
 	switch {
 	case !on:
 		return 0
-	case sglangAutoDP(recEngine):
+	case engine.Parse(recEngine).SGLangAutoDP():
 		return max(topo.Replicas.TP, topo.Decode.TP)
 	case dp > 1:
 		return dp
@@ -284,22 +270,14 @@ func dpAttentionOf(engine, recEngine string, topo model.Topology, settings map[s
 	return 0
 }
 
-// sglangAutoDP reports an SGLang release that set dp_size to tp_size
-// itself under --enable-dp-attention (0.4.0 to 0.4.3; 0.4.4 made --dp an
-// explicit setting). An unversioned SGLang label is taken as a later one.
-func sglangAutoDP(engine string) bool {
-	e := model.ParseEngine(engine)
-	return e.Family == "sglang" && len(e.Version) > 0 && e.AtLeast(0, 4) && !e.AtLeast(0, 4, 4)
-}
-
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
-func settingsFrom(engine string, pts []*point) Settings {
+func settingsFrom(label string, pts []*point) Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
 	// A vLLM release run with the other engine generation (VLLM_USE_V1)
 	// takes that generation's defaults.
-	engine = vllmGeneration(engine, pts)
-	s := defaultSettings(engine, gpu, llm.MaxContext)
+	label = vllmGeneration(label, pts)
+	s := defaultSettings(label, gpu, llm.MaxContext)
 	budgetStated, disableAsync := false, false
 	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
@@ -317,7 +295,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 		// the same way every time.
 		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) {
 			v := p.rec.System.Settings[k]
-			k = strings.ReplaceAll(strings.ToLower(k), "_", "-")
+			k = engine.SettingKey(k)
 			switch k {
 			case "prefill.enforce-eager":
 				s.PrefillEager = isTrue(v)
@@ -332,9 +310,7 @@ func settingsFrom(engine string, pts []*point) Settings {
 				continue
 			}
 			// Role-prefixed settings of the prefill or decode workers apply like plain ones.
-			if i := strings.IndexByte(k, '.'); i >= 0 {
-				k = k[i+1:]
-			}
+			_, k = engine.SplitRole(k)
 			switch k {
 			case "block-size":
 				if n := atoi(v); n > 0 {
@@ -398,9 +374,9 @@ func settingsFrom(engine string, pts []*point) Settings {
 		}
 	}
 	// A group's records that disagree on data-parallel attention are
-	// priced one by one (RecordSettings); the group states none.
+	// priced one by one (applyRecord); the group states none.
 	for i, p := range pts {
-		dp := dpAttentionOf(engine, p.rec.System.Engine, p.topo, p.rec.System.Settings)
+		dp := dpAttentionOf(label, p.rec.System.Engine, p.topo, p.rec.System.Settings)
 		if i == 0 {
 			s.DPAttention = dp
 		} else if dp != s.DPAttention {
@@ -412,15 +388,15 @@ func settingsFrom(engine string, pts []*point) Settings {
 	if disableAsync {
 		s.DelayedOutput = false // the stated flag wins over the generation's default
 	}
-	e := model.ParseEngine(engine)
+	e := engine.Parse(label)
 	switch {
 	case e.Family == "vllm" && len(e.Version) > 0 && !e.AtLeast(0, 8):
-		// V0 schedules by whether chunked prefill is on (model.VLLMV0Scheduling).
+		// V0 schedules by whether chunked prefill is on (engine.V0Scheduling).
 		stated := 0
 		if budgetStated {
 			stated = s.MaxNumBatchedTokens
 		}
-		chunked, budget := model.VLLMV0Scheduling(cmp.Or(s.MaxModelLen, llm.MaxContext), stated, chunkStated, chunkOn)
+		chunked, budget := engine.V0Scheduling(cmp.Or(s.MaxModelLen, llm.MaxContext), stated, chunkStated, chunkOn)
 		s.MaxNumBatchedTokens, s.PrefillFirst = budget, !chunked
 	case e.Family == "vllm" && len(e.Version) > 0:
 		// V1 always chunks and mixes prompts into the decodes' steps
@@ -428,28 +404,27 @@ func settingsFrom(engine string, pts []*point) Settings {
 		s.PrefillFirst = false
 	case s.MaxModelLen > 0:
 		// Some engines' default budget follows the max-model-len the records state.
-		if d := defaultSettings(engine, gpu, s.MaxModelLen); !budgetStated {
+		if d := defaultSettings(label, gpu, s.MaxModelLen); !budgetStated {
 			s.MaxNumBatchedTokens = d.MaxNumBatchedTokens
 		}
 	}
 	return s
 }
 
-// vllmGeneration is the label whose defaults a vLLM group runs with: a
-// release from 0.8 run with its V0 engine (VLLM_USE_V1=0, vllm-engine v0)
-// takes the last V0 release's (0.7.3), one before 0.8 run with V1
-// (VLLM_USE_V1=1) the first V1 release's (0.8.0); other labels are kept.
-func vllmGeneration(engine string, pts []*point) string {
-	e := model.ParseEngine(engine)
-	if e.Family != "vllm" {
-		return engine
+// vllmGeneration is the label whose defaults a vLLM group runs with: the
+// engine generation its records state (VLLM_USE_V1, vllm-engine) decides
+// (engine.ID.AsGeneration); other labels are kept.
+func vllmGeneration(label string, pts []*point) string {
+	e := engine.Parse(label)
+	if e.Family != engine.VLLM {
+		return label
 	}
 	// The engine's own name for it wins over the environment variable.
 	fromEngine, fromEnv := "", ""
 	for _, p := range pts {
 		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) { // the same answer every time
 			v := strings.ToLower(strings.TrimSpace(p.rec.System.Settings[k]))
-			switch strings.ReplaceAll(strings.ToLower(k), "_", "-") {
+			switch engine.SettingKey(k) {
 			case "vllm-use-v1":
 				switch {
 				case isTrue(v):
@@ -464,17 +439,10 @@ func vllmGeneration(engine string, pts []*point) string {
 			}
 		}
 	}
-	switch cmp.Or(fromEngine, fromEnv) {
-	case "v0":
-		if len(e.Version) == 0 || e.AtLeast(0, 8) {
-			return "vllm-0.7.3"
-		}
-	case "v1":
-		if len(e.Version) == 0 || !e.AtLeast(0, 8) {
-			return "vllm-0.8.0"
-		}
+	if id, ok := e.AsGeneration(cmp.Or(fromEngine, fromEnv)); ok {
+		return id.String()
 	}
-	return engine
+	return label
 }
 
 // nodesOf reads a stated placement, "2 nodes", "1 node", "2" or "2 nodes,
@@ -509,11 +477,7 @@ func recordPlacement(r *results.Record) (string, int) {
 	slices.Sort(keys)
 	value, n := "", 0
 	for _, raw := range keys {
-		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(raw)), "_", "-")
-		if i := strings.IndexByte(k, '.'); i >= 0 {
-			k = k[i+1:]
-		}
-		if k == "placement" {
+		if _, k := engine.SplitRole(engine.SettingKey(raw)); k == "placement" {
 			if value == "" {
 				value = strings.TrimSpace(r.System.Settings[raw])
 			}

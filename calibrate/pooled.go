@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -51,12 +52,12 @@ type pooledCost struct {
 //     (Entry.Unexplained), never another GPU's or engine version's;
 //   - comm 1: the interconnect catalog's cited all-reduce figures.
 //
-// Weights are √records × pooledSameFamily × pooledSameModel. It returns
-// false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, engine string, async bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
+// Weights are √records × pooledSameFamily (same engine family) ×
+// pooledSameModel (same model). It returns false when no group qualifies.
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, label string, async bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
-	fam := model.EngineFamily(engine)
-	targetRow := model.EngineOverheadWith(engine, async)
+	fam := engine.Family(label)
+	targetRow := engine.OverheadWith(label, async)
 	type member struct {
 		w float64
 		c model.Coeffs
@@ -96,7 +97,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 			continue
 		}
 		w := math.Sqrt(float64(len(g.Records)))
-		if model.EngineFamily(g.Engine) == fam {
+		if engine.Family(g.Engine) == fam {
 			w *= pooledSameFamily
 		}
 		if g.Model == llm.Name {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
@@ -16,7 +17,7 @@ func pooledProfile() *Profile {
 		recs := make([]string, n)
 		return Entry{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: recs}
 	}
-	v1 := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	v1 := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	a, b, s, u := v1, v1, v1, v1
 	a.Weight, a.Overhead = 1.1, 2*v1.Overhead
 	b.Weight, b.Overhead = 1.6, 8*v1.Overhead
@@ -59,7 +60,7 @@ func TestPooledCoeffs(t *testing.T) {
 	// CPU overheads: the target version's table row, whatever the groups
 	// fitted (2 and 8 times their rows for the vLLM groups): what a group
 	// spends beyond its row is that deployment's own.
-	target := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.10.1"), false)
+	target := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.10.1"), false)
 	if pc.coeffs.Overhead != target.Overhead || pc.coeffs.PerSeq != target.PerSeq {
 		t.Errorf("pooled CPU costs %v s and %v s a sequence, want the table row's %v and %v", pc.coeffs.Overhead, pc.coeffs.PerSeq, target.Overhead, target.PerSeq)
 	}
@@ -186,7 +187,7 @@ func TestResidualSigma(t *testing.T) {
 // whatever their spec peaks, and a mean that would beat the target's spec
 // peak is held there and says so.
 func TestPooledMatmulShare(t *testing.T) {
-	v1 := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	v1 := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu string, compute float64) Group {
 		c := v1
 		c.Compute = compute
@@ -244,7 +245,7 @@ func TestPooledMatmulShare(t *testing.T) {
 // price alike.
 func TestPooledFamilySpellings(t *testing.T) {
 	prof := pooledProfile()
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("trtllm-1.0"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("trtllm-1.0"), false)
 	c.Weight = 5
 	prof.Groups = append(prof.Groups, Group{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "trtllm-1.0", Records: make([]string, 4),
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}})
@@ -268,7 +269,7 @@ func TestPooledFamilySpellings(t *testing.T) {
 // efficiencies are fused expert kernels' and routing's.
 func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 	p := pooledProfile()
-	moe := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.10.1.1"), false)
+	moe := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.10.1.1"), false)
 	moe.Weight, moe.Overhead = 6.8, 10*moe.Overhead
 	g := Group{GPU: "A100-80GB", Model: "openai/gpt-oss-120b", Engine: "vllm-0.10.1.1",
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: moe, Records: make([]string, 10)}}}
@@ -302,11 +303,11 @@ func TestPooledPerSeqFloor(t *testing.T) {
 		p.Groups[i].Entries[0].Coeffs.PerSeq = 1e-9
 	}
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
-	for _, engine := range []string{"vllm-0.10.1", "sglang-0.5.5"} {
-		pc, ok := p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, nil, engine, false, RoleAggregated, sourceOtherGPU, false)
-		row := model.EngineOverheadWith(engine, false)
+	for _, label := range []string{"vllm-0.10.1", "sglang-0.5.5"} {
+		pc, ok := p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, nil, label, false, RoleAggregated, sourceOtherGPU, false)
+		row := engine.OverheadWith(label, false)
 		if !ok || pc.coeffs.PerSeq != row.PerSeqS {
-			t.Errorf("%s: pooled per-sequence cost %g, want the table's %g", engine, pc.coeffs.PerSeq, row.PerSeqS)
+			t.Errorf("%s: pooled per-sequence cost %g, want the table's %g", label, pc.coeffs.PerSeq, row.PerSeqS)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/inputfile"
 	"github.com/capsim/capsim/internal/jsondup"
 	"github.com/capsim/capsim/internal/jsonerr"
@@ -137,7 +138,7 @@ type Settings struct {
 	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
 	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
 	// prints); 0 means what GPUMemoryUtilization leaves (model.WorkerMemory).
-	// A fitted group keeps none (RecordSettings): it reaches a deployment
+	// A fitted group keeps none (applyRecord): it reaches a deployment
 	// through Target.Settings or Target.Record.
 	KVCacheGiB   float64 `json:"kv_cache_gib,omitempty"`
 	PrefillEager bool    `json:"prefill_eager,omitempty"`
@@ -147,11 +148,11 @@ type Settings struct {
 	Router        string `json:"router,omitempty"`
 	PrefillRouter string `json:"prefill_router,omitempty"`
 	// DelayedOutput: the engine streams a step's tokens as the next step
-	// ends (vLLM V0's async output processing; see model.EngineDefaults).
+	// ends (vLLM V0's async output processing; see engine.Settings).
 	DelayedOutput bool `json:"delayed_output,omitempty"`
 	// AsyncScheduling is set when the records state vLLM's
 	// --async-scheduling (an opt-in from 0.10 to 0.13): the engine's CPU
-	// overheads are then priced as async V1 (model.EngineOverheadWith).
+	// overheads are then priced as async V1 (engine.OverheadWith).
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 	// Nodes is how many servers each worker's GPUs span, as the records
 	// state their placement ("placement": "2 nodes"); 0 or 1 is one
@@ -159,11 +160,11 @@ type Settings struct {
 	// are priced on the node network (model.GPU.AcrossNodes).
 	Nodes int `json:"nodes,omitempty"`
 	// PrefillFirst: the engine runs new prompts in steps of their own while
-	// the decodes wait (SGLang; model.EngineDefaults).
+	// the decodes wait (SGLang; engine.Settings).
 	PrefillFirst bool `json:"prefill_first,omitempty"`
 	// ReserveOutput: the engine admits a prompt only while its KV cache can
 	// hold every admitted request to its last token (TensorRT-LLM;
-	// model.EngineDefaults).
+	// engine.Settings).
 	ReserveOutput bool `json:"reserve_output,omitempty"`
 	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
 	// beside the weights; 0 is vLLM's profiling rule (model.MemoryOptions).
@@ -174,12 +175,12 @@ type Settings struct {
 	DPAttention int `json:"dp_attention,omitempty"`
 	// WindowPool is the engine's own sliding-window pool, its token slots
 	// per full-attention slot (SGLang's --swa-full-tokens-ratio; 0 is
-	// vLLM's one block pool): model.EngineDefaults.WindowPool.
+	// vLLM's one block pool): engine.Settings.WindowPool.
 	WindowPool float64 `json:"window_pool,omitempty"`
 	// PrefixCaching is PrefixOn or PrefixOff as the engine caches prompts'
 	// prefixes (--enable-prefix-caching, --no-enable-prefix-caching;
 	// SGLang's --disable-radix-cache); "" is the engine version's default
-	// (model.EngineDefaults.PrefixCaching).
+	// (engine.Settings.PrefixCaching).
 	PrefixCaching string `json:"prefix_caching,omitempty"`
 }
 
@@ -316,7 +317,7 @@ func validateGroup(label string, g *Group) error {
 	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
 		// A profile written before reserve_gb or window_pool existed: the
 		// engine's own (neither depends on the GPU).
-		d, _ := model.DefaultsFor(model.ParseEngine(g.Engine), model.GPU{}, 0)
+		d, _ := engine.Defaults(engine.Parse(g.Engine), model.GPU{}.Device(), 0)
 		if g.Settings.ReserveGB == 0 {
 			g.Settings.ReserveGB = d.ReserveGB
 		}
@@ -504,10 +505,7 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	want := strings.ToLower(strings.TrimSpace(prefix))
 	if want == "" {
-		want = "vllm"
-		if disaggregated {
-			want = "dynamo"
-		}
+		want = engine.DefaultLabel(disaggregated)
 	}
 	var match []string
 	for _, e := range have {
@@ -525,8 +523,8 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 			// No preferred family: fall back to the engine families we have, newest version.
 			match = have
 		}
-		if len(match) == 0 && prefix != "" && model.EngineOverheadFor(want).Family != "" &&
-			(len(model.ParseEngine(want).Version) > 0 || !p.hasFamily(want)) {
+		if len(match) == 0 && prefix != "" && engine.OverheadFor(want).Family != "" &&
+			(len(engine.Parse(want).Version) > 0 || !p.hasFamily(want)) {
 			// A version nobody calibrated of a family the engine table
 			// knows: Configure prices it from the nearest calibrated version
 			// of the family (or the roofline prior with the table's
@@ -539,7 +537,7 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	}
 	best := match[0]
 	for _, e := range match[1:] {
-		if model.ParseEngine(best).Older(model.ParseEngine(e)) {
+		if engine.Parse(best).Older(engine.Parse(e)) {
 			best = e
 		}
 	}
@@ -547,9 +545,9 @@ func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 }
 
 // hasFamily reports whether any group is of the engine's family.
-func (p *Profile) hasFamily(engine string) bool {
+func (p *Profile) hasFamily(label string) bool {
 	for _, g := range p.Groups {
-		if model.EngineFamily(g.Engine) == model.EngineFamily(engine) {
+		if engine.Family(g.Engine) == engine.Family(label) {
 			return true
 		}
 	}
@@ -562,16 +560,13 @@ func (p *Profile) hasFamily(engine string) bool {
 // label with a version is newer than one without), else the newest of any
 // family; "" for an empty profile.
 func (p *Profile) DefaultEngine(disaggregated bool) string {
-	family := "vllm"
-	if disaggregated {
-		family = "dynamo"
-	}
+	family := engine.DefaultLabel(disaggregated)
 	best, bestAny := "", ""
 	newer := func(cur, e string) bool {
-		return cur == "" || model.ParseEngine(cur).Older(model.ParseEngine(e))
+		return cur == "" || engine.Parse(cur).Older(engine.Parse(e))
 	}
 	for _, g := range p.Groups {
-		if model.EngineFamily(g.Engine) == family && newer(best, g.Engine) {
+		if engine.Family(g.Engine) == family && newer(best, g.Engine) {
 			best = g.Engine
 		}
 		if newer(bestAny, g.Engine) {
@@ -597,13 +592,13 @@ func (p *Profile) group(gpu, llm, engine string) *Group {
 }
 
 // Unexplained is what entry e of g spends per step beyond its engine's
-// table row (model.EngineOverheadWith, in e's eager or CUDA-graph mode):
+// table row (engine.OverheadWith, in e's eager or CUDA-graph mode):
 // time the cost model does not explain, a property of this deployment (its
 // host, clocks, harness) that prices it and its other worker shapes, and
 // never another GPU, engine version or source. Negative when the fit ran
 // below the row.
 func (g *Group) Unexplained(e *Entry) float64 {
-	row := model.PriorCoeffsFor(model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
+	row := model.PriorCoeffsFor(engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
 	return e.Coeffs.Overhead - row.Overhead
 }
 
@@ -613,7 +608,7 @@ const UnexplainedNoteS = 0.0005
 
 // unexplainedText says an unexplained per-step time in words.
 func unexplainedText(u float64, g *Group) string {
-	row := model.EngineOverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	row := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	if u >= 0 {
 		return fmt.Sprintf("unexplained: %.1f ms/step beyond the engine table's %s row, this deployment's own", 1000*u, row.Generation)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -179,14 +180,14 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
 	s := defaultSettings("sglang-0.4.3.post2", g, m.MaxContext)
 	s.DPAttention = 8
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("sglang-0.4.3.post2"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("sglang-0.4.3.post2"), false)
 	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Settings: s,
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
 	for _, tt := range []struct {
 		topology string
-		record   *RecordSettings
+		record   *Settings
 		want     int
-	}{{"1xTP8", nil, 8}, {"1xTP8", &RecordSettings{}, 0}, {"1xTP8", &RecordSettings{DPAttention: 8}, 8}} {
+	}{{"1xTP8", nil, 8}, {"1xTP8", &Settings{}, 0}, {"1xTP8", &Settings{DPAttention: 8}, 8}} {
 		topo := mustTopo(t, tt.topology)
 		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
 		if err != nil {
@@ -204,11 +205,11 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 func TestRecordTargetDPAttention(t *testing.T) {
 	g, _ := model.LookupGPU("H200")
 	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
-	const engine = "sglang-0.4.3.post2"
-	c := model.PriorCoeffsFor(model.EngineOverheadFor(engine), false)
-	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: engine, Settings: defaultSettings(engine, g, m.MaxContext),
+	const label = "sglang-0.4.3.post2"
+	c := model.PriorCoeffsFor(engine.OverheadFor(label), false)
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(label, g, m.MaxContext),
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
-	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: engine, Topology: mustTopo(t, "1xTP8")}}
+	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: label, Topology: mustTopo(t, "1xTP8")}}
 	for _, tt := range []struct{ over, want int }{{0, 1}, {4, 4}} {
 		tg, _, err := p.RecordTarget(r, Override{DPAttention: tt.over})
 		if err != nil {
@@ -236,7 +237,7 @@ func TestConfigureAutoDPAttentionAtOtherTP(t *testing.T) {
 	}{{"sglang-0.4.3.post2", 4}, {"sglang-0.5.6", 1}} {
 		s := defaultSettings(tt.engine, g, m.MaxContext)
 		s.DPAttention = 8
-		c := model.PriorCoeffsFor(model.EngineOverheadFor(tt.engine), false)
+		c := model.PriorCoeffsFor(engine.OverheadFor(tt.engine), false)
 		p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: tt.engine, Settings: s,
 			Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
 		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: tt.engine, Topology: mustTopo(t, "2xTP4")})
@@ -565,7 +566,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 	}{
 		{"vllm-0.10.1", tokens(0.9, 1024*151936*model.SamplerBytesPerLogit)},
 		{"trtllm-1.2.0rc1", tokens(0.9, 2e9)},
-		{"sglang-0.5.5.post1", tokens(0.835, 2e9)}, // mem-fraction-static for 81,559 MiB (model.DefaultsFor)
+		{"sglang-0.5.5.post1", tokens(0.835, 2e9)}, // mem-fraction-static for 81,559 MiB (engine.Defaults)
 	} {
 		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: c.engine, Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
@@ -670,7 +671,7 @@ func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 // a GPU, latencies floored at 1 ms) scaled for its GPU class; a
 // disaggregated deployment has none.
 func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu, llm, engine string, latency float64, records int) Group {
 		return Group{GPU: gpu, Model: llm, Engine: engine, Records: make([]string, records),
 			Frontend: &FrontendFit{LatencyS: latency, Source: SourceFitted, RelSigma: 0.1},
@@ -691,7 +692,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 	if got := p.frontendSpread(); math.Abs(got-spread) > 1e-12 {
 		t.Fatalf("frontend spread %v, want %v", got, spread)
 	}
-	prior := model.EngineFrontendFor("vllm-0.10.1")
+	prior := engine.FrontendFor("vllm-0.10.1")
 	// Where nothing calibrated the deployment, its band is scaled for its GPU's class.
 	pcie, hopper := DerivedBandScale(mustGPU(t, "L40S")), DerivedBandScale(mustGPU(t, "H100-SXM"))
 	for _, tt := range []struct {
@@ -735,7 +736,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 // disaggregated one has none beside its fitted costs, nor another group's
 // KV transfer.
 func TestConfigureFrontendNoStandIn(t *testing.T) {
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu, llm, engine string, latency float64, records int) Group {
 		return Group{GPU: gpu, Model: llm, Engine: engine, Records: make([]string, records),
 			Frontend: &FrontendFit{LatencyS: latency, Source: SourceFitted, RelSigma: 0.1},
@@ -746,7 +747,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 		group("H100-SXM", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.5.4", 0.005, 2),
 		group("L40S", "meta-llama/Llama-3.1-8B-Instruct", "vllm-0.9.0.1", 0.010, 50),
 	}, Pool: []Group{group("H200", "meta-llama/Llama-3.3-70B-Instruct", "sglang-0.4", 0.030, 4)}}
-	want := model.EngineFrontendFor("sglang-0.5.5").LatencyS
+	want := engine.FrontendFor("sglang-0.5.5").LatencyS
 	for _, gpu := range []string{"H100-SXM", "A100-80GB", "H200"} {
 		d, err := p.Configure(Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "sglang-0.5.5", Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
@@ -769,7 +770,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 // fitted it, not the frontends' spread across hosts; a work that is the
 // prior adds the fitted works' spread.
 func TestConfigureServiceBand(t *testing.T) {
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu string, latency, service float64, fitted bool) Group {
 		return Group{GPU: gpu, Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Records: make([]string, 4),
 			Frontend: &FrontendFit{LatencyS: latency, ServiceS: service, ServiceFitted: fitted, Source: SourceFitted, RelSigma: 0.1},
@@ -804,7 +805,7 @@ func TestConfigureServiceBand(t *testing.T) {
 // stays the deployment's own or the engine's prior, never above it; a disaggregated deployment or a latency
 // out of range is refused.
 func TestConfigureStatedFrontend(t *testing.T) {
-	c := model.PriorCoeffsFor(model.EngineOverheadFor("vllm-0.9.0.1"), false)
+	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: "L40S", Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm-0.9.0.1", Records: make([]string, 4),
 		Frontend: &FrontendFit{LatencyS: 0.040, ServiceS: 0.010, ServiceFitted: true, Source: SourceFitted, RelSigma: 0.3},
 		Entries:  []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}}}}

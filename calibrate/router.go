@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -45,18 +46,14 @@ func routerCandidates(engine string, settings Settings, pts []*point) []string {
 // state none, the engine has no router of its own (Dynamo's is configured
 // with the deployment, round-robin by default), and some record's
 // deployment has more than one worker behind it.
-func routerOpen(engine string, pts []*point) bool {
-	if model.EngineFamily(engine) == "dynamo" {
+func routerOpen(label string, pts []*point) bool {
+	if engine.Family(label) == "dynamo" {
 		return false
 	}
 	multi := false
 	for _, p := range pts {
 		for k := range p.rec.System.Settings {
-			k = strings.ReplaceAll(strings.ToLower(k), "_", "-")
-			if i := strings.IndexByte(k, '.'); i >= 0 {
-				k = k[i+1:]
-			}
-			if k == "router" {
+			if _, k := engine.SplitRole(engine.SettingKey(k)); k == "router" {
 				return false
 			}
 		}

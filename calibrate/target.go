@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -75,9 +76,10 @@ func LLMList() string {
 type Override struct {
 	GPU, Model, Engine string
 	Topology           model.Topology
-	Router             string   // Target.Router: the load balancer, over what the records state
-	DPAttention        int      // Target.DPAttention: SGLang's attention groups per worker, over what the records state
-	Frontend           *float64 // Target.Frontend: the frontend latency, stated over the calibrated or carried one
+	Router             string        // Target.Router: the load balancer, over what the records state
+	DPAttention        int           // Target.DPAttention: SGLang's attention groups per worker, over what the records state
+	Frontend           *float64      // Target.Frontend: the frontend latency, stated over the calibrated or carried one
+	Stated             engine.Stated // Target.Stated: engine settings stated over the record's
 }
 
 // RecordTarget is the deployment a measured record ran on, as the profile
@@ -89,7 +91,7 @@ type Override struct {
 //     model, else the newest calibrated version of its family, else the
 //     profile's default engine for the topology (the notes say which);
 //   - where its workers ran (placement), how it sized their KV cache and
-//     its batch limits (RecordSettings), unless o asks for another
+//     its batch limits (Settings.applyRecord), unless o asks for another
 //     topology (or, for those settings, another GPU or model).
 func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string, error) {
 	var notes []string
@@ -111,32 +113,32 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if note != "" {
 		notes = append(notes, note)
 	}
-	engine := first(o.Engine, r.System.Engine)
+	label := first(o.Engine, r.System.Engine)
 	g, err1 := model.LookupGPU(gpu)
 	m, err2 := model.LookupLLM(llm)
-	if err1 == nil && err2 == nil && engine != "" {
-		if _, err := p.ResolveEngine(g.Name, m.Name, engine, topo.Disaggregated()); err != nil {
-			fam := model.EngineFamily(engine)
+	if err1 == nil && err2 == nil && label != "" {
+		if _, err := p.ResolveEngine(g.Name, m.Name, label, topo.Disaggregated()); err != nil {
+			fam := engine.Family(label)
 			resolved, err := p.ResolveEngine(g.Name, m.Name, fam, topo.Disaggregated())
-			if err != nil || !strings.EqualFold(model.EngineFamily(resolved), fam) {
+			if err != nil || !strings.EqualFold(engine.Family(resolved), fam) {
 				resolved, err = p.ResolveEngine(g.Name, m.Name, "", topo.Disaggregated())
 			}
 			if err != nil {
 				return Target{}, notes, err
 			}
-			notes = append(notes, fmt.Sprintf("engine %s not calibrated for %s / %s: simulated with %s", engine, g.Name, model.ShortName(m.Name), resolved))
-			engine = resolved
+			notes = append(notes, fmt.Sprintf("engine %s not calibrated for %s / %s: simulated with %s", label, g.Name, model.ShortName(m.Name), resolved))
+			label = resolved
 		}
 	}
-	t, err := p.Resolve(gpu, llm, engine, topo)
+	t, err := p.Resolve(gpu, llm, label, topo)
 	if err != nil {
 		return Target{}, notes, err
 	}
-	t.Assumed, t.Router, t.DPAttention, t.Frontend = assumed, o.Router, o.DPAttention, o.Frontend
+	t.Assumed, t.Router, t.DPAttention, t.Frontend, t.Stated = assumed, o.Router, o.DPAttention, o.Frontend, o.Stated
 	if o.Topology.GPUs() == 0 {
 		t.Nodes = recordNodes(r) // where the record's workers ran, unless another topology is asked for
 		if o.GPU == "" && o.Model == "" {
-			rs := recordSettings(engine, r, topo) // the KV cache and batch limits the record's workers had, over the simulated engine's defaults
+			rs := recordSettings(label, r, topo) // the KV cache and batch limits the record's workers had, over the simulated engine's defaults
 			t.Record = &rs
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/workload"
@@ -121,7 +122,7 @@ type File struct {
 // deployment, Helm values of llm-d's charts for vLLM replicas on NVIDIA
 // GPUs, and README.md.
 func Files(s Spec) ([]File, error) {
-	eng, err := ParseEngine(s.Engine)
+	eng, err := engine.Serve(s.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +246,7 @@ func (s Spec) pool(role string) (predict.EngineSettings, error) {
 }
 
 // poolArgs is a role's settings and its workers' vLLM flags.
-func (s Spec) poolArgs(e Engine, role string) (predict.EngineSettings, []string, error) {
+func (s Spec) poolArgs(e engine.Serving, role string) (predict.EngineSettings, []string, error) {
 	p, err := s.pool(role)
 	if err != nil {
 		return p, nil, err
@@ -294,7 +295,7 @@ func (s Spec) servedMaxModelLen() (n int, why string, err error) {
 
 // vllmArgs are the engine flags of one pool's workers, in a fixed order,
 // each checked against the engine's vLLM version.
-func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
+func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, error) {
 	var args []string
 	mml, _, err := s.servedMaxModelLen()
 	if err != nil {
@@ -322,6 +323,10 @@ func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 		{"--gpu-memory-utilization", strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
 		{"--block-size", strconv.Itoa(p.BlockSize), p.BlockSize > 0},
 		{"--enforce-eager", "", p.Eager},
+		// Exported as stated (predict.EngineSettings): unstated, the engine's own default holds.
+		{"--enable-prefix-caching", "", p.PrefixCaching == "on"},
+		{"--no-enable-prefix-caching", "", p.PrefixCaching == "off"},
+		{"--kv-cache-dtype", p.KVCacheDtype, p.KVCacheDtype != ""},
 	}
 	for _, st := range steps {
 		if st.on {
@@ -333,7 +338,7 @@ func vllmArgs(s Spec, e Engine, p predict.EngineSettings) ([]string, error) {
 	return args, nil
 }
 
-func serveScript(s Spec, e Engine) ([]byte, error) {
+func serveScript(s Spec, e engine.Serving) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# %s on %d× %s, %s — exported by capsim.\n", s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
 	if e.Dynamo != "" {
@@ -458,7 +463,7 @@ func marshal(docs ...[]kv) ([]byte, error) {
 // Processor, VllmWorker, PrefillWorker, as its examples/llm/configs and
 // seed 004 write it): the graph node reads VllmWorker, prefill nodes
 // PrefillWorker. Every engine key is a flag of the vLLM inside.
-func dynamoConfig(s Spec, e Engine) ([]byte, error) {
+func dynamoConfig(s Spec, e engine.Serving) ([]byte, error) {
 	p, err := s.pool("prefill")
 	if err != nil {
 		return nil, err
@@ -513,10 +518,10 @@ func dynamoConfig(s Spec, e Engine) ([]byte, error) {
 
 // budget is a pool's exported --max-num-batched-tokens: for an engine
 // whose disaggregated workers run without chunked prefill
-// (model.PrefillBudgetCoversContext) at least max-model-len, which vLLM
+// (engine.ID.PrefillBudgetCoversContext) at least max-model-len, which vLLM
 // requires then (the README says when it was raised).
 func (s Spec) budget(ps predict.EngineSettings, maxModelLen int) int {
-	if model.PrefillBudgetCoversContext(s.Engine) {
+	if engine.Parse(s.Engine).PrefillBudgetCoversContext() {
 		return max(ps.MaxNumBatchedTokens, maxModelLen)
 	}
 	return ps.MaxNumBatchedTokens
@@ -536,7 +541,7 @@ const hfTokenSecret = "hf-token"
 // manifests are Kubernetes objects in the vLLM production-stack / llm-d
 // style: one Deployment per pool (replicas = workers, nvidia.com/gpu =
 // GPUs per worker, the same engine arguments) and a Service in front.
-func manifests(s Spec, e Engine) ([]byte, error) {
+func manifests(s Spec, e engine.Serving) ([]byte, error) {
 	name := s.name()
 	labels := func(role string) []kv {
 		return []kv{{"app.kubernetes.io/name", name}, {"app.kubernetes.io/component", role}, {"app.kubernetes.io/managed-by", "capsim"}}
@@ -705,7 +710,7 @@ func gpuProduct(gpu string) string {
 
 // ---- README ----
 
-func readme(s Spec, e Engine) []byte {
+func readme(s Spec, e engine.Serving) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s on %d× %s (%s)\n\n", s.Topology.Notation(), s.Topology.GPUs(), s.GPU, s.Engine)
 	at := s.Load.String()
@@ -762,7 +767,7 @@ func readme(s Spec, e Engine) []byte {
 			fmt.Fprintf(&b, ", gpu-memory-utilization %g", s.GPUMemoryUtilization)
 		}
 		b.WriteString(".\n")
-		if model.PrefillBudgetCoversContext(s.Engine) {
+		if engine.Parse(s.Engine).PrefillBudgetCoversContext() {
 			for _, p := range s.Pools {
 				if s.budget(p, mml) != p.MaxNumBatchedTokens {
 					fmt.Fprintf(&b, "The %s workers' max-num-batched-tokens is raised from %d to %d in dynamo.yaml: Dynamo %s runs them without chunked prefill, and vLLM refuses a token budget below max-model-len.\n", p.Role, p.MaxNumBatchedTokens, mml, e.Dynamo)
@@ -953,7 +958,7 @@ func ValidateCommand(s Spec) string {
 		parts = append(parts, "--replicas "+s.Topology.Replicas.String())
 	}
 	parts = append(parts, fmt.Sprintf("--isl %d", s.ISL), fmt.Sprintf("--osl %d", s.OSL))
-	if model.EngineFamily(s.Engine) == "dynamo" {
+	if engine.Family(s.Engine) == "dynamo" {
 		parts = append(parts, "--endpoint chat") // Dynamo 0.3's Frontend serves chat completions only
 	}
 	if s.Dataset != "" {

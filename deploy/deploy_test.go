@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
 	"github.com/capsim/capsim/predict"
@@ -166,7 +167,7 @@ func TestAggregatedParsesAndMatches(t *testing.T) {
 		}
 	}
 	serve := string(file(t, files, "serve.sh"))
-	eng, _ := ParseEngine(s.Engine)
+	eng, _ := engine.Serve(s.Engine)
 	for _, f := range flagRE.FindAllString(serve, -1) {
 		if !eng.HasFlag(f) {
 			t.Errorf("serve.sh uses %s, which vLLM %s does not have", f, eng.VLLM)
@@ -224,7 +225,7 @@ func TestDisaggregatedParsesAndMatches(t *testing.T) {
 	if v := dig(t, d, "Common", "kv-transfer-config"); v != `{"kv_connector":"DynamoNixlConnector"}` {
 		t.Errorf("kv-transfer-config %v", v)
 	}
-	eng, _ := ParseEngine("dynamo-0.3.0")
+	eng, _ := engine.Serve("dynamo-0.3.0")
 	for _, sec := range []string{"Common", "VllmWorker", "PrefillWorker"} {
 		for k := range d[sec].(map[string]any) {
 			if k == "model" || k == "ServiceArgs" || k == "common-configs" || k == "remote-prefill" || k == "conditional-disagg" {
@@ -542,7 +543,7 @@ func TestServedMaxModelLenAndDynamoBudget(t *testing.T) {
 	}
 	a := aggSpec(t)
 	a.MaxModelLen, a.ISL, a.OSL, a.ExactOutput = 2048, 1900, 148, true // exactly 2048: fits
-	args, err := vllmArgs(a, Engine{VLLM: "0.9.0.1"}, a.Pools[0])
+	args, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, a.Pools[0])
 	if err != nil || !strings.Contains(strings.Join(args, " "), "--max-model-len 2048") {
 		t.Errorf("a workload that fits keeps the calibrated max-model-len: %v %v", args, err)
 	}
@@ -742,4 +743,24 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// Prefix caching and the KV-cache type are exported as stated, and left
+// to the engine's default when not stated.
+func TestStatedFlagsExported(t *testing.T) {
+	a := aggSpec(t)
+	p := a.Pools[0]
+	args, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p)
+	if line := strings.Join(args, " "); err != nil || strings.Contains(line, "prefix-caching") || strings.Contains(line, "kv-cache-dtype") {
+		t.Errorf("unstated: %s %v", line, err)
+	}
+	p.PrefixCaching, p.KVCacheDtype = "off", "fp8"
+	args, err = vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p)
+	if line := strings.Join(args, " "); err != nil || !strings.Contains(line, "--no-enable-prefix-caching --kv-cache-dtype fp8") {
+		t.Errorf("stated: %s %v", line, err)
+	}
+	p.PrefixCaching = "on"
+	if args, _ = vllmArgs(a, engine.Serving{VLLM: "0.8.4"}, p); !strings.Contains(strings.Join(args, " "), "--enable-prefix-caching") {
+		t.Errorf("stated on, vLLM 0.8.4: %v", args)
+	}
 }

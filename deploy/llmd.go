@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
@@ -27,7 +28,7 @@ const (
 // llmdExportable reports whether the spec has an llm-d export: vLLM
 // replicas on NVIDIA GPUs (a Dynamo deployment's disaggregation is not
 // llm-d's, and the values request nvidia.com/gpu).
-func llmdExportable(s Spec, e Engine) bool {
+func llmdExportable(s Spec, e engine.Serving) bool {
 	return e.Dynamo == "" && !s.Topology.Disaggregated() && !amdGPU(s.GPU)
 }
 
@@ -35,7 +36,7 @@ func llmdExportable(s Spec, e Engine) bool {
 // replicas as its decode pool (prefill off, no routing sidecar), vLLM at
 // the version priced running the same flags as serve.sh (the chart adds
 // `vllm serve MODEL`, --port and --tensor-parallel-size from parallelism).
-func llmdModelService(s Spec, e Engine) ([]byte, error) {
+func llmdModelService(s Spec, e engine.Serving) ([]byte, error) {
 	p, args, err := s.poolArgs(e, "replicas")
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/capsim/capsim/engine"
 )
 
 // GPU holds the spec-sheet numbers the roofline prior needs. Throughputs are
@@ -329,7 +331,7 @@ type LLM struct {
 	// cache manager takes it from the same block pool, each running
 	// request holding the blocks over its last window
 	// (sim.PoolConfig.WindowTokens); SGLang sizes a window pool of its own
-	// (EngineDefaults.WindowPool).
+	// (engine.Settings.WindowPool).
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	// MoELayers is how many layers hold routed experts where the first
 	// ones are dense (DeepSeek-V3: 58 of 61); 0 means every layer.
@@ -736,4 +738,9 @@ func (m LLM) KVBytesPerToken(tp int, bytesPerElem float64) float64 {
 		return float64(m.attentionLayers()) * float64(m.LatentKV) * float64(tp) * bytesPerElem
 	}
 	return 2 * float64(m.attentionLayers()) * m.KVHeadsPerGPU(tp) * float64(tp) * float64(m.HeadDim) * bytesPerElem
+}
+
+// Device is the GPU as an engine's defaults read it (engine.Defaults).
+func (g GPU) Device() engine.Device {
+	return engine.Device{Name: g.Name, MemoryBytes: g.DeviceMemoryBytes()}
 }

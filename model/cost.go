@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/capsim/capsim/engine"
 )
 
 // Roofline holds the ideal (peak-hardware) time of each kind of work one
@@ -192,15 +194,15 @@ const (
 )
 
 // PriorCoeffs are the costs assumed where nothing was fitted: the achievable
-// fractions above and a generic engine's CPU overheads (EngineOverheads
+// fractions above and a generic engine's CPU overheads (engine.Overheads
 // prices a named engine version). Eager mode (no CUDA graphs) pays kernel
 // launches every step.
 func PriorCoeffs(eager bool) Coeffs {
-	return PriorCoeffsFor(EngineOverheadFor(""), eager)
+	return PriorCoeffsFor(engine.OverheadFor(""), eager)
 }
 
 // PriorCoeffsFor are the prior costs of an engine version.
-func PriorCoeffsFor(o EngineOverhead, eager bool) Coeffs {
+func PriorCoeffsFor(o engine.Overhead, eager bool) Coeffs {
 	c := Coeffs{
 		Overhead: o.StepS,
 		PerSeq:   o.PerSeqS,

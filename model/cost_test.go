@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/capsim/capsim/engine"
 )
 
 func TestRooflineH20Qwen3(t *testing.T) {
@@ -39,7 +41,7 @@ func TestCollectivesGraphOrEager(t *testing.T) {
 	if !(graphUs >= 4 && graphUs <= 7 && eagerUs >= 15 && eagerUs <= 30) {
 		t.Fatalf("NVLink4 TP8 all-reduce %.1f µs in a graph, %.1f µs eager: want the cited ~5.5 and ~23.5", graphUs, eagerUs)
 	}
-	graphs := VLLMGraphSizes(128)
+	graphs := engine.GraphSizes(128)
 	for _, tt := range []struct {
 		name   string
 		tp     int
@@ -86,7 +88,7 @@ func TestAllReduceLatencyShape(t *testing.T) {
 func TestStepCostDecodeAffine(t *testing.T) {
 	g, _ := LookupGPU("H20")
 	m, _ := LookupLLM("Qwen/Qwen3-32B")
-	c := NewStepCost(g, m, Pool{Count: 1, TP: 4}, PriorCoeffs(false), VLLMGraphSizes(128))
+	c := NewStepCost(g, m, Pool{Count: 1, TP: 4}, PriorCoeffs(false), engine.GraphSizes(128))
 	for _, n := range []int{1, 3, 9, 128, 200} {
 		base, perKV := c.DecodeAffine(n)
 		for _, k := range []float64{0, 1e3, 5e5} {
@@ -443,69 +445,6 @@ func TestPipelineRoofline(t *testing.T) {
 	}
 	if n := (Pool{Count: 1, TP: 4, PP: 2}).Microbatches(); n != 2 {
 		t.Errorf("Microbatches = %d, want 2", n)
-	}
-}
-
-func TestEngineOverheadFor(t *testing.T) {
-	tests := []struct{ label, want string }{
-		{"vllm-0.9.0.1", "V1"},
-		{"vllm-0.8.4", "V1"},
-		{"vllm-0.6.0", "V0 multi-step, async output"},
-		{"vllm-0.5.4", "V0 synchronous"},
-		{"vllm-0.10.1.1", "V1"}, // --async-scheduling was opt-in before 0.14
-		{"vllm-v0.11.0", "V1"},
-		{"vllm-0.13.0", "V1"},
-		{"vllm-0.14.0", "V1 with async scheduling"},
-		{"vllm-0.19.0", "V1 with async scheduling"},
-		{"vllm", "V0 (unversioned label)"},
-		{"dynamo-0.3.0", "Dynamo with vLLM V0 workers"},
-		{"sglang-0.3.0", "SGLang overlap scheduler"},
-		{"llm-d-inference-sim-0.10.2", "unknown engine"},
-		{"", "unknown engine"},
-	}
-	for _, tt := range tests {
-		if got := EngineOverheadFor(tt.label); got.Generation != tt.want {
-			t.Errorf("EngineOverheadFor(%q) = %q, want %q", tt.label, got.Generation, tt.want)
-		}
-	}
-	for _, o := range EngineOverheads() {
-		if !(o.StepS > 0 && o.EagerStepS > o.StepS && o.PerSeqS > 0 && o.Source != "") {
-			t.Errorf("row %+v: want positive overheads, eager above graphs, and a source", o)
-		}
-	}
-}
-
-// A run that states --async-scheduling is priced as async V1 where vLLM
-// had the flag as an opt-in (0.10 to 0.13); elsewhere the flag changes
-// nothing: before 0.10 it did not exist, from 0.14 it is the default, and
-// other engines and unversioned labels keep their rows.
-func TestEngineOverheadWithAsyncScheduling(t *testing.T) {
-	tests := []struct {
-		label string
-		async bool
-		want  string
-	}{
-		{"vllm-0.10.1.1", true, "V1 with async scheduling"},
-		{"vllm-0.13.0", true, "V1 with async scheduling"},
-		{"vllm-0.11.0", false, "V1"},
-		{"vllm-0.9.0.1", true, "V1"},
-		{"vllm-0.14.0", true, "V1 with async scheduling"},
-		{"vllm-0.6.3", true, "V0 multi-step, async output"},
-		{"vllm", true, "V0 (unversioned label)"},
-		{"sglang-0.5.5", true, "SGLang overlap scheduler"},
-		{"dynamo-0.3.0", true, "Dynamo with vLLM V0 workers"},
-	}
-	for _, tt := range tests {
-		got := EngineOverheadWith(tt.label, tt.async)
-		if got.Generation != tt.want {
-			t.Errorf("EngineOverheadWith(%q, %v) = %q, want %q", tt.label, tt.async, got.Generation, tt.want)
-		}
-		if !tt.async && got != EngineOverheadFor(tt.label) {
-			t.Errorf("EngineOverheadWith(%q, false) differs from EngineOverheadFor", tt.label)
-		}
-	}
-	if o := EngineOverheadWith("vllm-0.11.0", true); !strings.Contains(o.Source, "--async-scheduling") || o.StepS >= EngineOverheadFor("vllm-0.11.0").StepS {
-		t.Errorf("async row for 0.11: %+v; want a source naming the flag and a lower step overhead than synchronous V1", o)
 	}
 }
 

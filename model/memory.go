@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/capsim/capsim/engine"
 )
 
 // MemoryOptions are the engine settings that decide how much KV cache fits.
@@ -16,7 +18,7 @@ type MemoryOptions struct {
 	// profiling run (ProfilePeakBytes) for MaxNumSeqs and MaxBatchedTokens.
 	ReserveGB float64
 	// MaxNumSeqs and MaxBatchedTokens size vLLM's profiling run; 0 means
-	// its defaults on most GPUs, 256 and 2048.
+	// V1's defaults below its large-GPU rule, 256 and 2048.
 	MaxNumSeqs, MaxBatchedTokens int
 	// BytesPerParam is the weight precision; 0 means the checkpoint's (2 for BF16/FP16).
 	BytesPerParam float64
@@ -28,7 +30,7 @@ type MemoryOptions struct {
 	// its startup log prints); 0 means the budget Utilization leaves.
 	KVCacheGiB float64
 	// WindowPool is the token slots of an engine's own sliding-window pool
-	// per full-attention slot (EngineDefaults.WindowPool): the cache's
+	// per full-attention slot (engine.Settings.WindowPool): the cache's
 	// memory per token grows by it times the windowed layers' share
 	// (LLM.WindowedKVShare). 0: the windows take blocks from the one pool.
 	WindowPool float64
@@ -36,10 +38,10 @@ type MemoryOptions struct {
 
 func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 	if o.Utilization == 0 {
-		o.Utilization = 0.9
+		o.Utilization = engine.VLLMGPUMemoryUtilization
 	}
 	if o.ReserveGB == 0 {
-		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, 2048), orInt(o.MaxNumSeqs, 256)) / gb
+		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs)) / gb
 	}
 	if o.ReserveGB == 0 {
 		o.ReserveGB = 2 // a model without its shape in the catalog: the old assumption

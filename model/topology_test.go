@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -122,5 +123,20 @@ func TestCheckTP(t *testing.T) {
 	h20, _ := LookupGPU("H20")
 	if _, err := WorkerMemory(h20, qwen, Pool{Count: 1, TP: 6}, MemoryOptions{}); err == nil {
 		t.Error("WorkerMemory accepted TP6 for 64-head Qwen3-32B")
+	}
+}
+
+// One package prefix on a load's burstiness error, from Validate and from
+// CheckBurstiness alike.
+func TestBurstinessErrors(t *testing.T) {
+	l := Open(2, math.Inf(1))
+	if err := l.Validate(); err == nil || err.Error() != "model: load: burstiness must be a positive finite number, got +Inf" {
+		t.Errorf("Validate: %v", err)
+	}
+	if err := CheckBurstiness(0); err == nil || err.Error() != "model: burstiness must be a positive finite number, got 0" {
+		t.Errorf("CheckBurstiness: %v", err)
+	}
+	if err := CheckBurstiness(0.5); err != nil {
+		t.Errorf("CheckBurstiness(0.5): %v", err)
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 // budgetOf and maxSeqsOf are the step token budget and sequence cap the
 // simulator will use for a pool, so the bounds price the same batches.
-func budgetOf(p sim.PoolConfig) int { return p.Limits().MaxBatchedTokens }
+func budgetOf(p sim.PoolConfig) int { return p.MaxBatchedTokens }
 
-func maxSeqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
+func maxSeqsOf(p sim.PoolConfig) int { return p.MaxNumSeqs }
 
 // poolBounds are per-worker limits of one pool shape, computed from its
 // step costs alone: optimistic capacities (no queueing, perfect batching).

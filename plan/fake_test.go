@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -60,7 +61,7 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 		}
 		var graphs []int
 		if !eager {
-			graphs = model.VLLMGraphSizes(graphMax)
+			graphs = engine.GraphSizes(graphMax)
 		}
 		d.Derived = append(d.Derived, calibrate.Derivation{Role: role, Pool: p.String(), Source: source, From: "fake", RelSigma: 0.1})
 		var cost sim.CostModel = model.NewStepCost(g, m, p, model.PriorCoeffs(eager), graphs)
@@ -68,7 +69,8 @@ func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error
 			cost = scaledCost{cost, math.Exp(0.1 * t.Band)}
 		}
 		return sim.PoolConfig{Workers: p.Count, Cost: cost,
-			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget}, nil
+			KVCapacity: mem.KVTokens, BlockSize: 16, MaxBatchedTokens: budget,
+			MaxNumSeqs: 256}, nil
 	}
 	var err error
 	if t.Topology.Disaggregated() {

@@ -120,7 +120,7 @@ func (s *search) excludedTPTemplates() ([]*template, []int) {
 			if err != nil {
 				continue
 			}
-			mo := calibrate.MemoryOptionsFor(engine, g, s.llm)
+			mo := calibrate.MemoryOptionsFor(engine, g, s.llm, o.Stated)
 			var fit []int
 			for _, tp := range excluded {
 				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {

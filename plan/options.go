@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/sim"
 	"github.com/capsim/capsim/workload"
 )
@@ -68,6 +69,10 @@ type Options struct {
 	// NoSettingsSearch keeps every engine at its default max-num-seqs and
 	// max-num-batched-tokens instead of trying others on near misses.
 	NoSettingsSearch bool
+	// Stated are engine settings every candidate runs with
+	// (calibrate.Target.Stated); a stated max-num-seqs or
+	// max-num-batched-tokens is pinned: the settings search leaves it.
+	Stated engine.Stated
 	// NoDPAttentionSearch keeps every SGLang deployment's attention as its
 	// calibrated group ran it instead of trying both attention split by TP
 	// and one data-parallel attention group per TP rank

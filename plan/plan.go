@@ -13,6 +13,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
@@ -124,8 +125,8 @@ func (c *candidate) name() string {
 // data-parallel group per rank of the TP all the workers share (a degree
 // must divide every worker's TP); otherwise, and with
 // NoDPAttentionSearch, only the calibrated default (0).
-func (o Options) dpAttentionChoices(engine string, tps ...int) []int {
-	if o.NoDPAttentionSearch || model.EngineFamily(engine) != "sglang" {
+func (o Options) dpAttentionChoices(label string, tps ...int) []int {
+	if o.NoDPAttentionSearch || engine.Family(label) != "sglang" {
 		return []int{0}
 	}
 	g := 0
@@ -415,7 +416,7 @@ func (s *search) buildTemplates() error {
 			}
 			// The TP degrees whose workers hold the model with the
 			// engine's own memory rule, as Configure will size them.
-			mo := calibrate.MemoryOptionsFor(engine, g, s.llm)
+			mo := calibrate.MemoryOptionsFor(engine, g, s.llm, o.Stated)
 			var fit []int
 			for _, tp := range o.TPs {
 				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {
@@ -546,8 +547,8 @@ func joinInts(xs []int) string {
 }
 
 // target is the calibrate.Target of one candidate at band.
-func (s *search) target(gpu model.GPU, engine string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
-	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: engine, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention}
+func (s *search) target(gpu model.GPU, eng string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
+	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: eng, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention, Stated: s.opts.Stated}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -352,6 +353,10 @@ func TestBadOptions(t *testing.T) {
 		{"unknown model", func(o *Options) { o.Model = "GPT-9" }, `unknown model "GPT-9"`},
 		{"max GPUs too small", func(o *Options) { o.GPUs, o.MaxGPUs = []string{"L40S"}, 1 }, "a limit of 1 GPUs is too small for Qwen3-32B"},
 		{"does not fit at the TPs", func(o *Options) { o.GPUs, o.TPs = []string{"L4"}, []int{1, 2} }, "does not fit on L4"},
+		// The memory screen sizes a worker as the stated settings do: 48 GB of an H20 holds no 64 GB Qwen3-32B.
+		{"does not fit at a stated utilization", func(o *Options) {
+			o.GPUs, o.TPs, o.Stated = []string{"H20"}, []int{1}, engine.Stated{GPUMemoryUtilization: 0.5}
+		}, "does not fit on H20"},
 		{"cost of unknown GPU", func(o *Options) { o.GPUCost = map[string]float64{"Z9000": 1} }, `unknown GPU "Z9000"`},
 		{"negative cost", func(o *Options) { o.GPUCost = map[string]float64{"H20": -1} }, "must be a positive number"},
 		{"no price for any GPU", func(o *Options) { o.GPUCost = map[string]float64{"H200": 3} }, "no GPU cost for any GPU searched"},
@@ -804,7 +809,7 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 	s.enumerate()
 	seen := 0
 	for _, tm := range s.tmpls {
-		if !tm.disagg || model.EngineFamily(tm.dep.Engine) != "dynamo" {
+		if !tm.disagg || engine.Family(tm.dep.Engine) != "dynamo" {
 			continue
 		}
 		seen++
@@ -816,5 +821,40 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no Dynamo template searched")
+	}
+}
+
+// A stated max-num-seqs or max-num-batched-tokens is the user's: the
+// settings search varies only what was not stated.
+func TestStatedSettingsNotSearched(t *testing.T) {
+	t.Parallel()
+	count := func(st engine.Stated) (seqs, budgets int) {
+		opts := h20Options(t, 4, "ttft_p99=2000ms,tpot_p99=50ms").withDefaults()
+		opts.Stated = st
+		s, err := newSearch(h20Profile(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.enumerate()
+		for _, tm := range s.tmpls {
+			for _, v := range variants(tm, opts.workload(opts.Workload.Load, 1)) {
+				if v.a.seqs > 0 || v.b.seqs > 0 {
+					seqs++
+				}
+				if v.a.budget > 0 || v.b.budget > 0 {
+					budgets++
+				}
+			}
+		}
+		return seqs, budgets
+	}
+	if seqs, budgets := count(engine.Stated{}); seqs == 0 || budgets == 0 {
+		t.Fatalf("unstated: %d sequence and %d budget variants, want both searched", seqs, budgets)
+	}
+	if seqs, budgets := count(engine.Stated{MaxNumSeqs: 128}); seqs != 0 || budgets == 0 {
+		t.Errorf("max-num-seqs stated: %d sequence and %d budget variants, want budgets only", seqs, budgets)
+	}
+	if seqs, budgets := count(engine.Stated{MaxNumBatchedTokens: 4096}); seqs == 0 || budgets != 0 {
+		t.Errorf("max-num-batched-tokens stated: %d sequence and %d budget variants, want sequences only", seqs, budgets)
 	}
 }

@@ -2,7 +2,7 @@ package plan
 
 import (
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
 	"github.com/capsim/capsim/workload"
@@ -41,7 +41,7 @@ func (v *variant) applyTo(d calibrate.Deployment, disagg bool) (calibrate.Deploy
 	return d.WithBatchLimits(calibrate.RoleDecode, v.b.seqs, v.b.budget)
 }
 
-func seqsOf(p sim.PoolConfig) int { return p.Limits().MaxNumSeqs }
+func seqsOf(p sim.PoolConfig) int { return p.MaxNumSeqs }
 
 // variants are the engine settings tried on a near miss, in a fixed order,
 // one setting changed at a time. Aggregated: a smaller token budget
@@ -64,9 +64,13 @@ func variants(t *template, w workload.Workload) []variant {
 		changed := seqs != seqsOf(p) || budget != budgetOf(p)
 		return changed && seqs >= minNumSeqs && seqs <= maxNumSeqs && budget >= minTokenBudget && budget <= maxTokenBudget && budget >= seqs
 	}
+	pinned := t.dep.Stated
 	add := func(v variant, pa, pb sim.PoolConfig, disagg bool) {
 		if (v.a != poolSetting{} && !ok(v.a, pa)) || (disagg && v.b != poolSetting{} && !ok(v.b, pb)) {
 			return
+		}
+		if (pinned.MaxNumBatchedTokens > 0 && (v.a.budget > 0 || v.b.budget > 0)) || (pinned.MaxNumSeqs > 0 && (v.a.seqs > 0 || v.b.seqs > 0)) {
+			return // the user stated it: the search does not vary it
 		}
 		if d, err := v.applyTo(t.dep, disagg); err != nil || d.Fits(w) != nil {
 			return
@@ -94,7 +98,7 @@ func variants(t *template, w workload.Workload) []variant {
 	for _, v := range []variant{
 		{b: poolSetting{seqs: S / 2}}, {a: poolSetting{budget: 2 * B}}, {a: poolSetting{budget: B / 2}},
 	} {
-		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && model.PrefillBudgetCoversContext(t.dep.Engine) {
+		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && engine.Parse(t.dep.Engine).PrefillBudgetCoversContext() {
 			continue // vLLM would refuse the budget: such a variant could not be deployed
 		}
 		add(v, pp, dp, true)

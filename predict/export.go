@@ -27,6 +27,12 @@ type EngineSettings struct {
 	BlockSize           int `json:"block_size"`
 	// Eager is --enforce-eager (no CUDA graphs), as the calibrated workers ran.
 	Eager bool `json:"enforce_eager,omitempty"`
+	// PrefixCaching ("on" or "off") and KVCacheDtype are
+	// --enable-prefix-caching / --no-enable-prefix-caching and
+	// --kv-cache-dtype where they were stated (calibrate.Target.Stated);
+	// "" leaves them to the engine.
+	PrefixCaching string `json:"prefix_caching,omitempty"`
+	KVCacheDtype  string `json:"kv_cache_dtype,omitempty"`
 	// DPAttention is SGLang's --dp with --enable-dp-attention, as the
 	// calibrated workers ran: each of the groups holds its own requests'
 	// KV cache and a whole copy of the attention weights.
@@ -36,17 +42,21 @@ type EngineSettings struct {
 	Searched bool `json:"searched,omitempty"`
 }
 
-// SettingsOf reports the engine settings of every pool of d, with the
-// simulator's defaults filled in where the profile states none.
+// SettingsOf reports the engine settings of every pool of d, as its
+// simulator pools run them.
 func SettingsOf(d calibrate.Deployment) []EngineSettings {
 	one := func(role string, p sim.PoolConfig, eager bool, pool model.Pool) EngineSettings {
-		p = p.Limits()
 		// A pipeline runs as Microbatches virtual workers, each with that
 		// share of the sequences (model.Pool.Microbatches): the engine
 		// has the whole of both.
 		mb := max(pool.Microbatches(), 1)
-		return EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
-			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP))}
+		s := EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
+			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP)),
+			KVCacheDtype: d.Stated.KVCacheDtype}
+		if d.Stated.PrefixCaching != nil {
+			s.PrefixCaching = d.Settings.PrefixCaching
+		}
+		return s
 	}
 	c, st := d.Config, d.Settings
 	if c.Prefill.Workers > 0 || c.Decode.Workers > 0 {

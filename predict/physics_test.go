@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/workload"
 )
@@ -170,7 +171,7 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 	// profiles of a 70B decode show weight loads at 78% and KV reads at
 	// 42–57% of spec (model.PriorWeight), so half is a floor.
 	const minStreamShare = 0.5
-	row := model.EngineOverheadFor(physicsEngine)
+	row := engine.OverheadFor(physicsEngine)
 	for _, g := range model.GPUs() {
 		for _, name := range physicsModels {
 			m, _ := model.LookupLLM(name)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
@@ -126,6 +127,12 @@ type Prediction struct {
 	Mode sim.Mode `json:"mode"`
 	// Settings are the engine settings of each pool, as simulated.
 	Settings []EngineSettings `json:"engine_settings"`
+	// EngineFlags are the settings the engine ran with, named as vLLM's
+	// flags, each stated, the engine version's default on the GPU, or
+	// the calibrated deployment's; EngineDefaults is the rule the
+	// defaults follow (calibrate.Deployment.Flags).
+	EngineFlags    []engine.Flag `json:"engine_flags"`
+	EngineDefaults string        `json:"engine_defaults"`
 	// Router is how requests were spread over several replicas (or decode
 	// workers), and RouterFrom where that came from; both empty for one.
 	Router     string `json:"router,omitempty"`
@@ -200,6 +207,15 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		if len(shapes) == 0 {
 			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: name a prompt and output length",
 				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
+		}
+	}
+	if mml := opts.Target.Stated.MaxModelLen; mml > 0 {
+		for _, sh := range shapes {
+			// The engine refuses such requests; a calibrated max-model-len
+			// only warns (extrapolationWarnings), a stated one is the user's.
+			if span, what := sh.Span(); span > mml {
+				return nil, fmt.Errorf("predict: %s = %d exceeds the stated --%s %d: the engine refuses such requests", what, span, engine.FlagMaxModelLen, mml)
+			}
 		}
 	}
 	loads := opts.Loads
@@ -307,6 +323,8 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Warnings:             extrapolationWarnings(prof, central, sh),
 			Mode:                 mode,
 			Settings:             SettingsOf(central),
+			EngineFlags:          central.Flags,
+			EngineDefaults:       central.DefaultsRule,
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
 			Frontend:             central.FrontendFrom,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -39,6 +40,10 @@ type RecordPrediction struct {
 	// Frontend is calibrate.Deployment.FrontendFrom: the frontend latency
 	// when it was carried from another deployment or stated, "" otherwise.
 	Frontend string
+	// Flags and DefaultsRule are calibrate.Deployment's: the engine
+	// settings the record was simulated with and where each came from.
+	Flags        []engine.Flag `json:"-"`
+	DefaultsRule string        `json:"-"`
 	// Notes say what was assumed (GPU, topology, engine, output length).
 	Notes []string
 	// Err says why the record could not be simulated; the others still are.
@@ -94,6 +99,7 @@ func Records(ctx context.Context, prof *calibrate.Profile, recs, siblings []resu
 			return
 		}
 		p.Target.Engine, p.Derived, p.Frontend = d.Engine, d.Derived, d.FrontendFrom
+		p.Flags, p.DefaultsRule = d.Flags, d.DefaultsRule
 		w := p.Workload
 		w.Seed = seed
 		res, err := d.Simulate(ctx, w)

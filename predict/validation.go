@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/series"
@@ -61,12 +62,17 @@ type Validation struct {
 	// first record was priced.
 	Frontend string   `json:"frontend,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// EngineFlags and EngineDefaults are Prediction's: the engine settings
+	// simulated (for a result file, the first record's) and their sources.
+	EngineFlags    []engine.Flag `json:"engine_flags,omitempty"`
+	EngineDefaults string        `json:"engine_defaults,omitempty"`
 }
 
 // NewValidation starts a validation of a prediction's deployment.
 func NewValidation(source string, p Prediction) *Validation {
 	return &Validation{Source: source, GPU: p.GPU, Model: p.Model, Engine: p.Engine, Topology: p.Topology, Dataset: p.Dataset,
-		ExactOutput: p.ExactOutput, Warnings: p.Warnings, Derived: derivedText(p.Derived), Frontend: p.Frontend}
+		ExactOutput: p.ExactOutput, Warnings: p.Warnings, Derived: derivedText(p.Derived), Frontend: p.Frontend,
+		EngineFlags: p.EngineFlags, EngineDefaults: p.EngineDefaults}
 }
 
 func derivedText(ds []calibrate.Derivation) []string {
@@ -117,7 +123,8 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		t := rp.Target
 		if v == nil {
-			v = &Validation{Source: source, GPU: t.GPU.Name, Model: t.LLM.Name, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend}
+			v = &Validation{Source: source, GPU: t.GPU.Name, Model: t.LLM.Name, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend,
+				EngineFlags: rp.Flags, EngineDefaults: rp.DefaultsRule}
 		} else if t.GPU.Name != v.GPU || t.LLM.Name != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
 				where, t.GPU.Name, model.ShortName(t.LLM.Name), t.Engine, t.Topology))

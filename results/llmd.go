@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
@@ -289,6 +292,7 @@ func (p *peer) llmdStack(r *Record, stack *node) error {
 		if tool != "" {
 			engines[engineLabel(tool, ver)] = true
 		}
+		llmdEngineArgs(r, c.at("native", "args"), role)
 	}
 	one := func(set map[string]bool) string {
 		if len(set) != 1 {
@@ -310,6 +314,41 @@ func (p *peer) llmdStack(r *Record, stack *node) error {
 	}
 	r.System.GPUCount = gpuCount
 	return nil
+}
+
+// llmdEngineArgs reads the engine settings capsim models (engine.FlagNames)
+// from a component's native.args, the engine's command line as a mapping
+// ("--block-size": 16; a switch's value null or true), into r's settings,
+// role-prefixed for prefill and decode workers ("decode.max-num-seqs").
+func llmdEngineArgs(r *Record, args *node, role string) {
+	if args == nil || args.kind != kindObject {
+		return
+	}
+	for i, k := range args.keys {
+		name := engine.SettingKey(strings.TrimLeft(k, "-"))
+		if !slices.Contains(engine.FlagNames, name) && name != "no-"+engine.FlagPrefixCaching {
+			continue
+		}
+		v := args.vals[i]
+		var val string
+		switch v.kind {
+		case kindString, kindNumber:
+			val = v.str
+		case kindBool:
+			val = strconv.FormatBool(v.b)
+		case kindNull:
+			val = "true" // a switch given without a value
+		default:
+			continue
+		}
+		if role == "prefill" || role == "decode" {
+			name = role + "." + name
+		}
+		if r.System.Settings == nil {
+			r.System.Settings = map[string]string{}
+		}
+		r.System.Settings[name] = val
+	}
 }
 
 // engineLabel builds "tool-version" from a tool and a version that may be a

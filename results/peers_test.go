@@ -509,3 +509,35 @@ func TestLLMDYAMLInfinity(t *testing.T) {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }
+
+// An llm-d report's engine command lines (native.args) state the engine
+// settings capsim models, role-prefixed for prefill and decode workers;
+// the others (TP, which the topology states) are not copied.
+func TestLLMDEngineArgs(t *testing.T) {
+	for file, want := range map[string]map[string]string{
+		"llmd-aggregated-json.good.json": {"block-size": "16"},
+		"llmd-disagg.good.yaml":          {"prefill.block-size": "16", "decode.block-size": "16"},
+	} {
+		recs, err := ParseFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := recs[0].System.Settings
+		for k, v := range want {
+			if s[k] != v {
+				t.Errorf("%s: setting %s = %q, want %q (settings %v)", file, k, s[k], v, s)
+			}
+		}
+		for k := range s {
+			if strings.Contains(k, "tensor-parallel-size") {
+				t.Errorf("%s: %s copied", file, k)
+			}
+		}
+	}
+	r := &Record{}
+	llmdEngineArgs(r, &node{kind: kindObject, keys: []string{"--enforce-eager", "--max_num_seqs", "--kv-cache-dtype"},
+		vals: []*node{{kind: kindNull}, {kind: kindNumber, str: "128"}, {kind: kindString, str: "fp8"}}}, "decode")
+	if s := r.System.Settings; s["decode.enforce-eager"] != "true" || s["decode.max-num-seqs"] != "128" || s["decode.kv-cache-dtype"] != "fp8" {
+		t.Errorf("switch, underscores and a role: %v", s)
+	}
+}

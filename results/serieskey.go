@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/capsim/capsim/engine"
 	"math"
 	"sort"
 	"strconv"
@@ -98,7 +99,7 @@ const HitRateSetting = "prefix_cache_hit_rate"
 
 // IsHitRateKey says whether a settings key spells HitRateSetting.
 func IsHitRateKey(k string) bool {
-	return strings.ReplaceAll(strings.ToLower(k), "-", "_") == HitRateSetting
+	return engine.SettingKey(k) == engine.SettingKey(HitRateSetting)
 }
 
 // anomalySeriesKey is the series Annotate checks a record against: the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
@@ -129,7 +130,7 @@ func applySystem(name string, line int, r *Record, kv map[string]string) error {
 		*t = model.Aggregated(pool)
 		if dpKey != "" {
 			r.dpReplicas = [2]string{dpKey, dpValue}
-			fam := model.EngineFamily(r.System.Engine)
+			fam := engine.Family(r.System.Engine)
 			if n, _ := strconv.Atoi(dpValue); n > 1 && !replicasStated && (fam == "sglang" || r.System.Engine == "") &&
 				r.System.GPUCount > 0 && r.System.GPUCount == pool.TP*pool.PP {
 				// The file's own GPU count leaves no room for dp servers

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 )
@@ -193,11 +194,12 @@ var jsonConfigFields = map[string]bool{
 // engineSettingFields are engine settings a result may carry as numbers or
 // booleans (vllm bench sweep's serve parameters): settings, not metrics.
 // Other booleans (capsim bench's capsim_partial, …) are not settings.
+// Keys are engine.SettingKey's spelling.
 var engineSettingFields = map[string]bool{
-	"max_num_seqs": true, "max_num_batched_tokens": true, "max_model_len": true, "block_size": true,
-	"gpu_memory_utilization": true, "tensor_parallel_size": true, "pipeline_parallel_size": true, "data_parallel_size": true,
-	"max_num_partial_prefills": true, "long_prefill_token_threshold": true, "swap_space": true,
-	"enable_chunked_prefill": true, "enable_prefix_caching": true, "enforce_eager": true, "async_scheduling": true,
+	"max-num-seqs": true, "max-num-batched-tokens": true, "max-model-len": true, "block-size": true,
+	"gpu-memory-utilization": true, "tensor-parallel-size": true, "pipeline-parallel-size": true, "data-parallel-size": true,
+	"max-num-partial-prefills": true, "long-prefill-token-threshold": true, "swap-space": true,
+	"enable-chunked-prefill": true, "enable-prefix-caching": true, "enforce-eager": true, "async-scheduling": true,
 }
 
 // infiniteLoadRE finds request_rate and burstiness written as Infinity.
@@ -483,13 +485,13 @@ func buildJSONRecord(name, doc string, line int, f map[string]jsonField, order [
 		}
 		switch {
 		case jsonKind(fv.raw) == "a number" && json.Unmarshal(fv.raw, &n) == nil:
-			if engineSettingFields[strings.ReplaceAll(k, "-", "_")] {
+			if engineSettingFields[engine.SettingKey(k)] {
 				setting(n.String()) // vllm bench sweep writes the serve settings it varied as numbers
 			} else if v, err := n.Float64(); err == nil && !math.IsInf(v, 0) {
 				r.Metrics[k] = v
 			}
 		case json.Unmarshal(fv.raw, &flag) == nil:
-			if engineSettingFields[strings.ReplaceAll(k, "-", "_")] {
+			if engineSettingFields[engine.SettingKey(k)] {
 				setting(strconv.FormatBool(flag)) // a serve flag a sweep varied, such as enable_chunked_prefill
 			}
 		case json.Unmarshal(fv.raw, &s) == nil:

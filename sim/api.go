@@ -16,18 +16,19 @@ type CostModel interface {
 	DecodeAffine(n int) (base, perKV float64)
 }
 
-// PoolConfig describes one pool of identical workers. Zero values of the
-// optional fields mean vLLM's defaults (documented on each field).
+// PoolConfig describes one pool of identical workers. The engine's limits
+// (BlockSize, MaxNumSeqs, MaxBatchedTokens) are required: the simulator
+// assumes no engine's defaults.
 type PoolConfig struct {
 	Workers int       // number of workers (replicas) in the pool
 	Cost    CostModel // step prices of one worker
 	// KVCapacity is the KV cache of one worker in tokens; 0 means unlimited.
 	KVCapacity int
-	// BlockSize is the KV block granularity in tokens; 0 means 16.
+	// BlockSize is the KV block granularity in tokens (--block-size).
 	BlockSize int
-	// MaxNumSeqs caps the sequences running in one worker; 0 means 256.
+	// MaxNumSeqs caps the sequences running in one worker (--max-num-seqs).
 	MaxNumSeqs int
-	// MaxBatchedTokens is the per-step token budget (max-num-batched-tokens); 0 means 8192.
+	// MaxBatchedTokens is the per-step token budget (--max-num-batched-tokens).
 	MaxBatchedTokens int
 	// DelayedOutput is vLLM V0's asynchronous output processing (on by
 	// default from v0.6 until the V1 engine): a step's sampled tokens are
@@ -68,27 +69,11 @@ type PoolConfig struct {
 	PrefixCaching bool
 }
 
-// Limits returns p with its zero optional fields (BlockSize, MaxNumSeqs,
-// MaxBatchedTokens) set to the defaults the simulator runs with.
-func (p PoolConfig) Limits() PoolConfig {
-	if p.BlockSize == 0 {
-		p.BlockSize = defaultBlockSize
-	}
-	if p.MaxNumSeqs == 0 {
-		p.MaxNumSeqs = defaultMaxNumSeqs
-	}
-	if p.MaxBatchedTokens == 0 {
-		p.MaxBatchedTokens = defaultMaxBatchedTokens
-	}
-	return p
-}
-
 // Holds reports whether one worker of p can hold a request of tokens KV
 // tokens: in whole blocks, as the simulator allocates them, with its
 // sliding-window blocks (WindowTokens); a pool with no KVCapacity holds
 // any.
 func (p PoolConfig) Holds(tokens int) bool {
-	p = p.Limits()
 	return p.KVCapacity <= 0 || (tokens+p.BlockSize-1)/p.BlockSize+int(windowBlocks(int64(tokens), int64(p.WindowTokens), int64(p.BlockSize))) <= p.KVCapacity/p.BlockSize
 }
 

@@ -16,8 +16,8 @@ func benchDisagg(isl, osl, prompts int) Config {
 	prefill := h20Like
 	prefill.PerPrefillToken *= 2
 	return Config{
-		Prefill:    PoolConfig{Workers: 6, Cost: prefill},
-		Decode:     PoolConfig{Workers: 1, Cost: h20Like, KVCapacity: 1_000_000},
+		Prefill:    PoolConfig{Workers: 6, Cost: prefill, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		Decode:     PoolConfig{Workers: 1, Cost: h20Like, KVCapacity: 1_000_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Transfer:   Transfer{Latency: 0.002, PerToken: 1e-7},
 		Load:       model.Closed(128),
 		Input:      Fixed(isl),
@@ -57,7 +57,7 @@ func BenchmarkDisagg1000x1000(b *testing.B) { benchRun(b, benchDisagg(1000, 1000
 
 // BenchmarkAggregated1000x1000 runs 4 replicas with chunked prefill at concurrency 128.
 func BenchmarkAggregated1000x1000(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
@@ -65,7 +65,7 @@ func BenchmarkAggregated1000x1000(b *testing.B) {
 // 64 replicas behind their own API servers (FrontendService): every
 // request queues at the server of the replica the router picks.
 func BenchmarkAggregatedFrontend1000x1000(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 64, Cost: h20Like, KVCapacity: 500_000},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 64, Cost: h20Like, KVCapacity: 500_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		FrontendLatency: 0.02, FrontendService: 0.01, FrontendServers: 64,
 		Load: model.Closed(2048), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
@@ -73,21 +73,21 @@ func BenchmarkAggregatedFrontend1000x1000(b *testing.B) {
 // BenchmarkAggregatedDelayed1000x1000 is BenchmarkAggregated1000x1000 with
 // vLLM V0's delayed output (a decode run is cut while completions wait).
 func BenchmarkAggregatedDelayed1000x1000(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, DelayedOutput: true},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, DelayedOutput: true, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
 // BenchmarkAggregatedPrefillFirst1000x1000 is BenchmarkAggregated1000x1000
 // with SGLang's prefill-first steps (every arrival pauses the decodes).
 func BenchmarkAggregatedPrefillFirst1000x1000(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefillFirst: true},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefillFirst: true, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }
 
 // BenchmarkBurstPrefillFirst is a 40,000-request burst on one SGLang-like
 // replica running up to 4096 requests: the decodes pause for every prefill.
 func BenchmarkBurstPrefillFirst(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, MaxNumSeqs: 4096, PrefillFirst: true, BlockSize: 1},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, MaxNumSeqs: 4096, PrefillFirst: true, BlockSize: 1, MaxBatchedTokens: 8192},
 		Load: model.Load{Kind: model.Burst}, Input: Fixed(200), Output: Fixed(200), NumPrompts: 40_000, Seed: 1})
 }
 
@@ -121,7 +121,7 @@ func BenchmarkMemory10M(b *testing.B) {
 // with a shared-prefix workload served by each replica's prefix cache
 // (inference-perf's shared_prefix: 16 groups × 32 prompts, 512 shared tokens).
 func BenchmarkAggregatedSharedPrefix1000x1000(b *testing.B) {
-	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefixCaching: true},
+	benchRun(b, Config{Replicas: PoolConfig{Workers: 4, Cost: h20Like, KVCapacity: 500_000, PrefixCaching: true, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Sharing: model.Sharing{Groups: 16, PromptsPerGroup: 32, SharedLen: 512},
 		Load:    model.Closed(128), Input: Fixed(1000), Output: Fixed(1000), NumPrompts: 100_000, Seed: 1})
 }

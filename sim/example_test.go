@@ -16,7 +16,7 @@ func (flatCost) DecodeAffine(int) (float64, float64) { return 0.020, 0 }
 
 func ExampleRun() {
 	res, err := sim.Run(context.Background(), sim.Config{
-		Replicas:   sim.PoolConfig{Workers: 1, Cost: flatCost{}},
+		Replicas:   sim.PoolConfig{Workers: 1, Cost: flatCost{}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:       model.Closed(4),
 		Input:      sim.Fixed(512),
 		Output:     sim.Fixed(100),

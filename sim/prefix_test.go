@@ -40,10 +40,10 @@ func TestPrefixHitRateLoneLongPrompt(t *testing.T) {
 			cfg := Config{Load: model.Closed(1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 1, KeepRequests: true, PrefixHitRate: tc.hit}
 			want := tc.want
 			if tc.agg {
-				cfg.Replicas = PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget, KVCapacity: 1 << 20}
+				cfg.Replicas = PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget, KVCapacity: 1 << 20, BlockSize: 16, MaxNumSeqs: 256}
 			} else {
-				cfg.Prefill = PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget}
-				cfg.Decode = PoolConfig{Workers: 1, Cost: c, KVCapacity: 1 << 20}
+				cfg.Prefill = PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget, BlockSize: 16, MaxNumSeqs: 256}
+				cfg.Decode = PoolConfig{Workers: 1, Cost: c, KVCapacity: 1 << 20, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}
 				cfg.Transfer = Transfer{Latency: 0.001, PerToken: 2e-7}
 				base, perKV := c.DecodeAffine(1)
 				want += base + perKV*(P+1)
@@ -103,7 +103,7 @@ func TestCachedPrefix(t *testing.T) {
 // prefix again, and still finishes; every KV block taken is given back.
 func TestPrefixHitDisaggregatedDecodePreempts(t *testing.T) {
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-10, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
-	cfg := Config{Prefill: PoolConfig{Workers: 2, Cost: c, MaxBatchedTokens: 4096}, Decode: PoolConfig{Workers: 1, Cost: c, KVCapacity: 40_000},
+	cfg := Config{Prefill: PoolConfig{Workers: 2, Cost: c, MaxBatchedTokens: 4096, BlockSize: 16, MaxNumSeqs: 256}, Decode: PoolConfig{Workers: 1, Cost: c, KVCapacity: 40_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Transfer: Transfer{Latency: 0.001, PerToken: 1e-7}, Load: model.Closed(16), Input: Fixed(3000), Output: Fixed(1500),
 		NumPrompts: 48, PrefixHitRate: 0.6, Seed: 5, KeepRequests: true}
 	res := run(t, cfg) // every request completes (checkInvariants)
@@ -146,7 +146,7 @@ func TestPrefixHitDisaggregatedDecodePreempts(t *testing.T) {
 func TestPrefixHitRateUnderLoad(t *testing.T) {
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-10, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
 	cfg := func(h float64) Config {
-		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 200_000}, Load: model.Closed(32),
+		return Config{Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: 200_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Closed(32),
 			Input: Fixed(4000), Output: Fixed(64), NumPrompts: 256, PrefixHitRate: h, Seed: 3}
 	}
 	base, hit := run(t, cfg(0)), run(t, cfg(0.6))

@@ -12,7 +12,7 @@ import (
 // questions each, prompts of isl tokens.
 func sharedCfg(workers, kv int, load model.Load, sh model.Sharing, isl, n int) Config {
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-10, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
-	return Config{Replicas: PoolConfig{Workers: workers, Cost: c, KVCapacity: kv, PrefixCaching: true},
+	return Config{Replicas: PoolConfig{Workers: workers, Cost: c, KVCapacity: kv, PrefixCaching: true, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: load, Input: Fixed(isl), Output: Fixed(32), NumPrompts: n, Seed: 7, Sharing: sh}
 }
 

@@ -12,16 +12,6 @@ import (
 	"github.com/capsim/capsim/model"
 )
 
-// Defaults of PoolConfig's optional fields: the simulator's own fallback
-// for a zero field (vLLM V0's values). Callers that know the engine fill
-// the fields from model.DefaultsFor; read the effective values with
-// PoolConfig.Limits.
-const (
-	defaultBlockSize        = 16
-	defaultMaxNumSeqs       = 256
-	defaultMaxBatchedTokens = 8192
-)
-
 // MaxNumPrompts bounds the requests of one run: 10 M requests simulate in
 // about 5 s (BenchmarkMemory10M: 4.65 s, 17 MB), and callers that derive a prompt count
 // from the load (20 × rate) must not turn an absurd rate into hours of work.
@@ -188,19 +178,20 @@ func validatePool(name string, p *PoolConfig) error {
 	if p.KVCapacity < 0 {
 		return f("KVCapacity must not be negative, got %d", p.KVCapacity)
 	}
-	if p.BlockSize < 0 {
-		return f("BlockSize must not be negative, got %d", p.BlockSize)
+	// The engine's limits are stated, never assumed here: they are the
+	// engine version's (engine.Defaults) or the user's.
+	if p.BlockSize <= 0 {
+		return f("BlockSize must be positive, got %d", p.BlockSize)
 	}
-	if p.MaxNumSeqs < 0 {
-		return f("MaxNumSeqs must not be negative, got %d", p.MaxNumSeqs)
+	if p.MaxNumSeqs <= 0 {
+		return f("MaxNumSeqs must be positive, got %d", p.MaxNumSeqs)
 	}
-	if p.MaxBatchedTokens < 0 {
-		return f("MaxBatchedTokens must not be negative, got %d", p.MaxBatchedTokens)
+	if p.MaxBatchedTokens <= 0 {
+		return f("MaxBatchedTokens must be positive, got %d", p.MaxBatchedTokens)
 	}
 	if p.WindowTokens < 0 {
 		return f("WindowTokens must not be negative, got %d", p.WindowTokens)
 	}
-	*p = p.Limits()
 	if p.KVCapacity > 0 && p.KVCapacity < p.BlockSize {
 		return f("KVCapacity (%d) must hold at least one block of %d tokens", p.KVCapacity, p.BlockSize)
 	}
@@ -414,12 +405,12 @@ func (s *simulator) checkFits(prompt, out, id int) error {
 			return fmt.Errorf("sim: %s has a %d-token prompt, larger than Config.Prefill.KVCapacity %d: it can never run", whatFor(), prompt, c.Prefill.KVCapacity)
 		}
 		if prompt > 0 && out > 0 && tooBig(prompt+out, c.Decode) {
-			return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Decode.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Decode.windowNote(prompt+out), c.Decode.KVCapacity, c.Decode.Limits().BlockSize)
+			return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Decode.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Decode.windowNote(prompt+out), c.Decode.KVCapacity, c.Decode.BlockSize)
 		}
 		return nil
 	}
 	if prompt > 0 && out > 0 && tooBig(prompt+out, c.Replicas) {
-		return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Replicas.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Replicas.windowNote(prompt+out), c.Replicas.KVCapacity, c.Replicas.Limits().BlockSize)
+		return fmt.Errorf("sim: %s needs %d KV tokens (%d prompt + %d output)%s, more than Config.Replicas.KVCapacity %d holds in blocks of %d: it can never finish", whatFor(), prompt+out, prompt, out, c.Replicas.windowNote(prompt+out), c.Replicas.KVCapacity, c.Replicas.BlockSize)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"math"
@@ -29,8 +30,9 @@ func (p *scenarioPool) config() PoolConfig {
 	if p == nil {
 		return PoolConfig{}
 	}
-	return PoolConfig{Workers: p.Workers, Cost: p.Cost, KVCapacity: p.KVCapacity, BlockSize: p.BlockSize,
-		MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens}
+	// A file that states no limits runs vLLM's unversioned ones.
+	return PoolConfig{Workers: p.Workers, Cost: p.Cost, KVCapacity: p.KVCapacity, BlockSize: cmp.Or(p.BlockSize, 16),
+		MaxNumSeqs: cmp.Or(p.MaxNumSeqs, 256), MaxBatchedTokens: cmp.Or(p.MaxBatchedTokens, 8192)}
 }
 
 // scenario is one file of testdata/scenarios: load + deployment + costs.

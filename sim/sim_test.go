@@ -83,7 +83,7 @@ func TestSingleRequestDisaggregated(t *testing.T) {
 	dec := testCost{Overhead: 0.001, DecodeBase: 0.0125, PerSeq: 2e-4, PerKV: 3e-8}
 	tr := Transfer{Latency: 0.004, PerToken: 2e-7}
 	res := run(t, Config{
-		Prefill: PoolConfig{Workers: 2, Cost: pre}, Decode: PoolConfig{Workers: 1, Cost: dec},
+		Prefill: PoolConfig{Workers: 2, Cost: pre, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Decode: PoolConfig{Workers: 1, Cost: dec, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Transfer: tr, Load: model.Closed(1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 1, KeepRequests: true,
 	})
 	prefill := pre.StepTime(model.Step{PrefillTokens: P, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(0, P)})
@@ -127,7 +127,7 @@ func TestSingleRequestAggregatedChunked(t *testing.T) {
 	const P, O, budget = 10000, 3, 4096
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, PerAttn: 1e-9, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
 	res := run(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget},
+		Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: budget, BlockSize: 16, MaxNumSeqs: 256},
 		Load:     model.Closed(1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 1, KeepRequests: true,
 	})
 	ttft := 0.0
@@ -151,7 +151,7 @@ func TestSingleRequestAggregatedChunked(t *testing.T) {
 func TestClosedLoopConstantCosts(t *testing.T) {
 	const tau, N, P, O, rounds = 0.02, 8, 100, 50, 25
 	res := run(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:     model.Closed(N), Input: Fixed(P), Output: Fixed(O), NumPrompts: N * rounds,
 	})
 	m := res.Metrics
@@ -185,7 +185,7 @@ func TestClosedLoopConstantCosts(t *testing.T) {
 func TestClosedLoopConstantCostsDisaggregated(t *testing.T) {
 	const tp, lat, td, O, n = 0.05, 0.01, 0.02, 10, 20
 	res := run(t, Config{
-		Prefill: PoolConfig{Workers: 3, Cost: testCost{Overhead: tp}}, Decode: PoolConfig{Workers: 2, Cost: testCost{Overhead: td}},
+		Prefill: PoolConfig{Workers: 3, Cost: testCost{Overhead: tp}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Decode: PoolConfig{Workers: 2, Cost: testCost{Overhead: td}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Transfer: Transfer{Latency: lat}, Load: model.Closed(1), Input: Fixed(500), Output: Fixed(O), NumPrompts: n,
 	})
 	e2e := tp + lat + O*td
@@ -211,7 +211,7 @@ func TestOpenLoopMM1(t *testing.T) {
 	rho := lambda / mu
 	wantWait := rho / (mu - lambda)
 	cfg := Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Load:     model.Open(lambda, 1), Input: LengthDist{Kind: "exponential", Mean: meanTokens}, Output: Fixed(1),
 		NumPrompts: 1_000_000, Seed: 7,
 	}
@@ -238,7 +238,7 @@ func TestOpenLoopMM1(t *testing.T) {
 func TestKVCapacityQueues(t *testing.T) {
 	const K, P, tau = 4, 64, 0.01
 	res := run(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, KVCapacity: K * P, BlockSize: 16},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, KVCapacity: K * P, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:     model.Closed(3 * K), Input: Fixed(P), Output: Fixed(1), NumPrompts: 3 * K, KeepRequests: true,
 	})
 	count := map[float64]int{}
@@ -265,7 +265,7 @@ func TestKVCapacityPreempts(t *testing.T) {
 	const K, P, O = 4, 200, 200
 	c := testCost{Overhead: 0.005, PerPrefillToken: 1e-5, DecodeBase: 0.01, PerSeq: 1e-4, PerKV: 1e-8}
 	cfg := Config{
-		Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: K * (P + O)},
+		Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: K * (P + O), BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:     model.Closed(3 * K), Input: Fixed(P), Output: Fixed(O), NumPrompts: 60, KeepRequests: true,
 	}
 	limited := run(t, cfg)
@@ -303,7 +303,7 @@ func TestPreemptingStepAdmitsNothing(t *testing.T) {
 	for _, tt := range []struct{ budget, capacity int }{{32, 400}, {32, 800}, {64, 400}, {64, 1200}, {256, 1200}} {
 		const n = 60
 		cfg := Config{
-			Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: tt.capacity, MaxBatchedTokens: tt.budget, MaxNumSeqs: 16},
+			Replicas: PoolConfig{Workers: 1, Cost: c, KVCapacity: tt.capacity, MaxBatchedTokens: tt.budget, MaxNumSeqs: 16, BlockSize: 16},
 			Load:     model.Closed(12), Input: Fixed(200), Output: Fixed(200), NumPrompts: n,
 		}
 		res := run(t, cfg)
@@ -323,7 +323,7 @@ func TestKVCapacityDisaggregatedAdmission(t *testing.T) {
 	pre := testCost{Overhead: 0.01}
 	dec := testCost{Overhead: 0.001}
 	res := run(t, Config{
-		Prefill: PoolConfig{Workers: 8, Cost: pre}, Decode: PoolConfig{Workers: 1, Cost: dec, KVCapacity: K * (P + O)},
+		Prefill: PoolConfig{Workers: 8, Cost: pre, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Decode: PoolConfig{Workers: 1, Cost: dec, KVCapacity: K * (P + O), BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(4 * K), Input: Fixed(P), Output: Fixed(O), NumPrompts: 4 * K, KeepRequests: true,
 	})
 	// 8 idle prefill workers, but only K prompts get KV blocks at t = 0, so
@@ -363,7 +363,7 @@ func TestDeterministic(t *testing.T) {
 
 // Changing the arrival process must not change the lengths drawn.
 func TestSeparateStreams(t *testing.T) {
-	cfg := Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like}, Input: LengthDist{Kind: "uniform", Min: 10, Max: 2000},
+	cfg := Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Input: LengthDist{Kind: "uniform", Min: 10, Max: 2000},
 		Output: LengthDist{Kind: "normal", Mean: 100, Std: 30, Min: 1, Max: 300}, NumPrompts: 50, KeepRequests: true, Seed: 3}
 	cfg.Load = model.Open(1, 1)
 	a := run(t, cfg)
@@ -380,7 +380,7 @@ func TestOpenLoopArrivals(t *testing.T) {
 	// Negligible service: send times are the arrival times.
 	for _, burst := range []float64{1, 0.25, 4} {
 		const rate = 20.0
-		res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 1e-9}}, Load: model.Open(rate, burst),
+		res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 1e-9}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Open(rate, burst),
 			Input: Fixed(1), Output: Fixed(1), NumPrompts: 200_000, KeepRequests: true, Seed: 11})
 		var sum, sumSq float64
 		for i := 1; i < len(res.Requests); i++ {
@@ -400,9 +400,9 @@ func TestOpenLoopArrivals(t *testing.T) {
 func TestOpenLoopConcurrencyCap(t *testing.T) {
 	// A burst capped at 2 in flight behaves as a closed loop of 2.
 	c := testCost{Overhead: 0.01}
-	a := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c}, Load: model.Load{Kind: model.Burst, Concurrency: 2},
+	a := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Load{Kind: model.Burst, Concurrency: 2},
 		Input: Fixed(10), Output: Fixed(10), NumPrompts: 20})
-	b := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c}, Load: model.Closed(2),
+	b := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Closed(2),
 		Input: Fixed(10), Output: Fixed(10), NumPrompts: 20})
 	if a.Metrics[model.MeanE2EL] != b.Metrics[model.MeanE2EL] || a.MeanInFlight > 2 {
 		t.Errorf("capped burst E2E %v vs closed %v, in flight %v", a.Metrics[model.MeanE2EL], b.Metrics[model.MeanE2EL], a.MeanInFlight)
@@ -416,13 +416,13 @@ func (c badCost) DecodeAffine(int) (float64, float64) { return c.v, 0 }
 
 func TestBadInput(t *testing.T) {
 	good := func() Config {
-		return Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like}, Load: model.Closed(1), Input: Fixed(10), Output: Fixed(10), NumPrompts: 1}
+		return Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Closed(1), Input: Fixed(10), Output: Fixed(10), NumPrompts: 1}
 	}
 	dis := func() Config {
 		c := good()
 		c.Replicas = PoolConfig{}
-		c.Prefill = PoolConfig{Workers: 1, Cost: h20Like}
-		c.Decode = PoolConfig{Workers: 1, Cost: h20Like}
+		c.Prefill = PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}
+		c.Decode = PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}
 		return c
 	}
 	cases := []struct {
@@ -439,6 +439,10 @@ func TestBadInput(t *testing.T) {
 		{"zero prefill workers", func() Config { c := dis(); c.Prefill.Workers = 0; return c }, "Config.Prefill.Workers must be positive"},
 		{"both", func() Config { c := dis(); c.Replicas = good().Replicas; return c }, "both Replicas and Prefill/Decode"},
 		{"negative KV", func() Config { c := good(); c.Replicas.KVCapacity = -5; return c }, "Config.Replicas.KVCapacity must not be negative"},
+		// The engine's limits are stated: the simulator assumes no engine's defaults.
+		{"no block size", func() Config { c := good(); c.Replicas.BlockSize = 0; return c }, "Config.Replicas.BlockSize must be positive"},
+		{"no sequence cap", func() Config { c := dis(); c.Decode.MaxNumSeqs = 0; return c }, "Config.Decode.MaxNumSeqs must be positive"},
+		{"no token budget", func() Config { c := dis(); c.Prefill.MaxBatchedTokens = 0; return c }, "Config.Prefill.MaxBatchedTokens must be positive"},
 		{"budget below seqs", func() Config { c := good(); c.Replicas.MaxBatchedTokens = 10; return c }, "MaxBatchedTokens (10) must be at least MaxNumSeqs"},
 		{"rate zero", func() Config {
 			c := good()
@@ -492,9 +496,9 @@ func TestNonFiniteTime(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"transfer latency 1e308", Config{Prefill: PoolConfig{Workers: 1, Cost: h20Like}, Decode: PoolConfig{Workers: 1, Cost: h20Like},
+		{"transfer latency 1e308", Config{Prefill: PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Decode: PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 			Transfer: Transfer{Latency: 1e308}, Load: model.Closed(1), Input: Fixed(100), Output: Fixed(10), NumPrompts: 5}},
-		{"step time 1e308", Config{Replicas: PoolConfig{Workers: 1, Cost: badCost{1e308}}, Load: model.Closed(2),
+		{"step time 1e308", Config{Replicas: PoolConfig{Workers: 1, Cost: badCost{1e308}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Closed(2),
 			Input: Fixed(10), Output: Fixed(10), NumPrompts: 20}},
 	}
 	for _, tc := range cases {
@@ -549,7 +553,7 @@ func TestRouting(t *testing.T) {
 func TestChunkedPrefillByHand(t *testing.T) {
 	const tau = 0.01
 	res := run(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: 64, MaxNumSeqs: 4},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: 64, MaxNumSeqs: 4, BlockSize: 16},
 		Load:     model.Closed(2), Input: Fixed(100), Output: Fixed(3), NumPrompts: 2, KeepRequests: true,
 	})
 	want := [][2]float64{{2, 4}, {4, 6}} // first token, done, in tau
@@ -568,7 +572,7 @@ func TestChunkedPrefillByHand(t *testing.T) {
 // the replica whose request finished.
 func TestLeastOutstandingRouting(t *testing.T) {
 	c := testCost{Overhead: 0.01}
-	cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: c}, Router: LeastOutstanding, Load: model.Closed(2),
+	cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: c, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Router: LeastOutstanding, Load: model.Closed(2),
 		Input: Fixed(10), Output: LengthDist{Kind: "empirical", Values: []int{5, 50}}, NumPrompts: 40, KeepRequests: true, Seed: 9}
 	res := run(t, cfg)
 	// With two replicas and two clients, least-outstanding never queues two
@@ -591,7 +595,7 @@ func TestLeastOutstandingRouting(t *testing.T) {
 func TestRandomRoutingDraws(t *testing.T) {
 	const workers, n = 4, 40000
 	draws := func(seed uint64) []int {
-		s, err := newSimulator(context.Background(), Config{Replicas: PoolConfig{Workers: workers, Cost: testCost{Overhead: 0.01}},
+		s, err := newSimulator(context.Background(), Config{Replicas: PoolConfig{Workers: workers, Cost: testCost{Overhead: 0.01}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 			Router: Random, Load: model.Closed(1), Input: Fixed(10), Output: Fixed(2), NumPrompts: 1, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -639,7 +643,7 @@ func TestRandomRoutingDraws(t *testing.T) {
 // waits; random routing sometimes sends two to one replica, and they queue.
 func TestRandomRoutingQueues(t *testing.T) {
 	const step = 0.01
-	cfg := Config{Replicas: PoolConfig{Workers: 4, Cost: testCost{Overhead: step}, MaxNumSeqs: 1},
+	cfg := Config{Replicas: PoolConfig{Workers: 4, Cost: testCost{Overhead: step}, MaxNumSeqs: 1, BlockSize: 16, MaxBatchedTokens: 8192},
 		Load: model.Closed(4), Input: Fixed(10), Output: Fixed(5), NumPrompts: 400, Seed: 5}
 	ttft := map[Routing]float64{}
 	for _, r := range []Routing{RoundRobin, LeastOutstanding, Random} {
@@ -673,8 +677,8 @@ func TestSharedQueueMMc(t *testing.T) {
 	erlangC := tail / (sum + tail)
 	wantWait := erlangC / (c*mu - lambda)
 	res := run(t, Config{
-		Prefill: PoolConfig{Workers: c, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
-		Decode:  PoolConfig{Workers: 1, Cost: testCost{}},
+		Prefill: PoolConfig{Workers: c, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
+		Decode:  PoolConfig{Workers: 1, Cost: testCost{}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:    model.Open(lambda, 1), Input: LengthDist{Kind: "exponential", Mean: meanTokens}, Output: Fixed(1),
 		NumPrompts: 1_000_000, Seed: 5,
 	})
@@ -693,8 +697,8 @@ func TestSharedQueueMMc(t *testing.T) {
 // Free steps must not hang: the run ends at t = 0 with zero latencies.
 func TestZeroCostFinishes(t *testing.T) {
 	for _, cfg := range []Config{
-		{Replicas: PoolConfig{Workers: 2, Cost: testCost{}, KVCapacity: 4096}, Load: model.Closed(8), Input: Fixed(100), Output: Fixed(50), NumPrompts: 100},
-		{Prefill: PoolConfig{Workers: 2, Cost: testCost{}}, Decode: PoolConfig{Workers: 1, Cost: testCost{}, KVCapacity: 2048}, Load: model.Open(5, 1), Input: Fixed(1000), Output: Fixed(50), NumPrompts: 100},
+		{Replicas: PoolConfig{Workers: 2, Cost: testCost{}, KVCapacity: 4096, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Closed(8), Input: Fixed(100), Output: Fixed(50), NumPrompts: 100},
+		{Prefill: PoolConfig{Workers: 2, Cost: testCost{}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Decode: PoolConfig{Workers: 1, Cost: testCost{}, KVCapacity: 2048, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: model.Open(5, 1), Input: Fixed(1000), Output: Fixed(50), NumPrompts: 100},
 	} {
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -715,7 +719,7 @@ func TestZeroCostFinishes(t *testing.T) {
 // N / (E2E + L)); an open loop keeps its rate and ends L later.
 func TestFrontendLatency(t *testing.T) {
 	const tau, N, P, O, rounds, L = 0.02, 1, 100, 50, 20, 0.05
-	base := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+	base := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(N), Input: Fixed(P), Output: Fixed(O), NumPrompts: N * rounds}
 	with := base
 	with.FrontendLatency = L
@@ -757,7 +761,7 @@ func TestFrontendLatency(t *testing.T) {
 // 1/S is served at 1/S. An idle server adds only L.
 func TestFrontendService(t *testing.T) {
 	const tau, N, L, S = 1e-7, 10, 0.012, 0.01
-	burst := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+	burst := Config{Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(N), Input: Fixed(10), Output: Fixed(2), NumPrompts: N, FrontendLatency: L, FrontendService: S}
 	if got, want := run(t, burst).Metrics[model.MeanTTFT], 1000*(L+S*(N-1)/2); !near(got, want, 1e-3) {
 		t.Errorf("burst of %d: mean TTFT %v ms, want %v", N, got, want)
@@ -814,7 +818,7 @@ func TestDelayedOutput(t *testing.T) {
 		{true, [2]float64{2 * tau, 4 * tau}, [2]float64{4 * tau, 5 * tau}},
 	} {
 		res := run(t, Config{
-			Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: P, MaxNumSeqs: 2, DelayedOutput: c.delayed},
+			Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, MaxBatchedTokens: P, MaxNumSeqs: 2, DelayedOutput: c.delayed, BlockSize: 16},
 			Load:     model.Open(math.Inf(1), 1), Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true,
 		})
 		if len(res.Requests) != 2 {
@@ -836,7 +840,7 @@ func TestDelayedOutputUnderLoad(t *testing.T) {
 		var ttft [2]float64
 		for i, delayed := range []bool{false, true} {
 			cfg := Config{
-				Replicas: PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, DelayedOutput: delayed},
+				Replicas: PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, DelayedOutput: delayed, BlockSize: 16, MaxNumSeqs: 256},
 				Load:     model.Closed(32), Input: Fixed(2500), Output: LengthDist{Kind: "uniform", Min: 80, Max: 120},
 				NumPrompts: 640, Seed: 3, Mode: mode,
 			}
@@ -864,7 +868,7 @@ func TestDelayedOutputUnderLoad(t *testing.T) {
 func TestPrefillFirst(t *testing.T) {
 	const P, O = 100, 5
 	c := testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01, PerSeq: 1e-3}
-	res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2, PrefillFirst: true},
+	res := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2, PrefillFirst: true, BlockSize: 16},
 		Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true})
 	prefill := c.StepTime(model.Step{PrefillTokens: P, PrefillSeqs: 1})
 	decode := c.StepTime(model.Step{DecodeSeqs: 2})
@@ -886,7 +890,7 @@ func TestPrefillFirst(t *testing.T) {
 		t.Errorf("mean TPOT %v ms, want %v", m[model.MeanTPOT], tpot*1000)
 	}
 	// Without it the first request decodes inside the second's prefill.
-	mixed := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2},
+	mixed := run(t, Config{Replicas: PoolConfig{Workers: 1, Cost: c, MaxBatchedTokens: P, MaxNumSeqs: 2, BlockSize: 16},
 		Load: model.Load{Kind: model.Burst}, Input: Fixed(P), Output: Fixed(O), NumPrompts: 2, KeepRequests: true})
 	if mixed.Requests[0].Done >= res.Requests[0].Done {
 		t.Errorf("mixed steps finish the first request at %v, not before prefill-first's %v", mixed.Requests[0].Done, res.Requests[0].Done)
@@ -894,9 +898,11 @@ func TestPrefillFirst(t *testing.T) {
 }
 
 // twoRequests is a burst of two 100-token prompts with 100-token outputs
-// on one worker of pool p (its cost set here), every request kept.
+// on one worker of pool p (its cost set here, and vLLM's limits), every
+// request kept.
 func twoRequests(p PoolConfig) Config {
 	p.Workers, p.Cost = 1, testCost{Overhead: 0.002, PerPrefillToken: 1e-4, DecodeBase: 0.01}
+	p.BlockSize, p.MaxNumSeqs, p.MaxBatchedTokens = 16, 256, 8192
 	return Config{Replicas: p, Load: model.Load{Kind: model.Burst}, Input: Fixed(100), Output: Fixed(100), NumPrompts: 2, KeepRequests: true}
 }
 
@@ -941,7 +947,7 @@ func TestWindowTokens(t *testing.T) {
 			r[1].FirstToken, r[0].Done, r[0].Preemptions, r[1].Preemptions)
 	}
 	// A window longer than the request holds only the request's length.
-	if p := (PoolConfig{KVCapacity: 448, WindowTokens: 1000}); !p.Holds(224) || p.Holds(225) {
+	if p := (PoolConfig{KVCapacity: 448, BlockSize: 16, WindowTokens: 1000}); !p.Holds(224) || p.Holds(225) {
 		t.Errorf("Holds with a long window: want 224 tokens (14 blocks and 14 of window) held, 225 not")
 	}
 	bad := cfg(144)
@@ -972,15 +978,16 @@ func TestWindowTokens(t *testing.T) {
 // mixedLengths is 400 requests of uniform lengths (prompts minIn–3000,
 // outputs 1–400) at load l: on two aggregated workers of pool p, or
 // disaggregated, two prefill workers and one decode worker of p; costs
-// are H20-like, budgets 2048 tokens.
+// are H20-like, budgets 2048 tokens, blocks of 16, at most 256 sequences.
 func mixedLengths(p PoolConfig, disagg bool, l model.Load, minIn int, seed uint64) Config {
 	p.Workers, p.Cost, p.MaxBatchedTokens = 2, h20Like, 2048
+	p.BlockSize, p.MaxNumSeqs = 16, 256
 	cfg := Config{Replicas: p, Load: l, Input: LengthDist{Kind: "uniform", Min: minIn, Max: 3000},
 		Output: LengthDist{Kind: "uniform", Min: 1, Max: 400}, NumPrompts: 400, Seed: seed}
 	if disagg {
 		p.Workers = 1
 		cfg.Replicas = PoolConfig{}
-		cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048}
+		cfg.Prefill = PoolConfig{Workers: 2, Cost: h20Like, MaxBatchedTokens: 2048, BlockSize: 16, MaxNumSeqs: 256}
 		cfg.Decode = p
 		cfg.Transfer = Transfer{Latency: 0.002, PerToken: 1e-7}
 	}

@@ -238,7 +238,7 @@ func TestEmpiricalLengthsAreTheLoadGeneratorsDeal(t *testing.T) {
 	ins, outs := []int{30, 4, 17, 250, 9}, []int{5, 80, 12}
 	for _, load := range []model.Load{model.Closed(3), model.Open(50, 1), model.Open(math.Inf(1), 1)} {
 		const n, seed = 23, 11
-		cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: testCost{Overhead: 0.01}}, Load: load,
+		cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: testCost{Overhead: 0.01}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Load: load,
 			Input: LengthDist{Kind: "empirical", Values: ins}, Output: LengthDist{Kind: "empirical", Values: outs},
 			NumPrompts: n, KeepRequests: true, Seed: seed}
 		res := run(t, cfg)

@@ -39,7 +39,7 @@ func TestSteadyStateMM1(t *testing.T) {
 	rho := lambda / mu
 	wantWait := rho / (mu - lambda)
 	res := runSteady(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Load:     model.Open(lambda, 1), Input: LengthDist{Kind: "exponential", Mean: meanTokens}, Output: Fixed(1),
 		NumPrompts: 400_000, Seed: 7,
 	})
@@ -75,7 +75,7 @@ func TestSteadyStateMM1(t *testing.T) {
 func TestSteadyStateSaturated(t *testing.T) {
 	const perToken, tokens = 1e-5, 10000 // 10 prompts/s
 	res := runSteady(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Load:     model.Open(12, 1), Input: Fixed(tokens), Output: Fixed(1), NumPrompts: 2000, Seed: 3,
 	})
 	st := res.Steady
@@ -96,7 +96,7 @@ func TestSteadyStateSaturated(t *testing.T) {
 func TestSteadyStateArrivalsStop(t *testing.T) {
 	const perToken, tokens = 1e-5, 10000 // 10 prompts/s
 	cfg := Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: perToken}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Input:    Fixed(tokens), Output: Fixed(1), NumPrompts: 2000, Seed: 3,
 	}
 	for _, tt := range []struct {
@@ -116,7 +116,7 @@ func TestSteadyStateArrivalsStop(t *testing.T) {
 	// batches them all: about 30,000 in flight, held steady from a warm-up
 	// longer than a request.
 	keepUp := Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 0.01}, MaxNumSeqs: 1 << 20, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: 0.01}, MaxNumSeqs: 1 << 20, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Load:     model.Open(5000, 1), Input: Fixed(10), Output: Fixed(600), NumPrompts: 2000, Warmup: 40000, Seed: 3,
 	}
 	st := runSteady(t, keepUp).Steady
@@ -130,7 +130,7 @@ func TestSteadyStateArrivalsStop(t *testing.T) {
 func TestSteadyStateClosedLoopConstant(t *testing.T) {
 	const tau, N, P, O = 0.02, 8, 100, 50
 	res := runSteady(t, Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{Overhead: tau}, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:     model.Closed(N), Input: Fixed(P), Output: Fixed(O), NumPrompts: 400,
 	})
 	m := res.Metrics
@@ -157,7 +157,7 @@ func TestSteadyStateClosedLoopConstant(t *testing.T) {
 // length (the first wave of prompts arrives at once); steady state does not.
 func TestSteadyStateIndependentOfLength(t *testing.T) {
 	cfg := Config{
-		Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 400_000},
+		Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 400_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load:     model.Closed(64), Input: Fixed(1000), Output: LengthDist{Kind: "uniform", Min: 160, Max: 240}, Seed: 1,
 	}
 	at := func(mode Mode, n int) map[string]float64 {
@@ -204,7 +204,7 @@ func TestSteadyStateDeterministic(t *testing.T) {
 // stops at once when saturated.
 func TestConverge(t *testing.T) {
 	cfg := Config{
-		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: 1e-5}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30},
+		Replicas: PoolConfig{Workers: 1, Cost: testCost{PerPrefillToken: 1e-5}, MaxNumSeqs: 1, MaxBatchedTokens: 1 << 30, BlockSize: 16},
 		Load:     model.Open(5, 1), Input: LengthDist{Kind: "exponential", Mean: 10000}, Output: Fixed(1), NumPrompts: 500, Seed: 1,
 	}
 	var sizes []int
@@ -243,7 +243,7 @@ func TestConverge(t *testing.T) {
 }
 
 func TestSteadyStateBadInput(t *testing.T) {
-	base := Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like}, Input: Fixed(10), Output: Fixed(10), NumPrompts: 10, Mode: SteadyState}
+	base := Config{Replicas: PoolConfig{Workers: 1, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}, Input: Fixed(10), Output: Fixed(10), NumPrompts: 10, Mode: SteadyState}
 	for name, mut := range map[string]func(*Config){
 		"burst":   func(c *Config) { c.Load = model.Load{Kind: model.Burst, Rate: math.Inf(1)} },
 		"warmup":  func(c *Config) { c.Load = model.Closed(2); c.Warmup = -1 },

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/model"
@@ -37,6 +38,7 @@ type planOptions struct {
 	quiet                               bool
 	frontendMS                          float64 // --frontend-ms, when frontendGiven
 	frontendGiven                       bool
+	stated                              func() (engine.Stated, error)
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -64,6 +66,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
 	fs.BoolVar(&o.noSettings, "no-settings-search", false, "keep every engine's default max-num-seqs and max-num-batched-tokens")
+	o.stated = addEngineSettingsFlags(fs, "each candidate engine version's on its GPU; a stated max-num-seqs or max-num-batched-tokens is not searched")
 	fs.BoolVar(&o.noDPAttention, "no-dp-attention-search", false, "run SGLang's attention as its calibrated deployment did instead of trying it both split by TP\nand data-parallel with one group per TP rank (--enable-dp-attention --dp TP)")
 	fs.BoolVar(&o.noMargin, "no-margin", false, "skip the central-cost search that says what the confidence margin costs")
 	fs.StringVar(&o.export, "export", "", "write deployable configs of the recommendations to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
@@ -178,6 +181,9 @@ func (o planOptions) options() (plan.Options, error) {
 		NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
 	if opts.Frontend, err = statedFrontend(o.frontendMS, o.frontendGiven, model.Topology{}); err != nil {
+		return opts, fmt.Errorf("plan: %w", err)
+	}
+	if opts.Stated, err = o.stated(); err != nil {
 		return opts, fmt.Errorf("plan: %w", err)
 	}
 	if o.gpuCost != "" {

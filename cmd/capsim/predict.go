@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/capsim/capsim/deploy"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -27,6 +28,7 @@ type predictOptions struct {
 	prefixHit             float64
 	mode, export, dataset string
 	sharingFlags
+	stated func() (engine.Stated, error)
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -43,6 +45,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	addSharingFlags(fs, &o.sharingFlags)
+	o.stated = addEngineSettingsFlags(fs, "the calibrated deployment's, else the engine version's on the GPU")
 	fs.BoolVar(&o.exactOutput, "exact-output", false, "every output runs to exactly its shape's output length, as a benchmark that sends ignore_eos gets them\n(capsim bench, vllm bench serve --ignore-eos): closed loops then run in lock-step; by default outputs spread ±20% around it, as real traffic's do")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
@@ -169,6 +172,10 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	default:
 		return nil, fmt.Errorf("--mode must be %s or %s, got %q", sim.SteadyState, sim.BenchmarkReplay, o.mode)
 	}
+	stated, err := o.stated()
+	if err != nil {
+		return nil, err
+	}
 	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
 		return nil, err
@@ -177,6 +184,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
+	target.Stated = stated
 	opts := predict.Options{Target: target, Loads: loads, NoBand: o.noBand, Mode: sim.Mode(o.mode), Workload: workload.Workload{NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}}
 	opts.Workload.ISL, opts.Workload.OSL = o.isl, o.osl
 	ctx, stop := interruptContext()
@@ -268,6 +276,9 @@ func printPredictions(w io.Writer, preds []predict.Prediction) error {
 		}
 		if p.Router != "" {
 			fmt.Fprintf(w, "router:      %s, %s; it priced this prediction\n", p.Router, p.RouterFrom)
+		}
+		if len(p.EngineFlags) > 0 {
+			fmt.Fprintf(w, "engine:      %s\n", engineFlagsLine(p.EngineFlags, p.Engine, p.GPU, p.EngineDefaults))
 		}
 		if len(p.Points) > 0 && p.Points[0].Lo != nil {
 			lo, hi := p.Points[len(p.Points)-1].Lo, p.Points[len(p.Points)-1].Hi

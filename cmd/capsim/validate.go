@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
@@ -31,6 +32,7 @@ type validateOptions struct {
 
 	deploymentFlags
 	modelName, format string
+	stated            func() (engine.Stated, error)
 }
 
 // validateContext validates under a context Ctrl-C cancels.
@@ -43,6 +45,7 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.StringVar(&o.servedModel, "served-model", "", "model name sent to the server when it differs from --model")
 	addLoadListFlags(fs, &o.loadListFlags, "e.g. 1,4,16")
 	addDeploymentFlags(fs, &o.deploymentFlags, "default in --results mode: the file's metadata", "default: the file's metadata, else matches the topology")
+	o.stated = addEngineSettingsFlags(fs, "the file's metadata, else the calibrated deployment's or the engine version's")
 	format := formatFlag(fs)
 	if err := parseFlags(fs, args, format, ""); err != nil {
 		return err
@@ -116,6 +119,9 @@ func (o *validateOptions) live(ctx context.Context, prof *calibrate.Profile, std
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
+	if target.Stated, err = o.stated(); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
 	// Predict first: it takes moments and catches a bad deployment before any traffic.
 	// Without a dataset every request asks for max_tokens OSL with
 	// ignore_eos: simulated so, every output exactly OSL long.
@@ -174,6 +180,9 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router, DPAttention: o.dpAttention}
+	if over.Stated, err = o.stated(); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
 	// A disaggregated record refuses it when priced (calibrate.StatedFrontend).
 	if over.Frontend, err = statedFrontend(o.frontendMS, changed("frontend-ms"), model.Topology{}); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
@@ -207,6 +216,9 @@ func writeValidation(w io.Writer, v *predict.Validation) error {
 	}
 	if v.Frontend != "" {
 		fmt.Fprintf(w, "frontend: %s\n", v.Frontend)
+	}
+	if len(v.EngineFlags) > 0 {
+		fmt.Fprintf(w, "engine: %s\n", engineFlagsLine(v.EngineFlags, v.Engine, v.GPU, v.EngineDefaults))
 	}
 	for _, p := range v.Points {
 		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)

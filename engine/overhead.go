@@ -1,11 +1,11 @@
-package model
+package engine
 
-// EngineOverhead is the CPU cost of an engine version's steps: scheduling,
+// Overhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
 // output processing that the GPU waits for. It is a property of the engine
 // software, not of the GPU, so it is the prior of a fitted group's
 // Overhead and PerSeq and the price of a version nobody calibrated.
-type EngineOverhead struct {
+type Overhead struct {
 	Family string `json:"family"` // "vllm", "dynamo", "sglang", "trtllm"
 	// From is the first version this row applies to ("" = any); rows of a
 	// family are ordered oldest first and the last matching one wins.
@@ -26,11 +26,11 @@ type EngineOverhead struct {
 // overhead (12–16 ms against 1–10 ms).
 const eagerExtra = 0.008
 
-// engineOverheads is the engine catalog's CPU-cost table: the catalog is
-// model/engine.go (labels, versions, defaults and scheduling policy per
-// version and GPU) plus this table, both keyed by ParseEngine's family and
-// version, kept apart because this one is priced, the other one is stated.
-var engineOverheads = []EngineOverhead{
+// overheads is the engine catalog's CPU-cost table: the catalog is
+// settings.go (defaults and scheduling policy per version and GPU) plus
+// this table, both keyed by Parse's family and version, kept apart
+// because this one is priced, the other one is stated.
+var overheads = []Overhead{
 	{Family: "", Generation: "unknown engine", StepS: 0.003, EagerStepS: 0.003 + eagerExtra, PerSeqS: 30e-6, RelSigma: 1.0,
 		Source: "no engine named: the middle of the vLLM rows"},
 	{Family: "vllm", Generation: "V0 (unversioned label)", StepS: 0.003, EagerStepS: 0.003 + eagerExtra, PerSeqS: 30e-6, RelSigma: 1.0,
@@ -51,24 +51,24 @@ var engineOverheads = []EngineOverhead{
 		Source: "TensorRT-LLM's C++ batch manager: no Python in the step loop; assumed lowest"},
 }
 
-// EngineOverheads returns the per-version overhead table.
-func EngineOverheads() []EngineOverhead { return append([]EngineOverhead(nil), engineOverheads...) }
+// Overheads returns the per-version overhead table.
+func Overheads() []Overhead { return append([]Overhead(nil), overheads...) }
 
-// EngineOverheadWith is EngineOverheadFor for an engine run with its
+// OverheadWith is OverheadFor for an engine run with its
 // --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13
 // had it as an opt-in (on by default from 0.14, vllm-project/vllm#27614),
 // and a run that turned it on is priced as the "V1 with async scheduling"
 // row. Other engines and versions (before 0.10 the flag did not exist)
-// are priced as EngineOverheadFor prices them.
-func EngineOverheadWith(label string, asyncScheduling bool) EngineOverhead {
-	o := EngineOverheadFor(label)
+// are priced as OverheadFor prices them.
+func OverheadWith(label string, asyncScheduling bool) Overhead {
+	o := OverheadFor(label)
 	if !asyncScheduling || o.Family != "vllm" || o.Generation != generationV1 {
 		return o
 	}
-	if e := ParseEngine(label); len(e.Version) == 0 || versionLess(e.Version, ParseEngine("x-0.10").Version) {
+	if e := Parse(label); len(e.Version) == 0 || Less(e.Version, Parse("x-0.10").Version) {
 		return o
 	}
-	for _, a := range engineOverheads {
+	for _, a := range overheads {
 		if a.Family == "vllm" && a.Generation == generationV1Async {
 			a.Source += "; here because the run states --async-scheduling"
 			return a
@@ -77,42 +77,42 @@ func EngineOverheadWith(label string, asyncScheduling bool) EngineOverhead {
 	return o
 }
 
-// The vLLM V1 rows' generations, which EngineOverheadWith tells apart.
+// The vLLM V1 rows' generations, which OverheadWith tells apart.
 const (
 	generationV1      = "V1"
 	generationV1Async = "V1 with async scheduling"
 )
 
-// EngineOverheadFor prices an engine label such as "vllm-0.9.0.1",
+// OverheadFor prices an engine label such as "vllm-0.9.0.1",
 // "dynamo-0.3.0" or "vllm": the newest row of its family whose From is not
 // after the label's version, the family's unversioned row when the label
 // has no version, the generic row for an unknown family.
-func EngineOverheadFor(label string) EngineOverhead {
-	e := ParseEngine(label)
+func OverheadFor(label string) Overhead {
+	e := Parse(label)
 	fam := e.Family
-	best := engineOverheads[0]
+	best := overheads[0]
 	found := false
-	for _, o := range engineOverheads[1:] {
+	for _, o := range overheads[1:] {
 		if o.Family != fam {
 			continue
 		}
 		switch {
 		case o.From == "" && (len(e.Version) == 0 || !found):
 			best, found = o, true
-		case o.From != "" && len(e.Version) > 0 && !versionLess(e.Version, ParseEngine("x-"+o.From).Version):
+		case o.From != "" && len(e.Version) > 0 && !Less(e.Version, Parse("x-"+o.From).Version):
 			best, found = o, true
 		}
 	}
 	return best
 }
 
-// EngineFrontend is an engine's API server as a deployment nobody measured
+// Frontend is an engine's API server as a deployment nobody measured
 // sees it: the per-request latency outside the engine's steps (HTTP,
 // tokenising, the hand-off to the engine, streaming back) and the part of
 // it that one server process does serially, so that a burst queues there.
 // It belongs to the engine, not to a benchmark's host: a calibrated
 // deployment's own frontend (its client, network and host) stays with it.
-type EngineFrontend struct {
+type Frontend struct {
 	LatencyS float64 `json:"latency_s"`
 	ServiceS float64 `json:"service_s"`
 	// Cite names the measurements in a few words; Source says it all.
@@ -120,14 +120,14 @@ type EngineFrontend struct {
 	Source string `json:"source"`
 }
 
-// engineFrontend is every engine's frontend prior: no per-engine
+// frontend is every engine's frontend prior: no per-engine
 // measurement was found, and these are of vLLM V1's API server.
-var engineFrontend = EngineFrontend{LatencyS: 0.020, ServiceS: 0.010,
+var frontend = Frontend{LatencyS: 0.020, ServiceS: 0.010,
 	Cite: "vLLM 0.23 at c=1 on an L4 (ai.wmx.dev); vLLM 0.11 bursts and vLLM PR #12287",
 	Source: "latency 20 ms: vLLM 0.23 (V1) serving Qwen2.5-0.5B on one L4 behind a Kubernetes Service answers a 256-token prompt in 27.0 ms median TTFT at concurrency 1 (ai.wmx.dev/benchmarks, vllm bench serve), of which the prefill step is ~5–8 ms on the roofline. " +
 		"Serial work 10 ms a request: bursts of 1,000 128-token prompts with 4-token outputs ran at 37 and 44 req/s on vLLM 0.11 on an A100 and an H100 alike, about 25 ms a request whatever the GPU (fixtures/corpus/b-gpustack-qwen3-14b-*.md), " +
 		"and vLLM V1 served Llama-3.2-1B on an A100 at 63.6 req/s with 400 in flight before its frontend optimisations (vllm-project/vllm#12287). Taken for every engine"}
 
-// EngineFrontendFor is the frontend prior of an engine label (the same
+// FrontendFor is the frontend prior of an engine label (the same
 // for every engine and version until one is measured apart).
-func EngineFrontendFor(string) EngineFrontend { return engineFrontend }
+func FrontendFor(string) Frontend { return frontend }

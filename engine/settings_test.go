@@ -1,12 +1,25 @@
-package model
+package engine_test
 
 import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/model"
 )
 
-func TestParseEngine(t *testing.T) {
+// device is a catalog GPU as the engine's defaults read it.
+func device(t *testing.T, name string) engine.Device {
+	t.Helper()
+	g, err := model.LookupGPU(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Device()
+}
+
+func TestParse(t *testing.T) {
 	tests := []struct {
 		label, family string
 		version       []int
@@ -23,27 +36,21 @@ func TestParseEngine(t *testing.T) {
 		{"TRT-LLM", "trtllm", nil, "trtllm"},
 	}
 	for _, tt := range tests {
-		e := ParseEngine(tt.label)
+		e := engine.Parse(tt.label)
 		if e.Family != tt.family || !reflect.DeepEqual(e.Version, tt.version) || e.String() != tt.str {
-			t.Errorf("ParseEngine(%q) = %q %v %q, want %q %v %q", tt.label, e.Family, e.Version, e.String(), tt.family, tt.version, tt.str)
+			t.Errorf("engine.Parse(%q) = %q %v %q, want %q %v %q", tt.label, e.Family, e.Version, e.String(), tt.family, tt.version, tt.str)
 		}
 	}
-	if !ParseEngine("vllm-0.8.4").Older(ParseEngine("vllm-0.9.0.1")) || ParseEngine("vllm-0.9.0.1").Older(ParseEngine("vllm-0.9")) ||
-		!ParseEngine("vllm").Older(ParseEngine("vllm-0.1")) {
+	if !engine.Parse("vllm-0.8.4").Older(engine.Parse("vllm-0.9.0.1")) || engine.Parse("vllm-0.9.0.1").Older(engine.Parse("vllm-0.9")) ||
+		!engine.Parse("vllm").Older(engine.Parse("vllm-0.1")) {
 		t.Error("version order wrong")
 	}
 }
 
 // TestDefaultsFor checks vLLM's GPU-dependent defaults release by release
 // (vllm#12369, #17073, #17885) on GPUs either side of each rule.
-func TestDefaultsFor(t *testing.T) {
-	gpu := func(name string) GPU {
-		g, err := LookupGPU(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+func TestDefaults(t *testing.T) {
+	gpu := func(name string) engine.Device { return device(t, name) }
 	tests := []struct {
 		engine, gpu     string
 		maxLen          int
@@ -66,7 +73,7 @@ func TestDefaultsFor(t *testing.T) {
 		{"dynamo-0.3.0", "H20", 40960, 4096, 256, 128, 128},
 	}
 	for _, tt := range tests {
-		d, err := DefaultsFor(ParseEngine(tt.engine), gpu(tt.gpu), tt.maxLen)
+		d, err := engine.Defaults(engine.Parse(tt.engine), gpu(tt.gpu), tt.maxLen)
 		if err != nil {
 			t.Errorf("%s on %s: %v", tt.engine, tt.gpu, err)
 		}
@@ -74,7 +81,7 @@ func TestDefaultsFor(t *testing.T) {
 			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, block %d, graphs to %d", tt.engine, tt.gpu, d, tt.budget, tt.seqs, tt.block, tt.graphMax)
 		}
 	}
-	if _, err := DefaultsFor(ParseEngine("tgi-2.0"), gpu("H20"), 8192); err == nil {
+	if _, err := engine.Defaults(engine.Parse("tgi-2.0"), gpu("H20"), 8192); err == nil {
 		t.Error("an unknown family gave no error")
 	}
 }
@@ -102,22 +109,19 @@ func TestDefaultsOtherEngines(t *testing.T) {
 		{"sglang-0.5.5.post1", "V100-PCIe-16GB", 2048, 4096, 8, 1, 0.769, true, false}, // below 20 GiB: reserve 3,728 MiB of 16,160
 		{"sglang-0.5.5.post1", "B200", 16384, 4096, 512, 1, 0.857, true, false},        // reserve 26,240 MiB of 183,359
 		{"sglang", "H100-SXM", 8192, 4096, 256, 1, 0.835, true, false},                 // no version: the newer rule
-		{"trtllm-1.2.0rc1", "H100-SXM", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
-		{"tensorrt-llm-1.0", "B200", 8192, 2048, VLLMGraphMax, 16, 0, false, true},
-		{"vllm-0.11.0", "H100-SXM", 8192, 1024, VLLMGraphMax, 16, 0, false, false},
+		{"trtllm-1.2.0rc1", "H100-SXM", 8192, 2048, engine.VLLMGraphMax, 16, 0, false, true},
+		{"tensorrt-llm-1.0", "B200", 8192, 2048, engine.VLLMGraphMax, 16, 0, false, true},
+		{"vllm-0.11.0", "H100-SXM", 8192, 1024, engine.VLLMGraphMax, 16, 0, false, false},
 	}
 	for _, tt := range tests {
-		g, err := LookupGPU(tt.gpu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := DefaultsFor(ParseEngine(tt.engine), g, 40960)
+		g := device(t, tt.gpu)
+		d, err := engine.Defaults(engine.Parse(tt.engine), g, 40960)
 		if err != nil {
 			t.Errorf("%s on %s: %v", tt.engine, tt.gpu, err)
 		}
 		if d.MaxNumBatchedTokens != tt.budget || d.MaxNumSeqs != tt.seqs || d.GraphMax != tt.graphMax || d.BlockSize != tt.block ||
 			math.Abs(d.GPUMemoryUtilization-tt.util) > 1e-3 || d.PrefillFirst != tt.prefillFirst || d.ReserveOutput != tt.reserve || d.Rule == "" ||
-			(d.ReserveGB == 0) != (ParseEngine(tt.engine).Family == "vllm") {
+			(d.ReserveGB == 0) != (engine.Parse(tt.engine).Family == "vllm") {
 			t.Errorf("%s on %s: %+v, want budget %d, %d seqs, graphs to %d, block %d, utilization %.3f, prefill first %v, reserve %v, a fixed memory reserve unless vLLM",
 				tt.engine, tt.gpu, d, tt.budget, tt.seqs, tt.graphMax, tt.block, tt.util, tt.prefillFirst, tt.reserve)
 		}
@@ -127,10 +131,7 @@ func TestDefaultsOtherEngines(t *testing.T) {
 // vLLM V0 streams a step's tokens as the next step ends from v0.6 (async
 // output processing); earlier V0 releases, V1 and Dynamo's recipe do not.
 func TestDefaultsDelayedOutput(t *testing.T) {
-	g, err := LookupGPU("H20")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := device(t, "H20")
 	for _, tt := range []struct {
 		engine string
 		want   bool
@@ -138,7 +139,7 @@ func TestDefaultsDelayedOutput(t *testing.T) {
 		{"vllm", false}, {"vllm-0.5.5", false}, {"vllm-0.6.0", true}, {"vllm-0.7.3", true},
 		{"vllm-0.8.0", false}, {"vllm-0.9.0.1", false}, {"dynamo-0.3.0", false},
 	} {
-		d, _ := DefaultsFor(ParseEngine(tt.engine), g, 40960)
+		d, _ := engine.Defaults(engine.Parse(tt.engine), g, 40960)
 		if d.DelayedOutput != tt.want {
 			t.Errorf("%s: delayed output %v, want %v", tt.engine, d.DelayedOutput, tt.want)
 		}
@@ -148,10 +149,7 @@ func TestDefaultsDelayedOutput(t *testing.T) {
 // vLLM V0 without chunked prefill (a max-model-len of 32K or less) runs
 // prefills first; with it, and from V1 on, prompts and decodes share steps.
 func TestDefaultsV0PrefillFirst(t *testing.T) {
-	g, err := LookupGPU("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := device(t, "H100-SXM")
 	for _, tt := range []struct {
 		engine string
 		maxLen int
@@ -160,30 +158,15 @@ func TestDefaultsV0PrefillFirst(t *testing.T) {
 		{"vllm-0.5.4", 32768, true}, {"vllm-0.6.3", 8192, true}, {"vllm-0.6.3", 131072, false},
 		{"vllm-0.8.4", 8192, false}, {"vllm", 8192, false}, {"dynamo-0.3.0", 4096, false},
 	} {
-		if d, _ := DefaultsFor(ParseEngine(tt.engine), g, tt.maxLen); d.PrefillFirst != tt.want {
+		if d, _ := engine.Defaults(engine.Parse(tt.engine), g, tt.maxLen); d.PrefillFirst != tt.want {
 			t.Errorf("%s at max-model-len %d: prefill first %v, want %v", tt.engine, tt.maxLen, d.PrefillFirst, tt.want)
 		}
 	}
 }
 
-// One package prefix on a load's burstiness error, from Validate and from
-// CheckBurstiness alike.
-func TestBurstinessErrors(t *testing.T) {
-	l := Open(2, math.Inf(1))
-	if err := l.Validate(); err == nil || err.Error() != "model: load: burstiness must be a positive finite number, got +Inf" {
-		t.Errorf("Validate: %v", err)
-	}
-	if err := CheckBurstiness(0); err == nil || err.Error() != "model: burstiness must be a positive finite number, got 0" {
-		t.Errorf("CheckBurstiness: %v", err)
-	}
-	if err := CheckBurstiness(0.5); err != nil {
-		t.Errorf("CheckBurstiness(0.5): %v", err)
-	}
-}
-
 func TestPrefillBudgetCoversContext(t *testing.T) {
 	for label, want := range map[string]bool{"dynamo-0.3.0": true, "dynamo": true, "dynamo-1.2.1": false, "vllm-0.9.0.1": false, "sglang-0.5.6": false} {
-		if got := PrefillBudgetCoversContext(label); got != want {
+		if got := engine.Parse(label).PrefillBudgetCoversContext(); got != want {
 			t.Errorf("%s: %v, want %v", label, got, want)
 		}
 	}

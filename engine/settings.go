@@ -1,109 +1,37 @@
-package model
+package engine
 
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 )
 
-// Engine is a serving engine label split into family and version:
-// "vllm-0.9.0.1" is family "vllm", version [0 9 0 1]. A label without a
-// version ("vllm") has a nil Version: the source did not say which release ran.
-type Engine struct {
-	Family  string // lower case: "vllm", "dynamo", "sglang", …
-	Version []int  // release numbers, most significant first; nil when unknown
-	Label   string // the label as written
-}
-
-// ParseEngine splits an engine label into family and version: the
-// version is the dot-separated numbers after the first '-', '_' or space
-// that a digit (or "v" and a digit) follows ("vllm-v0.8.4",
-// "llm-d-inference-sim-0.10.2"), the family the lower-cased text before it,
-// one spelling per engine ("tensorrt-llm-1.0" is family "trtllm").
-func ParseEngine(label string) Engine {
-	label = strings.TrimSpace(label)
-	e := Engine{Label: label, Family: canonicalFamily(strings.ToLower(label))}
-	low := strings.ToLower(label)
-	for i := 0; i < len(low); i++ {
-		if !strings.ContainsRune("-_ ", rune(low[i])) {
-			continue
-		}
-		rest := strings.TrimPrefix(low[i+1:], "v")
-		if rest == "" || rest[0] < '0' || rest[0] > '9' {
-			continue
-		}
-		e.Family = canonicalFamily(low[:i])
-		for _, f := range strings.Split(rest, ".") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				break
-			}
-			e.Version = append(e.Version, n)
-		}
-		break
-	}
-	return e
-}
-
-// String formats the engine as a label: "vllm-0.9.0.1", or the family alone.
-func (e Engine) String() string {
-	if len(e.Version) == 0 {
-		return e.Family
-	}
-	parts := make([]string, len(e.Version))
-	for i, n := range e.Version {
-		parts[i] = strconv.Itoa(n)
-	}
-	return e.Family + "-" + strings.Join(parts, ".")
-}
-
-// EngineFamily is the family of a label: "vllm-0.9.0.1" → "vllm".
-func EngineFamily(label string) string { return ParseEngine(label).Family }
-
-// PrefillBudgetCoversContext reports an engine whose disaggregated workers
-// run without chunked prefill, so that vLLM refuses a max-num-batched-tokens
-// below max-model-len: Dynamo before 0.4, whose vLLM V0 workers turn
-// chunked prefill off for remote prefill (its PrefillWorker, and its
-// VllmWorker with remote-prefill on).
-func PrefillBudgetCoversContext(label string) bool {
-	e := ParseEngine(label)
-	return e.Family == "dynamo" && (len(e.Version) == 0 || versionLess(e.Version, []int{0, 4}))
-}
-
-// canonicalFamily folds the spellings of one engine family into the
-// tables' name ("tensorrt-llm" → "trtllm").
-func canonicalFamily(family string) string {
-	switch family {
-	case "trt-llm", "tensorrt", "tensorrt-llm", "trt":
-		return "trtllm"
-	}
-	return family
-}
-
-// Older reports whether e's version is older than o's; a missing version
-// is older than any, and a prefix older than its extensions (0.9 < 0.9.0.1).
-func (e Engine) Older(o Engine) bool { return versionLess(e.Version, o.Version) }
-
-// AtLeast reports whether e's version is v or newer; an unknown version is not.
-func (e Engine) AtLeast(v ...int) bool { return len(e.Version) > 0 && !versionLess(e.Version, v) }
-
-func versionLess(a, b []int) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
+// Device is what an engine's defaults read of the GPU: its catalog name
+// (vLLM's rules match the device name) and the driver's memory figure.
+type Device struct {
+	Name        string
+	MemoryBytes float64
 }
 
 // VLLMGraphMax is vLLM's default largest CUDA-graph capture batch
 // (max_seq_len_to_capture's batch list stops at 512 in the V0 and early V1 releases).
 const VLLMGraphMax = 512
 
-// VLLMGraphSizes are vLLM's default CUDA-graph capture sizes up to max:
+// vLLM's settings where its version is not stated (the simulator's
+// historic V0-style assumption), and the V1 budget on GPUs below the
+// large-GPU rule: the values that callers pricing "some vLLM" fall back to.
+const (
+	VLLMBlockSize        = 16
+	VLLMMaxNumSeqs       = 256
+	VLLMMaxBatchedTokens = 8192
+	VLLMV1SmallBudget    = 2048
+	// VLLMGPUMemoryUtilization is --gpu-memory-utilization's default.
+	VLLMGPUMemoryUtilization = 0.9
+)
+
+// GraphSizes are vLLM's default CUDA-graph capture sizes up to max:
 // 1, 2, 4, then steps of 8.
-func VLLMGraphSizes(max int) []int {
+func GraphSizes(max int) []int {
 	sizes := []int{1, 2, 4}
 	for b := 8; b <= max; b += 8 {
 		sizes = append(sizes, b)
@@ -111,9 +39,9 @@ func VLLMGraphSizes(max int) []int {
 	return sizes
 }
 
-// EngineDefaults are the engine settings a deployment runs with when its
+// Settings are the engine settings a deployment runs with when its
 // command line does not set them, as the engine itself computes them.
-type EngineDefaults struct {
+type Settings struct {
 	BlockSize           int  // KV block size in tokens (--block-size)
 	MaxNumSeqs          int  // --max-num-seqs
 	MaxNumBatchedTokens int  // --max-num-batched-tokens: the per-step token budget
@@ -179,7 +107,7 @@ const fixedReserveGB = 2
 type defaultsRule struct {
 	family string
 	since  []int // nil: labels with no version
-	apply  func(g GPU, maxModelLen int) EngineDefaults
+	apply  func(g Device, maxModelLen int) Settings
 }
 
 // vLLM's API server picks max-num-batched-tokens and max-num-seqs from the
@@ -199,20 +127,20 @@ type defaultsRule struct {
 var defaultsTable = []defaultsRule{
 	{"vllm", nil, vllmUnknown}, // version unknown: the simulator's historic V0-style assumption
 	{"vllm", []int{0}, vllmV0}, // V0 engine
-	{"vllm", []int{0, 6, 0}, func(g GPU, maxModelLen int) EngineDefaults { // V0 with async output processing
+	{"vllm", []int{0, 6, 0}, func(g Device, maxModelLen int) Settings { // V0 with async output processing
 		d := vllmV0(g, maxModelLen)
 		d.DelayedOutput = true
 		return d
 	}},
-	{"vllm", []int{0, 8, 0}, func(g GPU, _ int) EngineDefaults { // V1 by device name (#12369)
+	{"vllm", []int{0, 8, 0}, func(g Device, _ int) Settings { // V1 by device name (#12369)
 		n := strings.ToLower(g.Name)
 		return vllmV1(strings.Contains(n, "h100") || strings.Contains(n, "h200"), "vLLM V1 defaults by device name (vllm#12369)")
 	}},
-	{"vllm", []int{0, 8, 5}, func(g GPU, _ int) EngineDefaults { // V1 by memory (#17073)
-		return vllmV1(g.DeviceMemoryBytes() >= 70<<30, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
+	{"vllm", []int{0, 8, 5}, func(g Device, _ int) Settings { // V1 by memory (#17073)
+		return vllmV1(g.MemoryBytes >= 70<<30, "vLLM V1 defaults by device memory >= 70 GiB (vllm#17073)")
 	}},
-	{"vllm", []int{0, 9, 0}, func(g GPU, _ int) EngineDefaults { // V1 by memory, not A100 (#17885)
-		return vllmV1(g.DeviceMemoryBytes() >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+	{"vllm", []int{0, 9, 0}, func(g Device, _ int) Settings { // V1 by memory, not A100 (#17885)
+		return vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
 			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
 	}},
 	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM
@@ -240,12 +168,12 @@ var defaultsTable = []defaultsRule{
 // vllmUnknown keeps prefix caching on: only workloads that state how
 // their prompts share prefixes read it, and the harnesses that state that
 // (inference-perf, vllm bench's prefix_repetition) postdate V1's default.
-func vllmUnknown(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, PrefixCaching: true,
+func vllmUnknown(Device, int) Settings {
+	return Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMMaxBatchedTokens, GraphMax: VLLMGraphMax, PrefixCaching: true,
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
-// VLLMV0Scheduling is how vLLM V0 schedules at a max-model-len: whether
+// V0Scheduling is how vLLM V0 schedules at a max-model-len: whether
 // chunked prefill is on and the token budget. The API server turns
 // chunked prefill on above 32K tokens; a stated flag (chunkStated) decides
 // instead, and a stated budget below the max-model-len (budget > 0) can
@@ -258,7 +186,7 @@ func vllmUnknown(GPU, int) EngineDefaults {
 // Llama-405B runs), it improved the MI300X fit (TPOT 22 → 13%) but
 // worsened the H100 one (TTFT 28 → 44%) and leave-one-GPU-out TTFT
 // (26.4 → 27.1%), and whether those runs chunked at all is not stated.
-func VLLMV0Scheduling(maxModelLen, budget int, chunkStated, chunkOn bool) (chunked bool, budgetOut int) {
+func V0Scheduling(maxModelLen, budget int, chunkStated, chunkOn bool) (chunked bool, budgetOut int) {
 	chunked = maxModelLen > 32768 || (budget > 0 && budget < maxModelLen)
 	if chunkStated {
 		chunked = chunkOn
@@ -272,9 +200,9 @@ func VLLMV0Scheduling(maxModelLen, budget int, chunkStated, chunkOn bool) (chunk
 	return false, max(maxModelLen, 2048)
 }
 
-func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
-	chunked, budget := VLLMV0Scheduling(maxModelLen, 0, false, false)
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: budget, GraphMax: VLLMGraphMax, PrefillFirst: !chunked,
+func vllmV0(_ Device, maxModelLen int) Settings {
+	chunked, budget := V0Scheduling(maxModelLen, 0, false, false)
+	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: budget, GraphMax: VLLMGraphMax, PrefillFirst: !chunked,
 		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
 	if chunked {
 		d.Rule = "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
@@ -282,8 +210,8 @@ func vllmV0(_ GPU, maxModelLen int) EngineDefaults {
 	return d
 }
 
-func vllmV1(large bool, rule string) EngineDefaults {
-	d := EngineDefaults{BlockSize: 16, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, GraphMax: VLLMGraphMax, PrefixCaching: true, Rule: rule}
+func vllmV1(large bool, rule string) Settings {
+	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMV1SmallBudget, GraphMax: VLLMGraphMax, PrefixCaching: true, Rule: rule}
 	if large {
 		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
 	}
@@ -300,9 +228,9 @@ const sglangWindowPool = 0.8
 // below 25,000 MiB at TP<4, 256 above 96 GiB), --mem-fraction-static 0.88 (the TP1 figure; above 96 GiB
 // raised by 48 GiB × (1 − 0.88) ÷ memory, to at most memory − 18 GiB),
 // page size 1, and its scheduler's prefill-first policy.
-func sglang04(g GPU, _ int) EngineDefaults {
-	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
+func sglang04(g Device, _ int) Settings {
+	mib := g.MemoryBytes / (1 << 20)
+	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -322,9 +250,9 @@ func sglang04(g GPU, _ int) EngineDefaults {
 // 512 MiB + 1.5 × the budget + 2 MiB per graph size + 128 MiB per GPU of
 // the worker (the TP1 figure), at least 10 GiB above 60 GiB; page size 1;
 // prefill first.
-func sglang05(g GPU, _ int) EngineDefaults {
-	mib := g.DeviceMemoryBytes() / (1 << 20)
-	d := EngineDefaults{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
+func sglang05(g Device, _ int) Settings {
+	mib := g.MemoryBytes / (1 << 20)
+	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -352,23 +280,23 @@ const sglangMaxRunning = 4096
 
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
-func trtllmDefaults(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB, PrefixCaching: true,
+func trtllmDefaults(Device, int) Settings {
+	return Settings{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB, PrefixCaching: true,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 
-func dynamoRecipe(GPU, int) EngineDefaults {
-	return EngineDefaults{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
+func dynamoRecipe(Device, int) Settings {
+	return Settings{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
 		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
 }
 
-// DefaultsFor are an engine's defaults on a GPU serving a model at
+// Defaults are an engine's defaults on a GPU serving a model at
 // maxModelLen tokens (the deployment's max-model-len; some rules depend on
 // it): the newest row of the table for the engine's family whose version the
 // engine has reached (a label with no version takes the family's
 // unversioned row). An unknown family gets vLLM's unversioned defaults, and
 // an error saying so.
-func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
+func Defaults(e ID, g Device, maxModelLen int) (Settings, error) {
 	var best *defaultsRule
 	fam := e.Family
 	for i := range defaultsTable {
@@ -380,7 +308,7 @@ func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 		case r.since == nil && len(e.Version) == 0:
 			best = r
 		case r.since != nil && e.AtLeast(r.since...):
-			if best == nil || best.since == nil || versionLess(best.since, r.since) {
+			if best == nil || best.since == nil || Less(best.since, r.since) {
 				best = r
 			}
 		}
@@ -393,7 +321,29 @@ func DefaultsFor(e Engine, g GPU, maxModelLen int) (EngineDefaults, error) {
 		}
 	}
 	if best == nil {
-		return vllmUnknown(g, maxModelLen), fmt.Errorf("model: no defaults known for engine %q: vLLM's assumed", e.Label)
+		return vllmUnknown(g, maxModelLen), fmt.Errorf("engine: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
 	return best.apply(g, maxModelLen), nil
+}
+
+// AsGeneration is the release whose defaults a vLLM release run with the
+// other engine generation takes: one from 0.8 run with its V0 engine
+// (gen "v0": VLLM_USE_V1=0) the last V0 release's (0.7.3), one before 0.8
+// run with V1 (gen "v1") the first V1 release's (0.8.0). ok is false, and
+// e is kept, for another family, an unstated generation or the release's own.
+func (e ID) AsGeneration(gen string) (id ID, ok bool) {
+	if e.Family != VLLM {
+		return e, false
+	}
+	switch gen {
+	case "v0":
+		if len(e.Version) == 0 || e.AtLeast(0, 8) {
+			return Parse("vllm-0.7.3"), true
+		}
+	case "v1":
+		if len(e.Version) == 0 || !e.AtLeast(0, 8) {
+			return Parse("vllm-0.8.0"), true
+		}
+	}
+	return e, false
 }

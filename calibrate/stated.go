@@ -1,0 +1,91 @@
+package calibrate
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/capsim/capsim/engine"
+)
+
+// state sets the settings st states over s. A stated memory utilization
+// sizes the KV cache in place of a KV cache a record stated.
+func (s *Settings) state(st engine.Stated) {
+	if st.MaxNumBatchedTokens > 0 {
+		s.MaxNumBatchedTokens = st.MaxNumBatchedTokens
+	}
+	if st.MaxNumSeqs > 0 {
+		s.MaxNumSeqs = st.MaxNumSeqs
+	}
+	if st.MaxModelLen > 0 {
+		s.MaxModelLen = st.MaxModelLen
+	}
+	if st.GPUMemoryUtilization > 0 {
+		s.GPUMemoryUtilization, s.KVCacheGiB = st.GPUMemoryUtilization, 0
+	}
+	if st.BlockSize > 0 {
+		s.BlockSize = st.BlockSize
+	}
+	if st.PrefixCaching != nil {
+		s.PrefixCaching = prefixSetting(*st.PrefixCaching)
+	}
+	if st.EnforceEager != nil {
+		s.PrefillEager, s.DecodeEager = *st.EnforceEager, *st.EnforceEager
+	}
+}
+
+// checkStated refuses stated limits that vLLM would refuse together with
+// the settings they meet: a token budget below the sequence cap, or, for
+// workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
+// below the max-model-len.
+func checkStated(s Settings, st engine.Stated, label string, disaggregated bool, maxContext int) error {
+	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
+		return nil
+	}
+	budget, seqs := orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens), orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
+	if budget < seqs {
+		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxNumSeqs, seqs)
+	}
+	if mml := orDefault(s.MaxModelLen, maxContext); disaggregated && engine.Parse(label).PrefillBudgetCoversContext() && budget < mml {
+		return fmt.Errorf("--%s %d is below --%s %d: %s's prefill workers run without chunked prefill, and vLLM then refuses a smaller budget",
+			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, label)
+	}
+	return nil
+}
+
+// calibrated reports a deployment priced from its own calibrated group,
+// whose settings are its benchmark's rather than the engine's defaults.
+func calibrated(src *Group, srcKind sourceKind) bool { return src != nil && srcKind == sourceExact }
+
+// engineFlags are the settings d runs with, as vLLM's flags name them,
+// each marked stated, the engine version's default on d's GPU (at
+// maxModelLen), or the calibrated deployment's own; and the rule the
+// defaults follow.
+func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, string) {
+	def, _ := engine.Defaults(engine.Parse(d.Engine), d.GPU.Device(), maxModelLen)
+	s := d.Settings
+	util := func(u float64) string { return engine.FormatFloat(cmp.Or(u, engine.VLLMGPUMemoryUtilization)) }
+	yes := func(b bool) string { return fmt.Sprint(b) }
+	dtype := cmp.Or(d.Stated.KVCacheDtype, "auto")
+	rows := []struct{ name, value, def string }{
+		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)), engine.FormatInt(def.MaxNumBatchedTokens)},
+		{engine.FlagMaxNumSeqs, engine.FormatInt(orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)), engine.FormatInt(def.MaxNumSeqs)},
+		{engine.FlagMaxModelLen, engine.FormatInt(d.MaxModelLen), engine.FormatInt(cmp.Or(def.MaxModelLen, d.LLM.MaxContext))},
+		{engine.FlagGPUMemoryUtilization, util(s.GPUMemoryUtilization), util(def.GPUMemoryUtilization)},
+		{engine.FlagBlockSize, engine.FormatInt(orDefault(s.BlockSize, engine.VLLMBlockSize)), engine.FormatInt(def.BlockSize)},
+		{engine.FlagPrefixCaching, yes(s.PrefixCaching == PrefixOn), yes(def.PrefixCaching)},
+		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
+		{engine.FlagKVCacheDtype, dtype, "auto"},
+	}
+	flags := make([]engine.Flag, len(rows))
+	for i, r := range rows {
+		from := engine.FromDefault
+		switch {
+		case d.Stated.Has(r.name):
+			from = engine.FromStated
+		case r.value != r.def && fromGroup:
+			from = engine.FromCalibrated
+		}
+		flags[i] = engine.Flag{Name: r.name, Value: r.value, From: from}
+	}
+	return flags, def.Rule
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/capsim/capsim/engine"
+)
+
+// addEngineSettingsFlags registers the engine settings a user states,
+// named as vLLM's flags name them, on fs (predict, validate, plan); the
+// function it returns reads what the parsed flags state.
+func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.Stated, error) {
+	var s engine.Stated
+	var prefixOn, prefixOff, eager bool
+	fs.IntVar(&s.MaxNumBatchedTokens, engine.FlagMaxNumBatchedTokens, 0, "engine settings, as vLLM's flags name them (each, unless stated: "+what+"):\nthe per-step token budget")
+	fs.IntVar(&s.MaxNumSeqs, engine.FlagMaxNumSeqs, 0, "the cap on running sequences per worker")
+	fs.IntVar(&s.MaxModelLen, engine.FlagMaxModelLen, 0, "the longest request, prompt and output, in tokens")
+	fs.Float64Var(&s.GPUMemoryUtilization, engine.FlagGPUMemoryUtilization, 0, "the share of GPU memory for weights and KV cache, in (0, 1]")
+	fs.IntVar(&s.BlockSize, engine.FlagBlockSize, 0, "the KV-cache block size in tokens ("+joinInts(engine.BlockSizes)+")")
+	fs.BoolVar(&prefixOn, engine.FlagPrefixCaching, false, "cache prompts' KV blocks for later requests sharing their prefix")
+	fs.BoolVar(&prefixOff, "no-"+engine.FlagPrefixCaching, false, "do not cache prompts' prefixes")
+	fs.BoolVar(&eager, engine.FlagEnforceEager, false, "run without CUDA graphs: every step pays eager kernel launches and all-reduces")
+	fs.StringVar(&s.KVCacheDtype, engine.FlagKVCacheDtype, "", "the KV cache's element type: auto (the checkpoint's), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2")
+	return func() (engine.Stated, error) {
+		st := s
+		for _, n := range []string{engine.FlagMaxNumBatchedTokens, engine.FlagMaxNumSeqs, engine.FlagMaxModelLen, engine.FlagBlockSize} {
+			if f := fs.Lookup(n); fs.Changed(n) && f.Value.String() == "0" {
+				return st, fmt.Errorf("--%s must be positive, got 0", n)
+			}
+		}
+		if fs.Changed(engine.FlagGPUMemoryUtilization) && st.GPUMemoryUtilization == 0 {
+			return st, fmt.Errorf("--%s must be a fraction in (0, 1], got 0", engine.FlagGPUMemoryUtilization)
+		}
+		on, off := fs.Changed(engine.FlagPrefixCaching), fs.Changed("no-"+engine.FlagPrefixCaching)
+		switch {
+		case on && off:
+			return st, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", engine.FlagPrefixCaching)
+		case on:
+			st.PrefixCaching = &prefixOn
+		case off:
+			v := !prefixOff
+			st.PrefixCaching = &v
+		}
+		if fs.Changed(engine.FlagEnforceEager) {
+			st.EnforceEager = &eager
+		}
+		if fs.Changed(engine.FlagKVCacheDtype) && st.KVCacheDtype == "" {
+			return st, fmt.Errorf("--%s must name a type, got \"\"", engine.FlagKVCacheDtype)
+		}
+		return st, st.Validate()
+	}
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// engineFlagsLine is a prediction's engine settings on one line: the
+// flags it ran with, then which the user stated, which were the
+// calibrated deployment's, and that the rest are the engine version's
+// defaults on the GPU (by its rule).
+func engineFlagsLine(flags []engine.Flag, label, gpu, rule string) string {
+	var all []string
+	from := map[string][]string{}
+	for _, f := range flags {
+		if s := f.String(); s != "" {
+			all = append(all, s)
+		}
+		name := f.Switch()
+		if name == "" {
+			name = "no --" + f.Name
+		}
+		from[f.From] = append(from[f.From], name)
+	}
+	line := strings.Join(all, " ")
+	var notes []string
+	if n := from[engine.FromStated]; len(n) > 0 {
+		notes = append(notes, "stated: "+strings.Join(n, " "))
+	}
+	if n := from[engine.FromCalibrated]; len(n) > 0 {
+		notes = append(notes, "the calibrated deployment's: "+strings.Join(n, " "))
+	}
+	rest := "the rest"
+	if len(notes) == 0 {
+		rest = "all"
+	}
+	notes = append(notes, fmt.Sprintf("%s %s's defaults on %s (%s)", rest, label, gpu, rule))
+	return line + " — " + strings.Join(notes, "; ")
+}

@@ -1,0 +1,87 @@
+package engine
+
+import "testing"
+
+// Major differences outweigh minor ones, minor ones patches; an unknown
+// version is far from any known one.
+func TestDistance(t *testing.T) {
+	v := func(s string) []int { return Parse("x-" + s).Version }
+	if !(Distance(v("0.9.1"), v("0.9.0")) < Distance(v("0.8.0"), v("0.9.0")) &&
+		Distance(v("0.8.0"), v("0.9.0")) < Distance(v("1.9.0"), v("0.9.0")) &&
+		Distance(v("1.9.0"), v("0.9.0")) < Distance(nil, v("0.9.0"))) {
+		t.Error("distance order wrong")
+	}
+	if Distance(nil, nil) != 0 || Distance(v("0.9.0.1"), v("0.9.0.2")) != 0 {
+		t.Error("want 0 between two unknown versions and past the third number")
+	}
+}
+
+func TestMinorAndDefaultLabel(t *testing.T) {
+	for label, want := range map[string]string{"vllm-0.9.0.1": "0.9", "dynamo-0.3": "0.3", "vllm-1": "1", "vllm": ""} {
+		if got := Parse(label).Minor(); got != want {
+			t.Errorf("Minor(%s) = %q, want %q", label, got, want)
+		}
+	}
+	if DefaultLabel(false) != VLLM || DefaultLabel(true) != Dynamo {
+		t.Error("default engines: want vllm aggregated, dynamo disaggregated")
+	}
+}
+
+func TestSGLangAutoDP(t *testing.T) {
+	for label, want := range map[string]bool{"sglang-0.4.0": true, "sglang-0.4.3.post2": true, "sglang-0.4.4": false, "sglang": false, "vllm-0.4.1": false} {
+		if got := Parse(label).SGLangAutoDP(); got != want {
+			t.Errorf("%s: %v, want %v", label, got, want)
+		}
+	}
+}
+
+func TestAsGeneration(t *testing.T) {
+	tests := []struct {
+		label, gen, want string
+		ok               bool
+	}{
+		{"vllm-0.9.0.1", "v0", "vllm-0.7.3", true},
+		{"vllm-0.7.2", "v1", "vllm-0.8.0", true},
+		{"vllm", "v0", "vllm-0.7.3", true},
+		{"vllm-0.9.0.1", "v1", "vllm-0.9.0.1", false}, // its own generation
+		{"vllm-0.9.0.1", "", "vllm-0.9.0.1", false},
+		{"sglang-0.4.6", "v0", "sglang-0.4.6", false},
+	}
+	for _, tt := range tests {
+		id, ok := Parse(tt.label).AsGeneration(tt.gen)
+		if id.String() != tt.want || ok != tt.ok {
+			t.Errorf("%s as %q: %s %v, want %s %v", tt.label, tt.gen, id, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestSettingKey(t *testing.T) {
+	for in, want := range map[string]string{"Max_Num_Seqs": "max-num-seqs", " block-size ": "block-size", "decode.Enforce_Eager": "decode.enforce-eager"} {
+		if got := SettingKey(in); got != want {
+			t.Errorf("SettingKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if role, k := SplitRole("prefill.block-size"); role != "prefill" || k != "block-size" {
+		t.Errorf("SplitRole: %q %q", role, k)
+	}
+	if role, k := SplitRole("block-size"); role != "" || k != "block-size" {
+		t.Errorf("SplitRole: %q %q", role, k)
+	}
+}
+
+// Dynamo 0.3 serves vLLM 0.8.4; a label without a version, an unknown
+// family or a release without a flag table cannot be deployed.
+func TestServe(t *testing.T) {
+	s, err := Serve("dynamo-0.3.0")
+	if err != nil || s.VLLM != "0.8.4" || s.Dynamo != "0.3.0" || s.Image() != "dynamo:v0.3.0-vllm" || !s.HasFlag("--kv-transfer-config") {
+		t.Errorf("dynamo-0.3.0: %+v %v", s, err)
+	}
+	if s, err := Serve("vllm-0.9.0.1"); err != nil || s.Image() != "vllm/vllm-openai:v0.9.0.1" || s.HasFlag("--no-such-flag") {
+		t.Errorf("vllm-0.9.0.1: %+v %v", s, err)
+	}
+	for _, bad := range []string{"vllm", "sglang-0.4", "vllm-0.6.3", "dynamo-0.9.0"} {
+		if _, err := Serve(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
