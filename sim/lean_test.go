@@ -13,7 +13,7 @@ import (
 // change nothing else, in replay and in steady state, aggregated (chunked
 // prefill, delayed output) and disaggregated.
 func TestNoITLNoSeriesChangeNothingElse(t *testing.T) {
-	agg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000},
+	agg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 400, Seed: 1}
 	delayed := agg
 	delayed.Replicas.DelayedOutput = true
@@ -81,7 +81,7 @@ func (c *affineCounter) DecodeAffine(n int) (float64, float64) {
 // A run prices a decode batch size once for all its engines.
 func TestDecodeAffinePricedOncePerRun(t *testing.T) {
 	cost := &affineCounter{testCost: h20Like, calls: map[int]int{}}
-	c := Config{Replicas: PoolConfig{Workers: 4, Cost: cost, KVCapacity: 200_000},
+	c := Config{Replicas: PoolConfig{Workers: 4, Cost: cost, KVCapacity: 200_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(32), Input: Fixed(500), Output: LengthDist{Kind: "uniform", Min: 50, Max: 150}, NumPrompts: 200, Seed: 1}
 	if _, err := Run(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestDecodeAffinePricedOncePerRun(t *testing.T) {
 // blocks and the latency samples have their room up front.
 func TestRunAllocationsFlatInRequests(t *testing.T) {
 	allocs := func(n int) float64 {
-		c := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 1_000_000},
+		c := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 1_000_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 			Load: model.Open(400, 0), Input: Fixed(200), Output: Fixed(20), NumPrompts: n, Seed: 1, NoITL: true, NoSeries: true}
 		return testing.AllocsPerRun(2, func() {
 			if _, err := Run(context.Background(), c); err != nil {

@@ -189,8 +189,8 @@ func TestMultiTurnHitRate(t *testing.T) {
 // with prefix caches (capacity kv tokens each) and one decode worker.
 func disaggCfg(prefill, kv int, router Routing, load model.Load, sh model.Sharing, isl, n int) Config {
 	c := sharedCfg(1, 0, load, sh, isl, n)
-	c.Prefill = PoolConfig{Workers: prefill, Cost: c.Replicas.Cost, KVCapacity: kv, PrefixCaching: true}
-	c.Decode = PoolConfig{Workers: 1, Cost: c.Replicas.Cost}
+	c.Prefill = PoolConfig{Workers: prefill, Cost: c.Replicas.Cost, KVCapacity: kv, PrefixCaching: true, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}
+	c.Decode = PoolConfig{Workers: 1, Cost: c.Replicas.Cost, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192}
 	c.Replicas = PoolConfig{}
 	c.PrefillRouter = router
 	c.Transfer = Transfer{Latency: 0.001, PerToken: 1e-7}
