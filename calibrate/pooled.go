@@ -169,9 +169,12 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		arch = " mixture-of-experts"
 	}
 	link := gpu.TPLink(pool.Stages())
-	comm := fmt.Sprintf("collectives at the %s catalog's cited latencies (%.1f µs a small all-reduce in a CUDA graph, %.1f µs eager, at TP%d)",
-		link.Name, link.AllReduceUs(pool.TP, true), link.AllReduceUs(pool.TP, false), pool.TP)
-	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row; %s%s)",
+	comm := "" // a single GPU has no collectives
+	if pool.TP > 1 {
+		comm = fmt.Sprintf("; collectives at the %s catalog's cited latencies (%.1f µs a small all-reduce in a CUDA graph, %.1f µs eager, at TP%d)",
+			link.Name, link.AllReduceUs(pool.TP, true), link.AllReduceUs(pool.TP, false), pool.TP)
+	}
+	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row%s%s)",
 		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)
 	return out, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capsim/capsim/internal/catalogtest"
 	"math"
 	"runtime"
 	"strings"
@@ -44,23 +45,9 @@ func testProfile() *Profile {
 	}, Calibrated: []SeriesInfo{{Key: "k", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", ISL: 1000, OSL: 1000, LoadKind: model.ClosedLoop, Loads: []float64{1, 8}}}}
 }
 
-func mustGPU(t testing.TB, name string) model.GPU {
-	t.Helper()
-	g, err := model.LookupGPU(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
+func mustGPU(t testing.TB, name string) model.GPU { t.Helper(); return catalogtest.GPU(t, name) }
 
-func mustLLM(t testing.TB, name string) model.LLM {
-	t.Helper()
-	m, err := model.LookupLLM(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+func mustLLM(t testing.TB, name string) model.LLM { t.Helper(); return catalogtest.LLM(t, name) }
 
 func mustTopo(t *testing.T, s string) model.Topology {
 	t.Helper()
