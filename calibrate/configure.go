@@ -312,9 +312,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if err := checkStated(settings, t.Stated, label, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
 		return Deployment{}, err
 	}
-	if b := engine.KVCacheBytes(t.Stated.KVCacheDtype); b > 0 {
-		llm.KVCacheBytes = b // the KV cache's size and the bytes each step reads
-	}
+	llm = settings.withKVCache(llm)
 	if settings.PrefixCaching == "" {
 		settings.PrefixCaching = defaultSettings(label, gpu, llm.MaxContext).PrefixCaching
 	}

@@ -226,6 +226,9 @@ func recordSettings(engine string, r *results.Record, topo model.Topology) Setti
 // simulation and never a group's (Target.Record).
 func (s *Settings) applyRecord(rs Settings) {
 	s.GPUMemoryUtilization, s.KVCacheGiB = rs.GPUMemoryUtilization, rs.KVCacheGiB
+	if rs.KVCacheDtype != "" {
+		s.KVCacheDtype = rs.KVCacheDtype
+	}
 	if rs.MaxNumBatchedTokens > 0 {
 		s.MaxNumBatchedTokens = rs.MaxNumBatchedTokens
 	}
@@ -337,6 +340,10 @@ func settingsFrom(label string, pts []*point) Settings {
 			case "gpu-memory-utilization", "mem-fraction-static":
 				if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
 					s.GPUMemoryUtilization = f
+				}
+			case "kv-cache-dtype":
+				if d := strings.ToLower(strings.TrimSpace(v)); engine.KVCacheBytes(d) > 0 {
+					s.KVCacheDtype = d
 				}
 			case "kv-cache-memory-gib":
 				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f > 0 {

@@ -135,6 +135,9 @@ type Settings struct {
 	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
 	MaxModelLen          int     `json:"max_model_len,omitempty"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	// KVCacheDtype is the engine's --kv-cache-dtype as its records state it
+	// ("fp8", …); "" or "auto" keeps the checkpoint's own.
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
 	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
 	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
 	// prints); 0 means what GPUMemoryUtilization leaves (model.WorkerMemory).

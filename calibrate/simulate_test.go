@@ -120,7 +120,8 @@ func TestPointsReadThePrefixHitRate(t *testing.T) {
 // last one its group read: one source ran the same GPU, model and engine at
 // --gpu-memory-utilization 0.25 and 0.5, and logged the KV cache each left.
 // A stated KV cache (GiB per GPU, or vLLM's --kv-cache-memory-bytes) sizes
-// the simulated cache exactly; an unstated one is what the utilization leaves.
+// the simulated cache exactly, in elements of its stated --kv-cache-dtype;
+// an unstated one is what the utilization leaves.
 func TestPointsKeepTheirOwnKVCache(t *testing.T) {
 	topo := mustTopo(t, "1xTP2")
 	base := results.Record{Source: results.Source{File: "kv.md", Format: "markdown"},
@@ -137,6 +138,8 @@ func TestPointsKeepTheirOwnKVCache(t *testing.T) {
 		{map[string]string{"gpu-memory-utilization": "0.25", "kv-cache-memory-gib": "12.02"}, int(12.02 * (1 << 30) * 2 / perToken), 0},
 		{map[string]string{"gpu_memory_utilization": "0.5", "KV_Cache_Memory_GiB": "31.83"}, int(31.83 * (1 << 30) * 2 / perToken), 0},
 		{map[string]string{"kv-cache-memory-bytes": "8589934592"}, int(8 * (1 << 30) * 2 / perToken), 0},
+		// An FP8 KV cache holds twice the tokens in the same bytes.
+		{map[string]string{"kv-cache-memory-bytes": "8589934592", "kv-cache-dtype": "fp8"}, int(8 * (1 << 30) * 2 / (perToken / 2)), 0},
 		{map[string]string{"gpu-memory-utilization": "0.5"}, 0, 0.5},
 		{nil, 0, 0.9},
 	} {

@@ -3,8 +3,10 @@ package calibrate
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/model"
 )
 
 // state sets the settings st states over s. A stated memory utilization
@@ -31,6 +33,18 @@ func (s *Settings) state(st engine.Stated) {
 	if st.EnforceEager != nil {
 		s.PrefillEager, s.DecodeEager = *st.EnforceEager, *st.EnforceEager
 	}
+	if st.KVCacheDtype != "" {
+		s.KVCacheDtype = strings.ToLower(st.KVCacheDtype)
+	}
+}
+
+// withKVCache is m with the KV cache's element size s.KVCacheDtype
+// states: the cache's capacity and the bytes each decode step reads.
+func (s Settings) withKVCache(m model.LLM) model.LLM {
+	if b := engine.KVCacheBytes(s.KVCacheDtype); b > 0 {
+		m.KVCacheBytes = b
+	}
+	return m
 }
 
 // checkStated refuses stated limits that vLLM would refuse together with
@@ -65,7 +79,7 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 	s := d.Settings
 	util := func(u float64) string { return engine.FormatFloat(cmp.Or(u, engine.VLLMGPUMemoryUtilization)) }
 	yes := func(b bool) string { return fmt.Sprint(b) }
-	dtype := cmp.Or(d.Stated.KVCacheDtype, "auto")
+	dtype := cmp.Or(d.Settings.KVCacheDtype, "auto")
 	rows := []struct{ name, value, def string }{
 		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)), engine.FormatInt(def.MaxNumBatchedTokens)},
 		{engine.FlagMaxNumSeqs, engine.FormatInt(orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)), engine.FormatInt(def.MaxNumSeqs)},
