@@ -82,7 +82,7 @@ type Point struct {
 	PrefixHitRate float64 `json:"prefix_hit_rate"`
 }
 
-// Knee is the smallest load reaching 90% of the maximum throughput.
+// Knee is the smallest load reaching KneeShare of the maximum throughput.
 type Knee struct {
 	Load                 model.Load `json:"load"`
 	RequestThroughput    float64    `json:"request_throughput"`
@@ -90,7 +90,15 @@ type Knee struct {
 	MaxOutputThroughput  float64    `json:"max_output_throughput"`
 }
 
-// Blowup is the first load whose mean TTFT is at least 3× the lowest load's.
+// The knee and blow-up thresholds: a load reaching KneeShare of the
+// highest throughput is the knee; a mean TTFT BlowupFactor times the
+// lowest load's is a blow-up.
+const (
+	KneeShare    = 0.9
+	BlowupFactor = 3.0
+)
+
+// Blowup is the first load whose mean TTFT is at least BlowupFactor times the lowest load's.
 type Blowup struct {
 	Found      bool       `json:"found"`
 	Load       model.Load `json:"load,omitzero"`
@@ -460,7 +468,7 @@ func findKnee(pts []Point) Knee {
 		k.MaxOutputThroughput = math.Max(k.MaxOutputThroughput, p.Metrics[model.OutputThroughput])
 	}
 	for _, p := range pts {
-		if v := p.Metrics[model.RequestThroughput]; v >= 0.9*k.MaxRequestThroughput {
+		if v := p.Metrics[model.RequestThroughput]; v >= KneeShare*k.MaxRequestThroughput {
 			k.Load, k.RequestThroughput = p.Load, v
 			break
 		}
@@ -474,7 +482,7 @@ func findBlowup(pts []Point) Blowup {
 	}
 	b := Blowup{BaseTTFTms: pts[0].Metrics[model.MeanTTFT]}
 	for _, p := range pts[1:] {
-		if v := p.Metrics[model.MeanTTFT]; v >= 3*b.BaseTTFTms {
+		if v := p.Metrics[model.MeanTTFT]; v >= BlowupFactor*b.BaseTTFTms {
 			b.Found, b.Load, b.MeanTTFTms = true, p.Load, v
 			break
 		}
