@@ -40,7 +40,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.out, "out", "", "write the fitted profile (JSON, schema "+calibrate.SchemaV1+") to this file")
 	f := formatFlag(fs)
 	fs.BoolVar(&o.cv, "cv", false, "add leave-one-configuration-out and leave-one-shape-out errors, and leave-one-GPU-, engine-version- and source-out errors with band coverage")
-	fs.IntVar(&o.maxEvals, "max-evals", 0, "Nelder–Mead evaluations per group in stage 2 (0: default 40)")
+	fs.IntVar(&o.maxEvals, "max-evals", 0, fmt.Sprintf("Nelder–Mead evaluations per group in stage 2 (0: default %d)", calibrate.DefaultMaxEvals))
 	fs.BoolVar(&o.quick, "quick", false, "stage-1 least squares only (no simulation in the loop)")
 	addSystemFlags(fs, &o.system, "--from files")
 	addQuietFlag(fs, &o.quiet)
@@ -50,7 +50,7 @@ func fitContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	o.format = *f
 	if o.maxEvals < 0 {
-		return fmt.Errorf("fit: --max-evals must be 0 (the default, 40) or more, got %d", o.maxEvals)
+		return fmt.Errorf("fit: --max-evals must be 0 (the default, %d) or more, got %d", calibrate.DefaultMaxEvals, o.maxEvals)
 	}
 	if len(o.from) == 0 && (o.system.given() || o.assume) {
 		return fmt.Errorf("fit: --gpu, --model, --engine, --topology and --assume-gpu apply to --from files")

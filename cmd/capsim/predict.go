@@ -36,7 +36,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.osl, "osl", 0, "output tokens per request")
 	addLoadListFlags(fs, &o.loadListFlags, "default 1,2,4,…,256")
 	fs.IntVar(&o.numPrompts, "num-prompts", 0, "steady state: measured requests of a point's first run, doubled until its means and p99s are stable\n(default: 5 minutes of arrivals or 20 × concurrency, at least 10000); replay: requests sent (default 20 s of arrivals or 20 × concurrency, at least 400)")
-	fs.StringVar(&o.mode, "mode", "steady-state", "steady-state (warm-up and drain left out, run until stable) or benchmark-replay (the finite run a benchmark makes: ramp, drain and all)")
+	fs.StringVar(&o.mode, "mode", string(sim.SteadyState), "steady-state (warm-up and drain left out, run until stable) or benchmark-replay (the finite run a benchmark makes: ramp, drain and all)")
 	fs.StringVar(&o.export, "export", "", "write this deployment's deployable configs to this directory\n(vllm serve command lines, Dynamo config, Kubernetes manifests, README with the validate command)")
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
