@@ -176,6 +176,9 @@ func (o Options) withDefaults() Options {
 	if len(o.TPs) == 0 {
 		o.TPs = DefaultTPs()
 	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
+	}
 	if !o.Aggregated && !o.Disaggregated {
 		o.Aggregated, o.Disaggregated = true, true
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -61,6 +62,24 @@ const datasetHelp = "draw each request's prompt and output length from this data
 
 // hitRateHelp is the help of --prefix-hit-rate (predict and plan).
 const hitRateHelp = "share of every prompt served from the engine's prefix cache, in [0, 1): not prefilled, but held in the KV cache"
+
+// optionFlags says an *optionerr.Error from a library's Options.Validate
+// with each field at fault called by its flag (flags: field to flag).
+func optionFlags(err error, flags map[string]string) error {
+	e, ok := optionerr.As(err)
+	if !ok {
+		return err
+	}
+	return &optionFlagErr{e.Prefix + e.Text(func(f string) string { return flags[f] }), e}
+}
+
+type optionFlagErr struct {
+	msg string
+	err error
+}
+
+func (e *optionFlagErr) Error() string { return e.msg }
+func (e *optionFlagErr) Unwrap() error { return e.err }
 
 // target turns the deployment flags into a profile target.
 func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo model.Topology) (calibrate.Target, error) {

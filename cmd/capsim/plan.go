@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
@@ -114,12 +111,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	return plan.WriteTable(tableOutput(stdout, o.format), res)
 }
 
-// options turns the flags into plan.Options, rejecting bad input.
+// options turns the flags into plan.Options, which it validates.
 func (o planOptions) options() (plan.Options, error) {
 	var opts plan.Options
-	if o.modelName == "" {
-		return opts, fmt.Errorf("plan: --model is required (known: %s)", calibrate.LLMList())
-	}
 	sharing, implied, err := o.share.sharing(o.isl)
 	if err != nil {
 		return opts, fmt.Errorf("plan: %w", err)
@@ -127,50 +121,25 @@ func (o planOptions) options() (plan.Options, error) {
 	if implied > 0 {
 		o.isl = implied
 	}
-	if o.isl <= 0 || o.osl <= 0 {
-		return opts, fmt.Errorf("plan: --isl and --osl are required and must be positive")
-	}
-	if err := checkLengths(o.isl, o.osl); err != nil {
-		return opts, fmt.Errorf("plan: %w", err)
-	}
-	if o.slo == "" {
-		return opts, fmt.Errorf("plan: --slo is required, e.g. --slo ttft_p99=2000ms,tpot_p99=50ms")
-	}
-	slos, err := plan.ParseSLOs(o.slo)
-	if err != nil {
-		return opts, err
-	}
-	if o.rate == "" && o.concurrency == "" {
-		return opts, fmt.Errorf("plan: give the target load: --rate R (req/s) or --concurrency N")
+	var slos []plan.SLO
+	if o.slo != "" {
+		if slos, err = plan.ParseSLOs(o.slo); err != nil {
+			return opts, err
+		}
 	}
 	loads, err := parseLoads(o.concurrency, o.rate, o.burstiness)
 	if err != nil {
 		return opts, err
 	}
-	if len(loads) != 1 {
+	var load model.Load
+	if len(loads) > 1 {
 		return opts, fmt.Errorf("plan: give one target load, not a list")
-	}
-	if loads[0].Kind == model.Burst {
-		return opts, fmt.Errorf("plan: --rate inf is not a load to size for: give a finite rate")
-	}
-	if o.maxGPUs <= 0 {
-		return opts, fmt.Errorf("plan: --max-gpus must be positive, got %d", o.maxGPUs)
-	}
-	if o.top <= 0 || o.top > plan.MaxTopK {
-		return opts, fmt.Errorf("plan: --top must be from 1 to %d, got %d", plan.MaxTopK, o.top)
-	}
-	if o.numPrompts < 0 {
-		return opts, fmt.Errorf("plan: --num-prompts must be positive, got %d", o.numPrompts)
-	}
-	if !(o.prefixHit >= 0 && o.prefixHit < 1) {
-		return opts, fmt.Errorf("plan: --prefix-hit-rate must be a fraction in [0, 1), got %v", o.prefixHit)
-	}
-	if !(o.confidence > 0 && o.confidence < 1) {
-		return opts, fmt.Errorf("plan: --confidence must be between 0 and 1 (exclusive), got %v", o.confidence)
+	} else if len(loads) == 1 {
+		load = loads[0]
 	}
 	opts = plan.Options{
 		Model: o.modelName, Engine: o.engine, Router: o.router, SLOs: slos,
-		Workload: workload.Workload{ISL: o.isl, OSL: o.osl, Load: loads[0], NumPrompts: o.numPrompts, Seed: o.seed,
+		Workload: workload.Workload{ISL: o.isl, OSL: o.osl, Load: load, NumPrompts: o.numPrompts, Seed: o.seed,
 			PrefixHitRate: o.prefixHit, Sharing: sharing, Dataset: o.dataset},
 		MaxGPUs: o.maxGPUs, TopK: o.top, Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention,
 		NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
@@ -182,25 +151,20 @@ func (o planOptions) options() (plan.Options, error) {
 		return opts, fmt.Errorf("plan: %w", err)
 	}
 	if o.gpuCost != "" {
-		var err error
 		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
-			if msg, ok := strings.CutPrefix(err.Error(), "plan: GPU cost "); ok {
-				return opts, errors.New("plan: --gpu-cost " + msg)
-			}
-			return opts, err
-		}
-	}
-	for _, tp := range o.tps {
-		if tp <= 0 {
-			return opts, fmt.Errorf("plan: --tp: %d is not a positive integer", tp)
+			return opts, optionFlags(err, planFlags)
 		}
 	}
 	opts.Aggregated, opts.Disaggregated = o.mode == "aggregated", o.mode == "disaggregated"
 	if o.mode != "both" && !opts.Aggregated && !opts.Disaggregated {
 		return opts, fmt.Errorf("plan: --mode must be aggregated, disaggregated or both, got %q", o.mode)
 	}
-	return opts, nil
+	return opts, flagHint(optionFlags(opts.Validate(), planFlags))
 }
+
+// planFlags name the plan.Options fields a plan.Options.Validate error names.
+var planFlags = map[string]string{"Model": "--model", "ISL": "--isl", "OSL": "--osl", "SLOs": "--slo", "Load": "--rate", "Rate": "--rate", "Concurrency": "--concurrency", "MaxGPUs": "--max-gpus",
+	"TopK": "--top", "NumPrompts": "--num-prompts", "PrefixHitRate": "--prefix-hit-rate", "Confidence": "--confidence", "TPs": "--tp", "GPUCost": "--gpu-cost"}
 
 // planProgress reports each phase of the search with the time it has left.
 func planProgress(w io.Writer) func(plan.Progress) {
