@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -183,17 +184,11 @@ type Prediction struct {
 
 // Run predicts every shape of opts over its loads with the profile's costs.
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	w := &opts.Workload
-	if !sim.ValidPrefixHitRate(w.PrefixHitRate) {
-		return nil, fmt.Errorf("predict: Options.Workload.PrefixHitRate must be a fraction in [0, 1), got %v", w.PrefixHitRate)
-	}
-	if err := w.Sharing.Validate(); err != nil {
-		return nil, fmt.Errorf("predict: Options.Workload.Sharing.%w", err)
-	}
 	given := w.ISL > 0 || w.OSL > 0
-	if given && w.Sharing.On() && w.ISL <= w.Sharing.SharedLen {
-		return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Workload.Sharing.SharedLen)", w.ISL, w.Sharing.SharedLen)
-	}
 	var err error
 	if w.Dataset, err = datasets.Check(w.Dataset); err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
@@ -230,14 +225,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(loads) == 0 {
 		loads = DefaultConcurrencies()
 	}
-	mode := opts.Mode
-	switch mode {
-	case "":
-		mode = sim.SteadyState
-	case sim.SteadyState, sim.BenchmarkReplay:
-	default:
-		return nil, fmt.Errorf("predict: mode %q is unknown (want %q or %q)", mode, sim.SteadyState, sim.BenchmarkReplay)
-	}
+	mode := cmp.Or(opts.Mode, sim.SteadyState)
 	prompts := make([]int, len(loads))
 	for i, l := range loads {
 		if err := l.Validate(); err != nil {

@@ -64,13 +64,14 @@ const datasetHelp = "draw each request's prompt and output length from this data
 const hitRateHelp = "share of every prompt served from the engine's prefix cache, in [0, 1): not prefilled, but held in the KV cache"
 
 // optionFlags says an *optionerr.Error from a library's Options.Validate
-// with each field at fault called by its flag (flags: field to flag).
-func optionFlags(err error, flags map[string]string) error {
+// after prefix, each field at fault called by its flag (flags: field to
+// flag); other errors go to flagHint.
+func optionFlags(err error, prefix string, flags map[string]string) error {
 	e, ok := optionerr.As(err)
 	if !ok {
-		return err
+		return flagHint(err)
 	}
-	return &optionFlagErr{e.Prefix + e.Text(func(f string) string { return flags[f] }), e}
+	return &optionFlagErr{prefix + e.Text(func(f string) string { return flags[f] }), e}
 }
 
 type optionFlagErr struct {

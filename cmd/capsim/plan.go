@@ -152,14 +152,14 @@ func (o planOptions) options() (plan.Options, error) {
 	}
 	if o.gpuCost != "" {
 		if opts.GPUCost, err = plan.ParseGPUCosts(o.gpuCost); err != nil {
-			return opts, optionFlags(err, planFlags)
+			return opts, optionFlags(err, "plan: ", planFlags)
 		}
 	}
 	opts.Aggregated, opts.Disaggregated = o.mode == "aggregated", o.mode == "disaggregated"
 	if o.mode != "both" && !opts.Aggregated && !opts.Disaggregated {
 		return opts, fmt.Errorf("plan: --mode must be aggregated, disaggregated or both, got %q", o.mode)
 	}
-	return opts, flagHint(optionFlags(opts.Validate(), planFlags))
+	return opts, optionFlags(opts.Validate(), "plan: ", planFlags)
 }
 
 // planFlags name the plan.Options fields a plan.Options.Validate error names.

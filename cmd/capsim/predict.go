@@ -86,6 +86,10 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	return predict.WriteTable(tableOutput(stdout, o.format), preds)
 }
 
+// predictFlags name the predict.Options fields a predict.Options.Validate error names.
+var predictFlags = map[string]string{"ISL": "--isl", "OSL": "--osl", "NumPrompts": "--num-prompts", "PrefixHitRate": "--prefix-hit-rate",
+	"ExactOutput": "--exact-output", "Dataset": "--dataset", "Mode": "--mode"}
+
 func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {
 	topo, err := o.topology()
 	if err != nil {
@@ -95,7 +99,8 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if err != nil {
 		return nil, err
 	}
-	if o.isl < 0 || o.osl < 0 || (o.islGiven && o.isl == 0) || (o.oslGiven && o.osl == 0) {
+	// 0 is the library's "every calibrated shape": given, it is a bad value.
+	if (o.islGiven && o.isl == 0) || (o.oslGiven && o.osl == 0) {
 		return nil, fmt.Errorf("--isl and --osl must be positive")
 	}
 	sharing, implied, err := o.sharing(o.isl)
@@ -105,28 +110,10 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	if implied > 0 {
 		o.isl = implied
 	}
-	if (o.isl == 0) != (o.osl == 0) {
-		return nil, fmt.Errorf("give both --isl and --osl, or neither")
-	}
-	if err := checkLengths(o.isl, o.osl); err != nil {
+	opts := predict.Options{Loads: loads, NoBand: o.noBand, Mode: sim.Mode(o.mode), Workload: workload.Workload{ISL: o.isl, OSL: o.osl,
+		NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}}
+	if err := optionFlags(opts.Validate(), "", predictFlags); err != nil {
 		return nil, err
-	}
-	if sharing.On() && o.isl == 0 {
-		return nil, fmt.Errorf("a shared-prefix workload needs --isl and --osl")
-	}
-	if o.numPrompts < 0 {
-		return nil, fmt.Errorf("--num-prompts must be positive")
-	}
-	if !sim.ValidPrefixHitRate(o.prefixHit) {
-		return nil, fmt.Errorf("--prefix-hit-rate must be a fraction in [0, 1), got %v", o.prefixHit)
-	}
-	if o.exactOutput && o.dataset != "" {
-		return nil, fmt.Errorf("--exact-output does not apply with --dataset %s: the dataset's own output lengths are simulated", o.dataset)
-	}
-	switch sim.Mode(o.mode) {
-	case sim.SteadyState, sim.BenchmarkReplay:
-	default:
-		return nil, fmt.Errorf("--mode must be %s or %s, got %q", sim.SteadyState, sim.BenchmarkReplay, o.mode)
 	}
 	stated, err := o.stated()
 	if err != nil {
@@ -141,8 +128,7 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 		return nil, err
 	}
 	target.Stated = stated
-	opts := predict.Options{Target: target, Loads: loads, NoBand: o.noBand, Mode: sim.Mode(o.mode), Workload: workload.Workload{NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}}
-	opts.Workload.ISL, opts.Workload.OSL = o.isl, o.osl
+	opts.Target = target
 	ctx, stop := interruptContext()
 	defer stop()
 	preds, err := predict.Run(ctx, prof, opts)
