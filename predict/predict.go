@@ -402,19 +402,29 @@ func DefaultNumPrompts(n int, m sim.Mode, l model.Load) int {
 	if n > 0 {
 		return n
 	}
-	floor, span := 400, 20.0
+	floor, span := ReplayMinPrompts, ReplaySeconds
 	if m == sim.SteadyState {
-		floor, span = 10_000, 300
+		floor, span = SteadyMinPrompts, SteadySeconds
 	}
 	switch l.Kind {
 	case model.ClosedLoop:
-		return max(floor, 20*l.Concurrency)
+		return max(floor, PromptsPerClient*l.Concurrency)
 	case model.OpenLoop:
 		return max(floor, int(math.Ceil(span*l.Rate)))
 	default:
-		return 400
+		return ReplayMinPrompts
 	}
 }
+
+// The terms of DefaultNumPrompts: requests per closed-loop client, and
+// per mode the seconds of open-loop arrivals and the least requests.
+const (
+	PromptsPerClient = 20
+	SteadySeconds    = 300.0
+	SteadyMinPrompts = 10_000
+	ReplaySeconds    = 20.0
+	ReplayMinPrompts = 400
+)
 
 // pointMode is the mode a load point runs in: a burst has no steady state.
 func pointMode(m sim.Mode, l model.Load) sim.Mode {

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/progress"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/plan"
+	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/workload"
 )
 
@@ -52,11 +54,11 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
 	fs.IntSliceVar(&o.tps, "tp", plan.DefaultTPs(), "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", plan.DefaultTopK, "recommendations to show (each gets a headroom search)")
-	fs.IntVar(&o.numPrompts, "num-prompts", 0, "measured requests of a verdict's first steady-state run, doubled until the verdict is clear\n(default: 5 minutes of arrivals, at least 10000)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 0, fmt.Sprintf("measured requests of a verdict's first steady-state run, doubled until the verdict is clear\n(default: %g minutes of arrivals, at least %d)", predict.SteadySeconds/60, predict.SteadyMinPrompts))
 	fs.Float64Var(&o.prefixHit, "prefix-hit-rate", 0, hitRateHelp)
 	addSharingFlags(fs, &o.share)
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
-	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band (0.841 = +1σ; 0.5 = central costs)")
+	fs.Float64Var(&o.confidence, "confidence", plan.DefaultConfidence, "probability, given the costs' uncertainty, that a recommendation meets every SLO:\nverdicts price each pool at this quantile of its cost band ("+strconv.FormatFloat(plan.DefaultConfidence, 'f', 3, 64)+" = +1σ; 0.5 = central costs)")
 	fs.BoolVar(&o.noSettings, "no-settings-search", false, "keep every engine's default max-num-seqs and max-num-batched-tokens")
 	o.stated = addEngineSettingsFlags(fs, "each candidate engine version's on its GPU; a stated max-num-seqs or max-num-batched-tokens is not searched")
 	fs.BoolVar(&o.noDPAttention, "no-dp-attention-search", false, "run SGLang's attention as its calibrated deployment did instead of trying it both split by TP\nand data-parallel with one group per TP rank (--enable-dp-attention --dp TP)")
