@@ -72,11 +72,11 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
 		}
 		writeBenchSummary(stdout, o.format, done)
-		during := strings.TrimPrefix(err.Error(), "loadgen: ")
-		for _, e := range []error{context.Canceled, context.DeadlineExceeded} {
-			during = strings.TrimSuffix(during, ": "+e.Error()) // the user knows they interrupted it
+		during := "" // the user knows they interrupted it: where, not why
+		if p := (*loadgen.PointError)(nil); errors.As(err, &p) {
+			during = " during " + p.Load.String()
 		}
-		return fmt.Errorf("bench: interrupted %s%s", during, where)
+		return fmt.Errorf("bench: interrupted%s%s", during, where)
 	} else if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
