@@ -34,10 +34,12 @@ func invalid(format string, fields []optionerr.Field, args ...any) error {
 	return optionerr.New("plan: ", fields, format, args...)
 }
 
-// Validate checks o as Run uses it, its zero-valued defaults filled in
-// (so a caller that states every default, as a command line does, has a
-// zero refused). A value at fault in one field is an *optionerr.Error
-// naming it; MaxGPUs above MaxGPUsLimit matches ErrTooManyGPUs.
+// Validate checks o as given: a zero MaxGPUs, TopK or Confidence is
+// refused, so call it on options that state their defaults (DefaultMaxGPUs,
+// DefaultTopK, DefaultConfidence), as a command line's flags do; Run fills
+// zero values with the defaults, then validates. A value at fault in one
+// field is an *optionerr.Error naming it; MaxGPUs above MaxGPUsLimit
+// matches ErrTooManyGPUs.
 func (o Options) Validate() error {
 	w := o.Workload
 	one := func(f optionerr.Field) []optionerr.Field { return []optionerr.Field{f} }
