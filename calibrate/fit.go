@@ -25,7 +25,7 @@ type Options struct {
 	// A point simulates its record's num_prompts when known, else
 	// max(200, 10 × concurrency).
 	MaxPrompts int
-	// MaxEvals bounds the Nelder–Mead loss evaluations of stage 2 per group; 0 means 40.
+	// MaxEvals bounds the Nelder–Mead loss evaluations of stage 2 per group; 0 means DefaultMaxEvals.
 	MaxEvals int
 	// SkipRefine stops after the stage-1 least-squares fit (no simulation in the loop).
 	SkipRefine bool
@@ -474,11 +474,14 @@ func (p params) stored() params {
 	return q
 }
 
+// DefaultMaxEvals is Options.MaxEvals when zero.
+const DefaultMaxEvals = 40
+
 func (o Options) maxEvals() int {
 	if o.MaxEvals > 0 {
 		return o.MaxEvals
 	}
-	return 40
+	return DefaultMaxEvals
 }
 
 func penalty(l layout, x []float64) float64 {

@@ -14,7 +14,7 @@ import (
 // progress callback. After every point that produced a result (a partial
 // one when interrupted included), done is called with the results so far.
 // It stops at the first error, returning the results so far and the error
-// with the point's load; an interruption still wraps context.Canceled.
+// as a *PointError; an interruption still wraps context.Canceled.
 func RunPoints(ctx context.Context, base Options, loads []model.Load, progress func(i int, l model.Load) func(Progress),
 	done func([]*Result) error) ([]*Result, error) {
 	var out []*Result
@@ -35,11 +35,20 @@ func RunPoints(ctx context.Context, base Options, loads []model.Load, progress f
 			}
 		}
 		if err != nil {
-			return out, fmt.Errorf("loadgen: during %s: %w", l, err)
+			return out, &PointError{Load: l, Err: err}
 		}
 	}
 	return out, nil
 }
+
+// PointError is RunPoints' error: the load point it stopped at and why.
+type PointError struct {
+	Load model.Load
+	Err  error
+}
+
+func (e *PointError) Error() string { return fmt.Sprintf("loadgen: during %s: %v", e.Load, e.Err) }
+func (e *PointError) Unwrap() error { return e.Err }
 
 // FailureNote says why a point's requests failed or were cut short, for a
 // summary line: " (http 500 2, timeout 1, 3 cut off)", or "" when none did.

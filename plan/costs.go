@@ -1,11 +1,11 @@
 package plan
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 )
 
@@ -20,7 +20,7 @@ func ParseGPUCosts(list string) (map[string]float64, error) {
 		name, price, ok := strings.Cut(f, "=")
 		p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
 		if !ok || err != nil || !(p > 0) || math.IsInf(p, 0) {
-			return nil, fmt.Errorf("plan: GPU cost %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", f)
+			return nil, invalid("%s %q: want GPU=PRICE with a positive price per GPU-hour, e.g. H20=1.9", []optionerr.Field{fieldGPUCost}, f)
 		}
 		g, err := model.LookupGPU(name)
 		if err != nil {

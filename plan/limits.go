@@ -96,7 +96,7 @@ func (s *search) limits(ctx context.Context) error {
 func (s *search) excludedTPTemplates() ([]*template, []int) {
 	o := s.opts
 	var excluded []int
-	for _, tp := range defaultTPs {
+	for _, tp := range DefaultTPs() {
 		if !slices.Contains(o.TPs, tp) && tp <= o.MaxGPUs {
 			excluded = append(excluded, tp)
 		}

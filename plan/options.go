@@ -43,15 +43,15 @@ type Options struct {
 	Workload workload.Workload
 	// SLOs must all be met (required).
 	SLOs []SLO
-	// MaxGPUs caps a deployment's GPU count; 0 means 64, at most MaxGPUsLimit.
+	// MaxGPUs caps a deployment's GPU count; 0 means DefaultMaxGPUs, at most MaxGPUsLimit.
 	MaxGPUs int
 	// GPUCost is the price of one GPU-hour by catalog GPU name. When set,
 	// deployments rank by cost per hour and GPUs without a price are left
 	// out (with a note); when nil they rank by GPU count.
 	GPUCost map[string]float64
-	// TopK is how many recommendations to return (with headroom); 0 means 5.
+	// TopK is how many recommendations to return (with headroom); 0 means DefaultTopK.
 	TopK int
-	// TPs are the tensor-parallel degrees to try; empty means 1, 2, 4, 8
+	// TPs are the tensor-parallel degrees to try; empty means DefaultTPs
 	// (each only where the model fits in memory).
 	TPs []int
 	// Aggregated and Disaggregated restrict the search to one mode; both
@@ -139,9 +139,10 @@ func (p Progress) Stage() string {
 	return "candidates"
 }
 
+// The defaults of Options.MaxGPUs, TopK and TPs, when zero or empty.
 const (
-	defaultMaxGPUs = 64
-	defaultTopK    = 5
+	DefaultMaxGPUs = 64
+	DefaultTopK    = 5
 )
 
 // MaxGPUsLimit bounds Options.MaxGPUs: the candidates grow with its square.
@@ -159,20 +160,24 @@ type maxGPUsError struct{ msg string }
 func (e *maxGPUsError) Error() string        { return e.msg }
 func (e *maxGPUsError) Is(target error) bool { return target == ErrTooManyGPUs }
 
-var defaultTPs = []int{1, 2, 4, 8}
+// DefaultTPs returns the tensor-parallel degrees searched when Options.TPs is empty.
+func DefaultTPs() []int { return []int{1, 2, 4, 8} }
 
 // MaxTopK bounds Options.TopK.
 const MaxTopK = 100
 
 func (o Options) withDefaults() Options {
 	if o.MaxGPUs == 0 {
-		o.MaxGPUs = defaultMaxGPUs
+		o.MaxGPUs = DefaultMaxGPUs
 	}
 	if o.TopK == 0 {
-		o.TopK = defaultTopK
+		o.TopK = DefaultTopK
 	}
 	if len(o.TPs) == 0 {
-		o.TPs = defaultTPs
+		o.TPs = DefaultTPs()
+	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
 	}
 	if !o.Aggregated && !o.Disaggregated {
 		o.Aggregated, o.Disaggregated = true, true

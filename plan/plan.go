@@ -245,57 +245,18 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if prof == nil {
 		return nil, errors.New("plan: no profile")
 	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	llm, err := model.LookupLLM(o.Model)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	switch {
-	case o.Workload.ISL <= 0 || o.Workload.OSL <= 0:
-		return nil, fmt.Errorf("plan: ISL and OSL must be positive, got %d and %d", o.Workload.ISL, o.Workload.OSL)
-	case len(o.SLOs) == 0:
-		return nil, errors.New("plan: no SLO given")
-	case o.MaxGPUs < 0:
-		return nil, fmt.Errorf("plan: max GPUs must be positive, got %d", o.MaxGPUs)
-	case o.MaxGPUs > MaxGPUsLimit:
-		return nil, &maxGPUsError{fmt.Sprintf("plan: max GPUs %d is more than %d: the candidates grow with its square (%d GPUs over every catalog GPU take a minute or more and 2 to 4 GB)", o.MaxGPUs, MaxGPUsLimit, MaxGPUsLimit)}
-	case o.TopK < 0:
-		return nil, fmt.Errorf("plan: top K must be positive, got %d", o.TopK)
-	case o.TopK > MaxTopK:
-		return nil, fmt.Errorf("plan: top K %d is more than %d: each recommendation is simulated to its SLOs", o.TopK, MaxTopK)
-	case !sim.ValidPrefixHitRate(o.Workload.PrefixHitRate):
-		return nil, fmt.Errorf("plan: prefix-cache hit rate must be a fraction in [0, 1), got %v", o.Workload.PrefixHitRate)
-	case o.Workload.Sharing.Validate() != nil:
-		return nil, fmt.Errorf("plan: prefix sharing: %w", o.Workload.Sharing.Validate())
-	case o.Workload.Sharing.Turns > 1:
-		return nil, errors.New("plan: multi-turn conversations are not planned (their prompts grow turn by turn, beyond the bounds the search prices); predict them")
-	case o.Workload.Sharing.On() && o.Workload.ISL <= o.Workload.Sharing.SharedLen:
-		return nil, fmt.Errorf("plan: ISL %d is not longer than the %d shared tokens of every prompt", o.Workload.ISL, o.Workload.Sharing.SharedLen)
-	case o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1):
-		return nil, fmt.Errorf("plan: confidence must be between 0 and 1, got %v", o.Confidence)
-	case calibrate.CheckRouter(o.Router) != nil:
-		return nil, fmt.Errorf("plan: %w", calibrate.CheckRouter(o.Router))
-	case o.Frontend != nil && calibrate.StatedFrontend(*o.Frontend, model.Topology{}) != nil:
-		return nil, fmt.Errorf("plan: %w", calibrate.StatedFrontend(*o.Frontend, model.Topology{}))
-	case o.Frontend != nil && o.Disaggregated && !o.Aggregated:
-		return nil, fmt.Errorf("plan: %w applies to aggregated deployments, and the search is of disaggregated ones only", calibrate.ErrStatedFrontend)
-	}
-	if o.Workload.Load.Kind == model.Burst {
-		return nil, errors.New("plan: a burst (rate inf) is not a load to size for; give a finite rate or a concurrency")
-	}
-	if err := o.Workload.Load.Validate(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	if o.Workload.Dataset, err = datasets.Check(o.Workload.Dataset); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	if _, err := calibrate.SteadyStatePrompts(o.Workload.Load, o.Workload.NumPrompts); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
 	usable, tpErr := false, error(nil) // the first TP the model cannot use
 	for _, tp := range o.TPs {
-		if tp <= 0 {
-			return nil, fmt.Errorf("plan: TP degrees must be positive, got %d", tp)
-		}
 		err := llm.CheckTP(tp)
 		if tp > o.MaxGPUs {
 			err = fmt.Errorf("TP %d needs more GPUs than the %d a deployment may have (max GPUs)", tp, o.MaxGPUs)
@@ -313,12 +274,8 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	for i := range s.bestFloor {
 		s.bestFloor[i] = math.Inf(1)
 	}
-	conf := o.Confidence
-	if conf == 0 {
-		conf = DefaultConfidence
-	}
 	s.res = &Result{Model: llm.Name, ISL: o.Workload.ISL, OSL: o.Workload.OSL, PrefixHitRate: o.Workload.PrefixHitRate, Sharing: o.Workload.Sharing, Dataset: o.Workload.Dataset, Load: o.Workload.Load, SLOs: o.SLOs, MaxGPUs: o.MaxGPUs, CostUnit: CostGPUs,
-		Mode: sim.SteadyState, Confidence: roundDecimals(conf, 4), BandSigmas: roundDecimals(s.band, 3)}
+		Mode: sim.SteadyState, Confidence: roundDecimals(o.Confidence, 4), BandSigmas: roundDecimals(s.band, 3)}
 	if o.GPUCost != nil {
 		s.res.CostUnit = CostPerHour
 	}

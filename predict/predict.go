@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -82,7 +83,7 @@ type Point struct {
 	PrefixHitRate float64 `json:"prefix_hit_rate"`
 }
 
-// Knee is the smallest load reaching 90% of the maximum throughput.
+// Knee is the smallest load reaching KneeShare of the maximum throughput.
 type Knee struct {
 	Load                 model.Load `json:"load"`
 	RequestThroughput    float64    `json:"request_throughput"`
@@ -90,7 +91,15 @@ type Knee struct {
 	MaxOutputThroughput  float64    `json:"max_output_throughput"`
 }
 
-// Blowup is the first load whose mean TTFT is at least 3× the lowest load's.
+// The knee and blow-up thresholds: a load reaching KneeShare of the
+// highest throughput is the knee; a mean TTFT BlowupFactor times the
+// lowest load's is a blow-up.
+const (
+	KneeShare    = 0.9
+	BlowupFactor = 3.0
+)
+
+// Blowup is the first load whose mean TTFT is at least BlowupFactor times the lowest load's.
 type Blowup struct {
 	Found      bool       `json:"found"`
 	Load       model.Load `json:"load,omitzero"`
@@ -175,17 +184,11 @@ type Prediction struct {
 
 // Run predicts every shape of opts over its loads with the profile's costs.
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	w := &opts.Workload
-	if !sim.ValidPrefixHitRate(w.PrefixHitRate) {
-		return nil, fmt.Errorf("predict: Options.Workload.PrefixHitRate must be a fraction in [0, 1), got %v", w.PrefixHitRate)
-	}
-	if err := w.Sharing.Validate(); err != nil {
-		return nil, fmt.Errorf("predict: Options.Workload.Sharing.%w", err)
-	}
 	given := w.ISL > 0 || w.OSL > 0
-	if given && w.Sharing.On() && w.ISL <= w.Sharing.SharedLen {
-		return nil, fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Workload.Sharing.SharedLen)", w.ISL, w.Sharing.SharedLen)
-	}
 	var err error
 	if w.Dataset, err = datasets.Check(w.Dataset); err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
@@ -222,14 +225,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if len(loads) == 0 {
 		loads = DefaultConcurrencies()
 	}
-	mode := opts.Mode
-	switch mode {
-	case "":
-		mode = sim.SteadyState
-	case sim.SteadyState, sim.BenchmarkReplay:
-	default:
-		return nil, fmt.Errorf("predict: mode %q is unknown (want %q or %q)", mode, sim.SteadyState, sim.BenchmarkReplay)
-	}
+	mode := cmp.Or(opts.Mode, sim.SteadyState)
 	prompts := make([]int, len(loads))
 	for i, l := range loads {
 		if err := l.Validate(); err != nil {
@@ -406,19 +402,29 @@ func DefaultNumPrompts(n int, m sim.Mode, l model.Load) int {
 	if n > 0 {
 		return n
 	}
-	floor, span := 400, 20.0
+	floor, span := ReplayMinPrompts, ReplaySeconds
 	if m == sim.SteadyState {
-		floor, span = 10_000, 300
+		floor, span = SteadyMinPrompts, SteadySeconds
 	}
 	switch l.Kind {
 	case model.ClosedLoop:
-		return max(floor, 20*l.Concurrency)
+		return max(floor, PromptsPerClient*l.Concurrency)
 	case model.OpenLoop:
 		return max(floor, int(math.Ceil(span*l.Rate)))
 	default:
-		return 400
+		return ReplayMinPrompts
 	}
 }
+
+// The terms of DefaultNumPrompts: requests per closed-loop client, and
+// per mode the seconds of open-loop arrivals and the least requests.
+const (
+	PromptsPerClient = 20
+	SteadySeconds    = 300.0
+	SteadyMinPrompts = 10_000
+	ReplaySeconds    = 20.0
+	ReplayMinPrompts = 400
+)
 
 // pointMode is the mode a load point runs in: a burst has no steady state.
 func pointMode(m sim.Mode, l model.Load) sim.Mode {
@@ -460,7 +466,7 @@ func findKnee(pts []Point) Knee {
 		k.MaxOutputThroughput = math.Max(k.MaxOutputThroughput, p.Metrics[model.OutputThroughput])
 	}
 	for _, p := range pts {
-		if v := p.Metrics[model.RequestThroughput]; v >= 0.9*k.MaxRequestThroughput {
+		if v := p.Metrics[model.RequestThroughput]; v >= KneeShare*k.MaxRequestThroughput {
 			k.Load, k.RequestThroughput = p.Load, v
 			break
 		}
@@ -474,7 +480,7 @@ func findBlowup(pts []Point) Blowup {
 	}
 	b := Blowup{BaseTTFTms: pts[0].Metrics[model.MeanTTFT]}
 	for _, p := range pts[1:] {
-		if v := p.Metrics[model.MeanTTFT]; v >= 3*b.BaseTTFTms {
+		if v := p.Metrics[model.MeanTTFT]; v >= BlowupFactor*b.BaseTTFTms {
 			b.Found, b.Load, b.MeanTTFTms = true, p.Load, v
 			break
 		}

@@ -26,6 +26,11 @@ const (
 	SteadyState Mode = "steady-state"
 )
 
+// CriticalUtilisation is the share of the window a pool is busy, with
+// requests waiting for it, from which an open loop is near-critical
+// (Steady.NearCritical).
+const CriticalUtilisation = 0.97
+
 // Steady-state measurement constants: batches for the batch-means
 // confidence interval of each mean, and the saturation test.
 const (
@@ -35,9 +40,6 @@ const (
 	// An open loop is saturated when requests complete at less than this
 	// share of the rate they arrive at during the measurement window.
 	saturatedShare = 0.97
-	// An open loop is near-critical when a pool is busy at least this
-	// share of the window with requests waiting for it (Steady.NearCritical).
-	criticalUtilisation = 0.97
 	// minStopBacklog is the least growth of its backlog over the window
 	// (arrivals less completions) at which a steady open loop stops
 	// arriving (Steady.ArrivalsStopped), whatever its measured count.
@@ -226,7 +228,7 @@ func (s *simulator) steadyResult(res *Result) {
 // the time with requests waiting for it (Steady.NearCritical). A closed
 // loop's queue is bounded by its clients, so it never is.
 func nearCritical(kind model.LoadKind, ps PoolStats) bool {
-	return kind != model.ClosedLoop && ps.Utilisation >= criticalUtilisation && ps.MeanQueue >= 1
+	return kind != model.ClosedLoop && ps.Utilisation >= CriticalUtilisation && ps.MeanQueue >= 1
 }
 
 // meanStd is the mean and sample standard deviation (n−1) of xs.

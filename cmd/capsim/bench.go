@@ -72,11 +72,11 @@ func benchContext(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			where = fmt.Sprintf("; %d load point(s) written to %s, the last one marked partial", len(done), o.out)
 		}
 		writeBenchSummary(stdout, o.format, done)
-		during := strings.TrimPrefix(err.Error(), "loadgen: ")
-		for _, e := range []error{context.Canceled, context.DeadlineExceeded} {
-			during = strings.TrimSuffix(during, ": "+e.Error()) // the user knows they interrupted it
+		during := "" // the user knows they interrupted it: where, not why
+		if p := (*loadgen.PointError)(nil); errors.As(err, &p) {
+			during = " during " + p.Load.String()
 		}
-		return fmt.Errorf("bench: interrupted %s%s", during, where)
+		return fmt.Errorf("bench: interrupted%s%s", during, where)
 	} else if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -144,30 +144,5 @@ func writeBenchSummary(w io.Writer, format string, results []*loadgen.Result) er
 	for i, r := range results {
 		brief[i] = r.WithoutDetails()
 	}
-	return writeOutput(w, format, brief, func(w io.Writer) error { return writeBenchTable(w, results) })
-}
-
-func writeBenchTable(w io.Writer, results []*loadgen.Result) error {
-	t := newTable(w)
-	fmt.Fprintln(t, "load\tcompleted\tfailed\tduration_s\treq/s\tout_tok/s\tmean_ttft_ms\tp99_ttft_ms\tmean_tpot_ms\tp99_tpot_ms\tmean_itl_ms\tmean_e2el_ms\tp99_e2el_ms\tsched_delay_p99_ms\t")
-	for _, r := range results {
-		name := r.Load.String()
-		if r.Partial {
-			name += " (partial)"
-		}
-		delay := "-"
-		if r.ScheduleDelay != nil {
-			delay = fmt.Sprintf("%.1f", r.ScheduleDelay.P99)
-		}
-		lat := func(v float64) string { // no request finished: absent, never zero
-			if r.Completed == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f", v)
-		}
-		fmt.Fprintf(t, "%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			name, r.Completed, r.Failed, r.Duration, r.RequestThroughput, r.OutputThroughput,
-			lat(r.TTFT.Mean), lat(r.TTFT.P99), lat(r.TPOT.Mean), lat(r.TPOT.P99), lat(r.ITL.Mean), lat(r.E2EL.Mean), lat(r.E2EL.P99), delay)
-	}
-	return t.Flush()
+	return writeOutput(w, format, brief, func(w io.Writer) error { return loadgen.WriteTable(w, results) })
 }

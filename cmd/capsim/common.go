@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
+	"github.com/capsim/capsim/workload"
 )
 
 // parseLoads turns --concurrency or --rate lists into loads (nil when neither is given).
@@ -57,10 +60,32 @@ func (e *flagErr) Unwrap() error { return e.err }
 const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding, random or prefix-aware\n(prefix-aware: to the replica caching the longest prefix of the prompt; default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
 
 // datasetHelp is the help of --dataset (predict and plan).
-const datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±20% of --osl)"
+var datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±" + spread + " of --osl)"
+
+// spread is workload.OutputSpread as a percentage.
+var spread = strconv.FormatFloat(100*workload.OutputSpread, 'f', 0, 64) + "%"
 
 // hitRateHelp is the help of --prefix-hit-rate (predict and plan).
 const hitRateHelp = "share of every prompt served from the engine's prefix cache, in [0, 1): not prefilled, but held in the KV cache"
+
+// optionFlags says an *optionerr.Error from a library's Options.Validate
+// after prefix, each field at fault called by its flag (flags: field to
+// flag); other errors go to flagHint.
+func optionFlags(err error, prefix string, flags map[string]string) error {
+	e, ok := optionerr.As(err)
+	if !ok {
+		return flagHint(err)
+	}
+	return &optionFlagErr{prefix + e.Text(func(f string) string { return flags[f] }), e}
+}
+
+type optionFlagErr struct {
+	msg string
+	err error
+}
+
+func (e *optionFlagErr) Error() string { return e.msg }
+func (e *optionFlagErr) Unwrap() error { return e.err }
 
 // target turns the deployment flags into a profile target.
 func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo model.Topology) (calibrate.Target, error) {

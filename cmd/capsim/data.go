@@ -1,15 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
-	"strings"
 
-	"github.com/capsim/capsim/internal/textout"
-	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
 
@@ -24,13 +18,6 @@ type dataOptions struct {
 	// With --file, --gpu, --model, --engine and --topology state the
 	// files' system instead of filtering.
 	topology string
-}
-
-// dataOutput is the JSON form of capsim data.
-type dataOutput struct {
-	Count   int              `json:"count"`
-	Counts  map[string]int   `json:"counts"` // records per source file
-	Records []results.Record `json:"records"`
 }
 
 func runData(args []string, stdout, stderr io.Writer) error {
@@ -59,11 +46,8 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	recs = o.filter(recs)
-	out := dataOutput{Count: len(recs), Counts: map[string]int{}, Records: recs}
-	for _, r := range recs {
-		out.Counts[r.Source.File]++
-	}
-	return writeOutput(stdout, o.format, out, func(w io.Writer) error { return writeDataTable(w, out) })
+	out := results.NewListing(recs)
+	return writeOutput(stdout, o.format, out, func(w io.Writer) error { return results.WriteListing(w, out) })
 }
 
 // stateSystem applies --gpu, --model, --engine and --topology to the
@@ -87,75 +71,4 @@ func (o *dataOptions) stateSystem(recs []results.Record, cmd, files string) erro
 
 func (o dataOptions) filter(recs []results.Record) []results.Record {
 	return results.Filter{GPU: o.gpu, Model: o.model, Engine: o.engine, Source: o.source}.Select(recs)
-}
-
-func writeDataTable(w io.Writer, out dataOutput) error {
-	if out.Count == 0 {
-		_, err := fmt.Fprintln(w, "no records match")
-		return err
-	}
-	// Left-aligned: most columns are names, not numbers.
-	tw := newTableLeft(w)
-	fmt.Fprintln(tw, "ID\tGPU\tGPUS\tMODEL\tENGINE\tTOPOLOGY\tISL/OSL\tLOAD\tREQ/S\tOUT TOK/S\tTTFT ms\tTPOT ms\tE2E ms\tERRORS\tFLAGS")
-	for _, r := range out.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.ID, cmp.Or(r.System.GPU, "-"), textout.Count(r.System.GPUCount), cmp.Or(model.ShortName(r.System.Model), "-"), cmp.Or(r.System.Engine, "-"),
-			dataTopology(r.System.Topology), dataLengths(r.Workload), dataLoad(r.Workload),
-			textout.Metric(r.Metrics, model.RequestThroughput), textout.Metric(r.Metrics, model.OutputThroughput), textout.Metric(r.Metrics, model.MeanTTFT),
-			textout.Metric(r.Metrics, model.MeanTPOT), textout.Metric(r.Metrics, model.MeanE2EL), r.Errors, dataFlags(r.Anomalies))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	files := make([]string, 0, len(out.Counts))
-	for f := range out.Counts {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	parts := make([]string, len(files))
-	for i, f := range files {
-		parts[i] = fmt.Sprintf("%s %d", f, out.Counts[f])
-	}
-	_, err := fmt.Fprintf(w, "%d records (%s)\n", out.Count, strings.Join(parts, ", "))
-	return err
-}
-
-func dataTopology(t model.Topology) string {
-	switch {
-	case t.Disaggregated():
-		return "P " + t.Prefill.String() + " D " + t.Decode.String()
-	case t.Replicas.IsZero():
-		return "-"
-	}
-	return t.Replicas.String()
-}
-
-func dataLengths(w results.Workload) string {
-	f := func(v float64) string {
-		if v == 0 {
-			return "-"
-		}
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return f(w.ISL) + "/" + f(w.OSL)
-}
-
-func dataLoad(w results.Workload) string {
-	switch {
-	case w.Load.Kind == model.Burst && w.NumPrompts > 0:
-		return "burst " + strconv.Itoa(w.NumPrompts)
-	case w.Load.Kind == "":
-		return "-"
-	}
-	return w.Load.Label()
-}
-
-// dataFlags shows the anomaly codes ("throughput-dip", …); JSON has the full text.
-func dataFlags(anomalies []string) string {
-	codes := make([]string, 0, len(anomalies))
-	for _, a := range anomalies {
-		code, _, _ := strings.Cut(a, ":")
-		codes = append(codes, code)
-	}
-	return cmp.Or(strings.Join(codes, ","), "-")
 }

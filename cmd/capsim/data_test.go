@@ -9,13 +9,13 @@ import (
 	"github.com/capsim/capsim/results"
 )
 
-func runDataJSON(t *testing.T, args ...string) dataOutput {
+func runDataJSON(t *testing.T, args ...string) results.Listing {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if err := run(append([]string{"data", "--format", "json"}, args...), &out, &errb); err != nil {
 		t.Fatalf("capsim data %v: %v (stderr %q)", args, err, errb.String())
 	}
-	var got dataOutput
+	var got results.Listing
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
 	}

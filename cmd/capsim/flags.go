@@ -187,7 +187,7 @@ type serverFlags struct {
 // drives and seed is its default.
 func addServerFlags(fs *pflag.FlagSet, s *serverFlags, seedUse string, seed uint64) {
 	fs.StringVar(&s.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000")
-	fs.StringVar(&s.endpoint, "endpoint", "completions", "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
+	fs.StringVar(&s.endpoint, "endpoint", string(loadgen.Completions), "completions (token-id prompts, exact input lengths) or chat (text prompts, approximate input lengths)")
 	fs.IntVar(&s.isl, "isl", 0, "input (prompt) length in tokens")
 	fs.IntVar(&s.osl, "osl", 0, "output length in tokens, enforced with max_tokens and ignore_eos")
 	fs.StringVar(&s.dataset, "dataset", "", "give each request its own prompt and output length from this dataset's sample (sharegpt), scaled to means --isl and --osl and dealt from --seed\n(default: every request at --isl and --osl)")

@@ -81,6 +81,10 @@ func TestHostileCommands(t *testing.T) {
 		{"predict infinite burstiness", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "1000", "--osl", "100", "--rate", "2", "--burstiness", "inf"},
 			"--burstiness: burstiness must be a positive finite number, got +Inf"},
 		{"predict zero isl", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "0", "--osl", "100"}, "--isl and --osl must be positive"},
+		// predict.Options.Validate's typed errors, each field called by its flag.
+		{"predict negative osl", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--isl", "10", "--osl", "-1"}, "--isl and --osl must be positive"},
+		{"predict bad mode", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--mode", "fast"}, `--mode must be steady-state or benchmark-replay, got "fast"`},
+		{"predict negative prompts", []string{"predict", "--gpu", "H20", "--replicas", "4xTP4", "--num-prompts", "-2"}, "--num-prompts must be positive"},
 		{"predict absurd isl", []string{"predict", "--gpu", "H20", "--model", "Qwen3-32B", "--replicas", "1xTP4", "--isl", "9223372036854775807", "--osl", "100", "--concurrency", "1"},
 			"--isl 9223372036854775807 is more than 10000000 tokens, the longest prompt or output capsim models"},
 		{"plan absurd osl", []string{"plan", "--model", "Qwen3-32B", "--isl", "3000", "--osl", "20000000", "--rate", "20", "--slo", "ttft_p99=2000ms"},

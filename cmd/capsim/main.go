@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -205,57 +206,36 @@ func unknownCommand(name string) error {
 	return fmt.Errorf("unknown command %q (capsim help lists the commands)", name)
 }
 
-// withFlagHint adds "did you mean --X?" to an unknown-flag error.
+// withFlagHint says a value a flag's type cannot parse as what the flag
+// wants, and adds "did you mean --X?" to an unknown-flag error.
 func withFlagHint(err error, fs *pflag.FlagSet) error {
-	msg := err.Error()
-	if plain, ok := plainValueError(msg, fs); ok {
-		return errors.New(plain)
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		num, isNum := bad.Unwrap().(*strconv.NumError)
+		want, ok := flagWants[bad.GetFlag().Value.Type()]
+		switch {
+		case isNum && errors.Is(num.Err, strconv.ErrRange):
+			return fmt.Errorf("--%s: %q is out of range", bad.GetFlag().Name, bad.GetValue())
+		case isNum && ok:
+			return fmt.Errorf("--%s: %q is not %s", bad.GetFlag().Name, bad.GetValue(), want)
+		}
 	}
-	const prefix = "unknown flag: --"
-	i := strings.Index(msg, prefix)
-	if i < 0 {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) {
 		return err
-	}
-	bad := msg[i+len(prefix):]
-	if j := strings.IndexAny(bad, "= "); j >= 0 {
-		bad = bad[:j]
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if s, ok := suggest.Closest(bad, names); ok {
-		return fmt.Errorf("%s; did you mean --%s?", msg, s)
+	if s, ok := suggest.Closest(unknown.GetSpecifiedName(), names); ok {
+		return fmt.Errorf("%w; did you mean --%s?", err, s)
 	}
 	return err
 }
 
-// plainValueError rewrites pflag's error for a value its type cannot
-// parse ('invalid argument "abc" for "--concurrency" flag: strconv.Atoi:
-// parsing "abc": invalid syntax') as what the flag wants.
-func plainValueError(msg string, fs *pflag.FlagSet) (string, bool) {
-	rest, ok := strings.CutPrefix(msg, `invalid argument "`)
-	if !ok {
-		return "", false
-	}
-	value, rest, ok := strings.Cut(rest, `" for "--`)
-	if !ok {
-		return "", false
-	}
-	name, detail, ok := strings.Cut(rest, `" flag: `)
-	f := fs.Lookup(name)
-	if !ok || f == nil || !strings.HasPrefix(detail, "strconv.") {
-		return "", false
-	}
-	want, ok := map[string]string{"int": "an integer", "int64": "an integer", "uint64": "a non-negative integer",
-		"intSlice": "a comma-separated list of integers", "float64": "a number",
-		"float64Slice": "a comma-separated list of numbers", "bool": "true or false"}[f.Value.Type()]
-	if !ok {
-		return "", false
-	}
-	if strings.Contains(detail, "value out of range") {
-		return fmt.Sprintf("--%s: %q is out of range", name, value), true
-	}
-	return fmt.Sprintf("--%s: %q is not %s", name, value, want), true
-}
+// flagWants says what a flag of each pflag value type wants.
+var flagWants = map[string]string{"int": "an integer", "int64": "an integer", "uint64": "a non-negative integer",
+	"intSlice": "a comma-separated list of integers", "float64": "a number",
+	"float64Slice": "a comma-separated list of numbers", "bool": "true or false"}
 
 // warn prints each note to stderr as a warning line prefixed by who.
 // loadProfile loads the profile at path, or the embedded default for "",

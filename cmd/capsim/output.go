@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -49,10 +48,3 @@ var (
 	newTable     = textout.NewTable
 	newTableLeft = textout.NewTableLeft
 )
-
-// csvNumber writes a number for a tidy CSV: six significant digits, never
-// an exponent, so a spreadsheet reads a number and not the table's text.
-func csvNumber(v float64) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64) // exact at six digits, whatever the magnitude
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}

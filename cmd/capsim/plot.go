@@ -10,6 +10,7 @@ import (
 	"github.com/capsim/capsim/figures"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/internal/progress"
+	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/predict"
 )
 
@@ -84,7 +85,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Fprintf(stderr, "plot: wrote %d %s, %s and index.html to %s\n", len(dir.Figures), plural(len(dir.Figures), "figure", "figures"), dir.Summary, o.out)
+	fmt.Fprintf(stderr, "plot: wrote %d %s, %s and index.html to %s\n", len(dir.Figures), textout.Plural(len(dir.Figures), "figure", "figures"), dir.Summary, o.out)
 	tw := newTableLeft(stdout)
 	fmt.Fprintln(tw, "figure\tpoints\tmedian error\tseries")
 	for _, f := range dir.Figures {

@@ -62,36 +62,3 @@ func joinInts(ns []int) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// engineFlagsLine is a prediction's engine settings on one line: the
-// flags it ran with, then which the user stated, which were the
-// calibrated deployment's, and that the rest are the engine version's
-// defaults on the GPU (by its rule).
-func engineFlagsLine(flags []engine.Flag, label, gpu, rule string) string {
-	var all []string
-	from := map[string][]string{}
-	for _, f := range flags {
-		if s := f.String(); s != "" {
-			all = append(all, s)
-		}
-		name := f.Switch()
-		if name == "" {
-			name = "no --" + f.Name
-		}
-		from[f.From] = append(from[f.From], name)
-	}
-	line := strings.Join(all, " ")
-	var notes []string
-	if n := from[engine.FromStated]; len(n) > 0 {
-		notes = append(notes, "stated: "+strings.Join(n, " "))
-	}
-	if n := from[engine.FromCalibrated]; len(n) > 0 {
-		notes = append(notes, "the calibrated deployment's: "+strings.Join(n, " "))
-	}
-	rest := "the rest"
-	if len(notes) == 0 {
-		rest = "all"
-	}
-	notes = append(notes, fmt.Sprintf("%s %s's defaults on %s (%s)", rest, label, gpu, rule))
-	return line + " — " + strings.Join(notes, "; ")
-}

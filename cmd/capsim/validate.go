@@ -3,16 +3,12 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/engine"
-	"github.com/capsim/capsim/internal/textout"
 	"github.com/capsim/capsim/loadgen"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -68,30 +64,9 @@ func validateContext(ctx context.Context, args []string, stdout, stderr io.Write
 	v.Summarise()
 	warn(stderr, "capsim", v.Warnings...)
 	if o.format == "csv" {
-		return writeValidationCSV(stdout, v)
+		return predict.WriteValidationCSV(stdout, v)
 	}
-	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return writeValidation(w, v) })
-}
-
-// writeValidationCSV writes one row per load point and metric, under one
-// header: the load and shape, then measured, predicted and the error.
-func writeValidationCSV(w io.Writer, v *predict.Validation) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"record", "load", "max_concurrency", "request_rate", "isl", "osl", "num_prompts", "completed", "failed",
-		"metric", "measured", "predicted", "abs_pct_error"}); err != nil {
-		return err
-	}
-	for _, p := range v.Points {
-		conc, rate := loadColumns(p.Load)
-		for _, c := range p.Metrics {
-			if err := cw.Write([]string{p.Record, p.Load.Label(), conc, rate, strconv.Itoa(p.ISL), strconv.Itoa(p.OSL), strconv.Itoa(p.NumPrompts),
-				strconv.Itoa(p.Completed), strconv.Itoa(p.Failed), c.Metric, csvNumber(c.Measured), csvNumber(c.Predicted), csvNumber(c.AbsPctError)}); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeOutput(stdout, o.format, v, func(w io.Writer) error { return predict.WriteValidationTable(w, v) })
 }
 
 // live predicts, then benchmarks the server at the same loads.
@@ -206,46 +181,4 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 		return nil, fmt.Errorf("validate: %w", flagHint(err))
 	}
 	return v, nil
-}
-
-func writeValidation(w io.Writer, v *predict.Validation) error {
-	fmt.Fprintf(w, "%s on %s, %s, %s — measured %s, predicted with the %s profile as a benchmark replay (the same prompts, ramp-up and drain)%s\n",
-		model.ShortName(v.Model), v.GPU, v.Engine, v.Topology, v.Source, v.Profile, predict.WorkloadClause(0, v.Dataset)+predict.ExactOutputClause(v.ExactOutput))
-	for _, d := range v.Derived {
-		fmt.Fprintf(w, "costs: %s\n", d)
-	}
-	if v.Frontend != "" {
-		fmt.Fprintf(w, "frontend: %s\n", v.Frontend)
-	}
-	if len(v.EngineFlags) > 0 {
-		fmt.Fprintf(w, "engine: %s\n", engineFlagsLine(v.EngineFlags, v.Engine, v.GPU, v.EngineDefaults))
-	}
-	for _, p := range v.Points {
-		completed, failed := fmt.Sprint(p.Completed), fmt.Sprint(p.Failed)
-		if p.Record != "" && p.Completed == 0 { // a record that states no counts: "-", never a made-up zero
-			completed, failed = "-", textout.Count(p.Failed)
-		}
-		fmt.Fprintf(w, "\n%s, ISL %d, OSL %d: %d prompts, %s completed, %s failed\n", p.Load, p.ISL, p.OSL, p.NumPrompts, completed, failed)
-		t := newTable(w)
-		fmt.Fprintln(t, "metric\tmeasured\tpredicted\tabs % error\t")
-		for _, c := range p.Metrics {
-			fmt.Fprintf(t, "%s\t%s\t%s\t%.1f\t\n", c.Metric, textout.Value(c.Measured), textout.Value(c.Predicted), c.AbsPctError)
-		}
-		if err := t.Flush(); err != nil {
-			return err
-		}
-		if len(p.Missing) > 0 {
-			fmt.Fprintf(w, "not compared (absent or zero): %s\n", strings.Join(p.Missing, ", "))
-		}
-	}
-	if len(v.Points) > 1 {
-		fmt.Fprintf(w, "\nAbsolute %% error over %d load points:\n", len(v.Points))
-		t := newTable(w)
-		fmt.Fprintln(t, "metric\tmedian\tmax\t")
-		for _, s := range v.Summary {
-			fmt.Fprintf(t, "%s\t%.1f\t%.1f\t\n", s.Metric, s.Median, s.Max)
-		}
-		return t.Flush()
-	}
-	return nil
 }
