@@ -45,6 +45,5 @@ var (
 	writeOutput  = textout.Write
 	writeJSON    = textout.JSON
 	tableOutput  = textout.Output
-	newTable     = textout.NewTable
 	newTableLeft = textout.NewTableLeft
 )
