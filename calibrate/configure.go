@@ -201,9 +201,8 @@ func kernelsNote(llm model.LLM, graphs []int) string {
 		return "eager (no CUDA graphs): kernel launches priced in the engine's eager overhead"
 	}
 	heavy, small := llm.KernelsPerStep()
-	floor := heavy*model.GEMMKernelUs + small*model.SmallKernelUs
 	return fmt.Sprintf("%.2f ms a step: %.0f GEMM and attention kernels × %.1f µs + %.0f small ones × %.1f µs in a CUDA graph, whatever the TP (measured on an H200, docs/measurements)",
-		floor/1000, heavy, model.GEMMKernelUs, small, model.SmallKernelUs)
+		1000*llm.KernelFloor(), heavy, model.GEMMKernelUs, small, model.SmallKernelUs)
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:

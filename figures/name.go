@@ -21,13 +21,7 @@ const MaxNameLen = 72
 // cut; the shape always stays. WriteDir numbers repeats (UniqueName).
 func FileName(s *series.Series) string {
 	r := s.First()
-	t := r.System.Topology
-	topo := t.Replicas.String()
-	if t.Disaggregated() {
-		topo = fmt.Sprintf("%dp-tp%d-%dd-tp%d", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-	} else if t.GPUs() == 0 {
-		topo = ""
-	}
+	topo := series.TopologySlug(r.System.Topology)
 	mdl := r.System.Model
 	if mdl != "" {
 		mdl = model.ShortName(mdl)

@@ -536,6 +536,13 @@ func (m LLM) KernelsPerStep() (heavy, small float64) {
 	return heavy + 1, small + 6
 }
 
+// KernelFloor is the seconds a step's kernels take in a CUDA graph beyond
+// their roofline: KernelsPerStep at GEMMKernelUs and SmallKernelUs each.
+func (m LLM) KernelFloor() float64 {
+	heavy, small := m.KernelsPerStep()
+	return (heavy*GEMMKernelUs + small*SmallKernelUs) * 1e-6
+}
+
 // rotaryWidth is how many values of a token's queries and keys the rotary
 // embedding turns, over all heads: every query and KV head's, or for
 // latent attention only the rotary part of each query head and the one

@@ -127,8 +127,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		KVRead:     m.KVBytesPerToken(p.TP, m.KVElemBytes()) / bw,
 		Act:        m.ActivationKernels(p.TP, g),
 	}
-	heavy, small := m.KernelsPerStep()
-	r.KernelFloor = (heavy*GEMMKernelUs + small*SmallKernelUs) * 1e-6
+	r.KernelFloor = m.KernelFloor()
 	if m.LatentKV > 0 {
 		// Latent attention decodes "absorbed": every head scores the whole
 		// latent vector of each cached token (LatentKV multiply-adds) and

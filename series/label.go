@@ -9,6 +9,18 @@ import (
 	"github.com/capsim/capsim/results"
 )
 
+// TopologySlug is a topology as file names spell it: "4xTP2", or
+// "3p-tp4-1d-tp4" for prefill and decode pools; "" when none is stated.
+func TopologySlug(t model.Topology) string {
+	switch {
+	case t.Disaggregated():
+		return fmt.Sprintf("%dp-tp%d-%dd-tp%d", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
+	case t.GPUs() == 0:
+		return ""
+	}
+	return t.Replicas.String()
+}
+
 // Slug is a file name for the series, without extension: readable and
 // stable ("004-h20-qwen3-32b-dynamo-0.3.0-3p-tp4-1d-tp4-isl3000-osl150-concurrency").
 func (s *Series) Slug() string {
@@ -17,13 +29,7 @@ func (s *Series) Slug() string {
 	if i := strings.IndexByte(doc, '_'); i > 0 {
 		doc = doc[:i] // seed documents: "004_40ae…" → "004"
 	}
-	t := r.System.Topology
-	topo := t.Replicas.String()
-	if t.Disaggregated() {
-		topo = fmt.Sprintf("%dp-tp%d-%dd-tp%d", t.Prefill.Count, t.Prefill.TP, t.Decode.Count, t.Decode.TP)
-	} else if t.GPUs() == 0 {
-		topo = ""
-	}
+	topo := TopologySlug(r.System.Topology)
 	parts := []string{doc, r.System.GPU, model.ShortName(r.System.Model), r.System.Engine, topo, r.DeploymentLabel(),
 		"isl" + results.NominalISL(r.Workload)}
 	if o := r.Workload.OSLMax; o > 0 {

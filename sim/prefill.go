@@ -155,6 +155,10 @@ func (w *prefillWorker) onStepEnd(t float64) {
 	for _, r := range w.batch {
 		r.ptoks += r.chunk
 		r.chunk = 0
+		if w.pc != nil && r.px != nil {
+			// Computed blocks are shared at once, as the engines' are.
+			w.pc.register(r, r.ptoks)
+		}
 		if r.ptoks < r.prompt {
 			continue
 		}
@@ -204,13 +208,12 @@ func (w *prefillWorker) takeCached(r *request) {
 	}
 }
 
-// cache keeps r's computed prompt in the worker's prefix cache, idle, and
+// cache leaves r's computed prompt in the worker's prefix cache, idle, and
 // evicts what the space its running prompts hold leaves no room for.
 func (w *prefillWorker) cache(r *request) {
 	if w.pc == nil || r.px == nil {
 		return
 	}
-	w.pc.register(r, r.prompt)
 	w.pc.finish(r, r.prompt)
 	free := int64(maxIdleUnbounded)
 	if w.p.capTokens > 0 {
