@@ -968,7 +968,7 @@ func analyticMetrics(ctx context.Context, e env, l layout, prm params, pts []*po
 			return nil, err
 		}
 		for _, rw := range rows {
-			v := dot(rw.a, ones, x)
+			v := rw.eval(ones, x)
 			switch rw.what {
 			case model.MeanTTFT:
 				ttft = v

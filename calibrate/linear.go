@@ -224,6 +224,9 @@ type row struct {
 	what  string
 }
 
+// eval is the row's modelled value at the unknowns x in units of scale.
+func (r row) eval(scale, x []float64) float64 { return dot(r.a, scale, x) + r.fixed }
+
 // rowsFor builds the stage-1 observations of one point: TPOT as a decode
 // step, TTFT at low load as prefill (+ transfer + first decode step), and,
 // when a source gives neither, E2E as TTFT plus OSL−1 decode steps.
@@ -603,7 +606,7 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 		}
 		// Huber reweighting on relative residuals (δ = 10%).
 		for i, r := range rows {
-			res := math.Abs((dot(r.a, scale, x)+r.fixed)/r.y - 1)
+			res := math.Abs(r.eval(scale, x)/r.y - 1)
 			robust[i] = 1
 			if res > 0.1 {
 				robust[i] = 0.1 / res
@@ -613,7 +616,7 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 	fit := linearFit{x: x, rows: len(rows), postSD: make([]float64, k), determ: make([]bool, k)}
 	var ss, sw float64
 	for i, r := range rows {
-		res := (dot(r.a, scale, x)+r.fixed)/r.y - 1
+		res := r.eval(scale, x)/r.y - 1
 		ss += r.w * robust[i] * res * res
 		sw += r.w * robust[i]
 	}

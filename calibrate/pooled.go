@@ -49,7 +49,7 @@ type pooledCost struct {
 //     GPUs' measured matmul or bandwidth shares (matmulShare);
 //   - CPU overheads: the target engine's row (model.PriorCoeffsFor), since
 //     what a group spends beyond its own row is that deployment's
-//     (Entry.Unexplained), never another GPU's or engine version's;
+//     (Group.Unexplained), never another GPU's or engine version's;
 //   - comm 1: the interconnect catalog's cited all-reduce figures.
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
@@ -62,7 +62,6 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		w float64
 		c model.Coeffs
 		g *Group
-		e *Entry
 	}
 	var ms []member
 	// A fitted group's CPU costs beyond its engine row, and its comm
@@ -109,7 +108,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		mem := memberMemoryShare(g) / gpu.AchievableMemoryShare()
 		c.Weight *= mem
 		c.KV *= mem
-		ms = append(ms, member{w, c, g, e})
+		ms = append(ms, member{w, c, g})
 	}
 	if len(ms) == 0 {
 		return pooledCost{}, false
@@ -168,11 +167,9 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	if llm.IsMoE() && anyMoE {
 		arch = " mixture-of-experts"
 	}
-	link := gpu.TPLink(pool.Stages())
-	comm := "" // a single GPU has no collectives
+	comm := "" // their figures have a line of their own (Derivation.Collectives)
 	if pool.TP > 1 {
-		comm = fmt.Sprintf("; collectives at the %s catalog's cited latencies (%.1f µs a small all-reduce in a CUDA graph, %.1f µs eager, at TP%d)",
-			link.Name, link.AllReduceUs(pool.TP, true), link.AllReduceUs(pool.TP, false), pool.TP)
+		comm = "; collectives at the interconnect catalog's cited latencies"
 	}
 	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row%s%s)",
 		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)

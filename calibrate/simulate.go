@@ -50,7 +50,7 @@ func (d Deployment) Fits(w workload.Workload) error {
 
 // WithWorkload returns d with Config.Load, Input, Output, NumPrompts,
 // PrefixHitRate and Seed filled from w; outputs spread around w.OSL, up to w.OSLMax when
-// they stop early, as in real runs (see BenchmarkOutput), or all at w.OSL
+// they stop early, as in real runs (see workload.BenchmarkOutput), or all at w.OSL
 // with w.ExactOutput, as the fit simulated them.
 func (d Deployment) WithWorkload(w workload.Workload) Deployment {
 	d.Config.Load = w.Load

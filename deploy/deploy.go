@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/capsim/capsim/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -858,7 +859,7 @@ func readme(s Spec, e engine.Serving) []byte {
 // Φ⁻¹(0.5) = 0 is the band's centre, above it the pessimistic side (slower
 // steps), below it the optimistic one.
 func marginClause(confidence float64) string {
-	z := math.Sqrt2 * math.Erfinv(2*confidence-1)
+	z := plan.Options{Confidence: confidence}.Band()
 	switch {
 	case math.Abs(z) < 0.005:
 		return "central costs, no margin"

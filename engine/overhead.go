@@ -66,7 +66,7 @@ func OverheadWith(label string, asyncScheduling bool) Overhead {
 	if !asyncScheduling || o.Family != "vllm" || o.Generation != generationV1 {
 		return o
 	}
-	if e := Parse(label); len(e.Version) == 0 || Less(e.Version, Parse("x-0.10").Version) {
+	if !Parse(label).AtLeast(0, 10) {
 		return o
 	}
 	for _, a := range overheads {

@@ -46,6 +46,13 @@ var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
 // (vLLM's CacheDType); "auto" is the checkpoint's own, 0 here.
 var kvCacheBytes = map[string]float64{"auto": 0, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
 
+// KVCacheDtypes lists the --kv-cache-dtype values, as flag help and
+// errors name them.
+const KVCacheDtypes = "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc"
+
+// BlockSizesText lists BlockSizes, as flag help and errors name them.
+func BlockSizesText() string { return joinInts(BlockSizes) }
+
 // KVCacheBytes is the bytes per KV element a --kv-cache-dtype stores; 0
 // for "auto" or none (the checkpoint's own).
 func KVCacheBytes(dtype string) float64 { return kvCacheBytes[strings.ToLower(dtype)] }
@@ -68,7 +75,7 @@ func (s Stated) Validate() error {
 		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", FlagMaxNumBatchedTokens, s.MaxNumBatchedTokens, FlagMaxNumSeqs, s.MaxNumSeqs)
 	}
 	if _, ok := kvCacheBytes[strings.ToLower(s.KVCacheDtype)]; s.KVCacheDtype != "" && !ok {
-		return fmt.Errorf("--%s must be one of auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, got %q", FlagKVCacheDtype, s.KVCacheDtype)
+		return fmt.Errorf("--%s must be one of %s, got %q", FlagKVCacheDtype, KVCacheDtypes, s.KVCacheDtype)
 	}
 	return nil
 }

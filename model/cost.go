@@ -93,11 +93,12 @@ const GEMMHalfTokens = 16
 // GEMMKernelUs and SmallKernelUs are what one kernel replayed in a CUDA
 // graph takes beyond its bytes and FLOPs at the achieved rates, measured
 // on an H200 (docs/measurements: gpu_kernels.py, gpu_fused_layer.py and
-// their recorded runs; torch 2.11, CUDA 13.0). 384 decode-shaped BF16
-// linears (M ≤ 32, 4 MB to 0.9 GB of weights) fit t = 4.7–5.0 µs + bytes
-// / 4.2 TB/s; a Qwen3-32B decode layer with its norms, adds, rotary and
-// SiLU-and-mul fused into five kernels spends 11.5–13.7 µs in them at TP1
-// to TP8, 2.5 µs a kernel (a lone tiny kernel takes 1.1). Attention
+// their recorded runs; torch 2.11, CUDA 13.0). Decode-shaped BF16 linears
+// (48 shapes, 4 MB to 0.9 GB of weights) fit t = t₀ + bytes / 4.2 TB/s,
+// t₀ 4.7–5.0 µs at M ≤ 32 and 3.9–4.4 at 64–128: 4.5 is their middle,
+// since decode batches span both. A Qwen3-32B decode layer with its norms,
+// adds, rotary and SiLU-and-mul fused into five kernels spends 11.5–13.7
+// µs in them at TP1 to TP8, 2.5 µs a kernel (a lone tiny one: 1.1). Attention
 // counts as a GEMM-class kernel plus a small one. Other GPUs are assumed
 // alike: no other GPU was measured.
 const (
@@ -375,9 +376,9 @@ func (c StepCost) StepTime(s Step) float64 {
 
 // KernelFloor is the kernel latency every step pays on a worker that runs
 // CUDA graphs. An eager worker's per-kernel cost is its CPU launches,
-// which the engine's eager overhead prices (EngineOverhead.EagerStepS).
+// which the engine's eager overhead prices (engine.Overhead.EagerStepS).
 func (c StepCost) KernelFloor() float64 {
-	if len(c.GraphSizes) == 0 {
+	if c.Roofline.GraphMax == 0 {
 		return 0
 	}
 	return c.Roofline.KernelFloor

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capsim/capsim/internal/jsonerr"
 	"sort"
 	"strings"
 )
@@ -144,22 +145,19 @@ func ParseHFConfig(data []byte, name string) (LLM, error) {
 	return m, nil
 }
 
-// decodeStrict unmarshals JSON, naming the field of a type mismatch and
-// the line of a syntax error.
+// decodeStrict unmarshals JSON, naming the field of a type mismatch as a
+// config.json's keys read; other problems (empty, truncated, a syntax
+// error's line) as every JSON input is described (jsonerr.Describe).
 func decodeStrict(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
 	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &te):
 		return fmt.Errorf("field %q: a JSON %s where a %s belongs", te.Field, te.Value, jsonKind(te.Type.Kind().String()))
-	case errors.As(err, &se):
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: not valid JSON: %v", line, se)
 	}
-	return fmt.Errorf("not valid JSON: %w", err)
+	return jsonerr.Describe(data, err)
 }
 
 func jsonKind(k string) string {

@@ -262,8 +262,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 
 	// A request no worker can hold fails before any simulation, naming it.
 	for _, sh := range shapes {
-		fit := workload.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: sh.Dataset, Sharing: sh.Sharing}
-		if err := central.Fits(fit); err != nil {
+		if err := central.Fits(sh); err != nil {
 			return nil, fmt.Errorf("predict: ISL %d OSL %d: %w", sh.ISL, sh.OSL, err)
 		}
 	}
@@ -550,7 +549,7 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // calibrated on, so a prediction there leans on physics alone.
 func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh workload.Workload) []string {
 	var w []string
-	if span, what := (workload.Workload{ISL: sh.ISL, OSL: sh.OSL, Dataset: sh.Dataset, Sharing: sh.Sharing}).Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
+	if span, what := sh.Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
 	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)

@@ -131,7 +131,7 @@ func Workloads(all []results.Record, maxPrompts int) ([]workload.Workload, []err
 		w.NumPrompts = Prompts(r, maxPrompts)
 		if sh := r.Workload.Sharing; sh.On() && h == 0 {
 			w.Sharing = sh
-			w.Notes = append(w.Notes, "prompts: "+sh.String()+" (stated): the replicas' prefix cache is simulated")
+			w.Notes = append(w.Notes, "prompts: "+sh.String()+" (stated): served by the prefix cache where the engine keeps one")
 		}
 		ds, stated, ok := datasetOf(r.System.Settings)
 		if ok {

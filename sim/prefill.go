@@ -121,6 +121,7 @@ func (w *prefillWorker) start(t float64) {
 		p.mon.queueAdd(t, -1)
 		w.held += r.prompt
 		w.takeCached(r)
+		w.trimCache()
 		c := min(r.prompt-r.ptoks, budget) // ptoks: the prefix-cache hit
 		if c < r.prompt-r.ptoks {
 			w.partial = r
@@ -215,9 +216,18 @@ func (w *prefillWorker) cache(r *request) {
 		return
 	}
 	w.pc.finish(r, r.prompt)
+	w.trimCache()
+}
+
+// trimCache evicts the idle cached blocks the space the worker's running
+// prompts leave no longer holds, as an engine does when it allocates.
+func (w *prefillWorker) trimCache() {
+	if w.pc == nil {
+		return
+	}
 	free := int64(maxIdleUnbounded)
 	if w.p.capTokens > 0 {
-		free = int64((w.p.capTokens - w.held) / w.p.block)
+		free = int64(max(w.p.capTokens-w.held, 0) / w.p.block)
 	}
 	w.pc.trim(free)
 }

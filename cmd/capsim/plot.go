@@ -110,8 +110,9 @@ func orText(v float64, format, absent string) string {
 var plotPareto = figures.WritePareto
 
 // plotPrediction draws predicted curves (capsim predict --plot FILE), the
-// fixture measurements of the same configuration overlaid.
-func plotPrediction(path string, preds []predict.Prediction, profile string, stderr io.Writer) error {
+// fixture measurements of the same configuration overlaid, and those of
+// prof, the user's profile read from the file profile ("": the embedded one).
+func plotPrediction(path string, preds []predict.Prediction, prof *calibrate.Profile, profile string, stderr io.Writer) error {
 	recs, err := fixtures.Records()
 	if err != nil {
 		return fmt.Errorf("predict --plot: reading the fixtures for the overlay: %w", err)
@@ -119,10 +120,6 @@ func plotPrediction(path string, preds []predict.Prediction, profile string, std
 	from := "the fixtures"
 	if profile != "" {
 		// A user's profile: overlay the records it was fitted from too.
-		prof, err := calibrate.LoadProfile(profile, fixtures.DefaultProfile())
-		if err != nil {
-			return fmt.Errorf("predict --plot: %w", err)
-		}
 		own, missing, err := figures.ProfileRecords(prof, profile)
 		if err != nil {
 			return fmt.Errorf("predict --plot: reading %s's sources for the overlay: %w", profile, err)

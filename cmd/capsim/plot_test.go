@@ -352,7 +352,7 @@ func TestPredictPlotSeveralShapes(t *testing.T) {
 
 func TestPredictPlotRejectsUnknownExtension(t *testing.T) {
 	t.Parallel()
-	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}}, "", io.Discard)
+	err := plotPrediction(filepath.Join(t.TempDir(), "p.jpg"), []predict.Prediction{{}}, nil, "", io.Discard)
 	if err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Fatalf("got %v", err)
 	}

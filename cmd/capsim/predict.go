@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/capsim/capsim/calibrate"
 	"io"
 
 	"github.com/capsim/capsim/deploy"
@@ -53,12 +54,12 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	o.format = *format
 	o.islGiven, o.oslGiven = fs.Changed("isl"), fs.Changed("osl")
-	preds, err := o.predict(stderr)
+	preds, prof, err := o.predict(stderr)
 	if err != nil {
 		return err
 	}
 	if o.plot != "" {
-		if err := plotPrediction(o.plot, preds, o.profile, stderr); err != nil {
+		if err := plotPrediction(o.plot, preds, prof, o.profile, stderr); err != nil {
 			return err
 		}
 	}
@@ -91,22 +92,22 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 var predictFlags = map[string]string{"ISL": "--isl", "OSL": "--osl", "NumPrompts": "--num-prompts", "PrefixHitRate": "--prefix-hit-rate",
 	"ExactOutput": "--exact-output", "Dataset": "--dataset", "Mode": "--mode"}
 
-func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) {
+func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, *calibrate.Profile, error) {
 	topo, err := o.topology()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	loads, err := parseLoads(o.concurrency, o.rate, o.burstiness)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// 0 is the library's "every calibrated shape": given, it is a bad value.
 	if (o.islGiven && o.isl == 0) || (o.oslGiven && o.osl == 0) {
-		return nil, fmt.Errorf("--isl and --osl must be positive")
+		return nil, nil, fmt.Errorf("--isl and --osl must be positive")
 	}
 	sharing, implied, err := o.sharing(o.isl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if implied > 0 {
 		o.isl = implied
@@ -114,19 +115,19 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	opts := predict.Options{Loads: loads, NoBand: o.noBand, Mode: sim.Mode(o.mode), Workload: workload.Workload{ISL: o.isl, OSL: o.osl,
 		NumPrompts: o.numPrompts, Seed: o.seed, PrefixHitRate: o.prefixHit, Dataset: o.dataset, ExactOutput: o.exactOutput, Sharing: sharing}}
 	if err := optionFlags(opts.Validate(), "", predictFlags); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stated, err := o.stated()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	prof, err := loadProfile(o.profile, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	target, err := o.target(prof, o.modelName, topo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	target.Stated = stated
 	opts.Target = target
@@ -134,10 +135,10 @@ func (o predictOptions) predict(stderr io.Writer) ([]predict.Prediction, error) 
 	defer stop()
 	preds, err := predict.Run(ctx, prof, opts)
 	if err != nil {
-		return nil, flagHint(err)
+		return nil, nil, flagHint(err)
 	}
 	for _, p := range preds {
 		warn(stderr, "capsim", p.Warnings...)
 	}
-	return preds, nil
+	return preds, prof, nil
 }

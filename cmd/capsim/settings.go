@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -20,11 +18,11 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 	fs.IntVar(&s.MaxNumSeqs, engine.FlagMaxNumSeqs, 0, "the cap on running sequences per worker")
 	fs.IntVar(&s.MaxModelLen, engine.FlagMaxModelLen, 0, "the longest request, prompt and output, in tokens")
 	fs.Float64Var(&s.GPUMemoryUtilization, engine.FlagGPUMemoryUtilization, 0, "the share of GPU memory for weights and KV cache, in (0, 1]")
-	fs.IntVar(&s.BlockSize, engine.FlagBlockSize, 0, "the KV-cache block size in tokens ("+joinInts(engine.BlockSizes)+")")
+	fs.IntVar(&s.BlockSize, engine.FlagBlockSize, 0, "the KV-cache block size in tokens ("+engine.BlockSizesText()+")")
 	fs.BoolVar(&prefixOn, engine.FlagPrefixCaching, false, "cache prompts' KV blocks for later requests sharing their prefix")
 	fs.BoolVar(&prefixOff, "no-"+engine.FlagPrefixCaching, false, "do not cache prompts' prefixes")
 	fs.BoolVar(&eager, engine.FlagEnforceEager, false, "run without CUDA graphs: every step pays eager kernel launches and all-reduces")
-	fs.StringVar(&s.KVCacheDtype, engine.FlagKVCacheDtype, "", "the KV cache's element type: auto (the checkpoint's), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2")
+	fs.StringVar(&s.KVCacheDtype, engine.FlagKVCacheDtype, "", "the KV cache's element type ("+engine.KVCacheDtypes+"; auto: the checkpoint's)")
 	return func() (engine.Stated, error) {
 		st := s
 		for _, n := range []string{engine.FlagMaxNumBatchedTokens, engine.FlagMaxNumSeqs, engine.FlagMaxModelLen, engine.FlagBlockSize} {
@@ -53,12 +51,4 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 		}
 		return st, st.Validate()
 	}
-}
-
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ", ")
 }
