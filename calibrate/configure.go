@@ -278,7 +278,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	defaultsLen := cmp.Or(t.Stated.MaxModelLen, llm.MaxContext)
 	settings := defaultSettings(label, gpu, defaultsLen)
-	if src != nil && srcKind == sourceExact {
+	// sourceGroup says sourceExact only with a group (assumedGroup too).
+	own := srcKind == sourceExact
+	if own {
 		// A benchmark's own flags (eager mode, max-model-len, memory
 		// utilisation) describe that deployment; a derived target runs the
 		// engine's defaults.
@@ -343,9 +345,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
 	case t.Settings != nil && t.Settings.Router != "":
 		d.RouterFrom = "the stated engine settings"
-	case src != nil && srcKind == sourceExact && src.RouterChoice != nil:
+	case own && src.RouterChoice != nil:
 		d.RouterChoice, d.RouterFrom = src.RouterChoice, "chosen by the fit ("+src.RouterChoice.Why+")"
-	case src != nil && srcKind == sourceExact:
+	case own:
 		d.RouterFrom = "the calibrated deployment's settings"
 	default:
 		d.RouterFrom = "the default"
@@ -353,7 +355,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	frontend, service := 0.0, 0.0
 	switch {
 	case t.Topology.Disaggregated():
-	case src != nil && srcKind == sourceExact && src.Frontend != nil:
+	case own && src.Frontend != nil:
 		// The deployment's own: its client, network and host.
 		sig := src.Frontend.RelSigma
 		if src.Frontend.Source != SourceFitted {
@@ -397,7 +399,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		d.MaxModelLen = llm.MaxContext
 	}
 	d.Stated = t.Stated
-	d.Flags, d.DefaultsRule = engineFlags(d, defaultsLen, calibrated(src, srcKind))
+	d.Flags, d.DefaultsRule = engineFlags(d, defaultsLen, own)
 	var transferCfg sim.Transfer
 	if t.Topology.Disaggregated() {
 		tr := transfer

@@ -66,10 +66,6 @@ func checkStated(s Settings, st engine.Stated, label string, disaggregated bool,
 	return nil
 }
 
-// calibrated reports a deployment priced from its own calibrated group,
-// whose settings are its benchmark's rather than the engine's defaults.
-func calibrated(src *Group, srcKind sourceKind) bool { return src != nil && srcKind == sourceExact }
-
 // engineFlags are the settings d runs with, as vLLM's flags name them,
 // each marked stated, the engine version's default on d's GPU (at
 // maxModelLen), or the calibrated deployment's own; and the rule the

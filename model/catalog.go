@@ -384,16 +384,21 @@ func (m LLM) attentionParams() float64 {
 // IsMoE reports whether m is a mixture-of-experts model.
 func (m LLM) IsMoE() bool { return m.Experts > 0 && m.ActiveExperts > 0 }
 
+// moeLayers is how many layers hold routed experts: 0 for a dense model,
+// MoELayers where the first ones are dense, else every layer.
+func (m LLM) moeLayers() int {
+	switch {
+	case !m.IsMoE():
+		return 0
+	case m.MoELayers > 0:
+		return m.MoELayers
+	}
+	return m.Layers
+}
+
 // ExpertParams are the parameters of every routed expert of every layer.
 func (m LLM) ExpertParams() float64 {
-	if !m.IsMoE() {
-		return 0
-	}
-	layers := m.Layers
-	if m.MoELayers > 0 {
-		layers = m.MoELayers
-	}
-	return float64(layers) * float64(m.Experts) * 3 * float64(m.Hidden) * float64(m.ExpertIntermediate)
+	return float64(m.moeLayers()) * float64(m.Experts) * 3 * float64(m.Hidden) * float64(m.ExpertIntermediate)
 }
 
 // ActiveBodyParams are the body parameters one token passes through: all
@@ -490,14 +495,7 @@ func (m LLM) ActivationKernels(tp int, g GPU) ActivationTraffic {
 		tp = 1
 	}
 	h, t := float64(m.Hidden), float64(tp)
-	layers := float64(m.Layers)
-	moeLayers := 0.0
-	if m.IsMoE() {
-		moeLayers = layers
-		if m.MoELayers > 0 {
-			moeLayers = float64(m.MoELayers)
-		}
-	}
+	layers, moeLayers := float64(m.Layers), float64(m.moeLayers())
 	const elem = 2
 	a := ActivationTraffic{CacheBytes: g.L2MB * 1e6, BytesPerS: g.MemoryTBps * 1e12}
 	a.BytesPerToken[0], a.Kernels[0] = elem*4*h/float64(m.AttentionDPAt(tp)), 2*layers
@@ -521,14 +519,7 @@ func (m LLM) ActivationKernels(tp int, g GPU) ActivationTraffic {
 // latent attention adds the low-rank projections and their norms. Each
 // step also embeds, norms, runs the LM head and samples.
 func (m LLM) KernelsPerStep() (heavy, small float64) {
-	layers := float64(m.Layers)
-	moe := 0.0
-	if m.IsMoE() {
-		moe = layers
-		if m.MoELayers > 0 {
-			moe = float64(m.MoELayers)
-		}
-	}
+	layers, moe := float64(m.Layers), float64(m.moeLayers())
 	heavy, small = 5*layers+2*moe, 6*layers+3*moe
 	if m.LatentKV > 0 {
 		heavy, small = heavy+3*layers, small+2*layers

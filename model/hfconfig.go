@@ -391,13 +391,7 @@ func (c *hfConfig) latent(m *LLM) error {
 func (c *hfConfig) params(fam hfFamily, m LLM) float64 {
 	h := float64(m.Hidden)
 	total := m.EmbedParams() + m.attentionParams()
-	moeLayers := 0
-	if m.IsMoE() {
-		moeLayers = m.Layers
-		if m.MoELayers > 0 {
-			moeLayers = m.MoELayers
-		}
-	}
+	moeLayers := m.moeLayers()
 	total += float64(m.Layers-moeLayers) * 3 * h * float64(m.Intermediate)
 	total += m.ExpertParams() + float64(moeLayers)*h*float64(m.Experts)
 	shared := 0.0

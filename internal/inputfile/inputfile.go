@@ -15,7 +15,7 @@ const MaxSize = 256 << 20
 
 // ErrTooLarge and ErrNotRegular are the refusals ReadFile wraps.
 var (
-	ErrTooLarge   = errors.New("larger than 256 MiB, the most capsim reads from one file")
+	ErrTooLarge   = fmt.Errorf("larger than %d MiB, the most capsim reads from one file", MaxSize>>20)
 	ErrNotRegular = errors.New("not a regular file")
 )
 
