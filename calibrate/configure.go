@@ -165,6 +165,12 @@ type Deployment struct {
 	// latency (Target.Frontend), what it is, where it came from and its
 	// band; "" when it is the deployment's own (or there is none).
 	FrontendFrom string
+	// TransferFrom says, for a disaggregated deployment, what a KV
+	// transfer costs and where that comes from; "" when aggregated.
+	TransferFrom string
+	// pathBand is the band's factor on a KV transfer priced from its path
+	// (priorTransfer); 0 when the transfer is a fitted deployment's own.
+	pathBand float64
 	// Stated are the settings the target stated (Target.Stated); Flags
 	// what the engine ran with, named as vLLM's flags, each with where it
 	// came from; DefaultsRule the engine rule the defaults follow.
@@ -334,10 +340,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.DPAttention = max(t.Topology.Replicas.TP, t.Topology.Decode.TP)
 	}
 	llm = llm.WithAttentionDP(settings.DPAttention)
-	transfer := priorTransfer(llm, t.Topology.Prefill)
 	gpu = gpu.AcrossNodes(settings.Nodes)
-	if src != nil && src.Transfer.Source != "" {
-		transfer = groupTransfer(src, llm, t.Topology.Prefill)
+	// A fitted transfer is that deployment's own (its network, connector
+	// and what its fit could not tell from its prefill): another GPU,
+	// model or engine prices its own path.
+	transfer := priorTransfer(gpu, llm, t.Topology)
+	if own && src.Transfer.Source != "" {
+		// As its fit simulated every point of it, whatever the prefill TP.
+		transfer = src.Transfer
 	}
 	d := Deployment{GPU: gpu, LLM: llm, Engine: label, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	switch {
@@ -354,7 +364,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	frontend, service := 0.0, 0.0
 	switch {
-	case t.Topology.Disaggregated():
+	case own && t.Topology.Disaggregated():
+		// Its fitted prefill and KV transfer carry it (no frontend is fitted
+		// apart from them).
 	case own && src.Frontend != nil:
 		// The deployment's own: its client, network and host.
 		sig := src.Frontend.RelSigma
@@ -386,6 +398,10 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		service = math.Min(fe.ServiceS*math.Exp(t.Band*serviceSig), frontend)
 		d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f), %.1f ms of it serial in the API server (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host",
 			1000*fe.LatencyS, math.Exp(sig), 1000*fe.ServiceS, math.Exp(serviceSig), label, fe.Cite)
+		if t.Topology.Disaggregated() {
+			d.FrontendFrom = fmt.Sprintf("%.1f ms a request (±1σ ×/÷%.1f): the %s engine's frontend prior (%s), not another deployment's host; its serial work is not queued (the front door's servers are not known)",
+				1000*fe.LatencyS, math.Exp(sig), label, fe.Cite)
+		}
 	}
 	if t.Frontend != nil {
 		if err := StatedFrontend(*t.Frontend, t.Topology); err != nil {
@@ -411,6 +427,10 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		f := math.Exp(t.Band * sig)
 		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
+		d.TransferFrom = transferNote(tr, gpu, llm, t.Topology, own)
+		if tr.Source == SourcePrior && !own {
+			d.pathBand = f // Scaled prices another count's path
+		}
 	}
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
@@ -897,38 +917,26 @@ func defaultSettings(label string, gpu model.GPU, maxModelLen int) Settings {
 	return s
 }
 
-// priorTransfer prices a KV transfer when none was fitted: a few ms of
-// set-up plus the prompt's KV bytes over a 25 GB/s inter-node RDMA path.
-func priorTransfer(m model.LLM, prefill model.Pool) TransferFit {
-	tp := max(prefill.TP, 1)
-	return TransferFit{LatencyS: 0.002, PerTokenS: m.KVBytesPerToken(tp, m.KVElemBytes()) / 25e9, Source: SourcePrior, RelSigma: sigmaPrior}
+// priorTransfer prices a KV transfer of a deployment of topo on gpu that
+// no fit measured: the connector's fixed cost and each prefill GPU's
+// share of the prompt's KV over the path it crosses (model.KVTransferPath).
+func priorTransfer(gpu model.GPU, m model.LLM, topo model.Topology) TransferFit {
+	path := gpu.KVTransferPath(topo.GPUs())
+	return TransferFit{LatencyS: path.LatencyS, PerTokenS: path.PerTokenS(m, topo.Prefill.TP), Source: SourcePrior, RelSigma: sigmaPrior}
 }
 
-// groupTransfer is a group's KV transfer as its fit simulated it, the
-// per-token time scaled to the KV bytes a target's prompt token moves.
-func groupTransfer(g *Group, target model.LLM, prefill model.Pool) TransferFit {
-	tr := g.Transfer
-	srcLLM := target
-	if m, err := model.LookupLLM(g.Model); err == nil {
-		srcLLM = m
-	} else if g.Assumed != nil {
-		if m, err := model.LookupLLM(g.Assumed.Model); err == nil {
-			srcLLM = m
-		}
+// transferNote is Deployment.TransferFrom: a 4,096-token prompt's
+// transfer, its parts and their source.
+func transferNote(tr TransferFit, gpu model.GPU, llm model.LLM, topo model.Topology, own bool) string {
+	const n = 4096
+	total := 1000 * (tr.LatencyS + n*tr.PerTokenS)
+	if own {
+		return fmt.Sprintf("%.1f ms for a %d-token prompt (%.2f ms + %.2f µs a token): the calibrated deployment's own (%s, ±%.0f%%)",
+			total, n, 1000*tr.LatencyS, 1e6*tr.PerTokenS, tr.Source, 100*tr.RelSigma)
 	}
-	srcLLM = srcLLM.WithAttentionDP(g.Settings.DPAttention)
-	srcTP := 0
-	for _, e := range g.Entries {
-		if e.Role == RolePrefill && (srcTP == 0 || e.TP < srcTP) {
-			srcTP = e.TP
-		}
-	}
-	from := priorTransfer(srcLLM, model.Pool{Count: 1, TP: max(srcTP, 1)}).PerTokenS
-	to := priorTransfer(target, prefill).PerTokenS
-	if from > 0 {
-		tr.PerTokenS *= to / from
-	}
-	return tr
+	path := gpu.KVTransferPath(topo.GPUs())
+	return fmt.Sprintf("%.1f ms for a %d-token prompt: %.1f ms connector set-up + %.0f MiB of KV a prefill GPU over %s (interconnect catalog; Mooncake's measured RDMA transfers), not another deployment's",
+		total, n, 1000*tr.LatencyS, llm.KVBytesPerToken(max(topo.Prefill.TP, 1), llm.KVElemBytes())/float64(max(topo.Prefill.TP, 1))*n/(1<<20), path)
 }
 
 // frontendSpread is the weighted standard deviation of the log frontend

@@ -165,6 +165,10 @@ func (pr pricing) build(topo model.Topology) (sim.Config, error) {
 		}
 		cfg.PrefillRouter = sim.Routing(orDefaultS(s.PrefillRouter, string(sim.SharedQueue)))
 		cfg.Transfer = pr.transfer
+		// The engine's frontend prior where nothing was fitted (a fitted
+		// deployment's is inside its prefill and transfer: 0); its serial
+		// work is not queued, as the front door's servers are not known.
+		cfg.FrontendLatency = pr.frontend
 	} else {
 		if cfg.Replicas, err = pr.pool(RoleAggregated, topo.Replicas); err != nil {
 			return sim.Config{}, err
@@ -213,6 +217,12 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 		pools = map[string]model.Pool{RolePrefill: topo.Prefill, RoleDecode: topo.Decode}
 		d.Config.Prefill.Workers = workers(topo.Prefill)
 		d.Config.Decode.Workers = workers(topo.Decode)
+		if d.pathBand > 0 {
+			// Another count may cross another path (model.KVTransferPath).
+			tr := priorTransfer(d.GPU, d.LLM, topo)
+			d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
+			d.TransferFrom = transferNote(tr, d.GPU, d.LLM, topo, false)
+		}
 	} else {
 		d.Config.Replicas.Workers = workers(topo.Replicas)
 		if d.Config.FrontendService > 0 {

@@ -376,7 +376,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	best := math.Inf(1)
 	for i, c := range cands {
 		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
-		prior := priorParams(gf.layout, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+		prior := priorParams(gf.layout, c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
 		lin, err := fitLinear(ctx, e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)

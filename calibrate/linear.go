@@ -126,7 +126,7 @@ func frontendQueues(pts []*point) bool {
 const frontendBusy = 0.1
 
 // priorParams are the roofline prior for a group.
-func priorParams(l layout, llm model.LLM, pts []*point, s Settings, label string) params {
+func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s Settings, label string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
 	o := engine.OverheadWith(label, s.AsyncScheduling)
 	for _, r := range l.roles {
@@ -136,14 +136,12 @@ func priorParams(l layout, llm model.LLM, pts []*point, s Settings, label string
 		}
 		p.coeffs[r] = model.PriorCoeffsFor(o, eager)
 	}
-	tp := 1
 	for _, pt := range pts {
 		if pt.topo.Disaggregated() {
-			tp = pt.topo.Prefill.TP
+			p.transfer = priorTransfer(gpu, llm, pt.topo)
 			break
 		}
 	}
-	p.transfer = priorTransfer(llm, model.Pool{Count: 1, TP: tp})
 	if l.frontend {
 		fe := engine.FrontendFor(label)
 		p.frontend, p.service = fe.LatencyS, fe.ServiceS

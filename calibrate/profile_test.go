@@ -655,8 +655,8 @@ func TestParseProfileFillsMissingEngineSettings(t *testing.T) {
 // spread. Any other (another version, GPU or engine) takes its engine's
 // prior, never another source's client and host, with the spread of the
 // calibrated frontends as its band (√records weights, groups and pool with
-// a GPU, latencies floored at 1 ms) scaled for its GPU class; a
-// disaggregated deployment has none.
+// a GPU, latencies floored at 1 ms) scaled for its GPU class, a
+// disaggregated one too.
 func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu, llm, engine string, latency float64, records int) Group {
@@ -713,15 +713,15 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 		}
 	}
 	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "dynamo-0.3.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
-	if err == nil && (d.Config.FrontendLatency != 0 || d.FrontendFrom != "") {
-		t.Errorf("disaggregated: frontend %v (%q), want none", d.Config.FrontendLatency, d.FrontendFrom)
+	if err != nil || d.Config.FrontendLatency <= prior.LatencyS || !strings.Contains(d.FrontendFrom, "dynamo-0.3.0 engine's frontend prior") {
+		t.Errorf("disaggregated, not calibrated: frontend %v at +1σ (%q, %v), want the engine's prior widened", d.Config.FrontendLatency, d.FrontendFrom, err)
 	}
 }
 
 // A deployment without a calibration of its own takes its engine's frontend
 // prior, never another engine's or the transfer pool's host; a
-// disaggregated one has none beside its fitted costs, nor another group's
-// KV transfer.
+// disaggregated one also prices its KV transfer on its own path, never
+// another group's.
 func TestConfigureFrontendNoStandIn(t *testing.T) {
 	c := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	group := func(gpu, llm, engine string, latency float64, records int) Group {
@@ -748,8 +748,10 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Config.Transfer.Latency >= 0.5 || d.Config.FrontendLatency != 0 {
-		t.Errorf("disaggregated: transfer %+v, frontend %v; want the prior transfer and no frontend", d.Config.Transfer, d.Config.FrontendLatency)
+	path := mustGPU(t, "H100-SXM").KVTransferPath(2)
+	wantTr := sim.Transfer{Latency: path.LatencyS, PerToken: path.PerTokenS(mustLLM(t, "Llama-3.1-8B-Instruct"), 1)}
+	if d.Config.Transfer != wantTr || d.Config.FrontendLatency != engine.FrontendFor("trtllm-1.0").LatencyS {
+		t.Errorf("disaggregated: transfer %+v, frontend %v; want the path's %+v and the engine's frontend prior", d.Config.Transfer, d.Config.FrontendLatency, wantTr)
 	}
 }
 

@@ -601,9 +601,10 @@ func medianMax(v []float64) (median, maximum float64) {
 	return median, s[n-1]
 }
 
-// The KV transfer a prediction simulates is the one the fit simulated
-// (even when the data could not separate it from the prefill overhead),
-// its per-token time scaled by the KV bytes of the target's prompt tokens.
+// The KV transfer a prediction simulates is, for the calibrated
+// deployment, the one its fit simulated (even when the data could not
+// separate it from the prefill overhead), whatever its prefill TP; for any
+// other GPU or model it is priced on its own path, never carried.
 func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 	prof := defaultProfile(t)
 	var fitted calibrate.TransferFit
@@ -615,22 +616,14 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 	if fitted.LatencyS <= 0 || fitted.PerTokenS <= 0 {
 		t.Fatalf("no Dynamo transfer in the profile: %+v", fitted)
 	}
-	qwen, err := model.LookupLLM(qwen32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	llama, err := model.LookupLLM("meta-llama/Llama-3.1-70B-Instruct")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tt := range []struct {
 		gpu, llm, topology string
-		bytesRatio         float64
+		own                bool
 	}{
-		{"H20", qwen32, "prefill 3xTP4 + decode 1xTP4", 1},
-		{"H20", qwen32, "prefill 6xTP2 + decode 2xTP2", 1},
-		{"H200", qwen32, "prefill 2xTP4 + decode 1xTP8", 1},
-		{"H20", llama.Name, "prefill 2xTP4 + decode 1xTP4", llama.KVBytesPerToken(4, 2) / qwen.KVBytesPerToken(1, 2)},
+		{"H20", qwen32, "prefill 3xTP4 + decode 1xTP4", true},
+		{"H20", qwen32, "prefill 6xTP2 + decode 2xTP2", true},
+		{"H200", qwen32, "prefill 2xTP4 + decode 1xTP8", false},
+		{"H20", "meta-llama/Llama-3.1-70B-Instruct", "prefill 2xTP4 + decode 1xTP4", false},
 	} {
 		tgt := target(t, tt.gpu, "dynamo", tt.topology)
 		tgt.LLM = mustLLM(t, tt.llm)
@@ -638,9 +631,16 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := d.Config.Transfer
-		if math.Abs(tr.Latency/fitted.LatencyS-1) > 1e-9 || math.Abs(tr.PerToken/(fitted.PerTokenS*tt.bytesRatio)-1) > 1e-9 {
-			t.Errorf("%s %s %s: transfer %+v, want latency %g s and %g s/token", tt.gpu, model.ShortName(tt.llm), tt.topology, tr, fitted.LatencyS, fitted.PerTokenS*tt.bytesRatio)
+		want := sim.Transfer{Latency: fitted.LatencyS, PerToken: fitted.PerTokenS}
+		if !tt.own {
+			path := tgt.GPU.KVTransferPath(tgt.Topology.GPUs())
+			want = sim.Transfer{Latency: path.LatencyS, PerToken: path.PerTokenS(d.LLM, tgt.Topology.Prefill.TP)}
+		}
+		if tr := d.Config.Transfer; math.Abs(tr.Latency/want.Latency-1) > 1e-9 || math.Abs(tr.PerToken/want.PerToken-1) > 1e-9 {
+			t.Errorf("%s %s %s: transfer %+v, want %+v", tt.gpu, model.ShortName(tt.llm), tt.topology, tr, want)
+		}
+		if !strings.Contains(d.TransferFrom, map[bool]string{true: "calibrated deployment's own", false: "not another deployment's"}[tt.own]) {
+			t.Errorf("%s %s %s: transfer said %q", tt.gpu, model.ShortName(tt.llm), tt.topology, d.TransferFrom)
 		}
 	}
 }

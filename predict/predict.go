@@ -153,6 +153,9 @@ type Prediction struct {
 	// not stated: it has no band.
 	Frontend         string   `json:"frontend,omitempty"`
 	FrontendStatedMS *float64 `json:"frontend_stated_ms,omitempty"`
+	// Transfer says what a disaggregated deployment's KV transfer costs
+	// and where it comes from (calibrate.Deployment.TransferFrom).
+	Transfer string `json:"transfer,omitempty"`
 	// RouterChosenByFit: the calibration's records did not state the
 	// router and its fit chose Router (calibrate.RouterChoice).
 	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
@@ -323,6 +326,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			Router:               RouterOf(central),
 			RouterFrom:           routerFrom(central),
 			Frontend:             central.FrontendFrom,
+			Transfer:             central.TransferFrom,
 			FrontendStatedMS:     FrontendMS(opts.Target.Frontend),
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,

@@ -117,6 +117,9 @@ func WriteTable(w io.Writer, preds []Prediction) error {
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)
 		}
+		if p.Transfer != "" {
+			fmt.Fprintf(w, "transfer:    %s\n", p.Transfer)
+		}
 		if p.Sharing.On() {
 			how := "simulated per replica"
 			if p.Disaggregated {

@@ -1,0 +1,73 @@
+package model
+
+import "fmt"
+
+// KV transfer between the prefill and decode workers of a disaggregated
+// deployment, priced from the link it crosses: each prefill GPU sends its
+// own share of a prompt's KV cache over its own path (NVLink or PCIe
+// within a server, the GPU's NIC between servers), after a fixed set-up.
+
+// KVConnectorLatencyS is the fixed cost of one KV transfer, in seconds,
+// and KVRDMAEfficiency the share of the NICs' line rate it reaches:
+// Mooncake's vLLM connector moving Qwen3-8B's KV from a TP8 prefiller to a
+// TP8 decoder over 8× ConnectX-7 RoCE (200 GB/s in all) took 0.54 ms for
+// 128 tokens and 31.65 ms for 32,768 (4.5 GiB); a line through its nine
+// prompt lengths is 0.39–0.59 ms plus 146–154 GB/s, 73–77% of the line
+// rate (kvcache-ai/Mooncake docs/source/performance/vllm/
+// vllm-v1-pd-performance.md @3d0748c, fixtures/corpus).
+const (
+	KVConnectorLatencyS = 0.0004
+	KVRDMAEfficiency    = 0.75
+)
+
+// GPUsPerServer is how many GPUs one server holds (every HGX/DGX board
+// and the PCIe servers the corpus names): a disaggregated deployment of
+// at most this many GPUs is taken to sit in one server, its transfers
+// then crossing the in-server link.
+const GPUsPerServer = 8
+
+// KVPath is the link a deployment's KV transfers cross and what it costs.
+type KVPath struct {
+	Link Interconnect
+	// Bps is what one prefill GPU sends at, in bytes per second.
+	Bps float64
+	// LatencyS is the fixed cost of a transfer (KVConnectorLatencyS).
+	LatencyS float64
+	// Across is true when prefill and decode workers sit in different servers.
+	Across bool
+}
+
+// KVTransferPath is the path of a disaggregated deployment's KV
+// transfers on g: the in-server link when the deployment's gpus fit one
+// server, else g's scale-out NIC (ScaleOut; the node network where g's
+// usual server has no RDMA NIC).
+func (g GPU) KVTransferPath(gpus int) KVPath {
+	if gpus <= GPUsPerServer {
+		ic := g.Link()
+		return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS}
+	}
+	ic := nodeNetwork()
+	if g.ScaleOut != "" {
+		if s, err := LookupInterconnect(g.ScaleOut); err == nil {
+			ic = s
+		}
+	}
+	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true}
+}
+
+// PerTokenS is the time a prompt token's KV takes to cross p from a
+// prefill worker of tensor degree tp: its KV bytes spread over the
+// worker's tp GPUs, each sending on its own path.
+func (p KVPath) PerTokenS(m LLM, tp int) float64 {
+	tp = max(tp, 1)
+	return m.KVBytesPerToken(tp, m.KVElemBytes()) / float64(tp) / p.Bps
+}
+
+// String says what the path is: "NVLink4 within one server, 369 GB/s a GPU".
+func (p KVPath) String() string {
+	where := "within one server"
+	if p.Across {
+		where = "between servers"
+	}
+	return fmt.Sprintf("%s %s, %.0f GB/s a GPU", p.Link.Name, where, p.Bps/1e9)
+}
