@@ -35,6 +35,9 @@ type KVPath struct {
 	LatencyS float64
 	// Across is true when prefill and decode workers sit in different servers.
 	Across bool
+	// Shared: the prefill worker's GPUs share one NIC (the node network
+	// of a server without a NIC per GPU), so Bps is the worker's, not each GPU's.
+	Shared bool
 }
 
 // KVTransferPath is the path of a disaggregated deployment's KV
@@ -46,28 +49,34 @@ func (g GPU) KVTransferPath(gpus int) KVPath {
 		ic := g.Link()
 		return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS}
 	}
-	ic := nodeNetwork()
-	if g.ScaleOut != "" {
-		if s, err := LookupInterconnect(g.ScaleOut); err == nil {
-			ic = s
-		}
+	if s, err := LookupInterconnect(g.ScaleOut); err == nil {
+		return KVPath{Link: s, Bps: s.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true}
 	}
-	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true}
+	ic := nodeNetwork()
+	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true, Shared: true}
 }
 
 // PerTokenS is the time a prompt token's KV takes to cross p from a
 // prefill worker of tensor degree tp: its KV bytes spread over the
-// worker's tp GPUs, each sending on its own path.
+// worker's tp GPUs, each sending on its own path (one shared path when
+// p is Shared).
 func (p KVPath) PerTokenS(m LLM, tp int) float64 {
 	tp = max(tp, 1)
-	return m.KVBytesPerToken(tp, m.KVElemBytes()) / float64(tp) / p.Bps
+	bytes := m.KVBytesPerToken(tp, m.KVElemBytes())
+	if p.Shared {
+		return bytes / p.Bps
+	}
+	return bytes / float64(tp) / p.Bps
 }
 
 // String says what the path is: "NVLink4 within one server, 369 GB/s a GPU".
 func (p KVPath) String() string {
-	where := "within one server"
+	where, per := "within one server", "a GPU"
 	if p.Across {
 		where = "between servers"
 	}
-	return fmt.Sprintf("%s %s, %.0f GB/s a GPU", p.Link.Name, where, p.Bps/1e9)
+	if p.Shared {
+		per = "a server"
+	}
+	return fmt.Sprintf("%s %s, %.1f GB/s %s", p.Link.Name, where, p.Bps/1e9, per)
 }

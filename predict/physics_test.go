@@ -203,3 +203,57 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 		}
 	}
 }
+
+// A disaggregated deployment nobody calibrated: a lone request's TTFT
+// grows by what its path's transfer costs more between servers than
+// within one (the same prefill and decode workers otherwise), and hardware
+// at least as good (its NIC included) is never slower.
+func TestDisaggregatedTransferInvariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("predicts every catalog GPU twice")
+	}
+	prof := defaultProfile(t)
+	const isl, slack = 4096, 1.005
+	qwen := mustLLM(t, "Qwen/Qwen3-32B")
+	ttft := map[string][2]float64{}
+	for _, g := range model.GPUs() {
+		if !fits(g, qwen, model.Pool{Count: 1, TP: 2}) {
+			continue
+		}
+		var got, transfer [2]float64
+		for i, prefill := range []int{1, 5} { // 4 GPUs in one server; 12 across two
+			topo := model.Topology{Prefill: model.Pool{Count: prefill, TP: 2}, Decode: model.Pool{Count: 1, TP: 2}}
+			tgt := calibrate.Target{GPU: g, LLM: qwen, Engine: physicsEngine, Topology: topo}
+			p, err := tryPredict(prof, tgt, workload.Workload{ISL: isl, OSL: 64}, 40, model.Closed(1))
+			if err != nil {
+				t.Fatalf("%s %s: %v", g.Name, topo, err)
+			}
+			got[i] = metric(p, 0, model.MeanTTFT)
+			path := g.KVTransferPath(topo.GPUs())
+			transfer[i] = 1000 * (path.LatencyS + isl*path.PerTokenS(qwen, 2))
+		}
+		if d, want := got[1]-got[0], transfer[1]-transfer[0]; math.Abs(d-want) > 0.02*want+0.5 {
+			t.Errorf("%s: TTFT %.1f ms across servers, %.1f within one: %.1f ms apart, the paths %.1f", g.Name, got[1], got[0], d, want)
+		}
+		ttft[g.Name] = got
+	}
+	pairs := 0
+	for _, a := range model.GPUs() {
+		for _, b := range model.GPUs() {
+			ta, okA := ttft[a.Name]
+			tb, okB := ttft[b.Name]
+			if !okA || !okB || !atLeastAsGood(b, a) || b.KVTransferPath(12).Bps < a.KVTransferPath(12).Bps {
+				continue
+			}
+			pairs++
+			for i := range 2 {
+				if tb[i] > ta[i]*slack {
+					t.Errorf("%s is at least as good as %s, yet its lone TTFT is %.1f ms against %.1f (deployment %d)", b.Name, a.Name, tb[i], ta[i], i)
+				}
+			}
+		}
+	}
+	if pairs < 5 {
+		t.Fatalf("only %d comparable pairs", pairs)
+	}
+}
