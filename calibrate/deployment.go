@@ -50,8 +50,8 @@ func (s Settings) memoryOptions() model.MemoryOptions {
 // a GPU and model, by default or as st states them: plan screens TP
 // degrees with them, so that a shape the screen keeps is one Configure
 // can size.
-func MemoryOptionsFor(label string, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
-	s := defaultSettings(label, g, cmp.Or(st.MaxModelLen, m.MaxContext))
+func MemoryOptionsFor(e engine.ID, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
+	s := defaultSettings(e, g, cmp.Or(st.MaxModelLen, m.MaxContext))
 	s.state(st)
 	o := s.memoryOptions()
 	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)

@@ -486,8 +486,16 @@ func (p *Profile) Series(gpu, llm, engine string) []SeriesInfo {
 // profile's engines); an exact label wins over newer versions it prefixes.
 // An empty prefix means DefaultEngine: one engine version for every GPU
 // and model, so that a comparison across GPUs compares hardware, not
-// engine releases.
-func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
+// engine releases. The label is parsed here, once.
+func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (engine.ID, error) {
+	label, err := p.resolveEngine(gpu, llm, prefix, disaggregated)
+	if err != nil {
+		return engine.ID{}, err
+	}
+	return engine.Parse(label), nil
+}
+
+func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
 	if strings.TrimSpace(prefix) == "" {
 		if e := p.DefaultEngine(disaggregated); e != "" {
 			return e, nil

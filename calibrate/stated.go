@@ -51,7 +51,7 @@ func (s Settings) withKVCache(m model.LLM) model.LLM {
 // the settings they meet: a token budget below the sequence cap, or, for
 // workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
 // below the max-model-len.
-func checkStated(s Settings, st engine.Stated, label string, disaggregated bool, maxContext int) error {
+func checkStated(s Settings, st engine.Stated, e engine.ID, disaggregated bool, maxContext int) error {
 	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
 		return nil
 	}
@@ -59,9 +59,9 @@ func checkStated(s Settings, st engine.Stated, label string, disaggregated bool,
 	if budget < seqs {
 		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxNumSeqs, seqs)
 	}
-	if mml := orDefault(s.MaxModelLen, maxContext); disaggregated && engine.Parse(label).PrefillBudgetCoversContext() && budget < mml {
+	if mml := orDefault(s.MaxModelLen, maxContext); disaggregated && e.PrefillBudgetCoversContext() && budget < mml {
 		return fmt.Errorf("--%s %d is below --%s %d: %s's prefill workers run without chunked prefill, and vLLM then refuses a smaller budget",
-			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, label)
+			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, e.Label)
 	}
 	return nil
 }
@@ -71,7 +71,7 @@ func checkStated(s Settings, st engine.Stated, label string, disaggregated bool,
 // maxModelLen), or the calibrated deployment's own; and the rule the
 // defaults follow.
 func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, string) {
-	def, _ := engine.Defaults(engine.Parse(d.Engine), d.GPU.Device(), maxModelLen)
+	def, _ := engine.Defaults(d.Engine, d.GPU.Device(), maxModelLen)
 	s := d.Settings
 	util := func(u float64) string { return engine.FormatFloat(cmp.Or(u, engine.VLLMGPUMemoryUtilization)) }
 	yes := func(b bool) string { return fmt.Sprint(b) }

@@ -46,7 +46,7 @@ func physicsPredictions(t *testing.T) map[string]physicsPoint {
 				if !fits(g, m, model.Pool{Count: 1, TP: tp}) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: engine.Parse(physicsEngine), Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
 				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 200, model.Closed(1), model.Closed(64))
 				if err != nil {
 					continue // KV too small for the load: not this test's subject
@@ -180,7 +180,7 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 				if !fits(g, m, pool) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: pool}}
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: engine.Parse(physicsEngine), Topology: model.Topology{Replicas: pool}}
 				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 50, model.Closed(1))
 				if err != nil {
 					continue

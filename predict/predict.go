@@ -201,7 +201,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if given {
 		shapes = []workload.Workload{*w}
 	} else {
-		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
+		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine.Label) {
 			sh := calibratedShape(*w, s)
 			if !slices.ContainsFunc(shapes, func(o workload.Workload) bool { return o.ISL == sh.ISL && o.OSL == sh.OSL }) {
 				shapes = append(shapes, sh)
@@ -209,7 +209,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		}
 		if len(shapes) == 0 {
 			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: name a prompt and output length",
-				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
+				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine.Label)
 		}
 	}
 	if mml := opts.Target.Stated.MaxModelLen; mml > 0 {
@@ -308,7 +308,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		p := Prediction{
 			GPU:                  central.GPU.Name,
 			Model:                central.LLM.Name,
-			Engine:               central.Engine,
+			Engine:               central.Engine.Label,
 			Topology:             opts.Target.Topology.String(),
 			Disaggregated:        opts.Target.Topology.Disaggregated(),
 			GPUs:                 opts.Target.Topology.GPUs(),
@@ -552,7 +552,7 @@ func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh w
 	if span, what := sh.Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
-	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
+	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine.Label)
 	if len(series) == 0 {
 		return w
 	}
@@ -584,7 +584,7 @@ func sharingWarnings(d calibrate.Deployment, opts Options) []string {
 	case !opts.Workload.Sharing.On() || opts.Workload.PrefixHitRate > 0:
 		return nil
 	case !CachesPrefixes(d):
-		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine)}
+		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine.Label)}
 	}
 	return nil
 }
