@@ -457,13 +457,6 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	return d, nil
 }
 
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 func orDefaultS(v, def string) string {
 	if v == "" {
 		return def

@@ -127,8 +127,14 @@ type Entry struct {
 	Records []string `json:"records"`
 }
 
-// Settings are the engine settings a group's benchmarks ran with.
-// Zero values mean vLLM's defaults.
+// Settings are the engine settings a group's benchmarks ran with, as the
+// profile stores them. Zero values mean vLLM's defaults (blockSize,
+// maxNumSeqs, budget). It is engine.Settings (what an engine version runs
+// by default; defaultSettings is the one copy from it) plus what a
+// deployment adds: routers, placement, stated KV cache, eager decode. It
+// does not embed engine.Settings: the profile's field order interleaves
+// the two, PrefixCaching is tri-state here ("" is the version's default),
+// and Rule is provenance the profile does not keep.
 type Settings struct {
 	BlockSize            int     `json:"block_size,omitempty"`
 	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
