@@ -52,9 +52,6 @@ var overheads = []Overhead{
 		Source: "TensorRT-LLM's C++ batch manager: no Python in the step loop; assumed lowest"},
 }
 
-// Overheads returns the per-version overhead table.
-func Overheads() []Overhead { return append([]Overhead(nil), overheads...) }
-
 // OverheadWith is OverheadFor for an engine run with its
 // --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13
 // had it as an opt-in (on by default from 0.14, vllm-project/vllm#27614),
