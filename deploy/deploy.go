@@ -850,7 +850,7 @@ func readme(s Spec, e engine.Serving) []byte {
 	} else if !s.ExactOutput {
 		b.WriteString("\n`capsim validate` asks every request for exactly OSL output tokens (`ignore_eos`) and predicts the run so: " +
 			"a closed loop of equal requests then runs in lock-step, each wave of prompts prefilled together, " +
-			"so its predicted TTFTs differ from the metrics above, which spread outputs ±20% as real traffic does.\n")
+			"so its predicted TTFTs differ from the metrics above, which spread outputs ±" + workload.OutputSpreadText + " as real traffic does.\n")
 	}
 	return b.Bytes()
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -245,14 +244,11 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if prof == nil {
 		return nil, errors.New("plan: no profile")
 	}
-	if err := o.Validate(); err != nil {
+	if err := o.validate(&o.Workload.Dataset); err != nil {
 		return nil, err
 	}
 	llm, err := model.LookupLLM(o.Model)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	if o.Workload.Dataset, err = datasets.Check(o.Workload.Dataset); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	usable, tpErr := false, error(nil) // the first TP the model cannot use

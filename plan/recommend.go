@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Headroom search: the first probe is the capacity bound times headroomOver
@@ -345,7 +346,7 @@ func (s *search) explain() {
 		case o.Workload.Dataset != "":
 			return "; the shortest prompt and the shortest output of the " + o.Workload.Dataset + " dataset scaled to ISL and OSL"
 		case family == "e2el" && out != o.Workload.OSL:
-			return fmt.Sprintf("; %d is the shortest output of the ±20%% spread around OSL %d", out, o.Workload.OSL)
+			return fmt.Sprintf("; %d is the shortest output of the ±%s spread around OSL %d", out, workload.OutputSpreadText, o.Workload.OSL)
 		}
 		return ""
 	}

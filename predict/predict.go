@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
@@ -184,15 +183,11 @@ type Prediction struct {
 
 // Run predicts every shape of opts over its loads with the profile's costs.
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.validate(&opts.Workload.Dataset); err != nil {
 		return nil, err
 	}
 	w := &opts.Workload
 	given := w.ISL > 0 || w.OSL > 0
-	var err error
-	if w.Dataset, err = datasets.Check(w.Dataset); err != nil {
-		return nil, fmt.Errorf("predict: %w", err)
-	}
 	central, err := prof.Configure(opts.Target)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/capsim/capsim/calibrate"
@@ -60,10 +59,7 @@ func (e *flagErr) Unwrap() error { return e.err }
 const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding, random or prefix-aware\n(prefix-aware: to the replica caching the longest prefix of the prompt; default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
 
 // datasetHelp is the help of --dataset (predict and plan).
-var datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±" + spread + " of --osl)"
-
-// spread is workload.OutputSpread as a percentage.
-var spread = strconv.FormatFloat(100*workload.OutputSpread, 'f', 0, 64) + "%"
+var datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±" + workload.OutputSpreadText + " of --osl)"
 
 // hitRateHelp is the help of --prefix-hit-rate (predict and plan).
 const hitRateHelp = "share of every prompt served from the engine's prefix cache, in [0, 1): not prefilled, but held in the KV cache"
