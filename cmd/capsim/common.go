@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
@@ -32,7 +31,8 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 }
 
 // flagError names the flag a library error is about, in place of the
-// library's package prefix; it still wraps err.
+// library's prefix where err is an *optionerr.Error (a parser's, about
+// the one value it was given); it still wraps err.
 func flagError(flag string, err error) error {
 	if err == nil {
 		return nil
@@ -46,11 +46,10 @@ type flagErr struct {
 }
 
 func (e *flagErr) Error() string {
-	msg := e.err.Error()
-	for _, pkg := range []string{"model: ", "loadgen: ", "results: "} {
-		msg = strings.TrimPrefix(msg, pkg)
+	if o, ok := e.err.(*optionerr.Error); ok {
+		return e.flag + ": " + o.Text(nil)
 	}
-	return e.flag + ": " + msg
+	return e.flag + ": " + e.err.Error()
 }
 
 func (e *flagErr) Unwrap() error { return e.err }
