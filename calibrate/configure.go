@@ -18,7 +18,7 @@ import (
 type Target struct {
 	GPU      model.GPU
 	LLM      model.LLM
-	Engine   string // exact engine label, or a prefix resolved by ResolveEngine; "" picks the default
+	Engine   engine.ID // parsed where its label entered; a Label prefix (or none: the default) is resolved by ResolveEngine
 	Topology model.Topology
 	// Band scales every pool's step costs by exp(Band × its RelSigma) (see
 	// Derivation) and the KV transfer and frontend latency by their own
@@ -145,7 +145,7 @@ type Deployment struct {
 	Config      sim.Config
 	GPU         model.GPU
 	LLM         model.LLM
-	Engine      string
+	Engine      engine.ID
 	Derived     []Derivation
 	MaxModelLen int
 	// Settings are the engine settings the deployment was configured with
@@ -266,16 +266,17 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		return Deployment{}, fmt.Errorf("%w (known: %s)", ErrNoModel, LLMList())
 	}
 	var err error
-	label := t.Engine
+	id := t.Engine
 	if len(p.Groups) > 0 {
-		label, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine, t.Topology.Disaggregated())
+		id, err = p.ResolveEngine(gpu.Name, llm.Name, t.Engine.Label, t.Topology.Disaggregated())
 		if err != nil {
 			return Deployment{}, err
 		}
-	} else if label == "" {
-		label = engine.DefaultLabel(t.Topology.Disaggregated())
+	} else if id.Label == "" {
+		id = engine.Parse(engine.DefaultLabel(t.Topology.Disaggregated()))
 	}
-	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, label)
+	label := id.Label
+	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, id)
 	if g := p.assumedGroup(gpu.Name, llm.Name, label); t.Assumed && g != nil && srcKind != sourceExact {
 		src, srcKind = g, sourceExact
 	}
@@ -283,7 +284,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		return Deployment{}, err
 	}
 	defaultsLen := cmp.Or(t.Stated.MaxModelLen, llm.MaxContext)
-	settings := defaultSettings(label, gpu, defaultsLen)
+	settings := defaultSettings(id, gpu, defaultsLen)
 	// sourceGroup says sourceExact only with a group (assumedGroup too).
 	own := srcKind == sourceExact
 	if own {
@@ -316,15 +317,15 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.applyRecord(*t.Record)
 	}
 	settings.state(t.Stated)
-	if err := checkStated(settings, t.Stated, label, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
+	if err := checkStated(settings, t.Stated, id, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
 		return Deployment{}, err
 	}
 	llm = settings.withKVCache(llm)
 	if settings.PrefixCaching == "" {
-		settings.PrefixCaching = defaultSettings(label, gpu, llm.MaxContext).PrefixCaching
+		settings.PrefixCaching = defaultSettings(id, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {
-		if engine.Family(label) != "sglang" {
+		if id.Family != engine.SGLang {
 			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, label)
 		}
 		for _, pl := range []model.Pool{t.Topology.Replicas, t.Topology.Prefill, t.Topology.Decode} {
@@ -333,7 +334,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 		}
 		settings.DPAttention = t.DPAttention
-	} else if settings.DPAttention > 1 && engine.Parse(label).SGLangAutoDP() {
+	} else if settings.DPAttention > 1 && id.SGLangAutoDP() {
 		// These releases ran one attention group per TP rank whatever --dp
 		// said (dpAttentionOf): a calibrated TP8 deployment's eight groups
 		// are four at TP4.
@@ -349,7 +350,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// As its fit simulated every point of it, whatever the prefill TP.
 		transfer = src.Transfer
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: label, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: id, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
 	switch {
 	case t.Router != "":
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
@@ -476,13 +477,6 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	return d, nil
 }
 
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 func orDefaultS(v, def string) string {
 	if v == "" {
 		return def
@@ -504,11 +498,11 @@ func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 
 // sourceGroup picks the group whose coefficients a target uses, and how
 // far it is from the target. gpu and llm are catalog names.
-func (p *Profile) sourceGroup(gpu, llm, label string) (*Group, sourceKind) {
+func (p *Profile) sourceGroup(gpu, llm string, e engine.ID) (*Group, sourceKind) {
+	label, fam := e.Label, e.Family
 	if g := p.group(gpu, llm, label); g != nil {
 		return g, sourceExact
 	}
-	fam := engine.Family(label)
 	// Another model's group stands in for a model of the same kind (dense
 	// or mixture-of-experts) first: its frontend and KV transfer were
 	// measured beside engine settings (expert parallelism, DP attention)
@@ -540,7 +534,7 @@ func (p *Profile) sourceGroup(gpu, llm, label string) (*Group, sourceKind) {
 	// Without one, nothing of another deployment stands in: its frontend
 	// is its host's and client's, not the engine's (Configure prices the
 	// engine's frontend prior and pools the costs).
-	want := engine.Parse(label).Version
+	want := e.Version
 	for _, pk := range picks {
 		if best := pickGroup(p.Groups, pk.ok, want); best != nil {
 			return best, pk.kind
@@ -905,13 +899,13 @@ func prefixSetting(on bool) string {
 // model of maxModelLen tokens, when its command line does not set them:
 // engine.Defaults's, with Dynamo's routers (round-robin decode, a shared
 // prefill queue).
-func defaultSettings(label string, gpu model.GPU, maxModelLen int) Settings {
-	d, _ := engine.Defaults(engine.Parse(label), gpu.Device(), maxModelLen)
+func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) Settings {
+	d, _ := engine.Defaults(e, gpu.Device(), maxModelLen)
 	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
 		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
 		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
 		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool, PrefixCaching: prefixSetting(d.PrefixCaching)}
-	if engine.Family(label) == "dynamo" {
+	if e.Family == engine.Dynamo {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}
 	return s

@@ -35,8 +35,17 @@ func (s Settings) graphSizes(role string) []int {
 	if eager {
 		return nil
 	}
-	return engine.GraphSizes(orDefault(s.GraphMax, engine.VLLMGraphMax))
+	return engine.GraphSizes(cmp.Or(s.GraphMax, engine.VLLMGraphMax))
 }
+
+// The batch limits a worker runs with: a zero setting (a profile that
+// omits it) is vLLM's default, the one place that rule is applied. The
+// settings keep the zero because model.MemoryOptions reads an unstated
+// budget as vLLM's profiling run does (engine.VLLMV1SmallBudget), not as
+// the scheduler's 8192.
+func (s Settings) blockSize() int  { return cmp.Or(s.BlockSize, engine.VLLMBlockSize) }
+func (s Settings) maxNumSeqs() int { return cmp.Or(s.MaxNumSeqs, engine.VLLMMaxNumSeqs) }
+func (s Settings) budget() int     { return cmp.Or(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens) }
 
 // memoryOptions are what sizes a worker's KV cache under these settings:
 // the engine's memory share and reserve, a stated KV cache, and the batch
@@ -50,8 +59,8 @@ func (s Settings) memoryOptions() model.MemoryOptions {
 // a GPU and model, by default or as st states them: plan screens TP
 // degrees with them, so that a shape the screen keeps is one Configure
 // can size.
-func MemoryOptionsFor(label string, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
-	s := defaultSettings(label, g, cmp.Or(st.MaxModelLen, m.MaxContext))
+func MemoryOptionsFor(e engine.ID, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
+	s := defaultSettings(e, g, cmp.Or(st.MaxModelLen, m.MaxContext))
 	s.state(st)
 	o := s.memoryOptions()
 	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)
@@ -80,8 +89,8 @@ func (d Deployment) WithBatchLimits(role string, seqs, tokens int) (Deployment, 
 		return d, nil
 	}
 	s := d.Settings
-	s.MaxNumSeqs = orDefault(seqs, p.MaxNumSeqs*pl.Microbatches())
-	s.MaxNumBatchedTokens = orDefault(tokens, p.MaxBatchedTokens)
+	s.MaxNumSeqs = cmp.Or(seqs, p.MaxNumSeqs*pl.Microbatches())
+	s.MaxNumBatchedTokens = cmp.Or(tokens, p.MaxBatchedTokens)
 	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, s.memoryOptions())
 	if err != nil {
 		return d, fmt.Errorf("calibrate: %s workers at max-num-seqs %d, max-num-batched-tokens %d: %w", role, s.MaxNumSeqs, s.MaxNumBatchedTokens, err)
@@ -109,7 +118,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	// pipeline's step latency and 1/PP of its KV cache and sequence cap
 	// (see model.Pool.Microbatches).
 	mb := pl.Microbatches()
-	seqs := orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
+	seqs := s.maxNumSeqs()
 	if mb > 1 {
 		seqs = (seqs + mb - 1) / mb
 	}
@@ -117,9 +126,9 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		Workers:          workers(pl),
 		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
 		KVCapacity:       m.KVTokens / mb,
-		BlockSize:        orDefault(s.BlockSize, engine.VLLMBlockSize),
+		BlockSize:        s.blockSize(),
 		MaxNumSeqs:       seqs,
-		MaxBatchedTokens: orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens),
+		MaxBatchedTokens: s.budget(),
 		// A prefill worker streams nothing: its output is the KV transfer.
 		DelayedOutput: s.DelayedOutput && role != RolePrefill,
 		// A decode worker of a disaggregated deployment has no prompts to run first.
@@ -145,7 +154,7 @@ func windowTokens(m model.LLM, s Settings) int {
 	if share == 0 || s.WindowPool > 0 {
 		return 0
 	}
-	block := orDefault(s.BlockSize, engine.VLLMBlockSize)
+	block := s.blockSize()
 	return int(math.Ceil(share * float64(m.SlidingWindow+block)))
 }
 

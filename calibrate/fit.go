@@ -539,7 +539,7 @@ func candidates(key groupKey, pts []*point) ([]candidate, string, error) {
 					if pl.IsZero() {
 						continue
 					}
-					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(key.engine, g, m, engine.Stated{}))
+					mem, err := model.WorkerMemory(g, m, pl, MemoryOptionsFor(engine.Parse(key.engine), g, m, engine.Stated{}))
 					if err != nil || mem.KVTokens < longest {
 						ok = false
 					}

@@ -58,7 +58,7 @@ func syntheticOn(t testing.TB, gpu string, pre, dec model.Coeffs, topo string, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := defaultSettings("dynamo-0.3.0", model.GPU{}, 0)
+	s := defaultSettings(engine.Parse("dynamo-0.3.0"), model.GPU{}, 0)
 	e := env{gpu: g, llm: m, settings: s}
 	prm := params{coeffs: map[string]model.Coeffs{RolePrefill: pre, RoleDecode: dec},
 		transfer: TransferFit{LatencyS: 0.004, PerTokenS: 5e-6}}
@@ -394,7 +394,7 @@ func TestFrontendServiceInConfig(t *testing.T) {
 	}}
 	gpu, _ := model.LookupGPU("H20")
 	llm, _ := model.LookupLLM("Qwen/Qwen3-32B")
-	pr.gpu, pr.llm, pr.settings = gpu, llm, defaultSettings("vllm-0.9.0.1", gpu, llm.MaxContext)
+	pr.gpu, pr.llm, pr.settings = gpu, llm, defaultSettings(engine.Parse("vllm-0.9.0.1"), gpu, llm.MaxContext)
 	cfg, err := pr.build(model.Aggregated(model.Pool{Count: 2, TP: 4}))
 	if err != nil {
 		t.Fatal(err)

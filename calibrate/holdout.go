@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -265,7 +266,7 @@ func (p *point) heldOutTarget() (Target, error) {
 	if routerOpen(p.rec.System.Engine, []*point{p}) {
 		s.Router = "" // unstated: the calibrated group's choice, if any (Target.Settings)
 	}
-	return Target{GPU: gpu, LLM: llm, Engine: p.rec.System.Engine, Topology: p.topo, Settings: &s}, nil
+	return Target{GPU: gpu, LLM: llm, Engine: engine.Parse(p.rec.System.Engine), Topology: p.topo, Settings: &s}, nil
 }
 
 // summarise turns held-out predictions into a report.

@@ -249,7 +249,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	var ttftFixed float64
 	if disagg {
 		pre := p.topo.Prefill.Worker()
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
+		chunk := e.settings.budget()
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
@@ -268,7 +268,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 		ttftFixed += f
 	} else {
-		chunk := orDefault(e.settings.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)
+		chunk := e.settings.budget()
 		others := int(b) - 1
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {

@@ -95,7 +95,7 @@ func TestConfigurePricesPlacement(t *testing.T) {
 	}
 	configure := func(t *testing.T, tg Target) Deployment {
 		t.Helper()
-		tg.GPU, tg.LLM, tg.Engine, tg.Topology = mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), "vllm-0.9.0.1", mustTopo(t, "2xTP4")
+		tg.GPU, tg.LLM, tg.Engine, tg.Topology = mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), engine.Parse("vllm-0.9.0.1"), mustTopo(t, "2xTP4")
 		d, err := prof.Configure(tg)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func TestProfilePlacementJSON(t *testing.T) {
 			t.Errorf("group %s: Nodes = %d, want 0 (one node)", g.Engine, g.Settings.Nodes)
 		}
 	}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "1xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +217,11 @@ func TestPooledCommIsTheCatalogs(t *testing.T) {
 // as measured records that state placement (nil: they do not say).
 func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]string) []results.Record {
 	t.Helper()
-	const engine = "vllm-0.10.1.1"
+	const label = "vllm-0.10.1.1"
 	g, m := mustGPU(t, "A100-40GB"), mustLLM(t, "Qwen2-7B-Instruct")
-	s := defaultSettings(engine, g, m.MaxContext)
+	s := defaultSettings(engine.Parse(label), g, m.MaxContext)
 	s.Nodes = 2
-	e := env{gpu: g.AcrossNodes(2), llm: m, settings: s, engine: engine}
+	e := env{gpu: g.AcrossNodes(2), llm: m, settings: s, engine: label}
 	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truth}, frontend: 0.01}
 	topo := model.Aggregated(model.Pool{Count: 1, TP: 2})
 	var recs []results.Record
@@ -232,7 +232,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 			recs = append(recs, results.Record{
 				ID:     "xnode:" + strings.Join([]string{itoa(sh[0]), itoa(c)}, ":"),
 				Source: results.Source{File: "synthetic-xnode.md", Section: "TP2 over two nodes", Line: len(recs) + 1, Format: "markdown"},
-				System: results.System{GPU: g.Name, GPUCount: 2, Model: m.Name, Engine: engine, Topology: topo, Settings: placement},
+				System: results.System{GPU: g.Name, GPUCount: 2, Model: m.Name, Engine: label, Topology: topo, Settings: placement},
 				Workload: results.Workload{ISL: float64(sh[0]), OSL: float64(sh[1]), ISLMax: sh[0], OSLMax: sh[1],
 					Load: model.Closed(c), NumPrompts: max(100, 5*c)},
 				// No completed count: the simulated outputs were spread around

@@ -280,7 +280,8 @@ func settingsFrom(label string, pts []*point) Settings {
 	// A vLLM release run with the other engine generation (VLLM_USE_V1)
 	// takes that generation's defaults.
 	label = vllmGeneration(label, pts)
-	s := defaultSettings(label, gpu, llm.MaxContext)
+	e := engine.Parse(label)
+	s := defaultSettings(e, gpu, llm.MaxContext)
 	budgetStated, disableAsync := false, false
 	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
@@ -395,7 +396,6 @@ func settingsFrom(label string, pts []*point) Settings {
 	if disableAsync {
 		s.DelayedOutput = false // the stated flag wins over the generation's default
 	}
-	e := engine.Parse(label)
 	switch {
 	case e.Family == "vllm" && len(e.Version) > 0 && !e.AtLeast(0, 8):
 		// V0 schedules by whether chunked prefill is on (engine.V0Scheduling).
@@ -411,7 +411,7 @@ func settingsFrom(label string, pts []*point) Settings {
 		s.PrefillFirst = false
 	case s.MaxModelLen > 0:
 		// Some engines' default budget follows the max-model-len the records state.
-		if d := defaultSettings(label, gpu, s.MaxModelLen); !budgetStated {
+		if d := defaultSettings(e, gpu, s.MaxModelLen); !budgetStated {
 			s.MaxNumBatchedTokens = d.MaxNumBatchedTokens
 		}
 	}

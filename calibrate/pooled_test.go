@@ -76,7 +76,7 @@ func TestPooledCoeffs(t *testing.T) {
 		}
 	}
 	// Through Configure, the pool says it was pooled and names the target engine.
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP1")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "1xTP1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestTransferPool(t *testing.T) {
 	pool := p.Groups[:1] // L40S / Llama-3.1-8B / vllm-0.9.0.1
 	main := &Profile{Schema: SchemaV1, Groups: p.Groups[1:3]}
 	withPool := &Profile{Schema: SchemaV1, Groups: main.Groups, Pool: pool}
-	tgt := Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "1xTP1")}
+	tgt := Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "1xTP1")}
 	d, err := withPool.Configure(tgt)
 	if err != nil {
 		t.Fatal(err)
@@ -113,8 +113,8 @@ func TestTransferPool(t *testing.T) {
 	if !strings.Contains(d0.Derived[0].From, "2 fitted groups pooled") {
 		t.Errorf("without the pool: %q, want 2 pooled groups", d0.Derived[0].From)
 	}
-	if e, err := withPool.ResolveEngine("L40S", "meta-llama/Llama-3.1-8B-Instruct", "", false); err != nil || e != "vllm-0.9.0.1" {
-		t.Errorf("default engine %q (%v): the pool must not choose it", e, err)
+	if e, err := withPool.ResolveEngine("L40S", "meta-llama/Llama-3.1-8B-Instruct", "", false); err != nil || e.Label != "vllm-0.9.0.1" {
+		t.Errorf("default engine %q (%v): the pool must not choose it", e.Label, err)
 	}
 	// The pool is read back and checked like the groups.
 	b, err := withPool.Marshal()

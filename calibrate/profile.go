@@ -127,8 +127,14 @@ type Entry struct {
 	Records []string `json:"records"`
 }
 
-// Settings are the engine settings a group's benchmarks ran with.
-// Zero values mean vLLM's defaults.
+// Settings are the engine settings a group's benchmarks ran with, as the
+// profile stores them. Zero values mean vLLM's defaults (blockSize,
+// maxNumSeqs, budget). It is engine.Settings (what an engine version runs
+// by default; defaultSettings is the one copy from it) plus what a
+// deployment adds: routers, placement, stated KV cache, eager decode. It
+// does not embed engine.Settings: the profile's field order interleaves
+// the two, PrefixCaching is tri-state here ("" is the version's default),
+// and Rule is provenance the profile does not keep.
 type Settings struct {
 	BlockSize            int     `json:"block_size,omitempty"`
 	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
@@ -486,8 +492,16 @@ func (p *Profile) Series(gpu, llm, engine string) []SeriesInfo {
 // profile's engines); an exact label wins over newer versions it prefixes.
 // An empty prefix means DefaultEngine: one engine version for every GPU
 // and model, so that a comparison across GPUs compares hardware, not
-// engine releases.
-func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
+// engine releases. The label is parsed here, once.
+func (p *Profile) ResolveEngine(gpu, llm, prefix string, disaggregated bool) (engine.ID, error) {
+	label, err := p.resolveEngine(gpu, llm, prefix, disaggregated)
+	if err != nil {
+		return engine.ID{}, err
+	}
+	return engine.Parse(label), nil
+}
+
+func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (string, error) {
 	if strings.TrimSpace(prefix) == "" {
 		if e := p.DefaultEngine(disaggregated); e != "" {
 			return e, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/capsim/capsim/internal/catalogtest"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,12 +36,12 @@ func testProfile() *Profile {
 		return Entry{Role: role, TP: tp, PP: 1, Source: SourceFitted, Coeffs: c, RelSigma: sig, Fitted: []string{"compute"}, Records: []string{"x"}, Eager: role == RolePrefill}
 	}
 	return &Profile{Schema: SchemaV1, Groups: []Group{
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings("dynamo", model.GPU{}, 0),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "dynamo-0.3.0", Settings: defaultSettings(engine.Parse("dynamo"), model.GPU{}, 0),
 			Transfer: TransferFit{LatencyS: 0.01, PerTokenS: 1e-5, Source: SourceFitted, RelSigma: 0.2},
 			Entries:  []Entry{entry(RolePrefill, 1, pre), entry(RolePrefill, 4, pre), entry(RoleDecode, 4, dec)}, Records: []string{"a", "b"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings("vllm", model.GPU{}, 0),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", Settings: defaultSettings(engine.Parse("vllm"), model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"c"}},
-		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings("vllm", model.GPU{}, 0),
+		{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.9.0.1", Settings: defaultSettings(engine.Parse("vllm"), model.GPU{}, 0),
 			Entries: []Entry{entry(RoleAggregated, 4, agg)}, Records: []string{"d"}},
 	}, Calibrated: []SeriesInfo{{Key: "k", GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "vllm-0.8.4", ISL: 1000, OSL: 1000, LoadKind: model.ClosedLoop, Loads: []float64{1, 8}}}}
 }
@@ -73,11 +74,11 @@ func TestConfigureDerivations(t *testing.T) {
 			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "prefill TP1"},
 		{"aggregated defaults to newest vLLM", Target{GPU: mustGPU(t, "h20"), LLM: mustLLM(t, "qwen/qwen3-32b"), Topology: mustTopo(t, "4xTP4")},
 			"vllm-0.9.0.1", []string{"aggregated fitted"}, "vllm-0.9.0.1"},
-		{"engine prefix", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "VLLM-0.8", Topology: mustTopo(t, "2xTP4")},
+		{"engine prefix", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("VLLM-0.8"), Topology: mustTopo(t, "2xTP4")},
 			"vllm-0.8.4", []string{"aggregated fitted"}, "vllm-0.8.4"},
-		{"other GPU is derived", Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "dynamo", Topology: mustTopo(t, "3P(TP2) 1D(TP2)")},
+		{"other GPU is derived", Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("dynamo"), Topology: mustTopo(t, "3P(TP2) 1D(TP2)")},
 			"dynamo-0.3.0", []string{"prefill derived", "decode derived"}, "another GPU"},
-		{"other model is derived", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm", Topology: mustTopo(t, "1xTP1")},
+		{"other model is derived", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm"), Topology: mustTopo(t, "1xTP1")},
 			"vllm-0.9.0.1", []string{"aggregated derived"}, "another model"},
 	}
 	for _, tt := range tests {
@@ -86,7 +87,7 @@ func TestConfigureDerivations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Engine != tt.wantEngine {
+			if d.Engine.Label != tt.wantEngine {
 				t.Errorf("engine %q, want %q", d.Engine, tt.wantEngine)
 			}
 			var got []string
@@ -147,9 +148,9 @@ func TestConfigureDPAttention(t *testing.T) {
 	g, _ := model.LookupGPU("H200")
 	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
 	for _, dp := range []int{0, 8} {
-		s := defaultSettings("sglang-0.5.7", g, m.MaxContext)
+		s := defaultSettings(engine.Parse("sglang-0.5.7"), g, m.MaxContext)
 		s.DPAttention = dp
-		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H200"), LLM: mustLLM(t, m.Name), Engine: "sglang-0.5.7", Topology: mustTopo(t, "1xTP8"), Settings: &s})
+		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H200"), LLM: mustLLM(t, m.Name), Engine: engine.Parse("sglang-0.5.7"), Topology: mustTopo(t, "1xTP8"), Settings: &s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +166,7 @@ func TestConfigureDPAttention(t *testing.T) {
 func TestConfigureGroupDPAttention(t *testing.T) {
 	g, _ := model.LookupGPU("H200")
 	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
-	s := defaultSettings("sglang-0.4.3.post2", g, m.MaxContext)
+	s := defaultSettings(engine.Parse("sglang-0.4.3.post2"), g, m.MaxContext)
 	s.DPAttention = 8
 	c := model.PriorCoeffsFor(engine.OverheadFor("sglang-0.4.3.post2"), false)
 	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: "sglang-0.4.3.post2", Settings: s,
@@ -176,13 +177,38 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 		want     int
 	}{{"1xTP8", nil, 8}, {"1xTP8", &Settings{}, 0}, {"1xTP8", &Settings{DPAttention: 8}, 8}} {
 		topo := mustTopo(t, tt.topology)
-		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: "sglang-0.4.3.post2", Topology: topo, Record: tt.record})
+		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: engine.Parse("sglang-0.4.3.post2"), Topology: topo, Record: tt.record})
 		if err != nil {
 			t.Fatal(err)
 		}
 		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, d.Settings.memoryOptions())
 		if d.LLM.AttentionDP != tt.want || d.Config.Replicas.KVCapacity != mem.KVTokens {
 			t.Errorf("record %+v: DP %d, KV %d; want DP %d, KV %d", tt.record, d.LLM.AttentionDP, d.Config.Replicas.KVCapacity, tt.want, mem.KVTokens)
+		}
+	}
+}
+
+// Resolve parses the engine once: the Target and its Deployment carry the
+// profile's label as written (a ".post2" suffix that the version numbers
+// drop included) with its family and version, for callers to read.
+func TestResolveParsesEngineOnce(t *testing.T) {
+	g, _ := model.LookupGPU("H200")
+	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
+	const label = "sglang-0.4.3.post2"
+	c := model.PriorCoeffsFor(engine.OverheadFor(label), false)
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(engine.Parse(label), g, m.MaxContext),
+		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
+	tg, err := p.Resolve("H200", "DeepSeek-R1", "sglang-0.4", mustTopo(t, "1xTP8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Configure(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []engine.ID{tg.Engine, d.Engine} {
+		if e.Label != label || e.Family != engine.SGLang || !slices.Equal(e.Version, []int{0, 4, 3}) {
+			t.Errorf("engine %+v, want %s parsed as sglang [0 4 3]", e, label)
 		}
 	}
 }
@@ -194,7 +220,7 @@ func TestRecordTargetDPAttention(t *testing.T) {
 	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
 	const label = "sglang-0.4.3.post2"
 	c := model.PriorCoeffsFor(engine.OverheadFor(label), false)
-	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(label, g, m.MaxContext),
+	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(engine.Parse(label), g, m.MaxContext),
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
 	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: label, Topology: mustTopo(t, "1xTP8")}}
 	for _, tt := range []struct{ over, want int }{{0, 1}, {4, 4}} {
@@ -222,12 +248,12 @@ func TestConfigureAutoDPAttentionAtOtherTP(t *testing.T) {
 		engine string
 		want   int
 	}{{"sglang-0.4.3.post2", 4}, {"sglang-0.5.6", 1}} {
-		s := defaultSettings(tt.engine, g, m.MaxContext)
+		s := defaultSettings(engine.Parse(tt.engine), g, m.MaxContext)
 		s.DPAttention = 8
 		c := model.PriorCoeffsFor(engine.OverheadFor(tt.engine), false)
 		p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: tt.engine, Settings: s,
 			Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
-		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: tt.engine, Topology: mustTopo(t, "2xTP4")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: engine.Parse(tt.engine), Topology: mustTopo(t, "2xTP4")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +312,7 @@ func TestConfigureErrors(t *testing.T) {
 		{"no GPU", Target{LLM: mustLLM(t, "Qwen3-32B"), Topology: mustTopo(t, "1xTP1")}, "calibrate: no GPU named (known: "},
 		{"no model", Target{GPU: mustGPU(t, "H20"), Topology: mustTopo(t, "1xTP1")}, "calibrate: no model named (known: "},
 		{"does not fit", Target{GPU: mustGPU(t, "L4"), LLM: mustLLM(t, "Llama-3.1-70B-Instruct"), Topology: mustTopo(t, "1xTP1")}, "does not fit on L4"},
-		{"no such engine", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "tgi", Topology: mustTopo(t, "1xTP4")},
+		{"no such engine", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("tgi"), Topology: mustTopo(t, "1xTP4")},
 			`calibrate: no engine matching "tgi" for H20 / Qwen3-32B (have: dynamo-0.3.0, vllm-0.8.4, vllm-0.9.0.1)`},
 		{"empty topology", Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B")}, "topology is empty"},
 	}
@@ -339,7 +365,7 @@ func TestConfigurePriorOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Engine != "dynamo" || d.Derived[0].Source != SourcePrior || d.Derived[1].Source != SourcePrior {
+	if d.Engine.Label != "dynamo" || d.Derived[0].Source != SourcePrior || d.Derived[1].Source != SourcePrior {
 		t.Errorf("engine %q derivations %+v, want dynamo from the prior", d.Engine, d.Derived)
 	}
 	if d.Derived[0].RelSigma < 0.3 {
@@ -367,7 +393,7 @@ func TestLookups(t *testing.T) {
 		want   string
 	}{{"", true, "dynamo-0.3.0"}, {"", false, "vllm-0.9.0.1"}, {"vllm", true, "vllm-0.9.0.1"}, {"DYN", false, "dynamo-0.3.0"}} {
 		got, err := p.ResolveEngine("H20", "Qwen3-32B", tt.prefix, tt.disagg)
-		if err != nil || got != tt.want {
+		if err != nil || got.Label != tt.want {
 			t.Errorf("ResolveEngine(%q, %v) = %q, %v; want %q", tt.prefix, tt.disagg, got, err, tt.want)
 		}
 	}
@@ -433,14 +459,14 @@ func ExampleProfile_Configure() {
 func TestConfigureCarriesFrontendLatency(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.9"), Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Config.FrontendLatency != 0.05 {
 		t.Fatalf("FrontendLatency %v, want the fitted 0.05", d.Config.FrontendLatency)
 	}
-	hi, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4"), Band: 1})
+	hi, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.9"), Topology: mustTopo(t, "4xTP4"), Band: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,11 +487,11 @@ func TestAssumedGroup(t *testing.T) {
 	p := testProfile()
 	c := model.PriorCoeffs(false)
 	c.Overhead = 0.05 // far from the prior, to tell which group priced the step
-	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings("vllm", model.GPU{}, 0),
+	p.Groups = append(p.Groups, Group{Engine: "vllm", Settings: defaultSettings(engine.Parse("vllm"), model.GPU{}, 0),
 		Assumed: &Assumption{GPU: "H20", Model: "meta-llama/Llama-3.1-8B-Instruct"},
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: []string{"e"}}}, Records: []string{"e"}})
 	eng, err := p.ResolveEngine("H20", "Llama-3.1-8B-Instruct", "vllm", false)
-	if err != nil || eng != "vllm" {
+	if err != nil || eng.Label != "vllm" {
 		t.Fatalf("ResolveEngine(vllm) = %q, %v; want the exact label", eng, err)
 	}
 	step := func(assumed bool) float64 {
@@ -485,7 +511,7 @@ func TestAssumedGroup(t *testing.T) {
 func TestPipelineThroughput(t *testing.T) {
 	p := testProfile()
 	run := func(topo string, c int) map[string]float64 {
-		d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.8.4", Topology: mustTopo(t, topo)})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.8.4"), Topology: mustTopo(t, topo)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +546,7 @@ func TestConfigureEnginePolicies(t *testing.T) {
 		{"trtllm-1.2.0rc1", false, true, 2048, 8192, 16},
 		{"vllm-0.11.0", false, false, 1024, 8192, 16},
 	} {
-		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-14B"), Engine: tt.engine, Topology: mustTopo(t, "1xTP1")})
+		d, err := testProfile().Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-14B"), Engine: engine.Parse(tt.engine), Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -555,7 +581,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 		{"trtllm-1.2.0rc1", tokens(0.9, 2e9)},
 		{"sglang-0.5.5.post1", tokens(0.835, 2e9)}, // mem-fraction-static for 81,559 MiB (engine.Defaults)
 	} {
-		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: c.engine, Topology: mustTopo(t, "1xTP1")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse(c.engine), Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatalf("%s: %v", c.engine, err)
 		}
@@ -563,7 +589,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 			t.Errorf("%s: KV capacity %d tokens, want %d", c.engine, got, c.want)
 		}
 	}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.10.1", Topology: mustTopo(t, "1xTP1")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.10.1"), Topology: mustTopo(t, "1xTP1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +625,7 @@ func TestConfigureSlidingWindowKV(t *testing.T) {
 		{"sglang-0.5.4.post2", "openai/gpt-oss-120b", 0, 0.8},
 		{"vllm-0.10.2", "Qwen3-32B", 0, 0},
 	} {
-		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, c.model), Engine: c.engine, Topology: mustTopo(t, "1xTP2")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, c.model), Engine: engine.Parse(c.engine), Topology: mustTopo(t, "1xTP2")})
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.engine, c.model, err)
 		}
@@ -696,7 +722,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 		var d Deployment
 		for i, band := range []float64{0, 1} {
 			var err error
-			d, err = p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, tt.model), Engine: tt.engine, Topology: mustTopo(t, tt.topology), Band: band})
+			d, err = p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, tt.model), Engine: engine.Parse(tt.engine), Topology: mustTopo(t, tt.topology), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -712,7 +738,7 @@ func TestConfigureFrontendOwnOrEnginePrior(t *testing.T) {
 			t.Errorf("%s %s: FrontendFrom %q; want the engine's prior named where it prices the deployment", tt.gpu, tt.engine, d.FrontendFrom)
 		}
 	}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "dynamo-0.3.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("dynamo-0.3.0"), Topology: mustTopo(t, "1P(TP1) 1D(TP1)"), Band: 1})
 	if err != nil || d.Config.FrontendLatency <= prior.LatencyS || !strings.Contains(d.FrontendFrom, "dynamo-0.3.0 engine's frontend prior") {
 		t.Errorf("disaggregated, not calibrated: frontend %v at +1σ (%q, %v), want the engine's prior widened", d.Config.FrontendLatency, d.FrontendFrom, err)
 	}
@@ -736,7 +762,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 	}, Pool: []Group{group("H200", "meta-llama/Llama-3.3-70B-Instruct", "sglang-0.4", 0.030, 4)}}
 	want := engine.FrontendFor("sglang-0.5.5").LatencyS
 	for _, gpu := range []string{"H100-SXM", "A100-80GB", "H200"} {
-		d, err := p.Configure(Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "sglang-0.5.5", Topology: mustTopo(t, "1xTP1")})
+		d, err := p.Configure(Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("sglang-0.5.5"), Topology: mustTopo(t, "1xTP1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -744,7 +770,7 @@ func TestConfigureFrontendNoStandIn(t *testing.T) {
 			t.Errorf("%s: frontend %v (%q), want the engine's prior %v", gpu, got, d.FrontendFrom, want)
 		}
 	}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "trtllm-1.0", Topology: mustTopo(t, "1P(TP1) 1D(TP1)")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("trtllm-1.0"), Topology: mustTopo(t, "1P(TP1) 1D(TP1)")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,7 +803,7 @@ func TestConfigureServiceBand(t *testing.T) {
 		}
 		var work [2]float64
 		for i, band := range []float64{0, 1} {
-			d, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band})
+			d, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "2xTP1"), Band: band})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -815,7 +841,7 @@ func TestConfigureStatedFrontend(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, band := range []float64{0, -1, 1} {
-				d, err := p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "2xTP1"), Band: band, Frontend: tt.stated})
+				d, err := p.Configure(Target{GPU: mustGPU(t, tt.gpu), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "2xTP1"), Band: band, Frontend: tt.stated})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -848,7 +874,7 @@ func TestConfigureStatedFrontend(t *testing.T) {
 		{"2xTP1", 61, "calibrate: a stated frontend latency out of range: 0 to 60 s, got 61"},
 		{"1P(TP1) 1D(TP1)", 0.003, "calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
 	} {
-		_, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
+		_, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
 		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrStatedFrontend) {
 			t.Errorf("%s, %v s: error %v, want %q", tt.topology, tt.stated, err, tt.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
@@ -71,7 +72,7 @@ func vllmRecords(t *testing.T, router sim.Routing, concs []int) []results.Record
 	g, _ := model.LookupGPU("H20")
 	m, _ := model.LookupLLM("Qwen/Qwen3-32B")
 	tp, _ := model.ParseTopology("4xTP4")
-	s := defaultSettings("vllm-0.9.0.1", g, 0)
+	s := defaultSettings(engine.Parse("vllm-0.9.0.1"), g, 0)
 	s.Router = string(router)
 	e := env{gpu: g, llm: m, settings: s}
 	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}, frontend: 0.01}
@@ -141,7 +142,7 @@ func TestFitChoosesUnstatedRouter(t *testing.T) {
 // and is said to be asked for; an unknown one is refused by name.
 func TestTargetRouter(t *testing.T) {
 	p := pooledProfile()
-	tgt := Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: "vllm-0.9.0.1", Topology: mustTopo(t, "4xTP1")}
+	tgt := Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "4xTP1")}
 	d, err := p.Configure(tgt)
 	if err != nil {
 		t.Fatal(err)

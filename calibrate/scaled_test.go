@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
@@ -28,7 +29,7 @@ func TestScaledMatchesConfigure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := prof.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: c.engine, Topology: topo})
+			d, err := prof.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse(c.engine), Topology: topo})
 			if err != nil {
 				t.Fatalf("%s %s: %v", c.engine, s, err)
 			}

@@ -23,7 +23,7 @@ func (d Deployment) Fits(w workload.Workload) error {
 	in, out := w.Longest()
 	what := fmt.Sprintf("a %d+%d-token request", in, out)
 	if w.Dataset == "" && out != w.OSL {
-		what = fmt.Sprintf("a %d-token prompt with a %d-token output (the top of the outputs' ±20%% spread around OSL %d)", in, out, w.OSL)
+		what = fmt.Sprintf("a %d-token prompt with a %d-token output (the top of the outputs' ±%s spread around OSL %d)", in, out, workload.OutputSpreadText, w.OSL)
 	}
 	if w.Dataset != "" {
 		what = fmt.Sprintf("the longest prompt plus the longest output of the %s dataset scaled to ISL %d / OSL %d (%d+%d tokens)", w.Dataset, w.ISL, w.OSL, in, out)

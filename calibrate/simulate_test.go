@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 	"github.com/capsim/capsim/sim"
@@ -18,7 +19,7 @@ import (
 func TestSimulateFillsWorkloadAndFrontend(t *testing.T) {
 	p := testProfile()
 	p.Groups[2].Frontend = &FrontendFit{LatencyS: 0.05, Source: SourceFitted, RelSigma: 0.2}
-	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: "vllm-0.9", Topology: mustTopo(t, "4xTP4")})
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.9"), Topology: mustTopo(t, "4xTP4")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestPointsReadThePrefixHitRate(t *testing.T) {
 		}
 		g, _ := model.LookupGPU("H20")
 		m, _ := model.LookupLLM("Qwen/Qwen3-32B")
-		e := env{gpu: g, llm: m, settings: defaultSettings("vllm-0.10.1", g, 0)}
+		e := env{gpu: g, llm: m, settings: defaultSettings(engine.Parse("vllm-0.10.1"), g, 0)}
 		prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}
 		cfg, err := simConfig(e, prm, p)
 		if err != nil {
@@ -152,7 +153,7 @@ func TestPointsKeepTheirOwnKVCache(t *testing.T) {
 			t.Fatalf("settings %v: %d groups, warnings %q", tc.settings, len(keys), warn)
 		}
 		// The group's own settings say something else: the point's win.
-		s := defaultSettings(base.System.Engine, g, 0)
+		s := defaultSettings(engine.Parse(base.System.Engine), g, 0)
 		s.GPUMemoryUtilization, s.KVCacheGiB = 0.7, 40
 		e := env{gpu: g, llm: m, settings: s, engine: base.System.Engine}
 		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, groups[keys[0]][0])

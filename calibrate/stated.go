@@ -51,17 +51,17 @@ func (s Settings) withKVCache(m model.LLM) model.LLM {
 // the settings they meet: a token budget below the sequence cap, or, for
 // workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
 // below the max-model-len.
-func checkStated(s Settings, st engine.Stated, label string, disaggregated bool, maxContext int) error {
+func checkStated(s Settings, st engine.Stated, e engine.ID, disaggregated bool, maxContext int) error {
 	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
 		return nil
 	}
-	budget, seqs := orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens), orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)
+	budget, seqs := s.budget(), s.maxNumSeqs()
 	if budget < seqs {
 		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxNumSeqs, seqs)
 	}
-	if mml := orDefault(s.MaxModelLen, maxContext); disaggregated && engine.Parse(label).PrefillBudgetCoversContext() && budget < mml {
+	if mml := cmp.Or(s.MaxModelLen, maxContext); disaggregated && e.PrefillBudgetCoversContext() && budget < mml {
 		return fmt.Errorf("--%s %d is below --%s %d: %s's prefill workers run without chunked prefill, and vLLM then refuses a smaller budget",
-			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, label)
+			engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxModelLen, mml, e.Label)
 	}
 	return nil
 }
@@ -71,17 +71,17 @@ func checkStated(s Settings, st engine.Stated, label string, disaggregated bool,
 // maxModelLen), or the calibrated deployment's own; and the rule the
 // defaults follow.
 func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, string) {
-	def, _ := engine.Defaults(engine.Parse(d.Engine), d.GPU.Device(), maxModelLen)
+	def, _ := engine.Defaults(d.Engine, d.GPU.Device(), maxModelLen)
 	s := d.Settings
 	util := func(u float64) string { return engine.FormatFloat(cmp.Or(u, engine.VLLMGPUMemoryUtilization)) }
 	yes := func(b bool) string { return fmt.Sprint(b) }
 	dtype := cmp.Or(d.Settings.KVCacheDtype, "auto")
 	rows := []struct{ name, value, def string }{
-		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(orDefault(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens)), engine.FormatInt(def.MaxNumBatchedTokens)},
-		{engine.FlagMaxNumSeqs, engine.FormatInt(orDefault(s.MaxNumSeqs, engine.VLLMMaxNumSeqs)), engine.FormatInt(def.MaxNumSeqs)},
+		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(s.budget()), engine.FormatInt(def.MaxNumBatchedTokens)},
+		{engine.FlagMaxNumSeqs, engine.FormatInt(s.maxNumSeqs()), engine.FormatInt(def.MaxNumSeqs)},
 		{engine.FlagMaxModelLen, engine.FormatInt(d.MaxModelLen), engine.FormatInt(cmp.Or(def.MaxModelLen, d.LLM.MaxContext))},
 		{engine.FlagGPUMemoryUtilization, util(s.GPUMemoryUtilization), util(def.GPUMemoryUtilization)},
-		{engine.FlagBlockSize, engine.FormatInt(orDefault(s.BlockSize, engine.VLLMBlockSize)), engine.FormatInt(def.BlockSize)},
+		{engine.FlagBlockSize, engine.FormatInt(s.blockSize()), engine.FormatInt(def.BlockSize)},
 		{engine.FlagPrefixCaching, yes(s.PrefixCaching == PrefixOn), yes(def.PrefixCaching)},
 		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
 		{engine.FlagKVCacheDtype, dtype, "auto"},

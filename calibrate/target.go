@@ -120,14 +120,14 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 		if _, err := p.ResolveEngine(g.Name, m.Name, label, topo.Disaggregated()); err != nil {
 			fam := engine.Family(label)
 			resolved, err := p.ResolveEngine(g.Name, m.Name, fam, topo.Disaggregated())
-			if err != nil || !strings.EqualFold(engine.Family(resolved), fam) {
+			if err != nil || resolved.Family != fam {
 				resolved, err = p.ResolveEngine(g.Name, m.Name, "", topo.Disaggregated())
 			}
 			if err != nil {
 				return Target{}, notes, err
 			}
-			notes = append(notes, fmt.Sprintf("engine %s not calibrated for %s / %s: simulated with %s", label, g.Name, model.ShortName(m.Name), resolved))
-			label = resolved
+			notes = append(notes, fmt.Sprintf("engine %s not calibrated for %s / %s: simulated with %s", label, g.Name, model.ShortName(m.Name), resolved.Label))
+			label = resolved.Label
 		}
 	}
 	t, err := p.Resolve(gpu, llm, label, topo)

@@ -316,22 +316,22 @@ func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, err
 		flag, value string
 		on          bool
 	}{
-		{"--tensor-parallel-size", strconv.Itoa(p.TP), true},
-		{"--pipeline-parallel-size", strconv.Itoa(p.PP), p.PP > 1},
-		{"--max-num-seqs", strconv.Itoa(p.MaxNumSeqs), p.MaxNumSeqs > 0},
-		{"--max-num-batched-tokens", strconv.Itoa(p.MaxNumBatchedTokens), p.MaxNumBatchedTokens > 0},
-		{"--max-model-len", strconv.Itoa(mml), mml > 0},
-		{"--gpu-memory-utilization", strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
-		{"--block-size", strconv.Itoa(p.BlockSize), p.BlockSize > 0},
-		{"--enforce-eager", "", p.Eager},
+		{engine.FlagTensorParallelSize, strconv.Itoa(p.TP), true},
+		{engine.FlagPipelineParallelSize, strconv.Itoa(p.PP), p.PP > 1},
+		{engine.FlagMaxNumSeqs, strconv.Itoa(p.MaxNumSeqs), p.MaxNumSeqs > 0},
+		{engine.FlagMaxNumBatchedTokens, strconv.Itoa(p.MaxNumBatchedTokens), p.MaxNumBatchedTokens > 0},
+		{engine.FlagMaxModelLen, strconv.Itoa(mml), mml > 0},
+		{engine.FlagGPUMemoryUtilization, strconv.FormatFloat(s.GPUMemoryUtilization, 'g', -1, 64), s.GPUMemoryUtilization > 0},
+		{engine.FlagBlockSize, strconv.Itoa(p.BlockSize), p.BlockSize > 0},
+		{engine.FlagEnforceEager, "", p.Eager},
 		// Exported as stated (predict.EngineSettings): unstated, the engine's own default holds.
-		{"--enable-prefix-caching", "", p.PrefixCaching == "on"},
-		{"--no-enable-prefix-caching", "", p.PrefixCaching == "off"},
-		{"--kv-cache-dtype", p.KVCacheDtype, p.KVCacheDtype != ""},
+		{engine.FlagPrefixCaching, "", p.PrefixCaching == "on"},
+		{"no-" + engine.FlagPrefixCaching, "", p.PrefixCaching == "off"},
+		{engine.FlagKVCacheDtype, p.KVCacheDtype, p.KVCacheDtype != ""},
 	}
 	for _, st := range steps {
 		if st.on {
-			if err := add(st.flag, st.value); err != nil {
+			if err := add("--"+st.flag, st.value); err != nil {
 				return nil, err
 			}
 		}
@@ -850,7 +850,7 @@ func readme(s Spec, e engine.Serving) []byte {
 	} else if !s.ExactOutput {
 		b.WriteString("\n`capsim validate` asks every request for exactly OSL output tokens (`ignore_eos`) and predicts the run so: " +
 			"a closed loop of equal requests then runs in lock-step, each wave of prompts prefilled together, " +
-			"so its predicted TTFTs differ from the metrics above, which spread outputs ±20% as real traffic does.\n")
+			"so its predicted TTFTs differ from the metrics above, which spread outputs ±" + workload.OutputSpreadText + " as real traffic does.\n")
 	}
 	return b.Bytes()
 }

@@ -274,22 +274,26 @@ func TestWriteSeveral(t *testing.T) {
 	}
 }
 
+// An engine the export cannot serve is engine.Serve's error, the rest deploy's.
 func TestErrors(t *testing.T) {
-	for name, mut := range map[string]func(*Spec){
-		"unknown family":    func(s *Spec) { s.Engine = "sglang-0.4" },
-		"no flag table":     func(s *Spec) { s.Engine = "vllm-0.6.3" },
-		"no version":        func(s *Spec) { s.Engine = "vllm" },
-		"unknown dynamo":    func(s *Spec) { s.Engine = "dynamo-0.9.0" },
-		"disagg on vllm":    func(s *Spec) { s.Topology = topo(t, "prefill 1xTP4 + decode 1xTP4") },
-		"no pools":          func(s *Spec) { s.Pools = nil },
-		"no model":          func(s *Spec) { s.Model = "" },
-		"missing pool role": func(s *Spec) { s.Pools[0].Role = "decode" },
+	for name, tt := range map[string]struct {
+		mut    func(*Spec)
+		prefix string
+	}{
+		"unknown family":    {func(s *Spec) { s.Engine = "sglang-0.4" }, "engine: "},
+		"no flag table":     {func(s *Spec) { s.Engine = "vllm-0.6.3" }, "engine: "},
+		"no version":        {func(s *Spec) { s.Engine = "vllm" }, "engine: "},
+		"unknown dynamo":    {func(s *Spec) { s.Engine = "dynamo-0.9.0" }, "engine: "},
+		"disagg on vllm":    {func(s *Spec) { s.Topology = topo(t, "prefill 1xTP4 + decode 1xTP4") }, "deploy: "},
+		"no pools":          {func(s *Spec) { s.Pools = nil }, "deploy: "},
+		"no model":          {func(s *Spec) { s.Model = "" }, "deploy: "},
+		"missing pool role": {func(s *Spec) { s.Pools[0].Role = "decode" }, "deploy: "},
 	} {
 		s := aggSpec(t)
 		s.Pools = append([]predict.EngineSettings(nil), s.Pools...)
-		mut(&s)
-		if _, err := Files(s); err == nil || !strings.HasPrefix(err.Error(), "deploy: ") {
-			t.Errorf("%s: err %v, want a deploy error", name, err)
+		tt.mut(&s)
+		if _, err := Files(s); err == nil || !strings.HasPrefix(err.Error(), tt.prefix) {
+			t.Errorf("%s: err %v, want one starting %q", name, err, tt.prefix)
 		}
 	}
 }

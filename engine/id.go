@@ -112,6 +112,30 @@ func (e ID) Older(o ID) bool { return Less(e.Version, o.Version) }
 // AtLeast reports whether e's version is v or newer; an unknown version is not.
 func (e ID) AtLeast(v ...int) bool { return len(e.Version) > 0 && !Less(e.Version, v) }
 
+// pickRow is the one rule both engine tables (defaults, overheads) are
+// read by: of n rows, row(i) giving a row's family and first version (nil
+// for the family's unversioned row), the newest row of e's family whose
+// version e has reached, else the family's unversioned row (a label with
+// no version, or one older than every row); -1 when the family has none.
+func pickRow(n int, row func(i int) (family string, since []int), e ID) int {
+	best, unversioned := -1, -1
+	var bestSince []int
+	for i := 0; i < n; i++ {
+		fam, since := row(i)
+		switch {
+		case fam != e.Family:
+		case since == nil:
+			unversioned = i
+		case e.AtLeast(since...) && (best < 0 || Less(bestSince, since)):
+			best, bestSince = i, since
+		}
+	}
+	if best < 0 {
+		return unversioned
+	}
+	return best
+}
+
 // Less orders versions: number by number, a prefix before its extensions.
 func Less(a, b []int) bool {
 	for i := 0; i < len(a) && i < len(b); i++ {

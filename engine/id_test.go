@@ -85,3 +85,19 @@ func TestServe(t *testing.T) {
 		}
 	}
 }
+
+// pickRow, the rule of both engine tables: the newest row reached, the
+// family's unversioned row below every version or without one, -1 for
+// a family with no row.
+func TestPickRow(t *testing.T) {
+	rows := []struct {
+		family string
+		since  []int
+	}{{"a", nil}, {"a", []int{0, 6}}, {"a", []int{0, 8}}, {"b", []int{1}}}
+	row := func(i int) (string, []int) { return rows[i].family, rows[i].since }
+	for label, want := range map[string]int{"a": 0, "a-0.5": 0, "a-0.6": 1, "a-0.7.3": 1, "a-0.8.0": 2, "a-2": 2, "b-1.2": 3, "b": -1, "b-0.9": -1, "c-1": -1} {
+		if got := pickRow(len(rows), row, Parse(label)); got != want {
+			t.Errorf("pickRow(%q) = %d, want %d", label, got, want)
+		}
+	}
+}

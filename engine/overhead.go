@@ -52,9 +52,6 @@ var overheads = []Overhead{
 		Source: "TensorRT-LLM's C++ batch manager: no Python in the step loop; assumed lowest"},
 }
 
-// Overheads returns the per-version overhead table.
-func Overheads() []Overhead { return append([]Overhead(nil), overheads...) }
-
 // OverheadWith is OverheadFor for an engine run with its
 // --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13
 // had it as an opt-in (on by default from 0.14, vllm-project/vllm#27614),
@@ -89,22 +86,14 @@ const (
 // after the label's version, the family's unversioned row when the label
 // has no version, the generic row for an unknown family.
 func OverheadFor(label string) Overhead {
-	e := Parse(label)
-	fam := e.Family
-	best := overheads[0]
-	found := false
-	for _, o := range overheads[1:] {
-		if o.Family != fam {
-			continue
+	i := pickRow(len(overheads), func(i int) (string, []int) {
+		o := overheads[i]
+		if o.From == "" {
+			return o.Family, nil
 		}
-		switch {
-		case o.From == "" && (len(e.Version) == 0 || !found):
-			best, found = o, true
-		case o.From != "" && len(e.Version) > 0 && !Less(e.Version, Parse("x-"+o.From).Version):
-			best, found = o, true
-		}
-	}
-	return best
+		return o.Family, Parse("x-" + o.From).Version
+	}, Parse(label))
+	return overheads[max(i, 0)] // overheads[0] is the unknown engine's row
 }
 
 // Frontend is an engine's API server as a deployment nobody measured

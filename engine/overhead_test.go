@@ -27,7 +27,7 @@ func TestOverheadFor(t *testing.T) {
 			t.Errorf("OverheadFor(%q) = %q, want %q", tt.label, got.Generation, tt.want)
 		}
 	}
-	for _, o := range Overheads() {
+	for _, o := range overheads {
 		if !(o.StepS > 0 && o.EagerStepS > o.StepS && o.PerSeqS > 0 && o.Source != "") {
 			t.Errorf("row %+v: want positive overheads, eager above graphs, and a source", o)
 		}

@@ -5,22 +5,30 @@ import (
 	"slices"
 )
 
-// vllmFlags are the `vllm serve` flags an export may emit, per vLLM minor
-// version, each checked in that release's engine-argument reference
-// (docs.vllm.ai/en/v0.8.5/serving/engine_args.html for 0.8,
-// docs.vllm.ai/en/v0.9.0/serving/engine_args.html for 0.9; the
-// arguments come from vllm/engine/arg_utils.py at the tag). The model is
-// the positional argument of `vllm serve`. --kv-cache-dtype and
+// The `vllm serve` flags an export emits beside Stated's (FlagNames).
+const (
+	FlagTensorParallelSize   = "tensor-parallel-size"
+	FlagPipelineParallelSize = "pipeline-parallel-size"
+	FlagPort                 = "port"
+	FlagServedModelName      = "served-model-name"
+	FlagKVTransferConfig     = "kv-transfer-config"
+)
+
+// vllmServeFlags are the `vllm serve` flags an export may emit, each
+// checked in the engine-argument reference of vLLM 0.8 and 0.9 alike
+// (docs.vllm.ai/en/v0.8.5/serving/engine_args.html,
+// docs.vllm.ai/en/v0.9.0/serving/engine_args.html; the arguments come
+// from vllm/engine/arg_utils.py at the tag). The model is the positional
+// argument of `vllm serve`. --kv-cache-dtype and
 // --[no-]enable-prefix-caching are also in Cloudera's list of vLLM
 // 0.8.5's arguments (docs.cloudera.com, CAII 1.5.5 SP2).
-var vllmFlags = map[string][]string{
-	"0.8": {"--tensor-parallel-size", "--pipeline-parallel-size", "--max-num-seqs", "--max-num-batched-tokens",
-		"--max-model-len", "--gpu-memory-utilization", "--block-size", "--enforce-eager", "--port", "--served-model-name",
-		"--kv-transfer-config", "--kv-cache-dtype", "--enable-prefix-caching", "--no-enable-prefix-caching"},
-	"0.9": {"--tensor-parallel-size", "--pipeline-parallel-size", "--max-num-seqs", "--max-num-batched-tokens",
-		"--max-model-len", "--gpu-memory-utilization", "--block-size", "--enforce-eager", "--port", "--served-model-name",
-		"--kv-transfer-config", "--kv-cache-dtype", "--enable-prefix-caching", "--no-enable-prefix-caching"},
-}
+var vllmServeFlags = []string{"--" + FlagTensorParallelSize, "--" + FlagPipelineParallelSize, "--" + FlagMaxNumSeqs,
+	"--" + FlagMaxNumBatchedTokens, "--" + FlagMaxModelLen, "--" + FlagGPUMemoryUtilization, "--" + FlagBlockSize,
+	"--" + FlagEnforceEager, "--" + FlagPort, "--" + FlagServedModelName, "--" + FlagKVTransferConfig,
+	"--" + FlagKVCacheDtype, "--" + FlagPrefixCaching, "--no-" + FlagPrefixCaching}
+
+// vllmFlags are the flags per vLLM minor version an export knows.
+var vllmFlags = map[string][]string{"0.8": vllmServeFlags, "0.9": vllmServeFlags}
 
 // Serving is an engine label resolved to what runs and is deployed.
 type Serving struct {
@@ -41,7 +49,7 @@ var dynamoVLLM = map[string]string{"0.3": "0.8.4"}
 func Serve(label string) (Serving, error) {
 	id := Parse(label)
 	if len(id.Version) == 0 {
-		return Serving{}, fmt.Errorf("deploy: engine %q names no version: flags and images depend on the release (want e.g. vllm-0.9.0.1 or dynamo-0.3.0)", label)
+		return Serving{}, fmt.Errorf("engine: %q names no version: flags and images depend on the release (want e.g. vllm-0.9.0.1 or dynamo-0.3.0)", label)
 	}
 	ver := id.VersionString()
 	s := Serving{Label: label}
@@ -52,14 +60,14 @@ func Serve(label string) (Serving, error) {
 		s.Dynamo = ver
 		v, ok := dynamoVLLM[id.Minor()]
 		if !ok {
-			return Serving{}, fmt.Errorf("deploy: engine %q: no export for Dynamo %s (known: Dynamo 0.3)", label, ver)
+			return Serving{}, fmt.Errorf("engine: %q: no export for Dynamo %s (known: Dynamo 0.3)", label, ver)
 		}
 		s.VLLM = v
 	default:
-		return Serving{}, fmt.Errorf("deploy: engine %q: unknown family %q (want vllm or dynamo)", label, id.Family)
+		return Serving{}, fmt.Errorf("engine: %q: unknown family %q (want vllm or dynamo)", label, id.Family)
 	}
 	if _, ok := vllmFlags[s.vllm().Minor()]; !ok {
-		return Serving{}, fmt.Errorf("deploy: engine %q: no flag table for vLLM %s (known: 0.8, 0.9)", label, s.VLLM)
+		return Serving{}, fmt.Errorf("engine: %q: no flag table for vLLM %s (known: 0.8, 0.9)", label, s.VLLM)
 	}
 	return s, nil
 }

@@ -297,33 +297,11 @@ func dynamoRecipe(Device, int) Settings {
 // unversioned row). An unknown family gets vLLM's unversioned defaults, and
 // an error saying so.
 func Defaults(e ID, g Device, maxModelLen int) (Settings, error) {
-	var best *defaultsRule
-	fam := e.Family
-	for i := range defaultsTable {
-		r := &defaultsTable[i]
-		if r.family != fam {
-			continue
-		}
-		switch {
-		case r.since == nil && len(e.Version) == 0:
-			best = r
-		case r.since != nil && e.AtLeast(r.since...):
-			if best == nil || best.since == nil || Less(best.since, r.since) {
-				best = r
-			}
-		}
-	}
-	if best == nil {
-		for i := range defaultsTable {
-			if r := &defaultsTable[i]; r.family == fam && r.since == nil {
-				best = r // a versioned label of a family known only unversioned
-			}
-		}
-	}
-	if best == nil {
+	i := pickRow(len(defaultsTable), func(i int) (string, []int) { return defaultsTable[i].family, defaultsTable[i].since }, e)
+	if i < 0 {
 		return vllmUnknown(g, maxModelLen), fmt.Errorf("engine: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
-	return best.apply(g, maxModelLen), nil
+	return defaultsTable[i].apply(g, maxModelLen), nil
 }
 
 // AsGeneration is the release whose defaults a vLLM release run with the

@@ -32,7 +32,7 @@ func TestWritePredictionRejects(t *testing.T) {
 		{filepath.Join(dir, "p.png"), nil, "no prediction"},
 		{filepath.Join(dir, "p.jpg"), []predict.Prediction{{}}, ".png or .svg"},
 	} {
-		if err := WritePrediction(tc.path, tc.preds, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := WritePrediction(tc.path, tc.preds, nil, "the fixtures"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", tc.path, err, tc.want)
 		}
 	}

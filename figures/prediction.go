@@ -14,17 +14,11 @@ import (
 
 // WritePrediction draws predicted curves in the format path's extension
 // names (.png or .svg): the band shaded, the knee and TTFT blow-up marked,
-// and the records of recs (the fixtures) with the same GPU, model, engine,
-// topology and shape overlaid. Several shapes give one file each, path
-// with "-islI-oslO" before the extension.
-func WritePrediction(path string, preds []predict.Prediction, recs []results.Record) error {
-	return WritePredictionFrom(path, preds, recs, "the fixtures")
-}
-
-// WritePredictionFrom is WritePrediction with recs from where from says
-// ("the fixtures and the profile's sources"), for the figure to name when
-// none matches.
-func WritePredictionFrom(path string, preds []predict.Prediction, recs []results.Record, from string) error {
+// and the records of recs with the same GPU, model, engine, topology and
+// shape overlaid; from says where recs come from ("the fixtures and the
+// profile's sources"), for the figure to name when none matches. Several
+// shapes give one file each, path with "-islI-oslO" before the extension.
+func WritePrediction(path string, preds []predict.Prediction, recs []results.Record, from string) error {
 	if len(preds) == 0 {
 		return fmt.Errorf("figures: no prediction to plot")
 	}

@@ -195,12 +195,20 @@ func TestValidateDataset(t *testing.T) {
 		t.Errorf("Run with an unknown dataset: err %v", err)
 	}
 
+	// Ten prompts at the longest ISL (model.MaxSequenceTokens) average
+	// the bound: their dealt lengths add up to more or less.
+	const n, isl = 10, MaxPromptTokens / 10
 	ds, _ := datasets.Lookup("sharegpt")
-	ins, _ := ds.Scaled(MaxPromptTokens, 10)
-	first := func(seed uint64) int { return datasets.Deal(ins, 1, seed, datasets.InputStream)[0] }
+	ins, _ := ds.Scaled(isl, 10)
+	sum := func(seed uint64) (s int) {
+		for _, l := range datasets.Deal(ins, n, seed, datasets.InputStream) {
+			s += l
+		}
+		return s
+	}
 	var long, short uint64
 	for seed := uint64(1); long == 0 || short == 0; seed++ {
-		if f := first(seed); f > MaxPromptTokens && long == 0 {
+		if f := sum(seed); f > MaxPromptTokens && long == 0 {
 			long = seed
 		} else if f < MaxPromptTokens && short == 0 {
 			short = seed
@@ -212,10 +220,10 @@ func TestValidateDataset(t *testing.T) {
 		ok      bool
 	}{{"", long, true}, {"sharegpt", short, true}, {"sharegpt", long, false}} {
 		o := baseOptions("http://127.0.0.1:1")
-		o.NumPrompts, o.ISL, o.Dataset, o.Seed = 1, MaxPromptTokens, c.dataset, c.seed
+		o.NumPrompts, o.ISL, o.Dataset, o.Seed = n, isl, c.dataset, c.seed
 		err := o.Validate()
-		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "1 prompts of sharegpt lengths averaging 100000000 tokens are")) {
-			t.Errorf("dataset %q seed %d (first prompt %d tokens): err %v", c.dataset, c.seed, first(c.seed), err)
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "10 prompts of sharegpt lengths averaging 10000000 tokens are")) {
+			t.Errorf("dataset %q seed %d (prompts %d tokens): err %v", c.dataset, c.seed, sum(c.seed), err)
 		}
 	}
 }

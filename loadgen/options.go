@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 )
 
@@ -72,6 +73,27 @@ type Options struct {
 // memory (1e8 tokens are about 600 MB of JSON).
 const MaxPromptTokens = 100_000_000
 
+// The Options fields CheckLengths names in its *optionerr.Error.
+var (
+	fieldISL = optionerr.Field{Name: "ISL", Words: "input length"}
+	fieldOSL = optionerr.Field{Name: "OSL", Words: "output length"}
+)
+
+// CheckLengths refuses a prompt or output length (Options.ISL, OSL)
+// beyond model.MaxSequenceTokens, naming the field; Validate runs it, and
+// a caller may before it has the rest of the options.
+func CheckLengths(isl, osl int) error {
+	for _, f := range []struct {
+		field optionerr.Field
+		v     int
+	}{{fieldISL, isl}, {fieldOSL, osl}} {
+		if f.v > model.MaxSequenceTokens {
+			return optionerr.New("loadgen: ", []optionerr.Field{f.field}, "%s %d is more than %d tokens, the longest prompt or output capsim models", f.v, model.MaxSequenceTokens)
+		}
+	}
+	return nil
+}
+
 // Validate reports options that cannot be run.
 func (o *Options) Validate() error {
 	if o.URL == "" {
@@ -96,6 +118,9 @@ func (o *Options) Validate() error {
 	}
 	if o.OSL <= 0 {
 		return fmt.Errorf("loadgen: output length must be positive, got %d", o.OSL)
+	}
+	if err := CheckLengths(o.ISL, o.OSL); err != nil {
+		return err
 	}
 	if o.NumPrompts <= 0 {
 		return fmt.Errorf("loadgen: number of prompts must be positive, got %d", o.NumPrompts)

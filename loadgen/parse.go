@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 )
 
@@ -35,7 +36,7 @@ func ParseMetadata(pairs []string) (map[string]string, error) {
 	for _, kv := range pairs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("loadgen: metadata wants KEY=VALUE, got %q", kv)
+			return nil, optionerr.New("loadgen: ", nil, "metadata wants KEY=VALUE, got %q", kv)
 		}
 		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/internal/optionerr"
 )
 
 // GPU holds the spec-sheet numbers the roofline prior needs. Throughputs are
@@ -622,7 +623,7 @@ func LookupGPU(name string) (GPU, error) {
 	for _, g := range GPUs() {
 		names = append(names, g.Name)
 	}
-	return GPU{}, fmt.Errorf("model: unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+	return GPU{}, optionerr.New("model: ", nil, "unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // ShortName is a model id without its organisation: "Qwen3-32B".

@@ -194,7 +194,7 @@ const (
 )
 
 // PriorCoeffs are the costs assumed where nothing was fitted: the achievable
-// fractions above and a generic engine's CPU overheads (engine.Overheads
+// fractions above and a generic engine's CPU overheads (engine.OverheadFor
 // prices a named engine version). Eager mode (no CUDA graphs) pays kernel
 // launches every step.
 func PriorCoeffs(eager bool) Coeffs {

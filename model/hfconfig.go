@@ -102,7 +102,7 @@ func HFArchitectures() []string {
 }
 
 // ParseHFConfig reads a Hugging Face config.json into an LLM named name.
-// Params is the count the shapes give (HFParams); quantization comes from
+// Params is the count the shapes give; quantization comes from
 // the file's quantization_config. Errors are one line naming the field.
 func ParseHFConfig(data []byte, name string) (LLM, error) {
 	var c hfConfig

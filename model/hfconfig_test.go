@@ -21,7 +21,7 @@ func TestCatalogParamsMatchShapes(t *testing.T) {
 	}
 	for _, f := range files {
 		name := strings.TrimPrefix(path.Dir(f), "hfconfigs/")
-		derived, err := HFParams(name)
+		derived, err := hfParams(name)
 		if err != nil {
 			t.Error(err)
 			continue
@@ -55,7 +55,7 @@ func TestHFParamsPerArchitecture(t *testing.T) {
 		{"deepseek-ai/DeepSeek-V3", 671e9},
 		{"openai/gpt-oss-120b", 116.8e9},
 	} {
-		got, err := HFParams(tt.name)
+		got, err := hfParams(tt.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,4 +303,20 @@ func TestServedName(t *testing.T) {
 			t.Errorf("ServedName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// hfParams is the parameter count m's config.json shapes give, which a
+// catalog entry's published Params is tested against; for a model read
+// from a user's config.json it is Params itself.
+func hfParams(name string) (float64, error) {
+	f := "hfconfigs/" + name + "/config.json"
+	data, err := fs.ReadFile(hfConfigs, f)
+	if err != nil {
+		return 0, fmt.Errorf("model: %q is not a catalog config: %w", name, err)
+	}
+	m, err := ParseHFConfig(data, name)
+	if err != nil {
+		return 0, fmt.Errorf("model: %s: %w", f, err)
+	}
+	return m.Params, nil
 }

@@ -112,22 +112,6 @@ func loadCatalogEntry(fsys fs.FS, dir, name string) (LLM, Provenance, error) {
 	return m, prov, nil
 }
 
-// HFParams is the parameter count m's config.json shapes give, which a
-// catalog entry's published Params is tested against; for a model read
-// from a user's config.json it is Params itself.
-func HFParams(name string) (float64, error) {
-	f := "hfconfigs/" + name + "/config.json"
-	data, err := fs.ReadFile(hfConfigs, f)
-	if err != nil {
-		return 0, fmt.Errorf("model: %q is not a catalog config: %w", name, err)
-	}
-	m, err := ParseHFConfig(data, name)
-	if err != nil {
-		return 0, fmt.Errorf("model: %s: %w", f, err)
-	}
-	return m.Params, nil
-}
-
 // loaded holds the models read from users' config files, by the path
 // they were named by: later lookups of the same name (a target's model,
 // a record's) find them without reading the file again.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/capsim/capsim/internal/optionerr"
 )
 
 // MaxSequenceTokens bounds one request's prompt or output wherever capsim
@@ -181,7 +183,7 @@ func ParseConcurrencies(list string) ([]Load, error) {
 	for _, f := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("model: %q is not a positive integer", strings.TrimSpace(f))
+			return nil, optionerr.New("model: ", nil, "%q is not a positive integer", strings.TrimSpace(f))
 		}
 		loads = append(loads, Closed(n))
 	}
@@ -202,10 +204,10 @@ func ParseRates(list string, burstiness float64) ([]Load, error) {
 			r, err = math.Inf(1), nil
 		}
 		if err != nil || !(r > 0) || math.IsNaN(r) {
-			return nil, fmt.Errorf("model: %q is not a positive number of requests per second", f)
+			return nil, optionerr.New("model: ", nil, "%q is not a positive number of requests per second", f)
 		}
 		if r < MinRate {
-			return nil, fmt.Errorf("model: %s req/s is below %v, the slowest rate capsim simulates (one request every 11.6 days)", f, MinRate)
+			return nil, optionerr.New("model: ", nil, "%s req/s is below %v, the slowest rate capsim simulates (one request every 11.6 days)", f, MinRate)
 		}
 		loads = append(loads, Open(r, burstiness))
 	}
@@ -217,7 +219,7 @@ func ParseRates(list string, burstiness float64) ([]Load, error) {
 // which the gamma sampler cannot draw).
 func CheckBurstiness(b float64) error {
 	if msg := burstinessProblem(b); msg != "" {
-		return errors.New("model: " + msg)
+		return optionerr.New("model: ", nil, "%s", msg)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/capsim/capsim/internal/optionerr"
 )
 
 // Pool is a group of identical workers: Count workers, each spanning TP×PP GPUs.
@@ -57,27 +59,27 @@ const (
 func ParsePool(s string) (Pool, error) {
 	m := poolRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return Pool{}, fmt.Errorf("model: topology %q: want NxTPk or NxTPkPPj, e.g. 6xTP2", s)
+		return Pool{}, optionerr.New("model: ", nil, "topology %q: want NxTPk or NxTPkPPj, e.g. 6xTP2", s)
 	}
 	var p Pool
 	var err error
 	if p.Count, err = strconv.Atoi(m[1]); err != nil || p.Count <= 0 {
-		return Pool{}, fmt.Errorf("model: topology %q: worker count must be a positive integer", s)
+		return Pool{}, optionerr.New("model: ", nil, "topology %q: worker count must be a positive integer", s)
 	}
 	if p.TP, err = strconv.Atoi(m[2]); err != nil || p.TP <= 0 {
-		return Pool{}, fmt.Errorf("model: topology %q: TP must be a positive integer", s)
+		return Pool{}, optionerr.New("model: ", nil, "topology %q: TP must be a positive integer", s)
 	}
 	p.PP = 1
 	if m[3] != "" {
 		if p.PP, err = strconv.Atoi(m[3]); err != nil || p.PP <= 0 {
-			return Pool{}, fmt.Errorf("model: topology %q: PP must be a positive integer", s)
+			return Pool{}, optionerr.New("model: ", nil, "topology %q: PP must be a positive integer", s)
 		}
 	}
 	switch {
 	case p.Count > MaxWorkers:
-		return Pool{}, fmt.Errorf("model: topology %q: %d workers are more than %d", s, p.Count, MaxWorkers)
+		return Pool{}, optionerr.New("model: ", nil, "topology %q: %d workers are more than %d", s, p.Count, MaxWorkers)
 	case p.TP > MaxParallel || p.PP > MaxParallel:
-		return Pool{}, fmt.Errorf("model: topology %q: TP and PP must be at most %d", s, MaxParallel)
+		return Pool{}, optionerr.New("model: ", nil, "topology %q: TP and PP must be at most %d", s, MaxParallel)
 	}
 	return p, nil
 }
@@ -160,7 +162,7 @@ func ParseTopology(s string) (Topology, error) {
 		return ParseTopology(fmt.Sprintf("prefill %s + decode %s", m[1], m[2]))
 	}
 	if strings.ContainsAny(s, " \t") {
-		return Topology{}, fmt.Errorf(`model: topology %q: want NxTPk or NxTPkPPj (e.g. 6xTP2), or prefill and decode pools as "prefill 6xTP2 + decode 1xTP4", "6P(TP2) 1D(TP4)" or "P 6xTP2 D 1xTP4"`, s)
+		return Topology{}, optionerr.New("model: ", nil, `topology %q: want NxTPk or NxTPkPPj (e.g. 6xTP2), or prefill and decode pools as "prefill 6xTP2 + decode 1xTP4", "6P(TP2) 1D(TP4)" or "P 6xTP2 D 1xTP4"`, s)
 	}
 	p, err := ParsePool(s)
 	if err != nil {

@@ -21,7 +21,7 @@ type fakeProfile struct {
 	failGPUs map[string]bool // GPUs Configure refuses
 }
 
-func (f *fakeProfile) ResolveEngine(gpu, llm, prefix string, disagg bool) (string, error) {
+func (f *fakeProfile) ResolveEngine(gpu, llm, prefix string, disagg bool) (engine.ID, error) {
 	have := f.engines
 	if len(have) == 0 {
 		have = []string{"dynamo-fake", "vllm-fake"}
@@ -35,10 +35,10 @@ func (f *fakeProfile) ResolveEngine(gpu, llm, prefix string, disagg bool) (strin
 	}
 	for _, e := range have {
 		if strings.HasPrefix(e, want) {
-			return e, nil
+			return engine.Parse(e), nil
 		}
 	}
-	return "", fmt.Errorf("calibrate: no engine matching %q for %s", prefix, gpu)
+	return engine.ID{}, fmt.Errorf("calibrate: no engine matching %q for %s", prefix, gpu)
 }
 
 func (f *fakeProfile) Configure(t calibrate.Target) (calibrate.Deployment, error) {

@@ -116,11 +116,11 @@ func (s *search) excludedTPTemplates() ([]*template, []int) {
 			if disagg && !o.Disaggregated || !disagg && !o.Aggregated {
 				continue
 			}
-			engine, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
+			eng, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
 			if err != nil {
 				continue
 			}
-			mo := calibrate.MemoryOptionsFor(engine, g, s.llm, o.Stated)
+			mo := calibrate.MemoryOptionsFor(eng, g, s.llm, o.Stated)
 			var fit []int
 			for _, tp := range excluded {
 				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {
@@ -145,7 +145,7 @@ func (s *search) excludedTPTemplates() ([]*template, []int) {
 				if topo.GPUs() > o.MaxGPUs {
 					continue
 				}
-				if t, err := s.newTemplate(g, engine, topo, base.price, 0); err == nil {
+				if t, err := s.newTemplate(g, eng, topo, base.price, 0); err == nil {
 					out = append(out, t)
 				}
 			}

@@ -18,9 +18,9 @@ import (
 type Profile interface {
 	// Configure builds the simulator configuration of a deployment, or says why it cannot.
 	Configure(t calibrate.Target) (calibrate.Deployment, error)
-	// ResolveEngine picks the engine label for a GPU, model, label prefix
+	// ResolveEngine picks the engine for a GPU, model, label prefix
 	// and mode ("" prefix: the profile's default for the mode).
-	ResolveEngine(gpu, model, prefix string, disaggregated bool) (string, error)
+	ResolveEngine(gpu, model, prefix string, disaggregated bool) (engine.ID, error)
 }
 
 // Options describe the search. Zero values are the documented defaults.

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -36,7 +35,7 @@ const (
 // worker per pool; candidates scale its worker counts.
 type template struct {
 	gpu    model.GPU
-	engine string
+	engine engine.ID
 	disagg bool
 	tpA    int // replicas' or prefill workers' TP
 	tpB    int // decode workers' TP (disaggregated)
@@ -111,9 +110,9 @@ func (c *candidate) withSettings(d calibrate.Deployment, v *variant) (calibrate.
 // shape names the template's GPU, engine and worker TP degrees.
 func (t *template) shape() string {
 	if t.disagg {
-		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d%s", t.gpu.Name, t.engine, t.tpA, t.tpB, dpSuffix(t.attnDP))
+		return fmt.Sprintf("%s, %s, prefill TP%d + decode TP%d%s", t.gpu.Name, t.engine.Label, t.tpA, t.tpB, dpSuffix(t.attnDP))
 	}
-	return fmt.Sprintf("%s, %s, TP%d%s", t.gpu.Name, t.engine, t.tpA, dpSuffix(t.attnDP))
+	return fmt.Sprintf("%s, %s, TP%d%s", t.gpu.Name, t.engine.Label, t.tpA, dpSuffix(t.attnDP))
 }
 
 func (c *candidate) name() string {
@@ -125,8 +124,8 @@ func (c *candidate) name() string {
 // data-parallel group per rank of the TP all the workers share (a degree
 // must divide every worker's TP); otherwise, and with
 // NoDPAttentionSearch, only the calibrated default (0).
-func (o Options) dpAttentionChoices(label string, tps ...int) []int {
-	if o.NoDPAttentionSearch || engine.Family(label) != "sglang" {
+func (o Options) dpAttentionChoices(e engine.ID, tps ...int) []int {
+	if o.NoDPAttentionSearch || e.Family != engine.SGLang {
 		return []int{0}
 	}
 	g := 0
@@ -245,14 +244,11 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	if prof == nil {
 		return nil, errors.New("plan: no profile")
 	}
-	if err := o.Validate(); err != nil {
+	if err := o.validate(&o.Workload.Dataset); err != nil {
 		return nil, err
 	}
 	llm, err := model.LookupLLM(o.Model)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	if o.Workload.Dataset, err = datasets.Check(o.Workload.Dataset); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	usable, tpErr := false, error(nil) // the first TP the model cannot use
@@ -366,14 +362,14 @@ func (s *search) buildTemplates() error {
 		}
 		var gt []*template
 		for _, disagg := range modes {
-			engine, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
+			eng, err := s.prof.ResolveEngine(g.Name, s.llm.Name, o.Engine, disagg)
 			if err != nil {
 				configureErrs = append(configureErrs, err.Error())
 				continue
 			}
 			// The TP degrees whose workers hold the model with the
 			// engine's own memory rule, as Configure will size them.
-			mo := calibrate.MemoryOptionsFor(engine, g, s.llm, o.Stated)
+			mo := calibrate.MemoryOptionsFor(eng, g, s.llm, o.Stated)
 			var fit []int
 			for _, tp := range o.TPs {
 				if _, err := model.WorkerMemory(g, s.llm, model.Pool{Count: 1, TP: tp}, mo); err == nil {
@@ -382,7 +378,7 @@ func (s *search) buildTemplates() error {
 			}
 			if len(fit) == 0 {
 				if explicit {
-					msg := fmt.Sprintf("%s does not fit on %s at TP %s with %s", model.ShortName(s.llm.Name), g.Name, joinInts(o.TPs), engine)
+					msg := fmt.Sprintf("%s does not fit on %s at TP %s with %s", model.ShortName(s.llm.Name), g.Name, joinInts(o.TPs), eng.Label)
 					if tp, err := model.SmallestTP(g, s.llm, mo); err == nil {
 						msg += fmt.Sprintf(" (smallest TP that fits: TP%d)", tp)
 					} else {
@@ -410,8 +406,8 @@ func (s *search) buildTemplates() error {
 					if tp > o.MaxGPUs {
 						continue
 					}
-					for _, dp := range o.dpAttentionChoices(engine, tp) {
-						t, err := s.newTemplate(g, engine, model.Aggregated(model.Pool{Count: 1, TP: tp}), price, dp)
+					for _, dp := range o.dpAttentionChoices(eng, tp) {
+						t, err := s.newTemplate(g, eng, model.Aggregated(model.Pool{Count: 1, TP: tp}), price, dp)
 						if err != nil {
 							configureErrs = append(configureErrs, err.Error())
 							s.noteDPFailure(dp, err)
@@ -427,8 +423,8 @@ func (s *search) buildTemplates() error {
 					if a+b > o.MaxGPUs {
 						continue
 					}
-					for _, dp := range o.dpAttentionChoices(engine, a, b) {
-						t, err := s.newTemplate(g, engine, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price, dp)
+					for _, dp := range o.dpAttentionChoices(eng, a, b) {
+						t, err := s.newTemplate(g, eng, model.Disaggregated(model.Pool{Count: 1, TP: a}, model.Pool{Count: 1, TP: b}), price, dp)
 						if err != nil {
 							configureErrs = append(configureErrs, err.Error())
 							s.noteDPFailure(dp, err)
@@ -504,7 +500,7 @@ func joinInts(xs []int) string {
 }
 
 // target is the calibrate.Target of one candidate at band.
-func (s *search) target(gpu model.GPU, eng string, topo model.Topology, dpAttention int, band float64) calibrate.Target {
+func (s *search) target(gpu model.GPU, eng engine.ID, topo model.Topology, dpAttention int, band float64) calibrate.Target {
 	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: eng, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention, Stated: s.opts.Stated}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
@@ -513,8 +509,8 @@ func (s *search) target(gpu model.GPU, eng string, topo model.Topology, dpAttent
 }
 
 // newTemplate configures one worker per pool and prices its bounds.
-func (s *search) newTemplate(g model.GPU, engine string, topo model.Topology, price float64, dpAttention int) (*template, error) {
-	dep, err := s.prof.Configure(s.target(g, engine, topo, dpAttention, s.band))
+func (s *search) newTemplate(g model.GPU, eng engine.ID, topo model.Topology, price float64, dpAttention int) (*template, error) {
+	dep, err := s.prof.Configure(s.target(g, eng, topo, dpAttention, s.band))
 	if err != nil {
 		return nil, err
 	}

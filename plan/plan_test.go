@@ -160,7 +160,7 @@ func TestHeadroomPassesAndIsTight(t *testing.T) {
 // what a client measures.
 func resimulate(t *testing.T, prof Profile, opts Options, rec Recommendation, l model.Load, z float64) *sim.Result {
 	t.Helper()
-	d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: z})
+	d, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: engine.Parse(rec.Engine), Topology: rec.Topology, Band: z})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,7 +674,7 @@ func TestLlama70BRecommendationsHoldWhenPredicted(t *testing.T) {
 	for _, rec := range res.Recommendations {
 		for _, band := range []float64{0, opts.Band()} {
 			preds, err := predict.Run(context.Background(), prof, predict.Options{
-				Target: calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: rec.Engine, Topology: rec.Topology, Band: band}, Loads: []model.Load{opts.Workload.Load}, Settings: rec.Settings, NoBand: true, Workload: workload.Workload{ISL: opts.Workload.ISL, OSL: opts.Workload.OSL, NumPrompts: 20_000, Seed: 7}})
+				Target: calibrate.Target{GPU: mustGPU(t, rec.GPU), LLM: mustLLM(t, opts.Model), Engine: engine.Parse(rec.Engine), Topology: rec.Topology, Band: band}, Loads: []model.Load{opts.Workload.Load}, Settings: rec.Settings, NoBand: true, Workload: workload.Workload{ISL: opts.Workload.ISL, OSL: opts.Workload.OSL, NumPrompts: 20_000, Seed: 7}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -786,7 +786,7 @@ func TestStatedFrontendRecommendation(t *testing.T) {
 		t.Fatalf("no recommendation: %s", res.Why)
 	}
 	for _, r := range res.Recommendations {
-		central, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, r.GPU), LLM: mustLLM(t, res.Model), Engine: r.Engine, Topology: r.Topology, Frontend: &fe})
+		central, err := prof.Configure(calibrate.Target{GPU: mustGPU(t, r.GPU), LLM: mustLLM(t, res.Model), Engine: engine.Parse(r.Engine), Topology: r.Topology, Frontend: &fe})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -809,7 +809,7 @@ func TestDynamoPrefillBudgetNotBelowMaxModelLen(t *testing.T) {
 	s.enumerate()
 	seen := 0
 	for _, tm := range s.tmpls {
-		if !tm.disagg || engine.Family(tm.dep.Engine) != "dynamo" {
+		if !tm.disagg || tm.dep.Engine.Family != engine.Dynamo {
 			continue
 		}
 		seen++

@@ -13,6 +13,7 @@ import (
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // Headroom search: the first probe is the capacity bound times headroomOver
@@ -120,7 +121,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 		return Recommendation{}, err
 	}
 	r := Recommendation{
-		GPU: c.t.gpu.Name, Engine: dep.Engine, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
+		GPU: c.t.gpu.Name, Engine: dep.Engine.Label, Topology: c.topo, Layout: c.topo.String(), Notation: Notation(c.topo),
 		DPAttention: c.t.attnDP, GPUs: c.gpus, Cost: c.cost, Metrics: c.metrics, Derived: dep.Derived, Bound: roundDecimals(c.bound, 3),
 		OutputPerGPU: roundDecimals(c.metrics[model.OutputThroughput]/float64(c.gpus), 3),
 		PerUser:      roundDecimals(perUser(c.metrics), 3),
@@ -161,7 +162,7 @@ func (s *search) recommendation(ctx context.Context, c *candidate) (Recommendati
 	}
 	if span, what := o.workload(o.Workload.Load, 1).Span(); dep.MaxModelLen > 0 && span > dep.MaxModelLen {
 		s.mu.Lock()
-		note := fmt.Sprintf("%s = %d exceeds %s's calibrated max-model-len %d on %s: its predictions extrapolate", what, span, dep.Engine, dep.MaxModelLen, c.t.gpu.Name)
+		note := fmt.Sprintf("%s = %d exceeds %s's calibrated max-model-len %d on %s: its predictions extrapolate", what, span, dep.Engine.Label, dep.MaxModelLen, c.t.gpu.Name)
 		if !slices.Contains(s.res.Notes, note) {
 			s.res.Notes = append(s.res.Notes, note)
 		}
@@ -345,7 +346,7 @@ func (s *search) explain() {
 		case o.Workload.Dataset != "":
 			return "; the shortest prompt and the shortest output of the " + o.Workload.Dataset + " dataset scaled to ISL and OSL"
 		case family == "e2el" && out != o.Workload.OSL:
-			return fmt.Sprintf("; %d is the shortest output of the ±20%% spread around OSL %d", out, o.Workload.OSL)
+			return fmt.Sprintf("; %d is the shortest output of the ±%s spread around OSL %d", out, workload.OutputSpreadText, o.Workload.OSL)
 		}
 		return ""
 	}

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/sim"
 	"github.com/capsim/capsim/workload"
@@ -98,7 +97,7 @@ func variants(t *template, w workload.Workload) []variant {
 	for _, v := range []variant{
 		{b: poolSetting{seqs: S / 2}}, {a: poolSetting{budget: 2 * B}}, {a: poolSetting{budget: B / 2}},
 	} {
-		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && engine.Parse(t.dep.Engine).PrefillBudgetCoversContext() {
+		if v.a.budget > 0 && v.a.budget < t.dep.MaxModelLen && t.dep.Engine.PrefillBudgetCoversContext() {
 			continue // vLLM would refuse the budget: such a variant could not be deployed
 		}
 		add(v, pp, dp, true)

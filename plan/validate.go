@@ -40,7 +40,11 @@ func invalid(format string, fields []optionerr.Field, args ...any) error {
 // zero values with the defaults, then validates. A value at fault in one
 // field is an *optionerr.Error naming it; MaxGPUs above MaxGPUsLimit
 // matches ErrTooManyGPUs.
-func (o Options) Validate() error {
+func (o Options) Validate() error { return o.validate(nil) }
+
+// validate is Validate, and sets *dataset (when not nil) to the workload's
+// dataset as datasets.Check names it.
+func (o Options) validate(dataset *string) error {
 	w := o.Workload
 	one := func(f optionerr.Field) []optionerr.Field { return []optionerr.Field{f} }
 	switch {
@@ -91,8 +95,12 @@ func (o Options) Validate() error {
 	if err := w.Load.Validate(); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	if _, err := datasets.Check(w.Dataset); err != nil {
+	name, err := datasets.Check(w.Dataset)
+	if err != nil {
 		return fmt.Errorf("plan: %w", err)
+	}
+	if dataset != nil {
+		*dataset = name
 	}
 	if _, err := calibrate.SteadyStatePrompts(w.Load, w.NumPrompts); err != nil {
 		return fmt.Errorf("plan: %w", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
@@ -35,8 +36,8 @@ func topo(t testing.TB, s string) model.Topology {
 }
 
 // target is a Qwen3-32B deployment on gpu; engine is a prefix such as "dynamo" or "vllm-0.9".
-func target(t testing.TB, gpu, engine, topology string) calibrate.Target {
-	return calibrate.Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, qwen32), Engine: engine, Topology: topo(t, topology)}
+func target(t testing.TB, gpu, label, topology string) calibrate.Target {
+	return calibrate.Target{GPU: mustGPU(t, gpu), LLM: mustLLM(t, qwen32), Engine: engine.Parse(label), Topology: topo(t, topology)}
 }
 
 // predictAt predicts one shape at the given loads with prompts requests per
@@ -568,7 +569,7 @@ func TestHeldOutDynamoAccuracy(t *testing.T) {
 		ape := map[string][]float64{}
 		for _, r := range test {
 			sh := workload.Workload{ISL: int(math.Round(r.Workload.ISL)), OSL: int(math.Round(r.Workload.OSL))}
-			p := replayAt(t, prof, calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, qwen32), Engine: "dynamo", Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
+			p := replayAt(t, prof, calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, qwen32), Engine: engine.Parse("dynamo"), Topology: r.System.Topology}, sh, r.Workload.NumPrompts, r.Workload.Load)
 			for _, m := range metrics {
 				want, ok := r.Metric(m)
 				if !ok || want <= 0 {

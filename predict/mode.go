@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/capsim/capsim/sim"
+	"github.com/capsim/capsim/workload"
 )
 
 // HowSimulated says how the prediction's points were simulated: a
@@ -44,7 +45,7 @@ func ExactOutputClause(exact bool) string {
 	if !exact {
 		return ""
 	}
-	return "; every output exactly OSL tokens long (ignore_eos), not spread ±20%"
+	return "; every output exactly OSL tokens long (ignore_eos), not spread ±" + workload.OutputSpreadText
 }
 
 // WorkloadClause is hitClause for h followed, for a dataset, by

@@ -46,7 +46,7 @@ func physicsPredictions(t *testing.T) map[string]physicsPoint {
 				if !fits(g, m, model.Pool{Count: 1, TP: tp}) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: engine.Parse(physicsEngine), Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
 				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 200, model.Closed(1), model.Closed(64))
 				if err != nil {
 					continue // KV too small for the load: not this test's subject
@@ -180,7 +180,7 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 				if !fits(g, m, pool) {
 					continue
 				}
-				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: physicsEngine, Topology: model.Topology{Replicas: pool}}
+				tgt := calibrate.Target{GPU: g, LLM: mustLLM(t, name), Engine: engine.Parse(physicsEngine), Topology: model.Topology{Replicas: pool}}
 				p, err := tryPredict(prof, tgt, workload.Workload{ISL: 1024, OSL: 256}, 50, model.Closed(1))
 				if err != nil {
 					continue
@@ -223,7 +223,7 @@ func TestDisaggregatedTransferInvariants(t *testing.T) {
 		var got, transfer [2]float64
 		for i, prefill := range []int{1, 5} { // 4 GPUs in one server; 12 across two
 			topo := model.Topology{Prefill: model.Pool{Count: prefill, TP: 2}, Decode: model.Pool{Count: 1, TP: 2}}
-			tgt := calibrate.Target{GPU: g, LLM: qwen, Engine: physicsEngine, Topology: topo}
+			tgt := calibrate.Target{GPU: g, LLM: qwen, Engine: engine.Parse(physicsEngine), Topology: topo}
 			p, err := tryPredict(prof, tgt, workload.Workload{ISL: isl, OSL: 64}, 40, model.Closed(1))
 			if err != nil {
 				t.Fatalf("%s %s: %v", g.Name, topo, err)

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/model"
@@ -187,15 +186,11 @@ type Prediction struct {
 
 // Run predicts every shape of opts over its loads with the profile's costs.
 func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Prediction, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.validate(&opts.Workload.Dataset); err != nil {
 		return nil, err
 	}
 	w := &opts.Workload
 	given := w.ISL > 0 || w.OSL > 0
-	var err error
-	if w.Dataset, err = datasets.Check(w.Dataset); err != nil {
-		return nil, fmt.Errorf("predict: %w", err)
-	}
 	central, err := prof.Configure(opts.Target)
 	if err != nil {
 		return nil, err
@@ -204,7 +199,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 	if given {
 		shapes = []workload.Workload{*w}
 	} else {
-		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine) {
+		for _, s := range prof.Series(central.GPU.Name, central.LLM.Name, central.Engine.Label) {
 			sh := calibratedShape(*w, s)
 			if !slices.ContainsFunc(shapes, func(o workload.Workload) bool { return o.ISL == sh.ISL && o.OSL == sh.OSL }) {
 				shapes = append(shapes, sh)
@@ -212,7 +207,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		}
 		if len(shapes) == 0 {
 			return nil, fmt.Errorf("predict: the profile has no calibrated workload shape for %s / %s / %s: name a prompt and output length",
-				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine)
+				central.GPU.Name, model.ShortName(central.LLM.Name), central.Engine.Label)
 		}
 	}
 	if mml := opts.Target.Stated.MaxModelLen; mml > 0 {
@@ -311,7 +306,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 		p := Prediction{
 			GPU:                  central.GPU.Name,
 			Model:                central.LLM.Name,
-			Engine:               central.Engine,
+			Engine:               central.Engine.Label,
 			Topology:             opts.Target.Topology.String(),
 			Disaggregated:        opts.Target.Topology.Disaggregated(),
 			GPUs:                 opts.Target.Topology.GPUs(),
@@ -556,7 +551,7 @@ func extrapolationWarnings(prof *calibrate.Profile, d calibrate.Deployment, sh w
 	if span, what := sh.Span(); d.MaxModelLen > 0 && span > d.MaxModelLen {
 		w = append(w, fmt.Sprintf("%s = %d exceeds the calibrated engine's max-model-len %d: the prediction extrapolates", what, span, d.MaxModelLen))
 	}
-	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine)
+	series := prof.Series(d.GPU.Name, d.LLM.Name, d.Engine.Label)
 	if len(series) == 0 {
 		return w
 	}
@@ -588,7 +583,7 @@ func sharingWarnings(d calibrate.Deployment, opts Options) []string {
 	case !opts.Workload.Sharing.On() || opts.Workload.PrefixHitRate > 0:
 		return nil
 	case !CachesPrefixes(d):
-		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine)}
+		return []string{fmt.Sprintf("prefix caching is off (%s's default, or the stated setting): shared prefixes are prefilled again for every request", d.Engine.Label)}
 	}
 	return nil
 }

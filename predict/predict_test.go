@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
@@ -225,7 +226,7 @@ func TestRunNamesRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		target := calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: tt.engine, Topology: topo}
+		target := calibrate.Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: engine.Parse(tt.engine), Topology: topo}
 		preds, err := Run(context.Background(), prof, Options{Target: target, Loads: []model.Load{model.Closed(1)}, Workload: workload.Workload{ISL: 1000, OSL: 100, Seed: 1}})
 		if err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func statedRun(t *testing.T, engineLabel string, st engine.Stated, sh Shape, l m
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: engineLabel, Topology: topo, Stated: st}
+	tg := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-32B"), Engine: engine.Parse(engineLabel), Topology: topo, Stated: st}
 	preds, err := Run(context.Background(), prof, Options{Target: tg, Loads: []model.Load{l}, NoBand: true, Mode: sim.BenchmarkReplay,
 		Workload: workload.Workload{ISL: sh.ISL, OSL: sh.OSL, Seed: 3, NumPrompts: 300, Sharing: sharing}})
 	if err != nil {

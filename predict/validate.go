@@ -27,7 +27,11 @@ func invalid(format string, fields []optionerr.Field, args ...any) error {
 // Validate checks the workload and mode of o (not its target, which the
 // profile resolves). A value at fault in one field is an *optionerr.Error
 // naming it.
-func (o Options) Validate() error {
+func (o Options) Validate() error { return o.validate(nil) }
+
+// validate is Validate, and sets *dataset (when not nil) to the workload's
+// dataset as datasets.Check names it.
+func (o Options) validate(dataset *string) error {
 	w := o.Workload
 	lengths := []optionerr.Field{fieldISL, fieldOSL}
 	one := func(f optionerr.Field) []optionerr.Field { return []optionerr.Field{f} }
@@ -57,8 +61,12 @@ func (o Options) Validate() error {
 	if w.ISL > 0 && w.Sharing.On() && w.ISL <= w.Sharing.SharedLen {
 		return fmt.Errorf("predict: ISL %d is not longer than the %d shared tokens of every prompt (Options.Workload.Sharing.SharedLen)", w.ISL, w.Sharing.SharedLen)
 	}
-	if _, err := datasets.Check(w.Dataset); err != nil {
+	name, err := datasets.Check(w.Dataset)
+	if err != nil {
 		return fmt.Errorf("predict: %w", err)
+	}
+	if dataset != nil {
+		*dataset = name
 	}
 	return nil
 }

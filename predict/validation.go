@@ -123,11 +123,11 @@ func ValidateRecords(ctx context.Context, prof *calibrate.Profile, source string
 		}
 		t := rp.Target
 		if v == nil {
-			v = &Validation{Source: source, GPU: t.GPU.Name, Model: t.LLM.Name, Engine: t.Engine, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend,
+			v = &Validation{Source: source, GPU: t.GPU.Name, Model: t.LLM.Name, Engine: t.Engine.Label, Topology: t.Topology.String(), Dataset: rp.Workload.Dataset, Derived: derivedText(rp.Derived), Frontend: rp.Frontend,
 				EngineFlags: rp.Flags, EngineDefaults: rp.DefaultsRule}
-		} else if t.GPU.Name != v.GPU || t.LLM.Name != v.Model || t.Engine != v.Engine || t.Topology.String() != v.Topology {
+		} else if t.GPU.Name != v.GPU || t.LLM.Name != v.Model || t.Engine.Label != v.Engine || t.Topology.String() != v.Topology {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: predicted as %s / %s / %s / %s, unlike the first record",
-				where, t.GPU.Name, model.ShortName(t.LLM.Name), t.Engine, t.Topology))
+				where, t.GPU.Name, model.ShortName(t.LLM.Name), t.Engine.Label, t.Topology))
 		}
 		if rp.Workload.Dataset != v.Dataset {
 			v.Dataset = ""

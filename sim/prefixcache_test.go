@@ -33,7 +33,7 @@ func TestSharedPrefixHitRateAnalytic(t *testing.T) {
 	} {
 		const n = 400
 		res := run(t, sharedCfg(1, 0, model.Closed(1), tc.sh, tc.isl, n))
-		want := tc.sh.HitRate(tc.isl, 16, n, 1)
+		want := hitRate(tc.sh, tc.isl, 16, n, 1)
 		if tc.sh.PromptsPerGroup == 0 {
 			// Groups drawn at random: each group's first request misses;
 			// all appear within 400 draws of 5.
@@ -53,7 +53,7 @@ func TestSharedPrefixPageSizeOne(t *testing.T) {
 		cfg := sharedCfg(1, 50_000, model.Closed(1), sh, 300, 200)
 		cfg.Replicas.BlockSize, cfg.Replicas.PrefillFirst = 1, first
 		res := run(t, cfg)
-		if want := sh.HitRate(300, 16, 200, 1); !near(res.PrefixHitRate, want, 1e-12) {
+		if want := hitRate(sh, 300, 16, 200, 1); !near(res.PrefixHitRate, want, 1e-12) {
 			t.Errorf("prefill-first %v: hit rate %v, want %v", first, res.PrefixHitRate, want)
 		}
 	}
@@ -63,7 +63,7 @@ func TestSharedPrefixPageSizeOne(t *testing.T) {
 // with a 128-token system prompt over 400 requests: 396 hit 128 tokens,
 // 368 also the other 112 full-block tokens (255 capped to 240).
 func TestSharingHitRateByHand(t *testing.T) {
-	got := model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}.HitRate(256, 16, 400, 1)
+	got := hitRate(model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}, 256, 16, 400, 1)
 	want := (396*128.0 + 368*112.0) / (400 * 256)
 	if !near(got, want, 1e-15) {
 		t.Errorf("HitRate = %v, want %v", got, want)
@@ -206,7 +206,7 @@ func TestDisaggregatedPrefillPrefixCache(t *testing.T) {
 	sh := model.Sharing{Groups: 4, PromptsPerGroup: 8, SharedLen: 128}
 	const n = 400
 	res := run(t, disaggCfg(1, 0, SharedQueue, model.Closed(1), sh, 256, n))
-	if want := sh.HitRate(256, 16, n, 1); want <= 0 || !near(res.PrefixHitRate, want, 1e-12) {
+	if want := hitRate(sh, 256, 16, n, 1); want <= 0 || !near(res.PrefixHitRate, want, 1e-12) {
 		t.Errorf("one prefill worker: simulated hit rate %.6f, analytic %.6f", res.PrefixHitRate, want)
 	}
 	off := disaggCfg(1, 0, SharedQueue, model.Closed(1), sh, 256, n)

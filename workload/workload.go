@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/capsim/capsim/datasets"
 	"github.com/capsim/capsim/model"
@@ -89,6 +90,9 @@ func (w Workload) Shortest() (prompt, output int) {
 // OutputSpread is the relative half-width of the output lengths a simulation
 // draws for outputs that run to about their stated length.
 const OutputSpread = 0.2
+
+// OutputSpreadText is OutputSpread as messages and help spell it: "20%".
+var OutputSpreadText = strconv.FormatFloat(100*OutputSpread, 'f', 0, 64) + "%"
 
 // BenchmarkOutput is the output-length distribution simulated for a
 // benchmark whose mean output is osl tokens; maxTokens is the cap of

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -36,5 +37,13 @@ func TestBenchmarkOutputOfOutputsThatStopEarly(t *testing.T) {
 		if d := BenchmarkOutput(200, cap); d.Kind != "uniform" || d.Min != 160 || d.Max != 240 {
 			t.Errorf("BenchmarkOutput(200, %d) = %+v, want uniform 160..240", cap, d)
 		}
+	}
+}
+
+// The spread messages and help name is the one BenchmarkOutput draws.
+func TestOutputSpreadText(t *testing.T) {
+	d := BenchmarkOutput(1000, 0)
+	if want := fmt.Sprintf("%d%%", (1000-d.Min)/10); OutputSpreadText != want || d.Max-1000 != 1000-d.Min {
+		t.Errorf("OutputSpreadText %q; outputs of OSL 1000 drawn over %d..%d (±%s)", OutputSpreadText, d.Min, d.Max, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/datasets"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
 	"github.com/capsim/capsim/results"
@@ -107,7 +108,7 @@ func TestValidateLiveDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	predicted := func(dataset string) map[string]float64 {
-		target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: "llm-d-inference-sim-0.10.2",
+		target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: engine.Parse("llm-d-inference-sim-0.10.2"),
 			Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})}
 		preds, err := predict.Run(context.Background(), prof, predict.Options{Target: target, Loads: []model.Load{model.Closed(4)}, NoBand: true, Mode: sim.BenchmarkReplay, Workload: workload.Workload{ISL: 16, OSL: 4, NumPrompts: 24, Seed: calibrate.FitSeed, Dataset: dataset}})
 		if err != nil {

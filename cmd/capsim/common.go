@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/fixtures"
@@ -33,7 +31,8 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 }
 
 // flagError names the flag a library error is about, in place of the
-// library's package prefix; it still wraps err.
+// library's prefix where err is an *optionerr.Error (a parser's, about
+// the one value it was given); it still wraps err.
 func flagError(flag string, err error) error {
 	if err == nil {
 		return nil
@@ -47,11 +46,10 @@ type flagErr struct {
 }
 
 func (e *flagErr) Error() string {
-	msg := e.err.Error()
-	for _, pkg := range []string{"model: ", "loadgen: ", "results: "} {
-		msg = strings.TrimPrefix(msg, pkg)
+	if o, ok := e.err.(*optionerr.Error); ok {
+		return e.flag + ": " + o.Text(nil)
 	}
-	return e.flag + ": " + msg
+	return e.flag + ": " + e.err.Error()
 }
 
 func (e *flagErr) Unwrap() error { return e.err }
@@ -60,10 +58,7 @@ func (e *flagErr) Unwrap() error { return e.err }
 const routerHelp = "load balancer in front of replicas or decode workers: round-robin, least-outstanding, random or prefix-aware\n(prefix-aware: to the replica caching the longest prefix of the prompt; default: what the calibration states or its fit chose for a calibrated deployment, else round-robin)"
 
 // datasetHelp is the help of --dataset (predict and plan).
-var datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±" + spread + " of --osl)"
-
-// spread is workload.OutputSpread as a percentage.
-var spread = strconv.FormatFloat(100*workload.OutputSpread, 'f', 0, 64) + "%"
+var datasetHelp = "draw each request's prompt and output length from this dataset's sample, scaled to --isl and --osl (sharegpt)\n(default: every prompt at --isl, outputs within ±" + workload.OutputSpreadText + " of --osl)"
 
 // hitRateHelp is the help of --prefix-hit-rate (predict and plan).
 const hitRateHelp = "share of every prompt served from the engine's prefix cache, in [0, 1): not prefilled, but held in the KV cache"

@@ -40,19 +40,6 @@ func interruptible(run func(context.Context, []string, io.Writer, io.Writer) err
 	}
 }
 
-// checkLengths refuses an --isl or --osl beyond model.MaxSequenceTokens.
-func checkLengths(isl, osl int) error {
-	for _, f := range []struct {
-		flag string
-		v    int
-	}{{"--isl", isl}, {"--osl", osl}} {
-		if f.v > model.MaxSequenceTokens {
-			return fmt.Errorf("%s %d is more than %d tokens, the longest prompt or output capsim models", f.flag, f.v, model.MaxSequenceTokens)
-		}
-	}
-	return nil
-}
-
 // parseFlags parses args into fs, then checks --format (when format is not
 // nil) and rejects positional arguments; hint, if any, follows that error.
 func parseFlags(fs *pflag.FlagSet, args []string, format *string, hint string) error {
@@ -224,8 +211,8 @@ func (s *serverFlags) options(cmd, modelName string, closed []model.Load, rates 
 	if msg != "" {
 		return fail(errors.New(msg))
 	}
-	if err := checkLengths(s.isl, s.osl); err != nil {
-		return fail(err)
+	if err := loadgen.CheckLengths(s.isl, s.osl); err != nil {
+		return fail(optionFlags(err, "", map[string]string{"ISL": "--isl", "OSL": "--osl"}))
 	}
 	dataset, err := datasets.Check(s.dataset)
 	if err != nil {

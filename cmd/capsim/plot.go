@@ -138,7 +138,7 @@ func plotPrediction(path string, preds []predict.Prediction, prof *calibrate.Pro
 		}
 		from = "the fixtures or " + profile + "'s sources"
 	}
-	if err := figures.WritePredictionFrom(path, preds, recs, from); err != nil {
+	if err := figures.WritePrediction(path, preds, recs, from); err != nil {
 		return fmt.Errorf("predict --plot: %w", err)
 	}
 	return nil

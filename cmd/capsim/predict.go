@@ -44,7 +44,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.dataset, "dataset", "", datasetHelp)
 	addSharingFlags(fs, &o.sharingFlags)
 	o.stated = addEngineSettingsFlags(fs, "the calibrated deployment's, else the engine version's on the GPU")
-	fs.BoolVar(&o.exactOutput, "exact-output", false, "every output runs to exactly its shape's output length, as a benchmark that sends ignore_eos gets them\n(capsim bench, vllm bench serve --ignore-eos): closed loops then run in lock-step; by default outputs spread ±"+spread+" around it, as real traffic's do")
+	fs.BoolVar(&o.exactOutput, "exact-output", false, "every output runs to exactly its shape's output length, as a benchmark that sends ignore_eos gets them\n(capsim bench, vllm bench serve --ignore-eos): closed loops then run in lock-step; by default outputs spread ±"+workload.OutputSpreadText+" around it, as real traffic's do")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	fs.BoolVar(&o.noBand, "no-band", false, "skip the uncertainty band (three times faster)")
 	fs.StringVar(&o.plot, "plot", "", "also draw the predicted curves to this .png or .svg file")

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/simpeer"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/predict"
@@ -74,7 +75,7 @@ func TestValidateResultsFileErrorArithmetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: "llm-d-inference-sim-0.10.2",
+	target := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, "Qwen/Qwen3-8B"), Engine: engine.Parse("llm-d-inference-sim-0.10.2"),
 		Topology: model.Aggregated(model.Pool{Count: 1, TP: 1, PP: 1})}
 	wantLoads := []int{1, 4, 16}
 	if !v.ExactOutput {

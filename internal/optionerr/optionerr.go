@@ -1,7 +1,9 @@
 // Package optionerr is the typed error of an Options.Validate: the
 // fields at fault and a message that calls them by name, so that a caller
 // with its own names for them (a command line's flags) says the same
-// thing in its own words, without editing the message.
+// thing in its own words, without editing the message. A parser of one
+// value (a topology, a rate list) returns one without fields: its caller
+// names the value and drops the library's prefix (Text).
 package optionerr
 
 import (
