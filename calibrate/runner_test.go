@@ -60,8 +60,8 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	var withITL atomic.Int32
 	run := func(_ context.Context, c sim.Config) (*sim.Result, error) {
 		calls.Add(1)
-		if !c.NoITL || !c.NoSeries {
-			withITL.Add(1) // a fit reads no ITL and no series: the runner asks for neither
+		if !c.NoITL || !c.NoSeries || !reflect.DeepEqual(c.Percentiles, memoNames) {
+			withITL.Add(1) // a fit reads no ITL, no series, no percentile but memoNames': the runner asks for none
 		}
 		if c.Seed == 99 {
 			return nil, fail
@@ -99,7 +99,7 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 		t.Errorf("%d runs, want a failed configuration run again (4)", n)
 	}
 	if n := withITL.Load(); n != 0 {
-		t.Errorf("%d runs asked for the inter-token latencies or the series, which a fit does not read", n)
+		t.Errorf("%d runs asked for the inter-token latencies, the series or percentiles, which a fit does not read", n)
 	}
 }
 

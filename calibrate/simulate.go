@@ -234,8 +234,8 @@ func asInts(v reflect.Value) ([]int, bool) {
 // one.
 func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, error) {
 	// A fit reads no inter-token latency (memoNames), the costliest
-	// statistic, and no series.
-	c.NoITL, c.NoSeries = true, true
+	// statistic, no series, and of the percentiles only memoNames'.
+	c.NoITL, c.NoSeries, c.Percentiles = true, true, memoNames
 	k := configKey(c)
 	r.mu.Lock()
 	m, ok := r.seen[k]
