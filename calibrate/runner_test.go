@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 	"github.com/capsim/capsim/workload"
@@ -158,5 +159,21 @@ func TestKeyBytesUnambiguous(t *testing.T) {
 	same.N = []int{1, 2}
 	if string(keyBytes(nil, reflect.ValueOf(base))) != string(keyBytes(nil, reflect.ValueOf(same))) {
 		t.Error("equal values have different keys")
+	}
+}
+
+// Settings.graphSizes remembers engine.GraphSizes per capture size: the
+// same list for each, and none for an eager role.
+func TestGraphSizesMemoised(t *testing.T) {
+	for range 2 {
+		for _, top := range []int{64, 128, 512} {
+			s := Settings{GraphMax: top, PrefillEager: true}
+			if got, want := s.graphSizes(RoleDecode), engine.GraphSizes(top); !reflect.DeepEqual(got, want) {
+				t.Errorf("graph max %d: %v, want %v", top, got, want)
+			}
+			if got := s.graphSizes(RolePrefill); got != nil {
+				t.Errorf("eager prefill: %v, want none", got)
+			}
+		}
 	}
 }
