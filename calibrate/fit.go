@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1071,7 +1072,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true
 			} else {
-				e.GraphSizes = gr
+				e.GraphSizes = slices.Clone(gr) // graphSizes' list is shared
 			}
 			if len(fitted) == 0 {
 				e.Source = SourcePrior
