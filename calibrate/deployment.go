@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
@@ -35,8 +37,19 @@ func (s Settings) graphSizes(role string) []int {
 	if eager {
 		return nil
 	}
-	return engine.GraphSizes(cmp.Or(s.GraphMax, engine.VLLMGraphMax))
+	top := cmp.Or(s.GraphMax, engine.VLLMGraphMax)
+	if g, ok := graphSizesOf.Load(top); ok {
+		return g.([]int)
+	}
+	g := slices.Clip(engine.GraphSizes(top))
+	graphSizesOf.Store(top, g)
+	return g
 }
+
+// graphSizesOf memoises engine.GraphSizes (max → sizes, shared: not to be
+// modified): every worker a fit prices asked for the list anew, 6% of a
+// cross-validation's CPU.
+var graphSizesOf sync.Map
 
 // The batch limits a worker runs with: a zero setting (a profile that
 // omits it) is vLLM's default, the one place that rule is applied. The

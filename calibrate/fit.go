@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type Options struct {
 	// runner is the simulations' memo and limiter, shared by every fit a
 	// Fit nests (groups, folds, the pool); Fit makes it when nil.
 	runner *simRunner
+	// noResiduals leaves out the groups' residuals and series reports:
+	// FitPool drops them (their runs were 2% of the default fit's requests).
+	noResiduals bool
 }
 
 // UnstatedError is a group whose records do not say which GPU or model
@@ -252,7 +256,9 @@ func Fit(ctx context.Context, recs []results.Record, opts Options, progress func
 		g := o.group
 		prof.Groups = append(prof.Groups, g)
 		prof.Calibrated = append(prof.Calibrated, seriesInfos(g, pts)...)
-		rep.Series = append(rep.Series, seriesReports(g, pts, o.res, "")...)
+		if !opts.noResiduals {
+			rep.Series = append(rep.Series, seriesReports(g, pts, o.res, "")...)
+		}
 		for _, n := range g.Notes {
 			rep.Notes = append(rep.Notes, key.String()+": "+n)
 		}
@@ -297,7 +303,7 @@ func fitOutcome(ctx context.Context, key groupKey, pts []*point, opts Options, p
 	}
 	gf, err := fitGroup(ctx, key, pts, pts, opts, progress)
 	var res []Residual
-	if err == nil {
+	if err == nil && !opts.noResiduals {
 		res, err = residuals(ctx, gf.env, gf.layout, gf.params, pts, opts, progress, key.String())
 	}
 	if err != nil {
@@ -1066,7 +1072,7 @@ func (gf *groupFit) group(pts []*point, res []Residual) Group {
 			if gr := gf.env.graphs(role); gr == nil {
 				e.Eager = true
 			} else {
-				e.GraphSizes = gr
+				e.GraphSizes = slices.Clone(gr) // graphSizes' list is shared
 			}
 			if len(fitted) == 0 {
 				e.Source = SourcePrior

@@ -171,16 +171,31 @@ func (e env) graphs(role string) []int { return e.settings.graphSizes(role) }
 // pool, and the step's fixed time that no coefficient scales (its kernel
 // floor, model.StepCost.KernelFloor): a row's target less that.
 func (e env) stepTerms(role string, pool model.Pool, s model.Step) ([]float64, float64) {
+	return e.stepCost(role, pool).terms(s)
+}
+
+// splitCost is a worker's step cost at the coefficients that split its
+// GEMMs (env.at): built once for the chunks of a prompt, not per chunk.
+type splitCost struct {
+	c  model.StepCost
+	at model.Coeffs
+}
+
+func (e env) stepCost(role string, pool model.Pool) splitCost {
 	at, ok := e.at[role]
 	if !ok {
 		at = model.PriorCoeffs(false)
 	}
-	c := model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role))
+	return splitCost{model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role)), at}
+}
+
+// terms are stepTerms' of step s on this worker.
+func (sc splitCost) terms(s model.Step) ([]float64, float64) {
 	n := s.DecodeSeqs
 	if s.PrefillTokens == 0 {
-		n = c.PaddedBatch(n)
+		n = sc.c.PaddedBatch(n)
 	}
-	return c.Roofline.Terms(s, float64(n), at).Vector(), c.KernelFloor()
+	return sc.c.Roofline.Terms(s, float64(n), sc.at).Vector(), sc.c.KernelFloor()
 }
 
 // loadShape estimates, from a point's measured metrics, how many requests
@@ -250,12 +265,13 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	if disagg {
 		pre := p.topo.Prefill.Worker()
 		chunk := e.settings.budget()
+		cost := e.stepCost(RolePrefill, pre)
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
 			c := min(chunk, p.w.ISL-done)
-			t, f := e.stepTerms(RolePrefill, pre, model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
+			t, f := cost.terms(model.Step{PrefillTokens: c, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(done, c)})
 			addTo(ttft[l.offset(RolePrefill):], t, 1)
 			ttftFixed += f
 		}
@@ -270,12 +286,13 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	} else {
 		chunk := e.settings.budget()
 		others := int(b) - 1
+		cost := e.stepCost(RoleAggregated, decPool)
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
 				return nil, err
 			}
 			c := min(chunk, p.w.ISL-done)
-			t, f := e.stepTerms(RoleAggregated, decPool, model.Step{PrefillTokens: c, PrefillSeqs: 1,
+			t, f := cost.terms(model.Step{PrefillTokens: c, PrefillSeqs: 1,
 				PrefillAttn: model.ChunkAttn(done, c), DecodeSeqs: others, DecodeKV: float64(others) * (float64(p.w.ISL) + float64(p.w.OSL)/2)})
 			addTo(ttft[l.offset(RoleAggregated):], t, 1)
 			ttftFixed += f
@@ -351,8 +368,9 @@ func arrivalRate(p *point) float64 {
 // own compute, attention and per-token traffic, without the per-step costs
 // the steps pay anyway.
 func (e env) prefillOnlyTerms(role string, pool model.Pool, isl, cached int) []float64 {
-	full, _ := e.stepTerms(role, pool, model.Step{PrefillTokens: isl - cached, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(cached, isl-cached)})
-	empty, _ := e.stepTerms(role, pool, model.Step{})
+	cost := e.stepCost(role, pool)
+	full, _ := cost.terms(model.Step{PrefillTokens: isl - cached, PrefillSeqs: 1, PrefillAttn: model.ChunkAttn(cached, isl-cached)})
+	empty, _ := cost.terms(model.Step{})
 	for i := range full {
 		full[i] -= empty[i]
 	}
@@ -544,26 +562,33 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 	fixed := make([]bool, k)
 	var x []float64
 	var ata *mat.SymDense
+	v := make([]float64, k)
 	for iter := 0; iter < 8; iter++ {
-		ata = mat.NewSymDense(k, nil)
+		// The normal equations' upper triangle, summed in a plain slice:
+		// the same sums as through SymDense's checked At and SetSym, at a
+		// fraction of the cost (stage 1 runs for every catalog candidate
+		// of an unstated group, in every fold).
+		up := make([]float64, k*k)
 		atb := make([]float64, k)
 		for i, r := range rows {
 			w := r.w * robust[i]
 			target := 1 - r.fixed/r.y
-			for a := 0; a < k; a++ {
-				va := r.a[a] * scale[a] / r.y
+			for a := range v {
+				v[a] = r.a[a] * scale[a] / r.y
+			}
+			for a, va := range v {
 				if va == 0 {
 					continue
 				}
 				atb[a] += w * va * target
 				for b := a; b < k; b++ {
-					vb := r.a[b] * scale[b] / r.y
-					if vb != 0 {
-						ata.SetSym(a, b, ata.At(a, b)+w*va*vb)
+					if vb := v[b]; vb != 0 {
+						up[a*k+b] += w * va * vb
 					}
 				}
 			}
 		}
+		ata = mat.NewSymDense(k, up)
 		lhs := mat.NewSymDense(k, nil)
 		rhs := make([]float64, k)
 		for a := 0; a < k; a++ {

@@ -244,15 +244,12 @@ func typicalStepOf(role string) model.Step {
 // dropped (the pool is not a calibration of its own deployments); the
 // fit's warnings are kept, prefixed "pool: ".
 func FitPool(ctx context.Context, prof *Profile, recs []results.Record, opts Options, progress func(Progress)) error {
-	opts.CV, opts.Pool = false, nil
+	opts.CV, opts.Pool, opts.noResiduals = false, nil, true
 	pool, _, err := Fit(ctx, recs, opts, progress)
 	if err != nil {
 		return fmt.Errorf("calibrate: transfer pool: %w", err)
 	}
 	prof.Pool = pool.Groups
-	for i := range prof.Pool {
-		prof.Pool[i].Residuals = nil
-	}
 	for _, w := range pool.Warnings {
 		prof.Warnings = append(prof.Warnings, "pool: "+w)
 	}

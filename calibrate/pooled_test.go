@@ -1,13 +1,17 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/sim"
 )
 
 // pooledProfile has two fitted vLLM 0.9 groups on different GPUs and
@@ -309,5 +313,39 @@ func TestPooledPerSeqFloor(t *testing.T) {
 		if !ok || pc.coeffs.PerSeq != row.PerSeqS {
 			t.Errorf("%s: pooled per-sequence cost %g, want the table's %g", label, pc.coeffs.PerSeq, row.PerSeqS)
 		}
+	}
+}
+
+// The transfer pool keeps no residuals, so FitPool does not simulate them:
+// with stage 2 skipped it runs no simulation at all (Fit runs one a point),
+// and its groups are Fit's, less their residuals.
+func TestFitPoolSimulatesNoResiduals(t *testing.T) {
+	recs := syntheticRecords(t, "3P(TP4) 1D(TP4)", []int{1, 8}, [][2]int{{2500, 100}})
+	var runs atomic.Int32
+	count := func(ctx context.Context, c sim.Config) (*sim.Result, error) {
+		runs.Add(1)
+		return sim.Run(ctx, c)
+	}
+	opts := Options{SkipRefine: true, Simulate: count}
+	full, _, err := Fit(context.Background(), recs, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n != int32(len(recs)) {
+		t.Fatalf("Fit ran %d simulations, want one a record (%d)", n, len(recs))
+	}
+	runs.Store(0)
+	prof := &Profile{Schema: SchemaV1}
+	if err := FitPool(context.Background(), prof, recs, opts, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n != 0 {
+		t.Errorf("FitPool ran %d simulations for residuals it drops, want none", n)
+	}
+	for i := range full.Groups {
+		full.Groups[i].Residuals = nil
+	}
+	if !reflect.DeepEqual(prof.Pool, full.Groups) {
+		t.Errorf("pool groups differ from the fit's less their residuals:\n got %+v\nwant %+v", prof.Pool, full.Groups)
 	}
 }

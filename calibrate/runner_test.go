@@ -61,8 +61,8 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 	var withITL atomic.Int32
 	run := func(_ context.Context, c sim.Config) (*sim.Result, error) {
 		calls.Add(1)
-		if !c.NoITL || !c.NoSeries {
-			withITL.Add(1) // a fit reads no ITL and no series: the runner asks for neither
+		if !c.NoITL || !c.NoSeries || !reflect.DeepEqual(c.Percentiles, memoNames) {
+			withITL.Add(1) // a fit reads no ITL, no series, no percentile but memoNames': the runner asks for none
 		}
 		if c.Seed == 99 {
 			return nil, fail
@@ -100,7 +100,7 @@ func TestRunnerRunsEachConfigurationOnce(t *testing.T) {
 		t.Errorf("%d runs, want a failed configuration run again (4)", n)
 	}
 	if n := withITL.Load(); n != 0 {
-		t.Errorf("%d runs asked for the inter-token latencies or the series, which a fit does not read", n)
+		t.Errorf("%d runs asked for the inter-token latencies, the series or percentiles, which a fit does not read", n)
 	}
 }
 
@@ -159,5 +159,21 @@ func TestKeyBytesUnambiguous(t *testing.T) {
 	same.N = []int{1, 2}
 	if string(keyBytes(nil, reflect.ValueOf(base))) != string(keyBytes(nil, reflect.ValueOf(same))) {
 		t.Error("equal values have different keys")
+	}
+}
+
+// Settings.graphSizes remembers engine.GraphSizes per capture size: the
+// same list for each, and none for an eager role.
+func TestGraphSizesMemoised(t *testing.T) {
+	for range 2 {
+		for _, top := range []int{64, 128, 512} {
+			s := Settings{GraphMax: top, PrefillEager: true}
+			if got, want := s.graphSizes(RoleDecode), engine.GraphSizes(top); !reflect.DeepEqual(got, want) {
+				t.Errorf("graph max %d: %v, want %v", top, got, want)
+			}
+			if got := s.graphSizes(RolePrefill); got != nil {
+				t.Errorf("eager prefill: %v, want none", got)
+			}
+		}
 	}
 }

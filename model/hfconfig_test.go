@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -319,4 +320,23 @@ func hfParams(name string) (float64, error) {
 		return 0, fmt.Errorf("model: %s: %w", f, err)
 	}
 	return m.Params, nil
+}
+
+// lookupLLM remembers each name's answer: the same model, or the same
+// error, as looking it up afresh, the second time as the first.
+func TestLookupLLMMemoised(t *testing.T) {
+	var names []string
+	for _, m := range LLMs() {
+		names = append(names, m.Name, ShortName(m.Name), strings.ToUpper(m.Name))
+	}
+	names = append(names, "no-such-model-7B", "Llama-3.1")
+	for _, n := range names {
+		want, wantErr := lookupLLMUncached(n)
+		for range 2 {
+			got, err := lookupLLM(n)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("lookupLLM(%q) = %v, %v; uncached %v, %v", n, got.Name, err, want.Name, wantErr)
+			}
+		}
+	}
 }

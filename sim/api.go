@@ -228,6 +228,12 @@ type Config struct {
 	// NoSeries leaves the pools' series out of the Result (PoolStats.Series
 	// empty); every other statistic is the same.
 	NoSeries bool
+	// Percentiles, when not nil, are the percentile metrics the caller
+	// reads (model.P99TTFT, ...): the Result holds only those of the
+	// median_, p90_, p95_ and p99_*_ms metrics, the rest not computed
+	// (selecting them was a twentieth of a fit). Every other metric is the
+	// same; nil gives them all.
+	Percentiles []string
 }
 
 // RequestRecord is the life of one simulated request, times in seconds from the run's start.

@@ -114,3 +114,49 @@ func TestRunAllocationsFlatInRequests(t *testing.T) {
 		t.Errorf("allocations %v for 500 requests, %v for 4000: they grow with the requests", small, large)
 	}
 }
+
+// Percentiles computes the percentiles it names, to the bit, and no
+// other; every other metric is the same.
+func TestPercentilesOnlyThoseNamed(t *testing.T) {
+	c := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 400, Seed: 1}
+	full, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Percentiles = []string{model.P99TTFT, model.MedianTPOT, model.MeanE2EL}
+	lean, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isPercentile := func(k string) bool {
+		for _, p := range []string{"median_", "p90_", "p95_", "p99_"} {
+			if strings.HasPrefix(k, p) {
+				return true
+			}
+		}
+		return false
+	}
+	for k, v := range full.Metrics {
+		got, ok := lean.Metrics[k]
+		if isPercentile(k) && k != model.P99TTFT && k != model.MedianTPOT {
+			if ok {
+				t.Errorf("%s = %v, not named in Percentiles", k, got)
+			}
+			continue
+		}
+		if !ok || got != v {
+			t.Errorf("%s = %v with Percentiles, %v without", k, got, v)
+		}
+	}
+	c.Percentiles = []string{}
+	none, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range none.Metrics {
+		if isPercentile(k) {
+			t.Errorf("%s computed with an empty Percentiles", k)
+		}
+	}
+}

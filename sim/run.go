@@ -813,9 +813,18 @@ func (s *simulator) result() *Result {
 		}
 		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
 		m[model.MetricName("std", f.name)] = f.d.std() * 1000
-		ps := f.d.percentiles([]float64{50, 90, 95, 99})
+		var ps []float64
+		var names []string
 		for i, st := range []string{"median", "p90", "p95", "p99"} {
-			m[model.MetricName(st, f.name)] = ps[i] * 1000
+			name := model.MetricName(st, f.name)
+			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
+				ps, names = append(ps, []float64{50, 90, 95, 99}[i]), append(names, name)
+			}
+		}
+		if len(ps) > 0 {
+			for i, v := range f.d.percentiles(ps) {
+				m[names[i]] = v * 1000
+			}
 		}
 	}
 	for _, p := range s.pools {
