@@ -33,15 +33,15 @@ type Target struct {
 	// with (a benchmark's stated flags over the engine's defaults), in
 	// place of the source group's or the engine's defaults; an empty
 	// Router keeps the source group's (or the default round-robin).
-	Settings *Settings
+	Settings *engine.Settings
 	// Router, when set, is the load balancer the deployment runs behind
 	// (round-robin, least-outstanding, random), in place of the one the
 	// source group states or its fit chose.
 	Router string
 	// Record, when set, sizes the KV cache and the batch limits as one
-	// benchmark record did (Settings.applyRecord), over the settings', as the
+	// benchmark record did (applyRecord), over the settings', as the
 	// fit simulated that record; RecordTarget sets it.
-	Record *Settings
+	Record *engine.Settings
 	// DPAttention, when above 0, is SGLang's data-parallel attention
 	// degree the deployment runs with (--enable-dp-attention --dp N; 1:
 	// attention split by TP), over the source group's or the record's.
@@ -150,7 +150,7 @@ type Deployment struct {
 	MaxModelLen int
 	// Settings are the engine settings the deployment was configured with
 	// (the calibrated group's, or the engine's defaults).
-	Settings Settings
+	Settings engine.Settings
 	// Topology is the target's topology (worker counts as configured).
 	Topology model.Topology
 	// RouterChoice is set when Settings.Router is the calibrated group's
@@ -314,13 +314,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		settings.Nodes = t.Nodes
 	}
 	if t.Record != nil {
-		settings.applyRecord(*t.Record)
+		applyRecord(&settings, *t.Record)
 	}
-	settings.state(t.Stated)
+	settings.Apply(t.Stated)
 	if err := checkStated(settings, t.Stated, id, t.Topology.Disaggregated(), llm.MaxContext); err != nil {
 		return Deployment{}, err
 	}
-	llm = settings.withKVCache(llm)
+	llm = withKVCache(settings, llm)
 	if settings.PrefixCaching == "" {
 		settings.PrefixCaching = defaultSettings(id, gpu, llm.MaxContext).PrefixCaching
 	}
@@ -435,7 +435,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
-			eager := settings.graphSizes(role) == nil
+			eager := settings.CUDAGraphs(role == RolePrefill) == nil
 			// No fit of this GPU and model: every fitted group prices it
 			// (pooled.go), the target's own engine row its CPU costs, and
 			// the roofline prior only when nothing pools.
@@ -449,7 +449,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
-			graphs := settings.graphSizes(role)
+			graphs := settings.CUDAGraphs(role == RolePrefill)
 			if pooled {
 				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, srcKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
@@ -882,29 +882,13 @@ func stepSigma(cost model.StepCost, sig []float64, corr [][]float64, role string
 	return math.Sqrt(math.Max(vari, 0)) / total
 }
 
-// Settings.PrefixCaching's values.
-const (
-	PrefixOn  = "on"
-	PrefixOff = "off"
-)
-
-func prefixSetting(on bool) string {
-	if on {
-		return PrefixOn
-	}
-	return PrefixOff
-}
-
 // defaultSettings are the settings an engine runs with on a GPU, for a
 // model of maxModelLen tokens, when its command line does not set them:
 // engine.Defaults's, with Dynamo's routers (round-robin decode, a shared
 // prefill queue).
-func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) Settings {
-	d, _ := engine.Defaults(e, gpu.Device(), maxModelLen)
-	s := Settings{BlockSize: d.BlockSize, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxNumSeqs: d.MaxNumSeqs,
-		MaxModelLen: d.MaxModelLen, PrefillEager: d.PrefillEager, GraphMax: d.GraphMax, Router: string(sim.RoundRobin),
-		DelayedOutput: d.DelayedOutput, GPUMemoryUtilization: d.GPUMemoryUtilization, PrefillFirst: d.PrefillFirst,
-		ReserveOutput: d.ReserveOutput, ReserveGB: d.ReserveGB, WindowPool: d.WindowPool, PrefixCaching: prefixSetting(d.PrefixCaching)}
+func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) engine.Settings {
+	s, _ := engine.Defaults(e, gpu.Device(), maxModelLen)
+	s.Router = string(sim.RoundRobin)
 	if e.Family == engine.Dynamo {
 		s.PrefillRouter = string(sim.SharedQueue)
 	}

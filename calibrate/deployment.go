@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
@@ -19,7 +17,7 @@ import (
 type pricing struct {
 	gpu      model.GPU
 	llm      model.LLM
-	settings Settings
+	settings engine.Settings
 	// coeffs gives a role's coefficients for a pool shape.
 	coeffs   func(role string, pool model.Pool) (model.Coeffs, error)
 	transfer sim.Transfer
@@ -27,43 +25,10 @@ type pricing struct {
 	service  float64 // of which the API server's serial work per request (sim.Config.FrontendService)
 }
 
-// graphSizes are the CUDA-graph capture sizes a role's workers run with;
-// nil when the role runs eager.
-func (s Settings) graphSizes(role string) []int {
-	eager := s.DecodeEager
-	if role == RolePrefill {
-		eager = s.PrefillEager
-	}
-	if eager {
-		return nil
-	}
-	top := cmp.Or(s.GraphMax, engine.VLLMGraphMax)
-	if g, ok := graphSizesOf.Load(top); ok {
-		return g.([]int)
-	}
-	g := slices.Clip(engine.GraphSizes(top))
-	graphSizesOf.Store(top, g)
-	return g
-}
-
-// graphSizesOf memoises engine.GraphSizes (max → sizes, shared: not to be
-// modified): every worker a fit prices asked for the list anew, 6% of a
-// cross-validation's CPU.
-var graphSizesOf sync.Map
-
-// The batch limits a worker runs with: a zero setting (a profile that
-// omits it) is vLLM's default, the one place that rule is applied. The
-// settings keep the zero because model.MemoryOptions reads an unstated
-// budget as vLLM's profiling run does (engine.VLLMV1SmallBudget), not as
-// the scheduler's 8192.
-func (s Settings) blockSize() int  { return cmp.Or(s.BlockSize, engine.VLLMBlockSize) }
-func (s Settings) maxNumSeqs() int { return cmp.Or(s.MaxNumSeqs, engine.VLLMMaxNumSeqs) }
-func (s Settings) budget() int     { return cmp.Or(s.MaxNumBatchedTokens, engine.VLLMMaxBatchedTokens) }
-
 // memoryOptions are what sizes a worker's KV cache under these settings:
 // the engine's memory share and reserve, a stated KV cache, and the batch
 // limits vLLM's profiling run takes its peak from.
-func (s Settings) memoryOptions() model.MemoryOptions {
+func memoryOptions(s engine.Settings) model.MemoryOptions {
 	return model.MemoryOptions{Utilization: s.GPUMemoryUtilization, ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB,
 		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool}
 }
@@ -74,8 +39,8 @@ func (s Settings) memoryOptions() model.MemoryOptions {
 // can size.
 func MemoryOptionsFor(e engine.ID, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
 	s := defaultSettings(e, g, cmp.Or(st.MaxModelLen, m.MaxContext))
-	s.state(st)
-	o := s.memoryOptions()
+	s.Apply(st)
+	o := memoryOptions(s)
 	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)
 	return o
 }
@@ -104,7 +69,7 @@ func (d Deployment) WithBatchLimits(role string, seqs, tokens int) (Deployment, 
 	s := d.Settings
 	s.MaxNumSeqs = cmp.Or(seqs, p.MaxNumSeqs*pl.Microbatches())
 	s.MaxNumBatchedTokens = cmp.Or(tokens, p.MaxBatchedTokens)
-	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, s.memoryOptions())
+	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, memoryOptions(s))
 	if err != nil {
 		return d, fmt.Errorf("calibrate: %s workers at max-num-seqs %d, max-num-batched-tokens %d: %w", role, s.MaxNumSeqs, s.MaxNumBatchedTokens, err)
 	}
@@ -122,7 +87,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		return sim.PoolConfig{}, err
 	}
 	s := pr.settings
-	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, s.memoryOptions())
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(s))
 	if err != nil {
 		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
 	}
@@ -131,17 +96,17 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	// pipeline's step latency and 1/PP of its KV cache and sequence cap
 	// (see model.Pool.Microbatches).
 	mb := pl.Microbatches()
-	seqs := s.maxNumSeqs()
+	seqs := s.SeqCap()
 	if mb > 1 {
 		seqs = (seqs + mb - 1) / mb
 	}
 	return sim.PoolConfig{
 		Workers:          workers(pl),
-		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.graphSizes(role)),
+		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.CUDAGraphs(role == RolePrefill)),
 		KVCapacity:       m.KVTokens / mb,
-		BlockSize:        s.blockSize(),
+		BlockSize:        s.Block(),
 		MaxNumSeqs:       seqs,
-		MaxBatchedTokens: s.budget(),
+		MaxBatchedTokens: s.Budget(),
 		// A prefill worker streams nothing: its output is the KV transfer.
 		DelayedOutput: s.DelayedOutput && role != RolePrefill,
 		// A decode worker of a disaggregated deployment has no prompts to run first.
@@ -150,7 +115,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		WindowTokens:  windowTokens(pr.llm, s),
 		// A decode worker receives whole prompts' KV: only the workers that
 		// compute prompts keep a prefix cache.
-		PrefixCaching: s.PrefixCaching == PrefixOn && role != RoleDecode,
+		PrefixCaching: s.PrefixCaching == engine.PrefixOn && role != RoleDecode,
 	}, nil
 }
 
@@ -162,12 +127,12 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 // keeps a pool per window size and splits the memory between them by a
 // static rule its documentation does not give; it is priced as vLLM's
 // one pool, an assumption.
-func windowTokens(m model.LLM, s Settings) int {
+func windowTokens(m model.LLM, s engine.Settings) int {
 	share := m.WindowedKVShare()
 	if share == 0 || s.WindowPool > 0 {
 		return 0
 	}
-	block := s.blockSize()
+	block := s.Block()
 	return int(math.Ceil(share * float64(m.SlidingWindow+block)))
 }
 
@@ -218,7 +183,7 @@ func workers(pl model.Pool) int { return pl.Count * pl.Microbatches() }
 // the settings' (round-robin by default), and round-robin where there is
 // one replica or decode worker: no balancer chooses among a pipeline's
 // microbatches; the engine fills them in turn.
-func router(s Settings, topo model.Topology) sim.Routing {
+func router(s engine.Settings, topo model.Topology) sim.Routing {
 	one := topo.Replicas.Count == 1
 	if topo.Disaggregated() {
 		one = topo.Decode.Count == 1

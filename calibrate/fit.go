@@ -778,8 +778,8 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 
 // forPoint is e with the KV-cache sizing and batch limits p's record states.
 func (e env) forPoint(p *point) env {
-	e.settings.applyRecord(p.stated)
-	e.llm = e.settings.withKVCache(e.llm.WithAttentionDP(e.settings.DPAttention))
+	applyRecord(&e.settings, p.stated)
+	e.llm = withKVCache(e.settings, e.llm.WithAttentionDP(e.settings.DPAttention))
 	return e
 }
 

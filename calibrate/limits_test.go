@@ -26,8 +26,8 @@ func TestUnstatedLimitsAreVLLMDefaults(t *testing.T) {
 		t.Errorf("block %d, seqs %d, budget %d; want vLLM's %d, %d, %d", r.BlockSize, r.MaxNumSeqs, r.MaxBatchedTokens,
 			engine.VLLMBlockSize, engine.VLLMMaxNumSeqs, engine.VLLMMaxBatchedTokens)
 	}
-	if want := len(engine.GraphSizes(engine.VLLMGraphMax)); len(pr.settings.graphSizes(RoleAggregated)) != want {
-		t.Errorf("%d graph sizes, want vLLM's %d", len(pr.settings.graphSizes(RoleAggregated)), want)
+	if want := len(engine.GraphSizes(engine.VLLMGraphMax)); len(pr.settings.CUDAGraphs(false)) != want {
+		t.Errorf("%d graph sizes, want vLLM's %d", len(pr.settings.CUDAGraphs(false)), want)
 	}
 	small, err := model.WorkerMemory(gpu, llm, pool, model.MemoryOptions{MaxBatchedTokens: engine.VLLMV1SmallBudget})
 	if err != nil {

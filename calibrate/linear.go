@@ -126,7 +126,7 @@ func frontendQueues(pts []*point) bool {
 const frontendBusy = 0.1
 
 // priorParams are the roofline prior for a group.
-func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s Settings, label string) params {
+func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s engine.Settings, label string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
 	o := engine.OverheadWith(label, s.AsyncScheduling)
 	for _, r := range l.roles {
@@ -158,14 +158,14 @@ var priorFrontendService = engine.FrontendFor("").ServiceS
 type env struct {
 	gpu      model.GPU
 	llm      model.LLM
-	settings Settings
+	settings engine.Settings
 	engine   string
 	// at are the coefficients that split, per role, each step's GEMM time
 	// between its compute and memory terms in the linear rows.
 	at map[string]model.Coeffs
 }
 
-func (e env) graphs(role string) []int { return e.settings.graphSizes(role) }
+func (e env) graphs(role string) []int { return e.settings.CUDAGraphs(role == RolePrefill) }
 
 // stepTerms are the coefficient terms of one step on a worker of shape
 // pool, and the step's fixed time that no coefficient scales (its kernel
@@ -264,7 +264,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 	var ttftFixed float64
 	if disagg {
 		pre := p.topo.Prefill.Worker()
-		chunk := e.settings.budget()
+		chunk := e.settings.Budget()
 		cost := e.stepCost(RolePrefill, pre)
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {
 			if err := chunkCanceled(ctx, done, chunk); err != nil {
@@ -284,7 +284,7 @@ func rowsFor(ctx context.Context, e env, l layout, p *point) ([]row, error) {
 		addTo(ttft[l.offset(RoleDecode):], first, 1)
 		ttftFixed += f
 	} else {
-		chunk := e.settings.budget()
+		chunk := e.settings.Budget()
 		others := int(b) - 1
 		cost := e.stepCost(RoleAggregated, decPool)
 		for done := sim.CachedPrefix(p.w.PrefixHitRate, p.w.ISL); done < p.w.ISL; done += chunk {

@@ -82,7 +82,7 @@ func TestConfigurePricesPlacement(t *testing.T) {
 	cross := prof.Groups[2].Settings // vllm-0.9.0.1 on H20: pretend it was measured across two nodes
 	cross.Nodes = 2
 	prof.Groups[2].Settings = cross
-	twoNodes := Settings{Nodes: 2}
+	twoNodes := engine.Settings{Nodes: 2}
 	tests := []struct {
 		name string
 		t    Target
@@ -342,20 +342,20 @@ func TestSettingsReadOtherEngines(t *testing.T) {
 	for _, tt := range []struct {
 		engine   string
 		settings map[string]string
-		want     Settings
+		want     engine.Settings
 	}{
-		{"sglang-0.5.5.post1", nil, Settings{MaxNumSeqs: 4096, MaxNumBatchedTokens: 8192, GPUMemoryUtilization: 0.835, PrefillFirst: true}},
+		{"sglang-0.5.5.post1", nil, engine.Settings{MaxNumSeqs: 4096, MaxNumBatchedTokens: 8192, GPUMemoryUtilization: 0.835, PrefillFirst: true}},
 		{"sglang-0.5.5.post1", map[string]string{"max-running-requests": "512", "chunked-prefill-size": "4096", "mem-fraction-static": "0.8", "enable-mixed-chunk": "true"},
-			Settings{MaxNumSeqs: 512, MaxNumBatchedTokens: 4096, GPUMemoryUtilization: 0.8}},
-		{"trtllm-1.2.0rc1", nil, Settings{MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, ReserveOutput: true}},
+			engine.Settings{MaxNumSeqs: 512, MaxNumBatchedTokens: 4096, GPUMemoryUtilization: 0.8}},
+		{"trtllm-1.2.0rc1", nil, engine.Settings{MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, ReserveOutput: true}},
 		{"trtllm-1.2.0rc1", map[string]string{"max_batch_size": "256", "max_num_tokens": "16384", "capacity_scheduler_policy": "MAX_UTILIZATION"},
-			Settings{MaxNumSeqs: 256, MaxNumBatchedTokens: 16384}},
-		{"vllm-0.11.0", map[string]string{"max-num-seqs": "128"}, Settings{MaxNumSeqs: 128, MaxNumBatchedTokens: 8192}},
+			engine.Settings{MaxNumSeqs: 256, MaxNumBatchedTokens: 16384}},
+		{"vllm-0.11.0", map[string]string{"max-num-seqs": "128"}, engine.Settings{MaxNumSeqs: 128, MaxNumBatchedTokens: 8192}},
 	} {
 		r := &results.Record{ID: "x:1", System: results.System{GPU: "H100-SXM", Model: "Qwen/Qwen3-14B", Settings: tt.settings}}
 		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
 		s := settingsFrom(tt.engine, []*point{p})
-		got := Settings{MaxNumSeqs: s.MaxNumSeqs, MaxNumBatchedTokens: s.MaxNumBatchedTokens, GPUMemoryUtilization: s.GPUMemoryUtilization,
+		got := engine.Settings{MaxNumSeqs: s.MaxNumSeqs, MaxNumBatchedTokens: s.MaxNumBatchedTokens, GPUMemoryUtilization: s.GPUMemoryUtilization,
 			PrefillFirst: s.PrefillFirst, ReserveOutput: s.ReserveOutput}
 		if got != tt.want {
 			t.Errorf("%s %v: %+v, want %+v", tt.engine, tt.settings, got, tt.want)

@@ -45,7 +45,7 @@ type point struct {
 	// engine: a group's records may differ (one source ran
 	// --gpu-memory-utilization 0.25 and 0.5, another tuned
 	// max_num_tokens), and each point is simulated with its own.
-	stated Settings
+	stated engine.Settings
 	meas   map[string]float64
 	weight float64
 	notes  []string
@@ -211,7 +211,7 @@ func physicalCheck(r *results.Record) string {
 // settingsFrom reads them (engine: the record's own, or the one a
 // prediction simulates it with instead). Of them, applyRecord takes what
 // a group's records may not share.
-func recordSettings(engine string, r *results.Record, topo model.Topology) Settings {
+func recordSettings(engine string, r *results.Record, topo model.Topology) engine.Settings {
 	return settingsFrom(engine, []*point{{rec: r, topo: topo}})
 }
 
@@ -224,7 +224,7 @@ func recordSettings(engine string, r *results.Record, topo model.Topology) Setti
 // on or off). A stated KV cache holds for the worker shape the record ran
 // (the weights per GPU depend on TP), so it sizes that record's
 // simulation and never a group's (Target.Record).
-func (s *Settings) applyRecord(rs Settings) {
+func applyRecord(s *engine.Settings, rs engine.Settings) {
 	s.GPUMemoryUtilization, s.KVCacheGiB = rs.GPUMemoryUtilization, rs.KVCacheGiB
 	if rs.KVCacheDtype != "" {
 		s.KVCacheDtype = rs.KVCacheDtype
@@ -274,7 +274,7 @@ func dpAttentionOf(label, recEngine string, topo model.Topology, settings map[st
 }
 
 // settingsFrom reads a group's engine settings from its records, over the engine's defaults.
-func settingsFrom(label string, pts []*point) Settings {
+func settingsFrom(label string, pts []*point) engine.Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
 	// A vLLM release run with the other engine generation (VLLM_USE_V1)
@@ -371,9 +371,9 @@ func settingsFrom(label string, pts []*point) Settings {
 			case "router":
 				s.Router = v
 			case "enable-prefix-caching", "enable-block-reuse": // vLLM, TensorRT-LLM
-				s.PrefixCaching = prefixSetting(isTrue(v))
+				s.PrefixCaching = engine.PrefixSetting(isTrue(v))
 			case "no-enable-prefix-caching", "disable-radix-cache": // vLLM, SGLang
-				s.PrefixCaching = prefixSetting(!isTrue(v))
+				s.PrefixCaching = engine.PrefixSetting(!isTrue(v))
 			case "enable-chunked-prefill":
 				chunkStated, chunkOn = true, isTrue(v)
 			case "disable-async-output-proc":

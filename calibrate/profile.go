@@ -74,8 +74,8 @@ type Group struct {
 	Engine string `json:"engine"` // e.g. "dynamo-0.3.0", "vllm-0.9.0.1"
 	// Assumed is set when the source stated no GPU or model: the fit then
 	// used the catalog pair that explains the data best, and GPU / Model stay empty.
-	Assumed  *Assumption `json:"assumed,omitempty"`
-	Settings Settings    `json:"settings"`
+	Assumed  *Assumption     `json:"assumed,omitempty"`
+	Settings engine.Settings `json:"settings"`
 	// RouterChoice is set when the records did not state how requests were
 	// spread over several replicas: Settings.Router is then the router
 	// whose fit explained the records better (router.go), with both scores.
@@ -125,72 +125,6 @@ type Entry struct {
 	GraphSizes []int `json:"graph_sizes,omitempty"`
 	// Records are the ids of the records with a pool of this shape and role.
 	Records []string `json:"records"`
-}
-
-// Settings are the engine settings a group's benchmarks ran with, as the
-// profile stores them. Zero values mean vLLM's defaults (blockSize,
-// maxNumSeqs, budget). It is engine.Settings (what an engine version runs
-// by default; defaultSettings is the one copy from it) plus what a
-// deployment adds: routers, placement, stated KV cache, eager decode. It
-// does not embed engine.Settings: the profile's field order interleaves
-// the two, PrefixCaching is tri-state here ("" is the version's default),
-// and Rule is provenance the profile does not keep.
-type Settings struct {
-	BlockSize            int     `json:"block_size,omitempty"`
-	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
-	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
-	MaxModelLen          int     `json:"max_model_len,omitempty"`
-	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
-	// KVCacheDtype is the engine's --kv-cache-dtype as its records state it
-	// ("fp8", …); "" or "auto" keeps the checkpoint's own.
-	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
-	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
-	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
-	// prints); 0 means what GPUMemoryUtilization leaves (model.WorkerMemory).
-	// A fitted group keeps none (applyRecord): it reaches a deployment
-	// through Target.Settings or Target.Record.
-	KVCacheGiB   float64 `json:"kv_cache_gib,omitempty"`
-	PrefillEager bool    `json:"prefill_eager,omitempty"`
-	DecodeEager  bool    `json:"decode_eager,omitempty"`
-	// GraphMax is the largest CUDA-graph capture batch (decode and aggregated workers).
-	GraphMax      int    `json:"cuda_graph_max,omitempty"`
-	Router        string `json:"router,omitempty"`
-	PrefillRouter string `json:"prefill_router,omitempty"`
-	// DelayedOutput: the engine streams a step's tokens as the next step
-	// ends (vLLM V0's async output processing; see engine.Settings).
-	DelayedOutput bool `json:"delayed_output,omitempty"`
-	// AsyncScheduling is set when the records state vLLM's
-	// --async-scheduling (an opt-in from 0.10 to 0.13): the engine's CPU
-	// overheads are then priced as async V1 (engine.OverheadWith).
-	AsyncScheduling bool `json:"async_scheduling,omitempty"`
-	// Nodes is how many servers each worker's GPUs span, as the records
-	// state their placement ("placement": "2 nodes"); 0 or 1 is one
-	// server. Beyond one, the worker's all-reduces and pipeline hand-offs
-	// are priced on the node network (model.GPU.AcrossNodes).
-	Nodes int `json:"nodes,omitempty"`
-	// PrefillFirst: the engine runs new prompts in steps of their own while
-	// the decodes wait (SGLang; engine.Settings).
-	PrefillFirst bool `json:"prefill_first,omitempty"`
-	// ReserveOutput: the engine admits a prompt only while its KV cache can
-	// hold every admitted request to its last token (TensorRT-LLM;
-	// engine.Settings).
-	ReserveOutput bool `json:"reserve_output,omitempty"`
-	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
-	// beside the weights; 0 is vLLM's profiling rule (model.MemoryOptions).
-	ReserveGB float64 `json:"reserve_gb,omitempty"`
-	// DPAttention is the data-parallel attention degree (SGLang's
-	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
-	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
-	DPAttention int `json:"dp_attention,omitempty"`
-	// WindowPool is the engine's own sliding-window pool, its token slots
-	// per full-attention slot (SGLang's --swa-full-tokens-ratio; 0 is
-	// vLLM's one block pool): engine.Settings.WindowPool.
-	WindowPool float64 `json:"window_pool,omitempty"`
-	// PrefixCaching is PrefixOn or PrefixOff as the engine caches prompts'
-	// prefixes (--enable-prefix-caching, --no-enable-prefix-caching;
-	// SGLang's --disable-radix-cache); "" is the engine version's default
-	// (engine.Settings.PrefixCaching).
-	PrefixCaching string `json:"prefix_caching,omitempty"`
 }
 
 // TransferFit is the KV-transfer price with its uncertainty.

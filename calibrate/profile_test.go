@@ -154,7 +154,7 @@ func TestConfigureDPAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, err := model.WorkerMemory(g, m.WithAttentionDP(dp), model.Pool{Count: 1, TP: 8}, s.memoryOptions())
+		mem, err := model.WorkerMemory(g, m.WithAttentionDP(dp), model.Pool{Count: 1, TP: 8}, memoryOptions(s))
 		if err != nil || d.Config.Replicas.KVCapacity != mem.KVTokens || d.LLM.AttentionDP != dp {
 			t.Errorf("dp %d: KV capacity %d, model's DP %d; want %d tokens (%v) and DP %d", dp, d.Config.Replicas.KVCapacity, d.LLM.AttentionDP, mem.KVTokens, err, dp)
 		}
@@ -173,15 +173,15 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
 	for _, tt := range []struct {
 		topology string
-		record   *Settings
+		record   *engine.Settings
 		want     int
-	}{{"1xTP8", nil, 8}, {"1xTP8", &Settings{}, 0}, {"1xTP8", &Settings{DPAttention: 8}, 8}} {
+	}{{"1xTP8", nil, 8}, {"1xTP8", &engine.Settings{}, 0}, {"1xTP8", &engine.Settings{DPAttention: 8}, 8}} {
 		topo := mustTopo(t, tt.topology)
 		d, err := p.Configure(Target{GPU: mustGPU(t, g.Name), LLM: mustLLM(t, m.Name), Engine: engine.Parse("sglang-0.4.3.post2"), Topology: topo, Record: tt.record})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, d.Settings.memoryOptions())
+		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, memoryOptions(d.Settings))
 		if d.LLM.AttentionDP != tt.want || d.Config.Replicas.KVCapacity != mem.KVTokens {
 			t.Errorf("record %+v: DP %d, KV %d; want DP %d, KV %d", tt.record, d.LLM.AttentionDP, d.Config.Replicas.KVCapacity, tt.want, mem.KVTokens)
 		}

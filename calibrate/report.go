@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/internal/parallel"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
@@ -206,7 +207,7 @@ func failedFold(key groupKey, test []*point, kind string, err error) SeriesRepor
 
 // derivedRole gives a role without data the coefficients of the closest
 // fitted role, as Configure's nearestEntry does.
-func derivedRole(p params, role string, s Settings) model.Coeffs {
+func derivedRole(p params, role string, s engine.Settings) model.Coeffs {
 	for _, r := range map[string][]string{
 		RolePrefill:    {RoleAggregated},
 		RoleDecode:     {RoleAggregated},

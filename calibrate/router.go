@@ -35,7 +35,7 @@ var routerTails = []struct {
 // routerCandidates are the routers a group is fitted with: the stated one
 // (settings.Router), or, when the records leave it open, round-robin (the
 // simulator's default, tried first so that it wins a tie) and random.
-func routerCandidates(engine string, settings Settings, pts []*point) []string {
+func routerCandidates(engine string, settings engine.Settings, pts []*point) []string {
 	if !routerOpen(engine, pts) {
 		return []string{settings.Router}
 	}

@@ -44,7 +44,7 @@ func TestRouterOpen(t *testing.T) {
 		if tt.open {
 			want = 2
 		}
-		if got := routerCandidates(tt.engine, Settings{Router: "least-outstanding"}, tt.pts); len(got) != want {
+		if got := routerCandidates(tt.engine, engine.Settings{Router: "least-outstanding"}, tt.pts); len(got) != want {
 			t.Errorf("%s: candidates %v, want %d", tt.name, got, want)
 		}
 	}

@@ -162,16 +162,16 @@ func TestKeyBytesUnambiguous(t *testing.T) {
 	}
 }
 
-// Settings.graphSizes remembers engine.GraphSizes per capture size: the
+// engine.Settings.CUDAGraphs remembers engine.GraphSizes per capture size: the
 // same list for each, and none for an eager role.
 func TestGraphSizesMemoised(t *testing.T) {
 	for range 2 {
 		for _, top := range []int{64, 128, 512} {
-			s := Settings{GraphMax: top, PrefillEager: true}
-			if got, want := s.graphSizes(RoleDecode), engine.GraphSizes(top); !reflect.DeepEqual(got, want) {
+			s := engine.Settings{GraphMax: top, PrefillEager: true}
+			if got, want := s.CUDAGraphs(false), engine.GraphSizes(top); !reflect.DeepEqual(got, want) {
 				t.Errorf("graph max %d: %v, want %v", top, got, want)
 			}
-			if got := s.graphSizes(RolePrefill); got != nil {
+			if got := s.CUDAGraphs(true); got != nil {
 				t.Errorf("eager prefill: %v, want none", got)
 			}
 		}

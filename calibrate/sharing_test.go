@@ -3,6 +3,7 @@ package calibrate
 import (
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/results"
 )
@@ -30,7 +31,7 @@ func TestFitPointsCarrySharing(t *testing.T) {
 	for _, tt := range []struct {
 		settings map[string]string
 		want     string
-	}{{nil, PrefixOn}, {map[string]string{"no-enable-prefix-caching": "true"}, PrefixOff}, {map[string]string{"enable_prefix_caching": "false"}, PrefixOff}} {
+	}{{nil, engine.PrefixOn}, {map[string]string{"no-enable-prefix-caching": "true"}, engine.PrefixOff}, {map[string]string{"enable_prefix_caching": "false"}, engine.PrefixOff}} {
 		rec.System.Settings = tt.settings
 		p := &point{rec: &rec, topo: topo}
 		if got := settingsFrom("vllm-0.10.1", []*point{p}).PrefixCaching; got != tt.want {
@@ -38,10 +39,10 @@ func TestFitPointsCarrySharing(t *testing.T) {
 		}
 	}
 	bare := []*point{{rec: &results.Record{System: results.System{GPU: "H20", Model: "Qwen/Qwen3-32B"}}, topo: topo}}
-	if got := settingsFrom("vllm-0.6.3", bare).PrefixCaching; got != PrefixOff {
+	if got := settingsFrom("vllm-0.6.3", bare).PrefixCaching; got != engine.PrefixOff {
 		t.Errorf("vLLM V0: prefix caching %q, want off", got)
 	}
-	if got := settingsFrom("vllm", bare).PrefixCaching; got != PrefixOn {
+	if got := settingsFrom("vllm", bare).PrefixCaching; got != engine.PrefixOn {
 		t.Errorf("vLLM without a version (an inference-perf config's): prefix caching %q, want on", got)
 	}
 }

@@ -3,44 +3,14 @@ package calibrate
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 )
 
-// state sets the settings st states over s. A stated memory utilization
-// sizes the KV cache in place of a KV cache a record stated.
-func (s *Settings) state(st engine.Stated) {
-	if st.MaxNumBatchedTokens > 0 {
-		s.MaxNumBatchedTokens = st.MaxNumBatchedTokens
-	}
-	if st.MaxNumSeqs > 0 {
-		s.MaxNumSeqs = st.MaxNumSeqs
-	}
-	if st.MaxModelLen > 0 {
-		s.MaxModelLen = st.MaxModelLen
-	}
-	if st.GPUMemoryUtilization > 0 {
-		s.GPUMemoryUtilization, s.KVCacheGiB = st.GPUMemoryUtilization, 0
-	}
-	if st.BlockSize > 0 {
-		s.BlockSize = st.BlockSize
-	}
-	if st.PrefixCaching != nil {
-		s.PrefixCaching = prefixSetting(*st.PrefixCaching)
-	}
-	if st.EnforceEager != nil {
-		s.PrefillEager, s.DecodeEager = *st.EnforceEager, *st.EnforceEager
-	}
-	if st.KVCacheDtype != "" {
-		s.KVCacheDtype = strings.ToLower(st.KVCacheDtype)
-	}
-}
-
 // withKVCache is m with the KV cache's element size s.KVCacheDtype
 // states: the cache's capacity and the bytes each decode step reads.
-func (s Settings) withKVCache(m model.LLM) model.LLM {
+func withKVCache(s engine.Settings, m model.LLM) model.LLM {
 	if b := engine.KVCacheBytes(s.KVCacheDtype); b > 0 {
 		m.KVCacheBytes = b
 	}
@@ -51,11 +21,11 @@ func (s Settings) withKVCache(m model.LLM) model.LLM {
 // the settings they meet: a token budget below the sequence cap, or, for
 // workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
 // below the max-model-len.
-func checkStated(s Settings, st engine.Stated, e engine.ID, disaggregated bool, maxContext int) error {
+func checkStated(s engine.Settings, st engine.Stated, e engine.ID, disaggregated bool, maxContext int) error {
 	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
 		return nil
 	}
-	budget, seqs := s.budget(), s.maxNumSeqs()
+	budget, seqs := s.Budget(), s.SeqCap()
 	if budget < seqs {
 		return fmt.Errorf("--%s %d must be at least --%s %d, as vLLM requires", engine.FlagMaxNumBatchedTokens, budget, engine.FlagMaxNumSeqs, seqs)
 	}
@@ -77,12 +47,12 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 	yes := func(b bool) string { return fmt.Sprint(b) }
 	dtype := cmp.Or(d.Settings.KVCacheDtype, "auto")
 	rows := []struct{ name, value, def string }{
-		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(s.budget()), engine.FormatInt(def.MaxNumBatchedTokens)},
-		{engine.FlagMaxNumSeqs, engine.FormatInt(s.maxNumSeqs()), engine.FormatInt(def.MaxNumSeqs)},
+		{engine.FlagMaxNumBatchedTokens, engine.FormatInt(s.Budget()), engine.FormatInt(def.MaxNumBatchedTokens)},
+		{engine.FlagMaxNumSeqs, engine.FormatInt(s.SeqCap()), engine.FormatInt(def.MaxNumSeqs)},
 		{engine.FlagMaxModelLen, engine.FormatInt(d.MaxModelLen), engine.FormatInt(cmp.Or(def.MaxModelLen, d.LLM.MaxContext))},
 		{engine.FlagGPUMemoryUtilization, util(s.GPUMemoryUtilization), util(def.GPUMemoryUtilization)},
-		{engine.FlagBlockSize, engine.FormatInt(s.blockSize()), engine.FormatInt(def.BlockSize)},
-		{engine.FlagPrefixCaching, yes(s.PrefixCaching == PrefixOn), yes(def.PrefixCaching)},
+		{engine.FlagBlockSize, engine.FormatInt(s.Block()), engine.FormatInt(def.BlockSize)},
+		{engine.FlagPrefixCaching, yes(s.PrefixCaching == engine.PrefixOn), yes(def.PrefixCaching == engine.PrefixOn)},
 		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
 		{engine.FlagKVCacheDtype, dtype, "auto"},
 	}

@@ -91,7 +91,7 @@ type Override struct {
 //     model, else the newest calibrated version of its family, else the
 //     profile's default engine for the topology (the notes say which);
 //   - where its workers ran (placement), how it sized their KV cache and
-//     its batch limits (Settings.applyRecord), unless o asks for another
+//     its batch limits (applyRecord), unless o asks for another
 //     topology (or, for those settings, another GPU or model).
 func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string, error) {
 	var notes []string

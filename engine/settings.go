@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Device is what an engine's defaults read of the GPU: its catalog name
@@ -39,56 +42,153 @@ func GraphSizes(max int) []int {
 	return sizes
 }
 
-// Settings are the engine settings a deployment runs with when its
-// command line does not set them, as the engine itself computes them.
+// Settings are the engine settings one deployment runs with: what the
+// engine computes when its command line says nothing (Defaults), what a
+// benchmark stated, or what a user states (Stated), plus where its
+// workers sit and how requests reach them. A calibration profile stores
+// them per group in this layout. A zero limit or share is vLLM's default
+// (Block, SeqCap, Budget, CUDAGraphs; GPUMemoryUtilization 0.9).
 type Settings struct {
-	BlockSize           int  // KV block size in tokens (--block-size)
-	MaxNumSeqs          int  // --max-num-seqs
-	MaxNumBatchedTokens int  // --max-num-batched-tokens: the per-step token budget
-	GraphMax            int  // largest CUDA-graph capture batch; 0 when the engine runs eager
-	PrefillEager        bool // prefill workers run without CUDA graphs (disaggregated recipes)
-	MaxModelLen         int  // --max-model-len; 0 means the model's own context length
+	BlockSize            int     `json:"block_size,omitempty"`             // KV block size in tokens (--block-size)
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"` // --max-num-batched-tokens: the per-step token budget
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`           // --max-num-seqs
+	MaxModelLen          int     `json:"max_model_len,omitempty"`          // --max-model-len; 0 is the model's own context length
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"` // --gpu-memory-utilization (SGLang's --mem-fraction-static)
+	// KVCacheDtype is --kv-cache-dtype ("fp8", …); "" or "auto" keeps the
+	// checkpoint's own.
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
+	// KVCacheGiB is a KV cache per GPU a record states (vLLM's
+	// --kv-cache-memory-bytes, or the "Available KV cache memory" its log
+	// prints); 0 means what GPUMemoryUtilization leaves. A calibrated group
+	// keeps none: it holds for the one record's worker shape.
+	KVCacheGiB float64 `json:"kv_cache_gib,omitempty"`
+	// PrefillEager and DecodeEager: the prefill (disaggregated) or the
+	// decode and aggregated workers run without CUDA graphs.
+	PrefillEager bool `json:"prefill_eager,omitempty"`
+	DecodeEager  bool `json:"decode_eager,omitempty"`
+	// GraphMax is the largest CUDA-graph capture batch.
+	GraphMax int `json:"cuda_graph_max,omitempty"`
+	// Router and PrefillRouter are the balancers in front of the replicas
+	// or decode workers and of the prefill workers (sim.Routing's names).
+	Router        string `json:"router,omitempty"`
+	PrefillRouter string `json:"prefill_router,omitempty"`
 	// DelayedOutput: vLLM V0's asynchronous output processor (v0.6 on, on
 	// by default): a step's tokens are detokenized and streamed while the
 	// next step runs, so clients see each token a step late
 	// (vllm/engine/llm_engine.py, use_async_output_proc). V1 streams a
 	// step's outputs when it ends.
-	DelayedOutput bool
-	// GPUMemoryUtilization is the share of device memory the engine takes
-	// for weights and KV cache (vLLM's --gpu-memory-utilization, SGLang's
-	// --mem-fraction-static); 0 means vLLM's 0.9 (MemoryOptions).
-	GPUMemoryUtilization float64
+	DelayedOutput bool `json:"delayed_output,omitempty"`
+	// AsyncScheduling: vLLM's --async-scheduling (an opt-in from 0.10 to
+	// 0.13): CPU overheads priced as async V1 (OverheadWith).
+	AsyncScheduling bool `json:"async_scheduling,omitempty"`
+	// Nodes is how many servers each worker's GPUs span; 0 or 1 is one.
+	Nodes int `json:"nodes,omitempty"`
 	// PrefillFirst: new prompts run in steps of their own, ahead of the
 	// running decodes, which wait meanwhile (SGLang, whose
 	// --enable-mixed-chunk is off by default). vLLM and TensorRT-LLM mix
 	// them into the decodes' steps.
-	PrefillFirst bool
+	PrefillFirst bool `json:"prefill_first,omitempty"`
 	// ReserveOutput: a prompt is admitted only while the KV cache can hold
 	// every admitted request to its last token (TensorRT-LLM's default
 	// GUARANTEED_NO_EVICT capacity scheduler); vLLM admits on the prompt
-	// and preempts when the cache runs out. SGLang reserves a decaying
-	// share (from 0.7) of the running requests' remaining outputs, which
-	// is not modelled: it is simulated as vLLM admits.
-	ReserveOutput bool
+	// and preempts when the cache runs out. SGLang's decaying reserve is
+	// not modelled: it is simulated as vLLM admits.
+	ReserveOutput bool `json:"reserve_output,omitempty"`
 	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
 	// beyond the weights; 0 is vLLM's rule, the peak of its profiling run
 	// (model.ProfilePeakBytes).
-	ReserveGB float64
+	ReserveGB float64 `json:"reserve_gb,omitempty"`
+	// DPAttention is the data-parallel attention degree (SGLang's
+	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
+	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
+	DPAttention int `json:"dp_attention,omitempty"`
 	// WindowPool is, for a model with sliding-window layers, the token
 	// slots an engine sizes for them in a pool of their own per slot of
 	// the full-attention cache (SGLang's --swa-full-tokens-ratio, 0.8 by
-	// default): the memory is split between the two pools. 0 is vLLM V1's
-	// hybrid KV cache manager, one block pool from which each running
-	// request also takes the blocks over its last window
-	// (sim.PoolConfig.WindowTokens).
-	WindowPool float64
-	// PrefixCaching: the engine caches prompts' KV blocks for later
-	// requests that share their prefix (vLLM V1's automatic prefix caching,
-	// on by default from V1; SGLang's radix cache; TensorRT-LLM's KV block
-	// reuse, enable_block_reuse). vLLM V0 has it off by default.
-	PrefixCaching bool
-	// Rule names the engine's rule the values come from, for provenance.
-	Rule string
+	// default). 0 is vLLM V1's hybrid KV cache manager, one block pool
+	// from which each running request also takes the blocks over its last
+	// window (sim.PoolConfig.WindowTokens).
+	WindowPool float64 `json:"window_pool,omitempty"`
+	// PrefixCaching is PrefixOn or PrefixOff: the engine caches prompts'
+	// KV blocks for later requests that share their prefix (vLLM V1's
+	// automatic prefix caching, on by default from V1, off in V0; SGLang's
+	// radix cache; TensorRT-LLM's enable_block_reuse). "" is the version's
+	// default.
+	PrefixCaching string `json:"prefix_caching,omitempty"`
+	// Rule names the engine's rule the defaults come from, for provenance.
+	Rule string `json:"-"`
+}
+
+// Settings.PrefixCaching's values.
+const (
+	PrefixOn  = "on"
+	PrefixOff = "off"
+)
+
+// PrefixSetting is PrefixOn or PrefixOff.
+func PrefixSetting(on bool) string {
+	if on {
+		return PrefixOn
+	}
+	return PrefixOff
+}
+
+// Block, SeqCap and Budget are the KV block size, sequence cap and token
+// budget a worker runs with: a zero setting is vLLM's default, the one
+// place that rule is applied. The settings keep the zero because a KV
+// cache's sizing reads an unstated budget as vLLM's profiling run does
+// (VLLMV1SmallBudget), not as its scheduler's 8192.
+func (s Settings) Block() int  { return cmp.Or(s.BlockSize, VLLMBlockSize) }
+func (s Settings) SeqCap() int { return cmp.Or(s.MaxNumSeqs, VLLMMaxNumSeqs) }
+func (s Settings) Budget() int { return cmp.Or(s.MaxNumBatchedTokens, VLLMMaxBatchedTokens) }
+
+// CUDAGraphs are the CUDA-graph capture sizes the prefill (prefill true)
+// or the other workers run with; nil when they run eager. The list is
+// shared: not to be modified.
+func (s Settings) CUDAGraphs(prefill bool) []int {
+	if (prefill && s.PrefillEager) || (!prefill && s.DecodeEager) {
+		return nil
+	}
+	top := cmp.Or(s.GraphMax, VLLMGraphMax)
+	if g, ok := graphSizesOf.Load(top); ok {
+		return g.([]int)
+	}
+	g := slices.Clip(GraphSizes(top))
+	graphSizesOf.Store(top, g)
+	return g
+}
+
+// graphSizesOf memoises GraphSizes (max → sizes): every worker a fit
+// prices asked for the list anew, 6% of a cross-validation's CPU.
+var graphSizesOf sync.Map
+
+// Apply sets the settings st states over s. A stated memory utilization
+// sizes the KV cache in place of a KV cache a record stated.
+func (s *Settings) Apply(st Stated) {
+	if st.MaxNumBatchedTokens > 0 {
+		s.MaxNumBatchedTokens = st.MaxNumBatchedTokens
+	}
+	if st.MaxNumSeqs > 0 {
+		s.MaxNumSeqs = st.MaxNumSeqs
+	}
+	if st.MaxModelLen > 0 {
+		s.MaxModelLen = st.MaxModelLen
+	}
+	if st.GPUMemoryUtilization > 0 {
+		s.GPUMemoryUtilization, s.KVCacheGiB = st.GPUMemoryUtilization, 0
+	}
+	if st.BlockSize > 0 {
+		s.BlockSize = st.BlockSize
+	}
+	if st.PrefixCaching != nil {
+		s.PrefixCaching = PrefixSetting(*st.PrefixCaching)
+	}
+	if st.EnforceEager != nil {
+		s.PrefillEager, s.DecodeEager = *st.EnforceEager, *st.EnforceEager
+	}
+	if st.KVCacheDtype != "" {
+		s.KVCacheDtype = strings.ToLower(st.KVCacheDtype)
+	}
 }
 
 // fixedReserveGB is what SGLang's and TensorRT-LLM's rows keep out of the
@@ -169,7 +269,7 @@ var defaultsTable = []defaultsRule{
 // their prompts share prefixes read it, and the harnesses that state that
 // (inference-perf, vllm bench's prefix_repetition) postdate V1's default.
 func vllmUnknown(Device, int) Settings {
-	return Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMMaxBatchedTokens, GraphMax: VLLMGraphMax, PrefixCaching: true,
+	return Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMMaxBatchedTokens, GraphMax: VLLMGraphMax, PrefixCaching: PrefixOn,
 		Rule: "vLLM, version not stated: 256 sequences, 8192-token budget"}
 }
 
@@ -202,7 +302,7 @@ func V0Scheduling(maxModelLen, budget int, chunkStated, chunkOn bool) (chunked b
 
 func vllmV0(_ Device, maxModelLen int) Settings {
 	chunked, budget := V0Scheduling(maxModelLen, 0, false, false)
-	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: budget, GraphMax: VLLMGraphMax, PrefillFirst: !chunked,
+	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: budget, GraphMax: VLLMGraphMax, PrefillFirst: !chunked, PrefixCaching: PrefixOff,
 		Rule: "vLLM V0 defaults: budget max(max-model-len, 2048), no chunked prefill, prefills first"}
 	if chunked {
 		d.Rule = "vLLM V0 defaults: chunked prefill above 32K max-model-len, 2048-token budget (vllm#10544)"
@@ -211,7 +311,7 @@ func vllmV0(_ Device, maxModelLen int) Settings {
 }
 
 func vllmV1(large bool, rule string) Settings {
-	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMV1SmallBudget, GraphMax: VLLMGraphMax, PrefixCaching: true, Rule: rule}
+	d := Settings{BlockSize: VLLMBlockSize, MaxNumSeqs: VLLMMaxNumSeqs, MaxNumBatchedTokens: VLLMV1SmallBudget, GraphMax: VLLMGraphMax, PrefixCaching: PrefixOn, Rule: rule}
 	if large {
 		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
 	}
@@ -230,7 +330,7 @@ const sglangWindowPool = 0.8
 // page size 1, and its scheduler's prefill-first policy.
 func sglang04(g Device, _ int) Settings {
 	mib := g.MemoryBytes / (1 << 20)
-	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
+	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 8192, GraphMax: 160, GPUMemoryUtilization: 0.88, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: PrefixOn,
 		Rule: "SGLang 0.4 defaults: chunked prefill 8192 (2048 below 25,000 MiB), mem-fraction-static 0.88, page size 1, prefill first"}
 	if mib < 25000 {
 		d.MaxNumBatchedTokens, d.GraphMax = 2048, 8
@@ -252,7 +352,7 @@ func sglang04(g Device, _ int) Settings {
 // prefill first.
 func sglang05(g Device, _ int) Settings {
 	mib := g.MemoryBytes / (1 << 20)
-	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: true,
+	d := Settings{BlockSize: 1, MaxNumSeqs: sglangMaxRunning, MaxNumBatchedTokens: 16384, GraphMax: 512, PrefillFirst: true, ReserveGB: fixedReserveGB, WindowPool: sglangWindowPool, PrefixCaching: PrefixOn,
 		Rule: "SGLang 0.5 defaults by device memory: chunked prefill, CUDA graphs and mem-fraction-static from its memory bands, page size 1, prefill first"}
 	switch {
 	case mib < 20*1024:
@@ -281,12 +381,12 @@ const sglangMaxRunning = 4096
 // trtllmDefaults: the block size and CUDA-graph sizes were not read in
 // TensorRT-LLM's source; vLLM's are assumed.
 func trtllmDefaults(Device, int) Settings {
-	return Settings{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB, PrefixCaching: true,
+	return Settings{BlockSize: 16, MaxNumSeqs: 2048, MaxNumBatchedTokens: 8192, GraphMax: VLLMGraphMax, ReserveOutput: true, ReserveGB: fixedReserveGB, PrefixCaching: PrefixOn,
 		Rule: "TensorRT-LLM PyTorch backend defaults: max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT"}
 }
 
 func dynamoRecipe(Device, int) Settings {
-	return Settings{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096,
+	return Settings{BlockSize: 128, MaxNumSeqs: 256, MaxNumBatchedTokens: 4096, GraphMax: 128, PrefillEager: true, MaxModelLen: 4096, PrefixCaching: PrefixOff,
 		Rule: "Dynamo 0.3 disaggregated recipe (block 128, 4096-token budget, eager prefill)"}
 }
 

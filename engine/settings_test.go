@@ -171,3 +171,18 @@ func TestPrefillBudgetCoversContext(t *testing.T) {
 		}
 	}
 }
+
+// Apply sets what a user states over the settings and keeps the rest; a
+// stated memory share replaces a KV cache a record stated.
+func TestSettingsApply(t *testing.T) {
+	on, eager := false, true
+	s := engine.Settings{BlockSize: 16, MaxNumSeqs: 256, KVCacheGiB: 20, PrefixCaching: engine.PrefixOn, Router: "random"}
+	s.Apply(engine.Stated{MaxNumSeqs: 64, GPUMemoryUtilization: 0.8, PrefixCaching: &on, EnforceEager: &eager, KVCacheDtype: "FP8"})
+	want := engine.Settings{BlockSize: 16, MaxNumSeqs: 64, GPUMemoryUtilization: 0.8, PrefixCaching: engine.PrefixOff, PrefillEager: true, DecodeEager: true, KVCacheDtype: "fp8", Router: "random"}
+	if s != want {
+		t.Errorf("got %+v\nwant %+v", s, want)
+	}
+	if z := (engine.Settings{}); z.Block() != engine.VLLMBlockSize || z.SeqCap() != engine.VLLMMaxNumSeqs || z.Budget() != engine.VLLMMaxBatchedTokens || len(z.CUDAGraphs(false)) != len(engine.GraphSizes(engine.VLLMGraphMax)) {
+		t.Errorf("zero settings: block %d, seqs %d, budget %d: want vLLM's defaults", z.Block(), z.SeqCap(), z.Budget())
+	}
+}
