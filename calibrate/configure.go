@@ -58,6 +58,12 @@ type Target struct {
 	// source group's, the record's or the engine's defaults (the defaults
 	// then computed at the stated max-model-len).
 	Stated engine.Stated
+	// KVLink, when set, names the link a disaggregated deployment's KV
+	// transfers cross (an interconnect catalog name: the GPU's own link,
+	// RDMA400, RDMA200 or Ethernet), in place of the one its size implies
+	// (model.GPU.KVTransferPath); it prices the transfer, and the frontend
+	// with it, even of the calibrated deployment.
+	KVLink string
 	// Frontend, when set, is the per-request latency outside the engine
 	// in seconds (API server, network and client) that the deployment's
 	// clients see, stated in place of the calibrated or carried one: a
@@ -66,7 +72,7 @@ type Target struct {
 	// fifteenth pass). It has no band. The API server's serial work stays
 	// the source group's, never more than the stated latency. Aggregated
 	// deployments only (StatedFrontend): a disaggregated deployment's
-	// frontend is priced inside its fitted prefill and KV-transfer costs.
+	// frontend is priced with its KV transfer.
 	Frontend *float64
 }
 
@@ -78,7 +84,7 @@ func StatedFrontend(latency float64, topo model.Topology) error {
 	case !(latency >= 0 && latency <= MaxStatedFrontend):
 		return fmt.Errorf("calibrate: %w %w: 0 to %g s, got %v", ErrStatedFrontend, ErrFrontendRange, MaxStatedFrontend, latency)
 	case topo.Disaggregated():
-		return fmt.Errorf("calibrate: %w applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs", ErrStatedFrontend)
+		return fmt.Errorf("calibrate: %w applies to aggregated deployments: a disaggregated deployment's frontend is priced with its KV transfer (its own fitted costs, or the engine's prior)", ErrStatedFrontend)
 	}
 	return nil
 }
@@ -171,6 +177,7 @@ type Deployment struct {
 	// pathBand is the band's factor on a KV transfer priced from its path
 	// (priorTransfer); 0 when the transfer is a fitted deployment's own.
 	pathBand float64
+	kvLink   string // Target.KVLink
 	// Stated are the settings the target stated (Target.Stated); Flags
 	// what the engine ran with, named as vLLM's flags, each with where it
 	// came from; DefaultsRule the engine rule the defaults follow.
@@ -345,12 +352,19 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	// A fitted transfer is that deployment's own (its network, connector
 	// and what its fit could not tell from its prefill): another GPU,
 	// model or engine prices its own path.
-	transfer := priorTransfer(gpu, llm, t.Topology)
-	if own && src.Transfer.Source != "" {
+	path, err := kvPath(gpu, t.KVLink, t.Topology)
+	if err != nil {
+		return Deployment{}, err
+	}
+	transfer := priorTransfer(path, llm, t.Topology)
+	// A stated link prices the transfer even of the calibrated deployment,
+	// and then its frontend too: its fit priced the two together.
+	ownTransfer := own && t.KVLink == ""
+	if ownTransfer && src.Transfer.Source != "" {
 		// As its fit simulated every point of it, whatever the prefill TP.
 		transfer = src.Transfer
 	}
-	d := Deployment{GPU: gpu, LLM: llm, Engine: id, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology}
+	d := Deployment{GPU: gpu, LLM: llm, Engine: id, MaxModelLen: settings.MaxModelLen, Settings: settings, Topology: t.Topology, kvLink: t.KVLink}
 	switch {
 	case t.Router != "":
 		d.RouterAsked, d.RouterFrom = true, "asked for (the load balancer the deployment runs behind)"
@@ -365,7 +379,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	frontend, service := 0.0, 0.0
 	switch {
-	case own && t.Topology.Disaggregated():
+	case ownTransfer && t.Topology.Disaggregated():
 		// Its fitted prefill and KV transfer carry it (no frontend is fitted
 		// apart from them).
 	case own && src.Frontend != nil:
@@ -428,8 +442,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		f := math.Exp(t.Band * sig)
 		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
-		d.TransferFrom = transferNote(tr, gpu, llm, t.Topology, own)
-		if tr.Source == SourcePrior && !own {
+		d.TransferFrom = transferNote(tr, path, llm, t.Topology, ownTransfer)
+		if tr.Source == SourcePrior && !ownTransfer {
 			d.pathBand = f // Scaled prices another count's path
 		}
 	}
@@ -895,26 +909,44 @@ func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) engine.Setting
 	return s
 }
 
-// priorTransfer prices a KV transfer of a deployment of topo on gpu that
-// no fit measured: the connector's fixed cost and each prefill GPU's
-// share of the prompt's KV over the path it crosses (model.KVTransferPath).
-func priorTransfer(gpu model.GPU, m model.LLM, topo model.Topology) TransferFit {
-	path := gpu.KVTransferPath(topo.GPUs())
+// kvPath is the path a deployment of topo on gpu moves its KV over: the
+// link stated (Target.KVLink), else the one its size implies
+// (model.GPU.KVTransferPath).
+func kvPath(gpu model.GPU, link string, topo model.Topology) (model.KVPath, error) {
+	switch {
+	case link == "":
+		return gpu.KVTransferPath(topo.GPUs()), nil
+	case !topo.Disaggregated():
+		return model.KVPath{}, fmt.Errorf("calibrate: %w: an aggregated deployment moves no KV", ErrKVLink)
+	}
+	p, err := gpu.KVTransferPathOver(link)
+	if err != nil {
+		return model.KVPath{}, fmt.Errorf("calibrate: %w: %w", ErrKVLink, err)
+	}
+	return p, nil
+}
+
+// ErrKVLink is what a Target.KVLink that cannot be priced wraps.
+var ErrKVLink = errors.New("a stated KV link")
+
+// priorTransfer prices a KV transfer no fit measured: the connector's
+// fixed cost and each prefill GPU's share of the prompt's KV over path.
+func priorTransfer(path model.KVPath, m model.LLM, topo model.Topology) TransferFit {
 	return TransferFit{LatencyS: path.LatencyS, PerTokenS: path.PerTokenS(m, topo.Prefill.TP), Source: SourcePrior, RelSigma: sigmaPrior}
 }
 
 // transferNote is Deployment.TransferFrom: a 4,096-token prompt's
 // transfer, its parts and their source.
-func transferNote(tr TransferFit, gpu model.GPU, llm model.LLM, topo model.Topology, own bool) string {
+func transferNote(tr TransferFit, path model.KVPath, llm model.LLM, topo model.Topology, own bool) string {
 	const n = 4096
 	total := 1000 * (tr.LatencyS + n*tr.PerTokenS)
 	if own {
 		return fmt.Sprintf("%.1f ms for a %d-token prompt (%.2f ms + %.2f µs a token): the calibrated deployment's own (%s, ±%.0f%%)",
 			total, n, 1000*tr.LatencyS, 1e6*tr.PerTokenS, tr.Source, 100*tr.RelSigma)
 	}
-	path := gpu.KVTransferPath(topo.GPUs())
+	tp := max(topo.Prefill.TP, 1)
 	return fmt.Sprintf("%.1f ms for a %d-token prompt: %.1f ms connector set-up + %.0f MiB of KV a prefill GPU over %s (interconnect catalog; Mooncake's measured RDMA transfers), not another deployment's",
-		total, n, 1000*tr.LatencyS, llm.KVBytesPerToken(max(topo.Prefill.TP, 1), llm.KVElemBytes())/float64(max(topo.Prefill.TP, 1))*n/(1<<20), path)
+		total, n, 1000*tr.LatencyS, llm.KVBytesPerToken(tp, llm.KVElemBytes())/float64(tp)*n/(1<<20), path)
 }
 
 // frontendSpread is the weighted standard deviation of the log frontend

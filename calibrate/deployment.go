@@ -206,9 +206,11 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 		d.Config.Decode.Workers = workers(topo.Decode)
 		if d.pathBand > 0 {
 			// Another count may cross another path (model.KVTransferPath).
-			tr := priorTransfer(d.GPU, d.LLM, topo)
-			d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
-			d.TransferFrom = transferNote(tr, d.GPU, d.LLM, topo, false)
+			if path, err := kvPath(d.GPU, d.kvLink, topo); err == nil {
+				tr := priorTransfer(path, d.LLM, topo)
+				d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
+				d.TransferFrom = transferNote(tr, path, d.LLM, topo, false)
+			}
 		}
 	} else {
 		d.Config.Replicas.Workers = workers(topo.Replicas)

@@ -138,7 +138,7 @@ func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s engine.
 	}
 	for _, pt := range pts {
 		if pt.topo.Disaggregated() {
-			p.transfer = priorTransfer(gpu, llm, pt.topo)
+			p.transfer = priorTransfer(gpu.KVTransferPath(pt.topo.GPUs()), llm, pt.topo)
 			break
 		}
 	}

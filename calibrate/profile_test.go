@@ -872,7 +872,7 @@ func TestConfigureStatedFrontend(t *testing.T) {
 		{"2xTP1", -0.001, "calibrate: a stated frontend latency out of range: 0 to 60 s, got -0.001"},
 		{"2xTP1", math.NaN(), "calibrate: a stated frontend latency out of range: 0 to 60 s, got NaN"},
 		{"2xTP1", 61, "calibrate: a stated frontend latency out of range: 0 to 60 s, got 61"},
-		{"1P(TP1) 1D(TP1)", 0.003, "calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+		{"1P(TP1) 1D(TP1)", 0.003, "calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced with its KV transfer (its own fitted costs, or the engine's prior)"},
 	} {
 		_, err := p.Configure(Target{GPU: mustGPU(t, "L40S"), LLM: mustLLM(t, "Llama-3.1-8B-Instruct"), Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, tt.topology), Frontend: &tt.stated})
 		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrStatedFrontend) {

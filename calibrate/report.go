@@ -180,7 +180,7 @@ func crossValidateFold(ctx context.Context, key groupKey, pts []*point, kind, fo
 		}
 	}
 	if full.transfer && !gf.layout.transfer {
-		prm.transfer = priorTransfer(gf.env.gpu, gf.env.forPoint(test[0]).llm, test[0].topo)
+		prm.transfer = priorTransfer(gf.env.gpu.KVTransferPath(test[0].topo.GPUs()), gf.env.forPoint(test[0]).llm, test[0].topo)
 	}
 	res, err := residuals(ctx, gf.env, full, prm, test, opts, func(Progress) {}, name)
 	if err != nil {

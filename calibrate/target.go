@@ -79,6 +79,7 @@ type Override struct {
 	Router             string        // Target.Router: the load balancer, over what the records state
 	DPAttention        int           // Target.DPAttention: SGLang's attention groups per worker, over what the records state
 	Frontend           *float64      // Target.Frontend: the frontend latency, stated over the calibrated or carried one
+	KVLink             string        // Target.KVLink: the link KV transfers cross, over the one the deployment's size implies
 	Stated             engine.Stated // Target.Stated: engine settings stated over the record's
 }
 
@@ -134,7 +135,7 @@ func (p *Profile) RecordTarget(r *results.Record, o Override) (Target, []string,
 	if err != nil {
 		return Target{}, notes, err
 	}
-	t.Assumed, t.Router, t.DPAttention, t.Frontend, t.Stated = assumed, o.Router, o.DPAttention, o.Frontend, o.Stated
+	t.Assumed, t.Router, t.DPAttention, t.Frontend, t.Stated, t.KVLink = assumed, o.Router, o.DPAttention, o.Frontend, o.Stated, o.KVLink
 	if o.Topology.GPUs() == 0 {
 		t.Nodes = recordNodes(r) // where the record's workers ran, unless another topology is asked for
 		if o.GPU == "" && o.Model == "" {

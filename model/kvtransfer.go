@@ -1,6 +1,11 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/capsim/capsim/internal/optionerr"
+)
 
 // KV transfer between the prefill and decode workers of a disaggregated
 // deployment, priced from the link it crosses: each prefill GPU sends its
@@ -79,4 +84,28 @@ func (p KVPath) String() string {
 		per = "a server"
 	}
 	return fmt.Sprintf("%s %s, %.1f GB/s %s", p.Link.Name, where, p.Bps/1e9, per)
+}
+
+// scaleOut are the interconnect catalog's links between servers.
+var scaleOut = map[string]bool{"RDMA400": true, "RDMA200": true, NodeNetwork: true}
+
+// KVTransferPathOver is the path of g's KV transfers over the link a
+// deployment states (an interconnect catalog name, any case): g's own
+// in-server link, or a network between servers (RDMA400, RDMA200,
+// Ethernet).
+func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
+	var ic Interconnect
+	for _, c := range interconnects {
+		if strings.EqualFold(c.Name, name) {
+			ic = c
+		}
+	}
+	own := g.Link()
+	switch {
+	case ic.Name == "":
+		return KVPath{}, optionerr.New("model: ", nil, "unknown KV link %q (want %s, RDMA400, RDMA200 or %s)", name, own.Name, NodeNetwork)
+	case !scaleOut[ic.Name] && ic.Name != own.Name:
+		return KVPath{}, optionerr.New("model: ", nil, "KV link %s is not %s's (%s within a server; RDMA400, RDMA200 or %s between servers)", ic.Name, g.Name, own.Name, NodeNetwork)
+	}
+	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: scaleOut[ic.Name], Shared: ic.Name == NodeNetwork}, nil
 }

@@ -66,3 +66,27 @@ func TestKVTransferPath(t *testing.T) {
 		}
 	}
 }
+
+// A stated link is the GPU's own in-server link or a network between
+// servers; another GPU's link is refused.
+func TestKVTransferPathOver(t *testing.T) {
+	a100, err := LookupGPU("A100-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]KVPath{
+		"nvlink3":  {Link: a100.Link(), Bps: a100.Link().AchievableBps(), LatencyS: KVConnectorLatencyS},
+		"RDMA400":  {Bps: 50e9 * KVRDMAEfficiency, LatencyS: KVConnectorLatencyS, Across: true},
+		"ethernet": {Bps: nodeNetwork().AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true, Shared: true},
+	} {
+		got, err := a100.KVTransferPathOver(name)
+		if err != nil || got.Bps != want.Bps || got.Across != want.Across || got.Shared != want.Shared || got.LatencyS != want.LatencyS {
+			t.Errorf("%s: %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	for _, bad := range []string{"NVLink4", "Infiniband", ""} {
+		if _, err := a100.KVTransferPathOver(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

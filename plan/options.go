@@ -95,6 +95,10 @@ type Options struct {
 	// carried one. A disaggregated candidate's frontend is inside its
 	// fitted prefill and KV-transfer costs either way.
 	Frontend *float64
+	// KVLink, when set, names the link every disaggregated candidate's KV
+	// transfers cross (calibrate.Target.KVLink); "" takes the one each
+	// candidate's size implies.
+	KVLink string
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
 	Workers int
 	// Simulate runs one simulation; nil means sim.Run.

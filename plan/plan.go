@@ -504,6 +504,8 @@ func (s *search) target(gpu model.GPU, eng engine.ID, topo model.Topology, dpAtt
 	t := calibrate.Target{GPU: gpu, LLM: s.llm, Engine: eng, Topology: topo, Band: band, Router: s.opts.Router, DPAttention: dpAttention, Stated: s.opts.Stated}
 	if !topo.Disaggregated() {
 		t.Frontend = s.opts.Frontend
+	} else {
+		t.KVLink = s.opts.KVLink
 	}
 	return t
 }

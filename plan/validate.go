@@ -28,6 +28,7 @@ var (
 	fieldConfidence = optionerr.Field{Name: "Confidence", Words: "confidence"}
 	fieldTPs        = optionerr.Field{Name: "TPs", Words: "TP degrees"}
 	fieldGPUCost    = optionerr.Field{Name: "GPUCost", Words: "GPU cost"}
+	fieldKVLink     = optionerr.Field{Name: "KVLink", Words: "KV link"}
 )
 
 func invalid(format string, fields []optionerr.Field, args ...any) error {
@@ -90,6 +91,21 @@ func (o Options) validate(dataset *string) error {
 	for _, tp := range o.TPs {
 		if tp <= 0 {
 			return invalid("%s: %d is not a positive integer", one(fieldTPs), tp)
+		}
+	}
+	if o.KVLink != "" {
+		if o.Aggregated && !o.Disaggregated {
+			return invalid("%s applies to disaggregated deployments, and the search is of aggregated ones only", one(fieldKVLink))
+		}
+		for _, name := range o.GPUs {
+			g, err := model.LookupGPU(name)
+			if err != nil {
+				continue // the GPU check names it
+			}
+			if _, err := g.KVTransferPathOver(o.KVLink); err != nil {
+				e, _ := optionerr.As(err)
+				return invalid("%s: %s", one(fieldKVLink), e.Text(nil))
+			}
 		}
 	}
 	if err := w.Load.Validate(); err != nil {

@@ -644,6 +644,18 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 			t.Errorf("%s %s %s: transfer said %q", tt.gpu, model.ShortName(tt.llm), tt.topology, d.TransferFrom)
 		}
 	}
+	// A stated link prices even the calibrated deployment's transfer, and
+	// its frontend with it (its fit priced the two together).
+	tgt := target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4")
+	tgt.KVLink = "RDMA200"
+	d, err := prof.Configure(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := tgt.GPU.KVTransferPathOver("RDMA200")
+	if tr, want := d.Config.Transfer, path.PerTokenS(d.LLM, 4); math.Abs(tr.PerToken/want-1) > 1e-9 || tr.Latency != path.LatencyS || d.Config.FrontendLatency <= 0 {
+		t.Errorf("stated RDMA200: transfer %+v (want %g s/token), frontend %v (want the engine's prior)", tr, want, d.Config.FrontendLatency)
+	}
 }
 
 // Beyond the measured concurrencies (up to 128) on unseen deployments:

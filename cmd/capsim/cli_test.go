@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capsim/capsim/internal/catalogtest"
 	"github.com/capsim/capsim/model"
 )
 
@@ -296,7 +298,7 @@ func TestPredictStatedFrontend(t *testing.T) {
 		{[]string{"--frontend-ms", "-3"}, "--frontend-ms must be 0 to 60000, got -3"},
 		{[]string{"--frontend-ms", "NaN"}, "--frontend-ms must be 0 to 60000, got NaN"},
 		{[]string{"--frontend-ms", "3", "--replicas", "", "--prefill", "1xTP1", "--decode", "1xTP1"},
-			"--frontend-ms: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+			"--frontend-ms: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced with its KV transfer (its own fitted costs, or the engine's prior)"},
 	} {
 		err := run(append(append([]string{}, base...), tt.args...), io.Discard, io.Discard)
 		if err == nil || err.Error() != tt.want {
@@ -384,5 +386,65 @@ func TestPredictSaysCollectivesAndKernels(t *testing.T) {
 	}
 	if d := pred.Derived[0]; !strings.Contains(d.Kernels, "measured on an H200") || !strings.Contains(d.Collectives, "interconnect catalog") {
 		t.Errorf("JSON derivation %+v does not say where its kernel and collective prices come from", d)
+	}
+}
+
+// --kv-link prices a disaggregated deployment's KV transfer on the link
+// stated: a slower one lengthens a lone request's TTFT by what the path
+// prices more, the transfer line names it, and a link the GPU does not
+// have, an unknown one or an aggregated deployment is refused in one line.
+func TestPredictKVLink(t *testing.T) {
+	t.Parallel()
+	base := []string{"predict", "--gpu", "H100-SXM", "--model", "Qwen3-32B", "--engine", "vllm-0.15.0", "--prefill", "1xTP2", "--decode", "1xTP2",
+		"--isl", "4096", "--osl", "64", "--concurrency", "1", "--no-band"}
+	ttft := map[string]float64{}
+	for _, link := range []string{"", "NVLink4", "rdma400", "Ethernet"} {
+		args := append([]string{}, base...)
+		if link != "" {
+			args = append(args, "--kv-link", link)
+		}
+		var out bytes.Buffer
+		if err := run(append(args, "--format", "json"), &out, io.Discard); err != nil {
+			t.Fatalf("--kv-link %q: %v", link, err)
+		}
+		var p struct {
+			Transfer string `json:"transfer"`
+			Points   []struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &p); err != nil || len(p.Points) != 1 {
+			t.Fatalf("--kv-link %q: %v", link, err)
+		}
+		if want := cmp.Or(strings.ToUpper(link), "NVLINK4"); !strings.Contains(strings.ToUpper(p.Transfer), want) {
+			t.Errorf("--kv-link %q: transfer %q, want it named", link, p.Transfer)
+		}
+		ttft[link] = p.Points[0].Metrics[model.MeanTTFT]
+	}
+	g := catalogtest.GPU(t, "H100-SXM")
+	m := catalogtest.LLM(t, "Qwen3-32B")
+	for _, link := range []string{"rdma400", "Ethernet"} {
+		slow, _ := g.KVTransferPathOver(link)
+		fast, _ := g.KVTransferPathOver("NVLink4")
+		want := 4096 * 1000 * (slow.PerTokenS(m, 2) - fast.PerTokenS(m, 2))
+		if d := ttft[link] - ttft["NVLink4"]; math.Abs(d-want) > 0.02*want+0.5 {
+			t.Errorf("--kv-link %s: TTFT %.1f ms against %.1f over NVLink4: %.1f apart, the paths %.1f", link, ttft[link], ttft["NVLink4"], d, want)
+		}
+	}
+	if ttft[""] != ttft["NVLink4"] {
+		t.Errorf("4 GPUs fit one server: TTFT %.2f ms by default, %.2f over NVLink4", ttft[""], ttft["NVLink4"])
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kv-link", "NVLink3"}, "--kv-link: KV link NVLink3 is not H100-SXM's (NVLink4 within a server; RDMA400, RDMA200 or Ethernet between servers)"},
+		{[]string{"--kv-link", "ib"}, `--kv-link: unknown KV link "ib" (want NVLink4, RDMA400, RDMA200 or Ethernet)`},
+		{[]string{"--kv-link", "RDMA400", "--prefill", "", "--decode", "", "--replicas", "1xTP2"}, "--kv-link applies to a disaggregated deployment (--prefill with --decode)"},
+	} {
+		err := run(append(append([]string{}, base...), tt.args...), io.Discard, io.Discard)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
 	}
 }

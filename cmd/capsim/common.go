@@ -92,7 +92,15 @@ func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo mo
 		return calibrate.Target{}, err
 	}
 	t, err := p.Resolve(d.gpu, modelName, d.engine, topo)
-	t.Router, t.DPAttention, t.Frontend = d.router, d.dpAttention, fe
+	t.Router, t.DPAttention, t.Frontend, t.KVLink = d.router, d.dpAttention, fe, d.kvLink
+	if err == nil && d.kvLink != "" {
+		if !topo.Disaggregated() {
+			return t, errors.New("--kv-link applies to a disaggregated deployment (--prefill with --decode)")
+		}
+		if _, err := t.GPU.KVTransferPathOver(d.kvLink); err != nil {
+			return t, flagError("--kv-link", err)
+		}
+	}
 	return t, flagHint(err)
 }
 

@@ -66,6 +66,7 @@ type deploymentFlags struct {
 	profile                   string
 	dpAttention               int            // --dp-attention: SGLang's attention groups per worker
 	frontendMS                float64        // --frontend-ms, when flags says it was given
+	kvLink                    string         // --kv-link
 	flags                     *pflag.FlagSet // the command's, to tell a given flag from its default
 }
 
@@ -81,6 +82,7 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 	fs.StringVar(&d.topo, "topology", "", "the deployment in one flag: NxTPk or \"prefill NxTPk + decode MxTPk\" (instead of --replicas or --prefill/--decode)")
 	fs.IntVar(&d.dpAttention, "dp-attention", 0, "SGLang data-parallel attention: N attention groups per worker, each caching only its own requests and holding the attention weights\n(--enable-dp-attention --dp N; 1: attention split by TP; default: as the calibrated deployment ran)")
 	addFrontendFlag(fs, &d.frontendMS)
+	addKVLinkFlag(fs, &d.kvLink)
 	d.flags = fs
 	addProfileFlag(fs, &d.profile)
 }
@@ -88,6 +90,11 @@ func addDeploymentFlags(fs *pflag.FlagSet, d *deploymentFlags, gpuNote, engineNo
 // addFrontendFlag adds --frontend-ms (predict, validate and plan).
 func addFrontendFlag(fs *pflag.FlagSet, ms *float64) {
 	fs.Float64Var(ms, "frontend-ms", 0, "per-request latency outside the engine, in ms (API server, network, client), as measured on your own stack:\nin place of the calibrated deployment's own, or the engine's frontend prior for a deployment nobody calibrated (default: those)")
+}
+
+// addKVLinkFlag adds --kv-link (predict, validate and plan).
+func addKVLinkFlag(fs *pflag.FlagSet, link *string) {
+	fs.StringVar(link, "kv-link", "", "link a disaggregated deployment's KV transfers cross: the GPU's own (NVLink4, …) within a server,\nRDMA400, RDMA200 or Ethernet between servers (default: the GPU's link when the deployment fits\none 8-GPU server, else its usual NIC; the calibrated deployment's measured transfer)")
 }
 
 func addProfileFlag(fs *pflag.FlagSet, path *string) {

@@ -32,6 +32,7 @@ type planOptions struct {
 	quiet                               bool
 	frontendMS                          float64 // --frontend-ms, when frontendGiven
 	frontendGiven                       bool
+	kvLink                              string // --kv-link
 	stated                              func() (engine.Stated, error)
 }
 
@@ -51,6 +52,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.engine, "engine", "", "engine label prefix (default: dynamo for disaggregated, newest vLLM for aggregated)")
 	fs.StringVar(&o.router, "router", "", routerHelp)
 	addFrontendFlag(fs, &o.frontendMS)
+	addKVLinkFlag(fs, &o.kvLink)
 	fs.StringVar(&o.mode, "mode", "both", "deployments to search: aggregated, disaggregated or both")
 	fs.IntSliceVar(&o.tps, "tp", plan.DefaultTPs(), "tensor-parallel degrees to try, comma list")
 	fs.IntVar(&o.top, "top", plan.DefaultTopK, "recommendations to show (each gets a headroom search)")
@@ -146,6 +148,7 @@ func (o planOptions) options() (plan.Options, error) {
 		MaxGPUs: o.maxGPUs, TopK: o.top, Confidence: o.confidence, NoSettingsSearch: o.noSettings, NoDPAttentionSearch: o.noDPAttention,
 		NoMargin: o.noMargin, GPUs: o.gpus, TPs: o.tps,
 	}
+	opts.KVLink = o.kvLink
 	if opts.Frontend, err = statedFrontend(o.frontendMS, o.frontendGiven, model.Topology{}); err != nil {
 		return opts, fmt.Errorf("plan: %w", err)
 	}
@@ -166,7 +169,7 @@ func (o planOptions) options() (plan.Options, error) {
 
 // planFlags name the plan.Options fields a plan.Options.Validate error names.
 var planFlags = map[string]string{"Model": "--model", "ISL": "--isl", "OSL": "--osl", "SLOs": "--slo", "Load": "--rate", "Rate": "--rate", "Concurrency": "--concurrency", "MaxGPUs": "--max-gpus",
-	"TopK": "--top", "NumPrompts": "--num-prompts", "PrefixHitRate": "--prefix-hit-rate", "Confidence": "--confidence", "TPs": "--tp", "GPUCost": "--gpu-cost"}
+	"TopK": "--top", "NumPrompts": "--num-prompts", "PrefixHitRate": "--prefix-hit-rate", "Confidence": "--confidence", "TPs": "--tp", "GPUCost": "--gpu-cost", "KVLink": "--kv-link"}
 
 // planProgress reports each phase of the search with the time it has left.
 func planProgress(w io.Writer) func(plan.Progress) {

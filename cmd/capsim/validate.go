@@ -154,7 +154,7 @@ func (o *validateOptions) fromFile(ctx context.Context, prof *calibrate.Profile,
 	if err := o.checkDPAttention(); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router, DPAttention: o.dpAttention}
+	over := calibrate.Override{GPU: o.gpu, Model: o.modelName, Engine: o.engine, Router: o.router, DPAttention: o.dpAttention, KVLink: o.kvLink}
 	if over.Stated, err = o.stated(); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}

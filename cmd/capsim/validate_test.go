@@ -443,7 +443,7 @@ func TestValidateResultsStatedFrontend(t *testing.T) {
 	}{
 		{[]string{"--results", validateResults, "--profile", validateProfile, "--frontend-ms", "-1"}, "validate: --frontend-ms must be 0 to 60000, got -1"},
 		{[]string{"--results", "testdata/fit/h20-dynamo.md", "--frontend-ms", "5"},
-			"validate: --frontend-ms: predict: testdata/fit/h20-dynamo.md line 7: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced inside its fitted prefill and KV-transfer costs"},
+			"validate: --frontend-ms: predict: testdata/fit/h20-dynamo.md line 7: calibrate: a stated frontend latency applies to aggregated deployments: a disaggregated deployment's frontend is priced with its KV transfer (its own fitted costs, or the engine's prior)"},
 	} {
 		err := run(append([]string{"validate"}, tt.args...), io.Discard, io.Discard)
 		if err == nil || err.Error() != tt.want {
