@@ -54,6 +54,12 @@ type Options struct {
 	// noResiduals leaves out the groups' residuals and series reports:
 	// FitPool drops them (their runs were 2% of the default fit's requests).
 	noResiduals bool
+	// foldRouter, in a within-group cross-validation fold, is the router
+	// the group's full fit chose where its records state none: the fold
+	// refines its costs behind that one instead of behind each candidate
+	// (fitGroup). Its GPU and model are still chosen without the held-out
+	// points.
+	foldRouter string
 }
 
 // UnstatedError is a group whose records do not say which GPU or model
@@ -311,7 +317,9 @@ func fitOutcome(ctx context.Context, key groupKey, pts []*point, opts Options, p
 	}
 	o := groupOutcome{group: gf.group(pts, res), res: res}
 	if opts.CV {
-		o.cv, o.cvErr = crossValidate(ctx, key, pts, opts, progress)
+		fo := opts
+		fo.foldRouter = gf.env.settings.Router
+		o.cv, o.cvErr = crossValidate(ctx, key, pts, fo, progress)
 	}
 	return o
 }
@@ -423,6 +431,9 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 		// Stage 2 per candidate router (router.go): the stated one, or both
 		// when the records leave a multi-replica deployment's router open.
 		routers := routerCandidates(key.engine, gf.env.settings, pts)
+		if len(routers) > 1 && slices.Contains(routers, opts.foldRouter) {
+			routers = []string{opts.foldRouter}
+		}
 		var tries []routerTry
 		for _, r := range routers {
 			e := gf.env

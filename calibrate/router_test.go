@@ -160,3 +160,26 @@ func TestTargetRouter(t *testing.T) {
 		t.Errorf("unknown router: err %v, want a RouterError naming it", err)
 	}
 }
+
+// A cross-validation fold refines its costs behind the router the group's
+// full fit chose (Options.foldRouter), not behind each candidate again;
+// without it the fold chooses among both.
+func TestFoldKeepsTheFullFitsRouter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a synthetic group twice")
+	}
+	groups, keys, _ := preparePoints(vllmRecords(t, sim.Random, []int{8, 32}), 0)
+	pts := groups[keys[0]]
+	for _, tt := range []struct {
+		fold   string
+		chosen bool
+	}{{"", true}, {string(sim.RoundRobin), false}} {
+		gf, err := fitGroup(context.Background(), keys[0], pts, pts, Options{MaxEvals: 2, foldRouter: tt.fold}, func(Progress) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (gf.router != nil) != tt.chosen || (tt.fold != "" && gf.env.settings.Router != tt.fold) {
+			t.Errorf("fold router %q: router %s, choice %+v", tt.fold, gf.env.settings.Router, gf.router)
+		}
+	}
+}
