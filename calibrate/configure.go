@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/internal/optionerr"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -61,8 +62,9 @@ type Target struct {
 	// KVLink, when set, names the link a disaggregated deployment's KV
 	// transfers cross (an interconnect catalog name: the GPU's own link,
 	// RDMA400, RDMA200 or Ethernet), in place of the one its size implies
-	// (model.GPU.KVTransferPath); it prices the transfer, and the frontend
-	// with it, even of the calibrated deployment.
+	// (model.GPU.KVTransferPath); it prices the transfer even of the
+	// calibrated deployment (CheckKVLink says which links a deployment
+	// can use).
 	KVLink string
 	// Frontend, when set, is the per-request latency outside the engine
 	// in seconds (API server, network and client) that the deployment's
@@ -281,6 +283,8 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	} else if id.Label == "" {
 		id = engine.Parse(engine.DefaultLabel(t.Topology.Disaggregated()))
+	} else if id.Family == "" {
+		id = engine.Parse(id.Label) // built by hand, not parsed
 	}
 	label := id.Label
 	src, srcKind := p.sourceGroup(gpu.Name, llm.Name, id)
@@ -352,15 +356,17 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	// A fitted transfer is that deployment's own (its network, connector
 	// and what its fit could not tell from its prefill): another GPU,
 	// model or engine prices its own path.
-	path, err := kvPath(gpu, t.KVLink, t.Topology)
-	if err != nil {
+	if err := CheckKVLink(gpu, t.KVLink, t.Topology); err != nil {
 		return Deployment{}, err
 	}
+	path := kvPath(gpu, t.KVLink, t.Topology)
 	transfer := priorTransfer(path, llm, t.Topology)
-	// A stated link prices the transfer even of the calibrated deployment,
-	// and then its frontend too: its fit priced the two together.
-	ownTransfer := own && t.KVLink == ""
-	if ownTransfer && src.Transfer.Source != "" {
+	// measuredDisagg: the calibrated deployment ran disaggregated, so its
+	// fit priced a transfer (and carries its frontend in its prefill and
+	// transfer). A stated link prices the transfer even there.
+	measuredDisagg := own && src.Transfer.Source != ""
+	ownTransfer := measuredDisagg && t.KVLink == ""
+	if ownTransfer {
 		// As its fit simulated every point of it, whatever the prefill TP.
 		transfer = src.Transfer
 	}
@@ -379,9 +385,9 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	frontend, service := 0.0, 0.0
 	switch {
-	case ownTransfer && t.Topology.Disaggregated():
+	case measuredDisagg && t.Topology.Disaggregated():
 		// Its fitted prefill and KV transfer carry it (no frontend is fitted
-		// apart from them).
+		// apart from them), a stated link or not.
 	case own && src.Frontend != nil:
 		// The deployment's own: its client, network and host.
 		sig := src.Frontend.RelSigma
@@ -442,7 +448,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 		f := math.Exp(t.Band * sig)
 		transferCfg = sim.Transfer{Latency: tr.LatencyS * f, PerToken: tr.PerTokenS * f}
-		d.TransferFrom = transferNote(tr, path, llm, t.Topology, ownTransfer)
+		d.TransferFrom = transferNote(tr, sig, path, llm, t.Topology, ownTransfer)
 		if tr.Source == SourcePrior && !ownTransfer {
 			d.pathBand = f // Scaled prices another count's path
 		}
@@ -910,23 +916,46 @@ func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) engine.Setting
 }
 
 // kvPath is the path a deployment of topo on gpu moves its KV over: the
-// link stated (Target.KVLink), else the one its size implies
-// (model.GPU.KVTransferPath).
-func kvPath(gpu model.GPU, link string, topo model.Topology) (model.KVPath, error) {
-	switch {
-	case link == "":
-		return gpu.KVTransferPath(topo.GPUs()), nil
-	case !topo.Disaggregated():
-		return model.KVPath{}, fmt.Errorf("calibrate: %w: an aggregated deployment moves no KV", ErrKVLink)
+// link stated (Target.KVLink, checked by CheckKVLink), else the one its
+// size implies (model.GPU.KVTransferPath).
+func kvPath(gpu model.GPU, link string, topo model.Topology) model.KVPath {
+	if p, err := gpu.KVTransferPathOver(link); err == nil && link != "" {
+		return p
 	}
-	p, err := gpu.KVTransferPathOver(link)
-	if err != nil {
-		return model.KVPath{}, fmt.Errorf("calibrate: %w: %w", ErrKVLink, err)
-	}
-	return p, nil
+	return gpu.KVTransferPath(topo.GPUs())
 }
 
-// ErrKVLink is what a Target.KVLink that cannot be priced wraps.
+// CheckKVLink refuses a stated KV link (Target.KVLink) that a deployment
+// of topo on gpu cannot use: an unknown one, another GPU's link, a link
+// within a server for a deployment larger than one, or any for an
+// aggregated deployment. Its errors are *KVLinkError; "" is accepted.
+func CheckKVLink(gpu model.GPU, link string, topo model.Topology) error {
+	if link == "" {
+		return nil
+	}
+	if !topo.Disaggregated() {
+		return &KVLinkError{"it applies to a disaggregated deployment: an aggregated one moves no KV"}
+	}
+	p, err := gpu.KVTransferPathOver(link)
+	if e, ok := optionerr.As(err); ok {
+		return &KVLinkError{e.Text(nil)}
+	} else if err != nil {
+		return &KVLinkError{err.Error()}
+	}
+	if !p.Across && topo.GPUs() > model.GPUsPerServer {
+		return &KVLinkError{fmt.Sprintf("%s is within one server, and %s takes %d GPUs (a server holds %d)", p.Link.Name, topo, topo.GPUs(), model.GPUsPerServer)}
+	}
+	return nil
+}
+
+// KVLinkError is CheckKVLink's: why a stated KV link cannot price a
+// deployment. It is ErrKVLink (errors.Is).
+type KVLinkError struct{ Reason string }
+
+func (e *KVLinkError) Error() string        { return "calibrate: a stated KV link: " + e.Reason }
+func (e *KVLinkError) Is(target error) bool { return target == ErrKVLink }
+
+// ErrKVLink is what every CheckKVLink error is.
 var ErrKVLink = errors.New("a stated KV link")
 
 // priorTransfer prices a KV transfer no fit measured: the connector's
@@ -937,16 +966,20 @@ func priorTransfer(path model.KVPath, m model.LLM, topo model.Topology) Transfer
 
 // transferNote is Deployment.TransferFrom: a 4,096-token prompt's
 // transfer, its parts and their source.
-func transferNote(tr TransferFit, path model.KVPath, llm model.LLM, topo model.Topology, own bool) string {
+func transferNote(tr TransferFit, sig float64, path model.KVPath, llm model.LLM, topo model.Topology, own bool) string {
 	const n = 4096
 	total := 1000 * (tr.LatencyS + n*tr.PerTokenS)
 	if own {
 		return fmt.Sprintf("%.1f ms for a %d-token prompt (%.2f ms + %.2f µs a token): the calibrated deployment's own (%s, ±%.0f%%)",
-			total, n, 1000*tr.LatencyS, 1e6*tr.PerTokenS, tr.Source, 100*tr.RelSigma)
+			total, n, 1000*tr.LatencyS, 1e6*tr.PerTokenS, tr.Source, 100*sig)
 	}
 	tp := max(topo.Prefill.TP, 1)
-	return fmt.Sprintf("%.1f ms for a %d-token prompt: %.1f ms connector set-up + %.0f MiB of KV a prefill GPU over %s (interconnect catalog; Mooncake's measured RDMA transfers), not another deployment's",
-		total, n, 1000*tr.LatencyS, llm.KVBytesPerToken(tp, llm.KVElemBytes())/float64(tp)*n/(1<<20), path)
+	bytes, who := llm.KVBytesPerToken(tp, llm.KVElemBytes())*n, "the prefill worker's"
+	if !path.Shared {
+		bytes, who = bytes/float64(tp), "each prefill GPU's"
+	}
+	return fmt.Sprintf("%.1f ms for a %d-token prompt: %.1f ms connector set-up + %s %.0f MiB of KV over %s (the interconnect catalog's line rate; set-up and RDMA efficiency measured with Mooncake's connector), not another deployment's",
+		total, n, 1000*tr.LatencyS, who, bytes/(1<<20), path)
 }
 
 // frontendSpread is the weighted standard deviation of the log frontend

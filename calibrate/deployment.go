@@ -206,11 +206,10 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 		d.Config.Decode.Workers = workers(topo.Decode)
 		if d.pathBand > 0 {
 			// Another count may cross another path (model.KVTransferPath).
-			if path, err := kvPath(d.GPU, d.kvLink, topo); err == nil {
-				tr := priorTransfer(path, d.LLM, topo)
-				d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
-				d.TransferFrom = transferNote(tr, path, d.LLM, topo, false)
-			}
+			path := kvPath(d.GPU, d.kvLink, topo)
+			tr := priorTransfer(path, d.LLM, topo)
+			d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
+			d.TransferFrom = transferNote(tr, sigmaPrior, path, d.LLM, topo, false)
 		}
 	} else {
 		d.Config.Replicas.Workers = workers(topo.Replicas)

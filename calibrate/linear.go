@@ -136,11 +136,16 @@ func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s engine.
 		}
 		p.coeffs[r] = model.PriorCoeffsFor(o, eager)
 	}
+	// The prior of the group's largest disaggregated deployment (the
+	// first of that size): one price for every point, whatever their order.
+	var big model.Topology
 	for _, pt := range pts {
-		if pt.topo.Disaggregated() {
-			p.transfer = priorTransfer(gpu.KVTransferPath(pt.topo.GPUs()), llm, pt.topo)
-			break
+		if pt.topo.Disaggregated() && pt.topo.GPUs() > big.GPUs() {
+			big = pt.topo
 		}
+	}
+	if big.Disaggregated() {
+		p.transfer = priorTransfer(gpu.KVTransferPath(big.GPUs()), llm, big)
 	}
 	if l.frontend {
 		fe := engine.FrontendFor(label)

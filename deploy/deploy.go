@@ -58,6 +58,10 @@ type Spec struct {
 	// given (--frontend-ms, calibrate.Target.Frontend), nil when it used
 	// the calibrated or carried one; the validate command repeats it.
 	FrontendMS *float64
+	// KVLink is the KV link the prediction was given (--kv-link,
+	// calibrate.Target.KVLink), "" when priced by the deployment's size;
+	// the validate command repeats it.
+	KVLink string
 
 	// The workload the prediction is for.
 	ISL, OSL int
@@ -967,6 +971,9 @@ func ValidateCommand(s Spec) string {
 	}
 	if s.FrontendMS != nil && !s.Topology.Disaggregated() {
 		parts = append(parts, "--frontend-ms "+strconv.FormatFloat(*s.FrontendMS, 'g', -1, 64))
+	}
+	if s.KVLink != "" && s.Topology.Disaggregated() {
+		parts = append(parts, "--kv-link "+s.KVLink)
 	}
 	n, loads := validatePrompts(s)
 	var conc, rates []string

@@ -510,6 +510,21 @@ func TestFrontendValidateCommand(t *testing.T) {
 	}
 }
 
+// A prediction given a KV link (--kv-link) exports a validate command
+// that predicts with it too, for a disaggregated deployment only.
+func TestKVLinkValidateCommand(t *testing.T) {
+	for _, disagg := range []bool{false, true} {
+		s := aggSpec(t)
+		if disagg {
+			s = disaggSpec(t)
+		}
+		s.KVLink = "RDMA200"
+		if got := strings.Contains(ValidateCommand(s), "--kv-link RDMA200"); got != disagg {
+			t.Errorf("disaggregated %v: validate command:\n%s", disagg, ValidateCommand(s))
+		}
+	}
+}
+
 // A workload whose longest request the calibrated max-model-len cannot
 // hold gets a max-model-len that can (vLLM rejects such requests), and a
 // Dynamo worker's token budget is at least it (Dynamo 0.3 runs without

@@ -19,8 +19,8 @@ func FromPlan(r *plan.Result, profile string) []Spec {
 		s := Spec{
 			Rank: rec.Rank, Model: r.Model, GPU: rec.GPU, Engine: rec.Engine, Topology: rec.Topology, Pools: rec.Settings,
 			MaxModelLen: rec.MaxModelLen, GPUMemoryUtilization: rec.GPUMemoryUtilization, KVFit: rec.KVFitTokens, Router: rec.Router,
-			FrontendMS: r.FrontendMS,
-			ISL:        r.ISL, OSL: r.OSL, Load: r.Load, PrefixHitRate: r.PrefixHitRate, Dataset: r.Dataset, Mode: string(r.Mode), Confidence: r.Confidence,
+			FrontendMS: r.FrontendMS, KVLink: r.KVLink,
+			ISL: r.ISL, OSL: r.OSL, Load: r.Load, PrefixHitRate: r.PrefixHitRate, Dataset: r.Dataset, Mode: string(r.Mode), Confidence: r.Confidence,
 			Metrics: rec.Metrics, Headroom: headroomLine(rec), Costs: costsLine(rec.Derived), Profile: profile,
 		}
 		for i, v := range rec.SLOValues {
@@ -45,7 +45,7 @@ func FromPrediction(preds []predict.Prediction, topo model.Topology, profile str
 	p := preds[0]
 	s := Spec{
 		Model: p.Model, GPU: p.GPU, Engine: p.Engine, Topology: topo, Pools: p.Settings,
-		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, KVFit: p.KVFitTokens, Router: p.Router, FrontendMS: p.FrontendStatedMS,
+		MaxModelLen: p.MaxModelLen, GPUMemoryUtilization: p.GPUMemoryUtilization, KVFit: p.KVFitTokens, Router: p.Router, FrontendMS: p.FrontendStatedMS, KVLink: p.KVLink,
 		ISL: p.ISL, OSL: p.OSL, PrefixHitRate: p.PrefixHitRate, Dataset: p.Dataset, ExactOutput: p.ExactOutput, Mode: string(p.Mode), Costs: costsLine(p.Derived), Profile: profile,
 	}
 	for _, pt := range p.Points {

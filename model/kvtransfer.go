@@ -94,18 +94,31 @@ var scaleOut = map[string]bool{"RDMA400": true, "RDMA200": true, NodeNetwork: tr
 // in-server link, or a network between servers (RDMA400, RDMA200,
 // Ethernet).
 func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
-	var ic Interconnect
-	for _, c := range interconnects {
-		if strings.EqualFold(c.Name, name) {
-			ic = c
-		}
-	}
+	ic, ok := kvLink(name)
 	own := g.Link()
 	switch {
-	case ic.Name == "":
+	case !ok:
 		return KVPath{}, optionerr.New("model: ", nil, "unknown KV link %q (want %s, RDMA400, RDMA200 or %s)", name, own.Name, NodeNetwork)
 	case !scaleOut[ic.Name] && ic.Name != own.Name:
-		return KVPath{}, optionerr.New("model: ", nil, "KV link %s is not %s's (%s within a server; RDMA400, RDMA200 or %s between servers)", ic.Name, g.Name, own.Name, NodeNetwork)
+		return KVPath{}, optionerr.New("model: ", nil, "%s is not %s's link (%s within a server; RDMA400, RDMA200 or %s between servers)", ic.Name, g.Name, own.Name, NodeNetwork)
 	}
 	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: scaleOut[ic.Name], Shared: ic.Name == NodeNetwork}, nil
+}
+
+// kvLink is the interconnect catalog's entry named name, in any case.
+func kvLink(name string) (Interconnect, bool) {
+	for _, c := range interconnects {
+		if strings.EqualFold(c.Name, name) {
+			return c, true
+		}
+	}
+	return Interconnect{}, false
+}
+
+// KVLinkWithinServer reports whether name is an interconnect catalog
+// link (ok) and whether it is one within a server (NVLink, PCIe, Infinity
+// Fabric) rather than a network between servers.
+func KVLinkWithinServer(name string) (within, ok bool) {
+	ic, ok := kvLink(name)
+	return ok && !scaleOut[ic.Name], ok
 }

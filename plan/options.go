@@ -91,13 +91,14 @@ type Options struct {
 	Router string
 	// Frontend, when set, is the per-request latency outside the engine in
 	// seconds that aggregated candidates are priced with
-	// (calibrate.Target.Frontend); nil keeps each candidate's calibrated or
-	// carried one. A disaggregated candidate's frontend is inside its
-	// fitted prefill and KV-transfer costs either way.
+	// (calibrate.Target.Frontend); nil keeps each candidate's calibrated
+	// one or its engine's prior. Disaggregated candidates keep theirs (a
+	// calibrated one inside its fitted prefill and transfer costs).
 	Frontend *float64
 	// KVLink, when set, names the link every disaggregated candidate's KV
 	// transfers cross (calibrate.Target.KVLink); "" takes the one each
-	// candidate's size implies.
+	// candidate's size implies. A link within a server caps disaggregated
+	// candidates at one server's GPUs, and leaves out GPUs without it.
 	KVLink string
 	// Workers is the number of simulations run at once; 0 means GOMAXPROCS.
 	Workers int

@@ -276,6 +276,10 @@ func newSearch(prof Profile, o Options) (*search, error) {
 		s.res.CostUnit = CostPerHour
 	}
 	s.res.FrontendMS = predict.FrontendMS(o.Frontend)
+	s.res.KVLink = o.KVLink
+	if within, _ := model.KVLinkWithinServer(o.KVLink); within && o.MaxGPUs > model.GPUsPerServer {
+		s.noteOnce(fmt.Sprintf("disaggregated deployments take at most %d GPUs: the stated KV link %s is within one server", model.GPUsPerServer, o.KVLink))
+	}
 	return s, s.buildTemplates()
 }
 
@@ -418,9 +422,13 @@ func (s *search) buildTemplates() error {
 				}
 				continue
 			}
+			if _, err := g.KVTransferPathOver(o.KVLink); o.KVLink != "" && err != nil {
+				s.noteOnce(fmt.Sprintf("%s: left out of the disaggregated search: the stated KV link %s is not its link", g.Name, o.KVLink))
+				continue
+			}
 			for _, a := range fit {
 				for _, b := range fit {
-					if a+b > o.MaxGPUs {
+					if a+b > s.disaggMax() {
 						continue
 					}
 					for _, dp := range o.dpAttentionChoices(eng, a, b) {
@@ -497,6 +505,22 @@ func joinInts(xs []int) string {
 		s = append(s, fmt.Sprint(x))
 	}
 	return strings.Join(s, ",")
+}
+
+// disaggMax is the most GPUs a disaggregated candidate takes: MaxGPUs, or
+// one server's where the stated KV link is within a server.
+func (s *search) disaggMax() int {
+	if within, _ := model.KVLinkWithinServer(s.opts.KVLink); within {
+		return min(s.opts.MaxGPUs, model.GPUsPerServer)
+	}
+	return s.opts.MaxGPUs
+}
+
+// noteOnce adds a note to the result unless it holds it already.
+func (s *search) noteOnce(n string) {
+	if !slices.Contains(s.res.Notes, n) {
+		s.res.Notes = append(s.res.Notes, n)
+	}
 }
 
 // target is the calibrate.Target of one candidate at band.
@@ -609,11 +633,12 @@ func (s *search) enumerate() {
 			}
 			continue
 		}
-		for x := 1; x*t.tpA+t.tpB <= o.MaxGPUs; x++ {
+		maxD := s.disaggMax()
+		for x := 1; x*t.tpA+t.tpB <= maxD; x++ {
 			pre := float64(x) * t.prefill.prefillRate
 			if pre < rate && !tooSlow {
 				// Every decode count is capped by this prefill pool: count them at once.
-				n := (o.MaxGPUs - x*t.tpA) / t.tpB
+				n := (maxD - x*t.tpA) / t.tpB
 				s.res.Search.Candidates += n
 				s.res.Search.Overloaded += n
 				if b := math.Min(pre, float64(n)*t.decode.decodeRate); b > s.bestBound {
@@ -622,7 +647,7 @@ func (s *search) enumerate() {
 				}
 				continue
 			}
-			for y := 1; x*t.tpA+y*t.tpB <= o.MaxGPUs; y++ {
+			for y := 1; x*t.tpA+y*t.tpB <= maxD; y++ {
 				bound := math.Min(pre, float64(y)*t.decode.decodeRate)
 				add(model.Disaggregated(model.Pool{Count: x, TP: t.tpA}, model.Pool{Count: y, TP: t.tpB}), bound)
 			}

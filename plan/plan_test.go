@@ -858,3 +858,31 @@ func TestStatedSettingsNotSearched(t *testing.T) {
 		t.Errorf("max-num-batched-tokens stated: %d sequence and %d budget variants, want sequences only", seqs, budgets)
 	}
 }
+
+// A stated KV link within a server caps disaggregated candidates at one
+// server's GPUs and says so; every recommendation is priced over it.
+func TestKVLinkWithinServerCapsDisaggregated(t *testing.T) {
+	t.Parallel()
+	prof := h20Profile(t)
+	opts := h20Options(t, 1, "ttft_p99=5000ms,tpot_p99=80ms")
+	opts.Disaggregated, opts.KVLink = true, "NVLink4"
+	res, err := Run(context.Background(), prof, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recommendations) == 0 || res.KVLink != "NVLink4" || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "at most 8 GPUs") }) {
+		t.Fatalf("%d recommendations, KV link %q, notes %v", len(res.Recommendations), res.KVLink, res.Notes)
+	}
+	// At 4 req/s an H20 deployment meeting these SLOs takes more than one
+	// server: none is recommended over the stated link.
+	opts.Workload.Load = model.Open(4, 1)
+	opts.SLOs = mustSLOs(t, "ttft_p99=3000ms,tpot_p99=60ms")
+	if res, err = Run(context.Background(), prof, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range res.Recommendations {
+		if rec.Topology.GPUs() > 8 {
+			t.Errorf("%s: %d GPUs over a link within one server", rec.Notation, rec.Topology.GPUs())
+		}
+	}
+}

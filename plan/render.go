@@ -27,7 +27,10 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "verdicts: %s simulation, every SLO met with %.0f%% confidence (each pool's costs at %+.2fσ of their band)\n",
 		r.Mode, 100*r.Confidence, r.BandSigmas)
 	if r.FrontendMS != nil {
-		fmt.Fprintf(w, "frontend: %.1f ms a request outside the engine, stated, for aggregated deployments (a disaggregated deployment's is inside its fitted costs)\n", *r.FrontendMS)
+		fmt.Fprintf(w, "frontend: %.1f ms a request outside the engine, stated, for aggregated deployments\n", *r.FrontendMS)
+	}
+	if r.KVLink != "" {
+		fmt.Fprintf(w, "KV link: disaggregated deployments' KV transfers priced over %s (stated)\n", r.KVLink)
 	}
 	s := r.Search
 	fmt.Fprintf(w, "searched %d deployments on %s (up to %d GPUs): %d below the rate by capacity bound, %d too slow for an SLO alone, "+

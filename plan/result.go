@@ -36,6 +36,9 @@ type Result struct {
 	// FrontendMS is Options.Frontend in ms, the per-request latency outside
 	// the engine stated for aggregated candidates; nil when not stated.
 	FrontendMS *float64 `json:"frontend_ms,omitempty"`
+	// KVLink is Options.KVLink: the link disaggregated candidates' KV
+	// transfers were priced on ("" by their size).
+	KVLink string `json:"kv_link,omitempty"`
 	// Margin says what the confidence margin cost: the cheapest deployment
 	// meeting the SLOs with central costs against the recommendation.
 	Margin *Margin `json:"margin,omitempty"`

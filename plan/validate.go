@@ -94,17 +94,21 @@ func (o Options) validate(dataset *string) error {
 		}
 	}
 	if o.KVLink != "" {
+		if _, ok := model.KVLinkWithinServer(o.KVLink); !ok {
+			return invalid("%s: unknown link %q (want a GPU's own link such as NVLink4, or RDMA400, RDMA200 or %s)", one(fieldKVLink), o.KVLink, model.NodeNetwork)
+		}
 		if o.Aggregated && !o.Disaggregated {
 			return invalid("%s applies to disaggregated deployments, and the search is of aggregated ones only", one(fieldKVLink))
 		}
 		for _, name := range o.GPUs {
-			g, err := model.LookupGPU(name)
-			if err != nil {
-				continue // the GPU check names it
-			}
-			if _, err := g.KVTransferPathOver(o.KVLink); err != nil {
-				e, _ := optionerr.As(err)
-				return invalid("%s: %s", one(fieldKVLink), e.Text(nil))
+			if g, err := model.LookupGPU(name); err == nil {
+				if _, err := g.KVTransferPathOver(o.KVLink); err != nil {
+					reason := err.Error()
+					if e, ok := optionerr.As(err); ok {
+						reason = e.Text(nil)
+					}
+					return invalid("%s: %s", one(fieldKVLink), reason)
+				}
 			}
 		}
 	}

@@ -26,7 +26,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(o *Options) { o.Workload.Load = model.Load{} }, []string{"Rate", "Concurrency"}, "plan: give the target load: a rate R (req/s) or a concurrency N"},
 		{func(o *Options) { o.Confidence = 1 }, []string{"Confidence"}, "plan: confidence must be between 0 and 1 (exclusive), got 1"},
 		{func(o *Options) { o.SLOs = nil }, []string{"SLOs"}, "plan: an SLO is required, e.g. ttft_p99=2000ms,tpot_p99=50ms"},
-		{func(o *Options) { o.KVLink = "NVLink3" }, []string{"KVLink"}, "plan: KV link: KV link NVLink3 is not H20's (NVLink4 within a server; RDMA400, RDMA200 or Ethernet between servers)"},
+		{func(o *Options) { o.KVLink = "NVLink3" }, []string{"KVLink"}, "plan: KV link: NVLink3 is not H20's link (NVLink4 within a server; RDMA400, RDMA200 or Ethernet between servers)"},
+		{func(o *Options) { o.KVLink = "ib" }, []string{"KVLink"}, "plan: KV link: unknown link \"ib\" (want a GPU's own link such as NVLink4, or RDMA400, RDMA200 or Ethernet)"},
 		{func(o *Options) { o.KVLink, o.Aggregated, o.Disaggregated = "RDMA400", true, false }, []string{"KVLink"}, "plan: KV link applies to disaggregated deployments, and the search is of aggregated ones only"},
 	}
 	for _, tc := range tests {

@@ -644,8 +644,8 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 			t.Errorf("%s %s %s: transfer said %q", tt.gpu, model.ShortName(tt.llm), tt.topology, d.TransferFrom)
 		}
 	}
-	// A stated link prices even the calibrated deployment's transfer, and
-	// its frontend with it (its fit priced the two together).
+	// A stated link prices even the calibrated deployment's transfer; its
+	// frontend stays inside its fitted prefill (none is added).
 	tgt := target(t, "H20", "dynamo", "prefill 3xTP4 + decode 1xTP4")
 	tgt.KVLink = "RDMA200"
 	d, err := prof.Configure(tgt)
@@ -653,8 +653,8 @@ func TestConfiguredTransferIsTheFittedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	path, _ := tgt.GPU.KVTransferPathOver("RDMA200")
-	if tr, want := d.Config.Transfer, path.PerTokenS(d.LLM, 4); math.Abs(tr.PerToken/want-1) > 1e-9 || tr.Latency != path.LatencyS || d.Config.FrontendLatency <= 0 {
-		t.Errorf("stated RDMA200: transfer %+v (want %g s/token), frontend %v (want the engine's prior)", tr, want, d.Config.FrontendLatency)
+	if tr, want := d.Config.Transfer, path.PerTokenS(d.LLM, 4); math.Abs(tr.PerToken/want-1) > 1e-9 || tr.Latency != path.LatencyS || d.Config.FrontendLatency != 0 {
+		t.Errorf("stated RDMA200: transfer %+v (want %g s/token), frontend %v (want none beside its fitted costs)", tr, want, d.Config.FrontendLatency)
 	}
 }
 

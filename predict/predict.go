@@ -155,6 +155,8 @@ type Prediction struct {
 	// Transfer says what a disaggregated deployment's KV transfer costs
 	// and where it comes from (calibrate.Deployment.TransferFrom).
 	Transfer string `json:"transfer,omitempty"`
+	// KVLink is the link Options.Target.KVLink stated ("" by its size).
+	KVLink string `json:"kv_link,omitempty"`
 	// RouterChosenByFit: the calibration's records did not state the
 	// router and its fit chose Router (calibrate.RouterChoice).
 	RouterChosenByFit bool `json:"router_chosen_by_fit,omitempty"`
@@ -322,6 +324,7 @@ func Run(ctx context.Context, prof *calibrate.Profile, opts Options) ([]Predicti
 			RouterFrom:           routerFrom(central),
 			Frontend:             central.FrontendFrom,
 			Transfer:             central.TransferFrom,
+			KVLink:               opts.Target.KVLink,
 			FrontendStatedMS:     FrontendMS(opts.Target.Frontend),
 			RouterChosenByFit:    RouterOf(central) != "" && central.RouterChoice != nil,
 			RouterAsked:          RouterOf(central) != "" && central.RouterAsked,

@@ -438,9 +438,10 @@ func TestPredictKVLink(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--kv-link", "NVLink3"}, "--kv-link: KV link NVLink3 is not H100-SXM's (NVLink4 within a server; RDMA400, RDMA200 or Ethernet between servers)"},
+		{[]string{"--kv-link", "NVLink3"}, "--kv-link: NVLink3 is not H100-SXM's link (NVLink4 within a server; RDMA400, RDMA200 or Ethernet between servers)"},
 		{[]string{"--kv-link", "ib"}, `--kv-link: unknown KV link "ib" (want NVLink4, RDMA400, RDMA200 or Ethernet)`},
-		{[]string{"--kv-link", "RDMA400", "--prefill", "", "--decode", "", "--replicas", "1xTP2"}, "--kv-link applies to a disaggregated deployment (--prefill with --decode)"},
+		{[]string{"--kv-link", "RDMA400", "--prefill", "", "--decode", "", "--replicas", "1xTP2"}, "--kv-link: it applies to a disaggregated deployment: an aggregated one moves no KV"},
+		{[]string{"--kv-link", "NVLink4", "--prefill", "5xTP2"}, "--kv-link: NVLink4 is within one server, and prefill 5xTP2 + decode 1xTP2 takes 12 GPUs (a server holds 8)"},
 	} {
 		err := run(append(append([]string{}, base...), tt.args...), io.Discard, io.Discard)
 		if err == nil || err.Error() != tt.want {

@@ -93,12 +93,9 @@ func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo mo
 	}
 	t, err := p.Resolve(d.gpu, modelName, d.engine, topo)
 	t.Router, t.DPAttention, t.Frontend, t.KVLink = d.router, d.dpAttention, fe, d.kvLink
-	if err == nil && d.kvLink != "" {
-		if !topo.Disaggregated() {
-			return t, errors.New("--kv-link applies to a disaggregated deployment (--prefill with --decode)")
-		}
-		if _, err := t.GPU.KVTransferPathOver(d.kvLink); err != nil {
-			return t, flagError("--kv-link", err)
+	if err == nil {
+		if err := calibrate.CheckKVLink(t.GPU, d.kvLink, topo); err != nil {
+			return t, kvLinkError(err)
 		}
 	}
 	return t, flagHint(err)
@@ -135,4 +132,12 @@ func loadRecords(files []string) ([]results.Record, error) {
 		return fixtures.Records()
 	}
 	return results.LoadPatterns(files)
+}
+
+// kvLinkError is calibrate.CheckKVLink's error as --kv-link's.
+func kvLinkError(err error) error {
+	if e, ok := errors.AsType[*calibrate.KVLinkError](err); ok {
+		return errors.New("--kv-link: " + e.Reason)
+	}
+	return err
 }
