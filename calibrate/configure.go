@@ -356,10 +356,10 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	// A fitted transfer is that deployment's own (its network, connector
 	// and what its fit could not tell from its prefill): another GPU,
 	// model or engine prices its own path.
-	if err := CheckKVLink(gpu, t.KVLink, t.Topology); err != nil {
+	path, err := kvPath(gpu, t.KVLink, t.Topology)
+	if err != nil {
 		return Deployment{}, err
 	}
-	path := kvPath(gpu, t.KVLink, t.Topology)
 	transfer := priorTransfer(path, llm, t.Topology)
 	// measuredDisagg: the calibrated deployment ran disaggregated, so its
 	// fit priced a transfer (and carries its frontend in its prefill and
@@ -916,13 +916,24 @@ func defaultSettings(e engine.ID, gpu model.GPU, maxModelLen int) engine.Setting
 }
 
 // kvPath is the path a deployment of topo on gpu moves its KV over: the
-// link stated (Target.KVLink, checked by CheckKVLink), else the one its
-// size implies (model.GPU.KVTransferPath).
-func kvPath(gpu model.GPU, link string, topo model.Topology) model.KVPath {
-	if p, err := gpu.KVTransferPathOver(link); err == nil && link != "" {
-		return p
+// link stated (Target.KVLink), else the one its size implies
+// (model.GPU.KVTransferPath). The error is CheckKVLink's; with a known
+// link the path is priced all the same.
+func kvPath(gpu model.GPU, link string, topo model.Topology) (model.KVPath, error) {
+	switch {
+	case link == "":
+		return gpu.KVTransferPath(topo.GPUs()), nil
+	case !topo.Disaggregated():
+		return model.KVPath{}, &KVLinkError{"it applies to a disaggregated deployment: an aggregated one moves no KV"}
 	}
-	return gpu.KVTransferPath(topo.GPUs())
+	p, err := gpu.KVTransferPathOver(link)
+	if e, ok := optionerr.As(err); ok {
+		return model.KVPath{}, &KVLinkError{e.Text(nil)}
+	}
+	if !p.Across && topo.GPUs() > model.GPUsPerServer {
+		return p, &KVLinkError{fmt.Sprintf("%s is within one server, and %s takes %d GPUs (a server holds %d)", p.Link.Name, topo, topo.GPUs(), model.GPUsPerServer)}
+	}
+	return p, nil
 }
 
 // CheckKVLink refuses a stated KV link (Target.KVLink) that a deployment
@@ -930,22 +941,8 @@ func kvPath(gpu model.GPU, link string, topo model.Topology) model.KVPath {
 // within a server for a deployment larger than one, or any for an
 // aggregated deployment. Its errors are *KVLinkError; "" is accepted.
 func CheckKVLink(gpu model.GPU, link string, topo model.Topology) error {
-	if link == "" {
-		return nil
-	}
-	if !topo.Disaggregated() {
-		return &KVLinkError{"it applies to a disaggregated deployment: an aggregated one moves no KV"}
-	}
-	p, err := gpu.KVTransferPathOver(link)
-	if e, ok := optionerr.As(err); ok {
-		return &KVLinkError{e.Text(nil)}
-	} else if err != nil {
-		return &KVLinkError{err.Error()}
-	}
-	if !p.Across && topo.GPUs() > model.GPUsPerServer {
-		return &KVLinkError{fmt.Sprintf("%s is within one server, and %s takes %d GPUs (a server holds %d)", p.Link.Name, topo, topo.GPUs(), model.GPUsPerServer)}
-	}
-	return nil
+	_, err := kvPath(gpu, link, topo)
+	return err
 }
 
 // KVLinkError is CheckKVLink's: why a stated KV link cannot price a

@@ -206,7 +206,9 @@ func (d Deployment) Scaled(topo model.Topology) Deployment {
 		d.Config.Decode.Workers = workers(topo.Decode)
 		if d.pathBand > 0 {
 			// Another count may cross another path (model.KVTransferPath).
-			path := kvPath(d.GPU, d.kvLink, topo)
+			// Configure checked the link; plan keeps a link within a
+			// server to one server's counts.
+			path, _ := kvPath(d.GPU, d.kvLink, topo)
 			tr := priorTransfer(path, d.LLM, topo)
 			d.Config.Transfer = sim.Transfer{Latency: tr.LatencyS * d.pathBand, PerToken: tr.PerTokenS * d.pathBand}
 			d.TransferFrom = transferNote(tr, sigmaPrior, path, d.LLM, topo, false)

@@ -188,16 +188,24 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 	}
 }
 
+// sglangR1Label is sglangR1Profile's engine, a label whose ".post2" the
+// version numbers drop.
+const sglangR1Label = "sglang-0.4.3.post2"
+
+// sglangR1Profile is one group of DeepSeek-R1 on an H200 TP8 worker of
+// sglangR1Label at the roofline prior.
+func sglangR1Profile(t *testing.T) (*Profile, model.GPU, model.LLM) {
+	g, m := mustGPU(t, "H200"), mustLLM(t, "deepseek-ai/DeepSeek-R1")
+	c := model.PriorCoeffsFor(engine.OverheadFor(sglangR1Label), false)
+	return &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: sglangR1Label, Settings: defaultSettings(engine.Parse(sglangR1Label), g, m.MaxContext),
+		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}, g, m
+}
+
 // Resolve parses the engine once: the Target and its Deployment carry the
 // profile's label as written (a ".post2" suffix that the version numbers
 // drop included) with its family and version, for callers to read.
 func TestResolveParsesEngineOnce(t *testing.T) {
-	g, _ := model.LookupGPU("H200")
-	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
-	const label = "sglang-0.4.3.post2"
-	c := model.PriorCoeffsFor(engine.OverheadFor(label), false)
-	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(engine.Parse(label), g, m.MaxContext),
-		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
+	p, _, _ := sglangR1Profile(t)
 	tg, err := p.Resolve("H200", "DeepSeek-R1", "sglang-0.4", mustTopo(t, "1xTP8"))
 	if err != nil {
 		t.Fatal(err)
@@ -207,8 +215,8 @@ func TestResolveParsesEngineOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range []engine.ID{tg.Engine, d.Engine} {
-		if e.Label != label || e.Family != engine.SGLang || !slices.Equal(e.Version, []int{0, 4, 3}) {
-			t.Errorf("engine %+v, want %s parsed as sglang [0 4 3]", e, label)
+		if e.Label != sglangR1Label || e.Family != engine.SGLang || !slices.Equal(e.Version, []int{0, 4, 3}) {
+			t.Errorf("engine %+v, want %s parsed as sglang [0 4 3]", e, sglangR1Label)
 		}
 	}
 }
@@ -216,13 +224,8 @@ func TestResolveParsesEngineOnce(t *testing.T) {
 // validate --dp-attention: Override.DPAttention prices a record's
 // deployment with that many attention groups, over what the record states.
 func TestRecordTargetDPAttention(t *testing.T) {
-	g, _ := model.LookupGPU("H200")
-	m, _ := model.LookupLLM("deepseek-ai/DeepSeek-R1")
-	const label = "sglang-0.4.3.post2"
-	c := model.PriorCoeffsFor(engine.OverheadFor(label), false)
-	p := &Profile{Schema: SchemaV1, Groups: []Group{{GPU: g.Name, Model: m.Name, Engine: label, Settings: defaultSettings(engine.Parse(label), g, m.MaxContext),
-		Entries: []Entry{{Role: RoleAggregated, TP: 8, PP: 1, Source: SourceFitted, Coeffs: c}}}}}
-	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: label, Topology: mustTopo(t, "1xTP8")}}
+	p, g, m := sglangR1Profile(t)
+	r := &results.Record{ID: "r:1", System: results.System{GPU: g.Name, Model: m.Name, Engine: sglangR1Label, Topology: mustTopo(t, "1xTP8")}}
 	for _, tt := range []struct{ over, want int }{{0, 1}, {4, 4}} {
 		tg, _, err := p.RecordTarget(r, Override{DPAttention: tt.over})
 		if err != nil {

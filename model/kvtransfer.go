@@ -51,14 +51,18 @@ type KVPath struct {
 // usual server has no RDMA NIC).
 func (g GPU) KVTransferPath(gpus int) KVPath {
 	if gpus <= GPUsPerServer {
-		ic := g.Link()
-		return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS}
+		return kvPathOn(g.Link())
 	}
-	if s, err := LookupInterconnect(g.ScaleOut); err == nil {
-		return KVPath{Link: s, Bps: s.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true}
+	if s, ok := kvLink(g.ScaleOut); ok {
+		return kvPathOn(s)
 	}
-	ic := nodeNetwork()
-	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: true, Shared: true}
+	return kvPathOn(nodeNetwork())
+}
+
+// kvPathOn is the path over ic: between servers when ic is a network
+// (scaleOut), shared by a server's GPUs when it is the node network.
+func kvPathOn(ic Interconnect) KVPath {
+	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: scaleOut[ic.Name], Shared: ic.Name == NodeNetwork}
 }
 
 // PerTokenS is the time a prompt token's KV takes to cross p from a
@@ -102,7 +106,7 @@ func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
 	case !scaleOut[ic.Name] && ic.Name != own.Name:
 		return KVPath{}, optionerr.New("model: ", nil, "%s is not %s's link (%s within a server; RDMA400, RDMA200 or %s between servers)", ic.Name, g.Name, own.Name, NodeNetwork)
 	}
-	return KVPath{Link: ic, Bps: ic.AchievableBps(), LatencyS: KVConnectorLatencyS, Across: scaleOut[ic.Name], Shared: ic.Name == NodeNetwork}, nil
+	return kvPathOn(ic), nil
 }
 
 // kvLink is the interconnect catalog's entry named name, in any case.

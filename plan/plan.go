@@ -422,7 +422,7 @@ func (s *search) buildTemplates() error {
 				}
 				continue
 			}
-			if _, err := g.KVTransferPathOver(o.KVLink); o.KVLink != "" && err != nil {
+			if calibrate.CheckKVLink(g, o.KVLink, oneServer) != nil {
 				s.noteOnce(fmt.Sprintf("%s: left out of the disaggregated search: the stated KV link %s is not its link", g.Name, o.KVLink))
 				continue
 			}

@@ -31,6 +31,10 @@ var (
 	fieldKVLink     = optionerr.Field{Name: "KVLink", Words: "KV link"}
 )
 
+// oneServer is the smallest disaggregated deployment: a stated KV link
+// that cannot price it prices no candidate.
+var oneServer = model.Disaggregated(model.Pool{Count: 1, TP: 1}, model.Pool{Count: 1, TP: 1})
+
 func invalid(format string, fields []optionerr.Field, args ...any) error {
 	return optionerr.New("plan: ", fields, format, args...)
 }
@@ -102,12 +106,8 @@ func (o Options) validate(dataset *string) error {
 		}
 		for _, name := range o.GPUs {
 			if g, err := model.LookupGPU(name); err == nil {
-				if _, err := g.KVTransferPathOver(o.KVLink); err != nil {
-					reason := err.Error()
-					if e, ok := optionerr.As(err); ok {
-						reason = e.Text(nil)
-					}
-					return invalid("%s: %s", one(fieldKVLink), reason)
+				if e, ok := errors.AsType[*calibrate.KVLinkError](calibrate.CheckKVLink(g, o.KVLink, oneServer)); ok {
+					return invalid("%s: %s", one(fieldKVLink), e.Reason)
 				}
 			}
 		}
