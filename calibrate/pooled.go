@@ -128,6 +128,15 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// The members' CPU costs and comm multipliers were set to the target's
 	// row and 1 above; restore them exactly after the logs' round trip.
 	out.coeffs.Overhead, out.coeffs.PerSeq, out.coeffs.Comm = row.Overhead, row.PerSeq, 1
+	kvNote := ""
+	if !llm.IsMoE() && llm.LatentKV == 0 {
+		// A dense model's decode attention streams its KV at the GPU's
+		// measured bandwidth share (model.DecodeKVSource): the fitted
+		// groups' KV efficiencies carry their runs' unexplained load
+		// costs, which a lone request on another GPU does not pay.
+		out.coeffs.KV = 1 / gpu.AchievableMemoryShare()
+		kvNote = "; KV reads at the GPU's streaming share (" + model.DecodeKVSource + ")"
+	}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
 	// efficiency above the target's spec peak; the peak still bounds it.
 	var held []string
@@ -171,8 +180,8 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	if pool.TP > 1 {
 		comm = "; collectives at the interconnect catalog's cited latencies"
 	}
-	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row%s%s)",
-		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share)
+	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row%s%s%s)",
+		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share, kvNote)
 	return out, true
 }
 

@@ -349,3 +349,25 @@ func TestFitPoolSimulatesNoResiduals(t *testing.T) {
 		t.Errorf("pool groups differ from the fit's less their residuals:\n got %+v\nwant %+v", prof.Pool, full.Groups)
 	}
 }
+
+// A dense model's KV reads are priced at the target GPU's streaming share
+// (model.DecodeKVSource), not at the members' fitted KV efficiencies; a
+// mixture of experts keeps the pooled one.
+func TestPooledDenseKVStreams(t *testing.T) {
+	p := pooledProfile()
+	for i := range p.Groups {
+		p.Groups[i].Entries[0].Coeffs.KV = 4
+	}
+	gpu, pool := mustGPU(t, "H100-SXM"), model.Pool{Count: 1, TP: 1}
+	dense, ok := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPU, false)
+	if want := 1 / gpu.AchievableMemoryShare(); !ok || math.Abs(dense.coeffs.KV-want) > 1e-12 {
+		t.Errorf("dense target's KV coefficient %v, want the streaming share's %v", dense.coeffs.KV, want)
+	}
+	if !strings.Contains(dense.from, "KV reads at the GPU's streaming share") {
+		t.Errorf("derivation %q does not say where its KV price came from", dense.from)
+	}
+	moe, ok := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPUAndModel, false)
+	if !ok || moe.coeffs.KV < 3 {
+		t.Errorf("MoE target's KV coefficient %v, want the members' pooled one (about 4)", moe.coeffs.KV)
+	}
+}
