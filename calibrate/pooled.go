@@ -128,14 +128,16 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// The members' CPU costs and comm multipliers were set to the target's
 	// row and 1 above; restore them exactly after the logs' round trip.
 	out.coeffs.Overhead, out.coeffs.PerSeq, out.coeffs.Comm = row.Overhead, row.PerSeq, 1
-	kvNote := ""
+	streamNote := ""
 	if !llm.IsMoE() && llm.LatentKV == 0 {
-		// A dense model's decode attention streams its KV at the GPU's
-		// measured bandwidth share (model.DecodeKVSource): the fitted
-		// groups' KV efficiencies carry their runs' unexplained load
-		// costs, which a lone request on another GPU does not pay.
+		// A dense model's decode GEMMs and attention stream its weights
+		// and KV at the GPU's measured bandwidth share
+		// (model.DecodeStreamSource): the fitted groups' efficiencies
+		// carry their runs' unexplained load costs, which that
+		// deployment keeps and another GPU does not pay.
+		out.coeffs.Weight = 1 / gpu.AchievableMemoryShare()
 		out.coeffs.KV = 1 / gpu.AchievableMemoryShare()
-		kvNote = "; KV reads at the GPU's streaming share (" + model.DecodeKVSource + ")"
+		streamNote = "; weight and KV reads at the GPU's streaming share (" + model.DecodeStreamSource + ")"
 	}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
 	// efficiency above the target's spec peak; the peak still bounds it.
@@ -181,7 +183,7 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 		comm = "; collectives at the interconnect catalog's cited latencies"
 	}
 	out.from = fmt.Sprintf("%s: %d fitted%s groups pooled (weighted geometric mean; heaviest: %s; CPU overheads: the %s engine-table row%s%s%s)",
-		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share, kvNote)
+		kind, len(ms), arch, strings.Join(top, ", "), targetRow.Generation, comm, share, streamNote)
 	return out, true
 }
 

@@ -23,10 +23,10 @@ func pooledProfile() *Profile {
 	}
 	v1 := model.PriorCoeffsFor(engine.OverheadFor("vllm-0.9.0.1"), false)
 	a, b, s, u := v1, v1, v1, v1
-	a.Weight, a.Overhead = 1.1, 2*v1.Overhead
-	b.Weight, b.Overhead = 1.6, 8*v1.Overhead
-	s.Weight = 3
-	u.Weight = 9
+	a.Weight, a.Compute, a.Overhead = 1.1, 1.1, 2*v1.Overhead
+	b.Weight, b.Compute, b.Overhead = 1.6, 1.6, 8*v1.Overhead
+	s.Weight, s.Compute = 3, 3
+	u.Weight, u.Compute = 9, 9
 	group := func(gpu, llm, engine string, c model.Coeffs, n int) Group {
 		g := Group{GPU: gpu, Model: llm, Engine: engine, Entries: []Entry{entry(c, n)}}
 		g.Records = make([]string, n)
@@ -50,13 +50,14 @@ func TestPooledCoeffs(t *testing.T) {
 	}
 	// Weights: √16·3·3 (same family and model), √4·3 (same family), √4
 	// (SGLang); the group with no GPU is not a measurement and is left out.
-	// Each weight-read efficiency is carried by its GPU's bandwidth share
-	// over the target's.
+	// Each GEMM efficiency is carried by its GPU's matmul share over the
+	// target's (the dense target's weight reads stream at its bandwidth
+	// share: TestPooledDenseStreams).
 	wa, wb, ws := 4.0*9, 2.0*3, 2.0
-	l40s, h20 := mustGPU(t, "L40S").AchievableMemoryShare()/gpu.AchievableMemoryShare(), mustGPU(t, "H20").AchievableMemoryShare()/gpu.AchievableMemoryShare()
+	l40s, h20 := mustGPU(t, "L40S").AchievableMatmulShare(llm.Quant)/gpu.AchievableMatmulShare(llm.Quant), mustGPU(t, "H20").AchievableMatmulShare(llm.Quant)/gpu.AchievableMatmulShare(llm.Quant)
 	want := math.Exp((wa*math.Log(1.1*l40s) + wb*math.Log(1.6*h20) + ws*math.Log(3*h20)) / (wa + wb + ws))
-	if math.Abs(pc.coeffs.Weight/want-1) > 1e-9 {
-		t.Errorf("pooled weight coefficient %v, want the weighted geometric mean %v", pc.coeffs.Weight, want)
+	if math.Abs(pc.coeffs.Compute/want-1) > 1e-9 {
+		t.Errorf("pooled compute coefficient %v, want the weighted geometric mean %v", pc.coeffs.Compute, want)
 	}
 	if pc.groups != 3 {
 		t.Errorf("%d groups pooled, want 3", pc.groups)
@@ -234,8 +235,8 @@ func TestPooledMatmulShare(t *testing.T) {
 		g.Entries[0].Coeffs.Weight = read(name)
 		rs = append(rs, g)
 	}
-	mi300x := mustGPU(t, "MI300X")
-	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, llm, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, sourceOtherGPU, false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
+	mi300x, moe := mustGPU(t, "MI300X"), mustLLM(t, "Qwen/Qwen3-30B-A3B") // a dense target streams at its share (TestPooledDenseStreams)
+	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, moe, pool, nil, "vllm-0.9.0.1", false, RoleAggregated, sourceOtherGPUAndModel, false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
 		t.Errorf("MI300X weight coefficient %v, want %v (80%% of a %.0f%% bandwidth share)", pc.coeffs.Weight, read("MI300X"), 100*mi300x.AchievableMemoryShare())
 	}
 	// An FP8 checkpoint takes the GPU's FP8 share where one was measured.
@@ -253,10 +254,12 @@ func TestPooledFamilySpellings(t *testing.T) {
 	c.Weight = 5
 	prof.Groups = append(prof.Groups, Group{GPU: "H20", Model: "Qwen/Qwen3-32B", Engine: "trtllm-1.0", Records: make([]string, 4),
 		Entries: []Entry{{Role: RoleAggregated, TP: 1, PP: 1, Source: SourceFitted, Coeffs: c, Records: make([]string, 4)}}})
-	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-32B")
+	// A mixture-of-experts target: a dense one's weight reads stream at its
+	// share whatever the groups (TestPooledDenseStreams).
+	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen/Qwen3-30B-A3B")
 	pool := model.Pool{Count: 1, TP: 1}
 	price := func(engine string) model.Coeffs {
-		pc, ok := prof.pooledCoeffs(gpu, llm, pool, nil, engine, false, RoleAggregated, sourceOtherGPU, false)
+		pc, ok := prof.pooledCoeffs(gpu, llm, pool, nil, engine, false, RoleAggregated, sourceOtherGPUAndModel, false)
 		if !ok {
 			t.Fatalf("%s: nothing pooled", engine)
 		}
@@ -350,24 +353,25 @@ func TestFitPoolSimulatesNoResiduals(t *testing.T) {
 	}
 }
 
-// A dense model's KV reads are priced at the target GPU's streaming share
-// (model.DecodeKVSource), not at the members' fitted KV efficiencies; a
-// mixture of experts keeps the pooled one.
-func TestPooledDenseKVStreams(t *testing.T) {
+// A dense model's weight and KV reads are priced at the target GPU's
+// streaming share (model.DecodeStreamSource), not at the members' fitted
+// efficiencies; a mixture of experts keeps the pooled ones.
+func TestPooledDenseStreams(t *testing.T) {
 	p := pooledProfile()
 	for i := range p.Groups {
 		p.Groups[i].Entries[0].Coeffs.KV = 4
+		p.Groups[i].Entries[0].Coeffs.Weight = 3
 	}
 	gpu, pool := mustGPU(t, "H100-SXM"), model.Pool{Count: 1, TP: 1}
 	dense, ok := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPU, false)
-	if want := 1 / gpu.AchievableMemoryShare(); !ok || math.Abs(dense.coeffs.KV-want) > 1e-12 {
-		t.Errorf("dense target's KV coefficient %v, want the streaming share's %v", dense.coeffs.KV, want)
+	if want := 1 / gpu.AchievableMemoryShare(); !ok || math.Abs(dense.coeffs.KV-want) > 1e-12 || math.Abs(dense.coeffs.Weight-want) > 1e-12 {
+		t.Errorf("dense target's weight and KV coefficients %v and %v, want the streaming share's %v", dense.coeffs.Weight, dense.coeffs.KV, want)
 	}
-	if !strings.Contains(dense.from, "KV reads at the GPU's streaming share") {
+	if !strings.Contains(dense.from, "weight and KV reads at the GPU's streaming share") {
 		t.Errorf("derivation %q does not say where its KV price came from", dense.from)
 	}
 	moe, ok := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPUAndModel, false)
-	if !ok || moe.coeffs.KV < 3 {
-		t.Errorf("MoE target's KV coefficient %v, want the members' pooled one (about 4)", moe.coeffs.KV)
+	if !ok || moe.coeffs.KV < 3 || moe.coeffs.Weight < 2 {
+		t.Errorf("MoE target's weight and KV coefficients %v and %v, want the members' pooled ones (about 3 and 4)", moe.coeffs.Weight, moe.coeffs.KV)
 	}
 }

@@ -193,14 +193,16 @@ const (
 	PriorKV      = 1 / 0.60
 )
 
-// DecodeKVSource cites how fast a dense model's decode attention reads its
-// KV cache in a current engine: vLLM 0.19.1 on one H100 with FlashAttention-3
-// (vLLM blog "The State of FP8 KV-Cache and Attention Quantization in
-// vLLM", 2026-04-22) fits Llama-3.1-8B's c=1 ITL to 6.44 ms + 4.37e-5 ms a
-// context token with a BF16 cache: 128 KiB a token at 3.0 TB/s, 90% of
-// spec, the H100's measured streaming share (89%). PriorKV, from an older
-// profile, is still the prior a fit starts from.
-const DecodeKVSource = "Llama-3.1-8B on H100 at 90% of spec, vLLM blog 2026-04-22"
+// DecodeStreamSource cites how fast a dense model's decode streams its
+// weights and KV cache: decode-shaped BF16 linears up to 128 rows take
+// t₀ + bytes / 4.2 TB/s on an H200, 87.5% of spec against its 86% catalog
+// share (docs/measurements, GEMMKernelUs); and vLLM 0.19.1 on one H100
+// with FlashAttention-3 (vLLM blog "The State of FP8 KV-Cache and
+// Attention Quantization in vLLM", 2026-04-22) fits Llama-3.1-8B's c=1 ITL
+// to 6.44 ms + 4.37e-5 ms a context token with a BF16 cache: 128 KiB a
+// token at 3.0 TB/s, 90% of spec, the H100's measured share (89%).
+// PriorWeight and PriorKV, older profiles', are still where a fit starts.
+const DecodeStreamSource = "decode GEMMs on an H200 at 87.5% of spec, docs/measurements; KV on an H100 at 90%, vLLM blog 2026-04-22"
 
 // PriorCoeffs are the costs assumed where nothing was fitted: the achievable
 // fractions above and a generic engine's CPU overheads (engine.OverheadFor

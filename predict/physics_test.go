@@ -264,9 +264,8 @@ func TestDisaggregatedTransferInvariants(t *testing.T) {
 // from 256 to 125k tokens, fitted by the vLLM blog (2026-04-22, "The State
 // of FP8 KV-Cache and Attention Quantization in vLLM") to ITL = 6.44 ms +
 // 4.37e-5 ms a context token. The post's concurrency-8 run is in the
-// corpus; this sweep is not. Tolerances: 15% on the ITL (what remains is
-// the pooled weight-read efficiency, 82% of spec against the H100's
-// measured 89%), 10% on its growth with context (the KV read).
+// corpus; this sweep is not. Tolerance 10% on the ITL and on its growth
+// with context (the KV read).
 func TestLoneRequestITLMatchesVLLMBlogH100(t *testing.T) {
 	prof := defaultProfile(t)
 	gpu, err := model.LookupGPU("H100-SXM")
@@ -282,11 +281,55 @@ func TestLoneRequestITLMatchesVLLMBlogH100(t *testing.T) {
 			t.Fatal(err)
 		}
 		got[i] = metric(p, 0, model.MeanITL)
-		if want := 6.44 + 4.37e-5*float64(isl); math.Abs(got[i]/want-1) > 0.15 {
-			t.Errorf("ISL %d: c=1 ITL %.2f ms, measured %.2f ms (more than 15%% apart)", isl, got[i], want)
+		if want := 6.44 + 4.37e-5*float64(isl); math.Abs(got[i]/want-1) > 0.10 {
+			t.Errorf("ISL %d: c=1 ITL %.2f ms, measured %.2f ms (more than 10%% apart)", isl, got[i], want)
 		}
 	}
 	if slope := (got[1] - got[0]) / float64(isls[1]-isls[0]); math.Abs(slope/4.37e-5-1) > 0.10 {
 		t.Errorf("ITL grows %.3g ms a context token, measured 4.37e-05 (more than 10%% apart)", slope)
+	}
+}
+
+// Decode at a small batch on a GPU and engine version nobody calibrated,
+// against public measurements the fit never saw: the ML.ENERGY
+// leaderboard v3 (github.com/ml-energy/leaderboard public/data at
+// 0cd52da, 2026-02-16; harness ml-energy/benchmark at c1d6557) ran
+// vLLM 0.11.1 with --async-scheduling on H100s, a closed loop of 8
+// LMArena chat conversations (max-num-seqs 8), and publishes each
+// model's median ITL. Its prompts' lengths are not published: 512 tokens
+// are assumed (256 or 1024 move these predictions by under 4%), and each
+// model's mean output. Tolerance 10%.
+func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
+	prof := defaultProfile(t)
+	gpu, err := model.LookupGPU("H100-SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := engine.Parse("vllm-0.11.1")
+	for _, tt := range []struct {
+		llm      string
+		tp, osl  int
+		medianMs float64
+	}{
+		{"meta-llama/Llama-3.1-8B-Instruct", 1, 389, 7.32},
+		{"Qwen/Qwen3-8B", 1, 647, 8.20},
+		{"Qwen/Qwen3-14B", 1, 620, 12.54},
+		{"Qwen/Qwen3-32B", 1, 638, 25.21},
+		{"Qwen/Qwen3-32B", 2, 631, 15.06},
+		{"meta-llama/Llama-3.1-70B-Instruct", 4, 350, 16.57},
+	} {
+		s, err := engine.Defaults(id, gpu.Device(), 20480)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AsyncScheduling, s.MaxNumSeqs = true, 8
+		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, tt.llm), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tt.tp}}}
+		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: tt.osl}, 200, model.Closed(8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := metric(p, 0, model.MedianITL); math.Abs(got/tt.medianMs-1) > 0.10 {
+			t.Errorf("%s TP%d at 8 in flight: median ITL %.2f ms, measured %.2f ms (more than 10%% apart)", model.ShortName(tt.llm), tt.tp, got, tt.medianMs)
+		}
 	}
 }
