@@ -704,6 +704,9 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, labe
 	note := "" // what differs from the target, for der.From
 	if kind != sourceExact {
 		note = kind.String()
+		if streamed := streamUndetermined(g, e, &coeffs); streamed != "" {
+			note += "; " + streamed
+		}
 	}
 	srcO := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
@@ -746,6 +749,38 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, labe
 	}
 	return carriedCost{coeffs: coeffs, sig: sig, corr: e.Corr, scatter: math.Max(e.Scatter, residualSigma(g, role)), extra: extra,
 		fittedOn: model.Pool{Count: 1, TP: e.TP, PP: e.PP}}, der
+}
+
+// streamUndetermined prices, for a dense model's group carried to another
+// deployment, the weight and KV reads its data left at the old prior at
+// the GPU's measured streaming share (model.DecodeStreamSource) and its
+// all-reduces at the catalog's figures, as a pooled price does: a prior is
+// not a measurement of that GPU. What the data determined stays. It says
+// what it replaced ("" for nothing).
+func streamUndetermined(g *Group, e *Entry, c *model.Coeffs) string {
+	gpu, err := model.LookupGPU(g.GPU)
+	llm, err2 := model.LookupLLM(g.Model)
+	if err != nil || err2 != nil || llm.IsMoE() || llm.LatentKV > 0 {
+		return ""
+	}
+	var done []string
+	for _, n := range e.Prior {
+		switch n {
+		case "weight":
+			c.Weight = 1 / gpu.AchievableMemoryShare()
+		case "kv":
+			c.KV = 1 / gpu.AchievableMemoryShare()
+		case "comm":
+			c.Comm = 1 // the interconnect catalog's cited latencies
+		default:
+			continue
+		}
+		done = append(done, map[string]string{"weight": "weight", "kv": "KV", "comm": "all-reduce"}[n])
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	return strings.Join(done, ", ") + " costs the data left at the prior from the GPU's streaming share and the interconnect catalog (" + model.DecodeStreamSource + ")"
 }
 
 // carriedCost is what prices one pool before its band is drawn: the

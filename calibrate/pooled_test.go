@@ -375,3 +375,26 @@ func TestPooledDenseStreams(t *testing.T) {
 		t.Errorf("MoE target's weight and KV coefficients %v and %v, want the members' pooled ones (about 3 and 4)", moe.coeffs.Weight, moe.coeffs.KV)
 	}
 }
+
+// A dense model's group carried to another engine version keeps the
+// efficiencies its data determined; the weight and KV reads and the
+// all-reduces it left at the prior take the GPU's streaming share and the
+// interconnect catalog's figures, as a pooled price does.
+func TestStreamUndetermined(t *testing.T) {
+	gpu := mustGPU(t, "H100-PCIe")
+	c := model.Coeffs{Weight: 1.3, KV: 1.7, Comm: 1.4, Compute: 1.5}
+	g := &Group{GPU: gpu.Name, Model: "meta-llama/Llama-3.1-8B-Instruct"}
+	e := &Entry{Fitted: []string{"weight"}, Prior: []string{"kv", "comm", "compute"}}
+	got := c
+	note := streamUndetermined(g, e, &got)
+	if want := 1 / gpu.AchievableMemoryShare(); got.KV != want || got.Comm != 1 || got.Weight != 1.3 || got.Compute != 1.5 {
+		t.Errorf("carried %+v: want KV %v and comm 1 in place of the prior, the determined weight and the compute kept", got, want)
+	}
+	if !strings.Contains(note, "KV, all-reduce") {
+		t.Errorf("note %q does not name what it replaced", note)
+	}
+	moe := &Group{GPU: gpu.Name, Model: "Qwen/Qwen3-30B-A3B"}
+	if got := c; streamUndetermined(moe, e, &got) != "" || got != c {
+		t.Errorf("a mixture of experts' prior reads were replaced: %+v", got)
+	}
+}

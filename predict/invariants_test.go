@@ -314,10 +314,11 @@ func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 		t.Errorf("H200 decode per-KV-token speed-up over H100-SXM ×%.3f, want the measured bandwidth ratio ×%.3f", r, bandwidth)
 	}
 	small := model.Step{DecodeSeqs: 1, DecodeKV: 1000}
-	// Memory work: the step less its CPU costs and its all-reduces (both
-	// GPUs have NVLink 4, so those are the same).
+	// Memory work: the step less its CPU costs, its all-reduces (both GPUs
+	// have NVLink 4, so those are the same) and its kernels' measured
+	// latency (the same on every GPU).
 	memoryWork := func(c model.StepCost) float64 {
-		return c.StepTime(small) - c.Coeffs.Overhead - c.Coeffs.PerSeq - c.Coeffs.Comm*(c.Roofline.CommToken+c.Roofline.CommStepGraph)
+		return c.StepTime(small) - c.Coeffs.Overhead - c.Coeffs.PerSeq - c.Coeffs.Comm*(c.Roofline.CommToken+c.Roofline.CommStepGraph) - c.KernelFloor()
 	}
 	w100, w200 := memoryWork(dH100), memoryWork(dH200)
 	t.Logf("H200 vs H100-SXM at TP4: batch-1 decode memory work ×%.2f (bandwidth roofline ×%.2f)", w100/w200, bandwidth)
