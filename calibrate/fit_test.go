@@ -252,21 +252,24 @@ func TestCrossValidationHoldsOutConfigurations(t *testing.T) {
 }
 
 // TestHoldoutTransfersAcrossGPUs: two GPUs measured with the same engine
-// (the same efficiencies and the engine table's CPU overheads): each is
-// predicted from a fit of the other alone within a few percent, because
-// the step model is physical; the report has a row per fold and the pooled
-// row, and the ±1σ band's coverage is measured. (The weight efficiency is
-// near its prior: one TP degree cannot split a fixed per-step cost between
-// CPU overhead and weight streaming, see the README's accuracy section.)
+// (the same GEMM efficiencies, the engine table's CPU overheads, and a
+// dense model's decode streaming its weights and KV at each GPU's measured
+// share, as a GPU without a fit is priced): each is predicted from a fit
+// of the other alone within a few percent, because the step model is
+// physical; the report has a row per fold and the pooled row, and the ±1σ
+// band's coverage is measured.
 func TestHoldoutTransfersAcrossGPUs(t *testing.T) {
 	o := engine.OverheadFor("dynamo-0.3.0")
 	pre, dec := truthPrefill, truthDecode
 	pre.Overhead, pre.PerSeq = o.EagerStepS, o.PerSeqS
-	dec.Overhead, dec.PerSeq, dec.Weight = o.StepS, o.PerSeqS, 1.25
+	dec.Overhead, dec.PerSeq = o.StepS, o.PerSeqS
 	shapes := [][2]int{{3000, 150}, {1000, 300}}
 	var recs []results.Record
 	for _, g := range []string{"H20", "H100-SXM"} {
-		recs = append(recs, syntheticOn(t, g, pre, dec, "3P(TP4) 1D(TP4)", []int{1, 4, 16}, shapes)...)
+		d := dec
+		d.Weight = 1 / mustGPU(t, g).AchievableMemoryShare()
+		d.KV = d.Weight
+		recs = append(recs, syntheticOn(t, g, pre, d, "3P(TP4) 1D(TP4)", []int{1, 4, 16}, shapes)...)
 	}
 	_, rep, err := Fit(context.Background(), recs, Options{MaxEvals: 8, CV: true}, nil)
 	if err != nil {
