@@ -685,7 +685,7 @@ func (k sourceKind) String() string {
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, label string, async, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, label string, async *bool, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
 	target := engine.OverheadWith(label, async)
 	if g == nil {

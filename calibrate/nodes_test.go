@@ -49,24 +49,30 @@ func TestSettingsReadPlacement(t *testing.T) {
 func TestSettingsReadAsyncScheduling(t *testing.T) {
 	for _, tt := range []struct {
 		settings map[string]string
-		want     bool
+		want     string // "on", "off" or "" (not stated)
 	}{
-		{nil, false},
-		{map[string]string{"async-scheduling": "true"}, true},
-		{map[string]string{"async_scheduling": "True"}, true},
-		{map[string]string{"Async-Scheduling": "false"}, false},
-		{map[string]string{"async-scheduling": "maybe"}, false},
+		{nil, ""},
+		{map[string]string{"async-scheduling": "true"}, "on"},
+		{map[string]string{"async_scheduling": "True"}, "on"},
+		{map[string]string{"Async-Scheduling": "false"}, "off"},
+		{map[string]string{"no-async-scheduling": "true"}, "off"},
+		{map[string]string{"async-scheduling": "maybe"}, ""},
 	} {
 		r := &results.Record{ID: "x:1", System: results.System{GPU: "A100-80GB", Model: "Qwen/Qwen3-14B", Settings: tt.settings}}
 		p := &point{rec: r, topo: model.Aggregated(model.Pool{Count: 1, TP: 1})}
-		if got := settingsFrom("vllm-0.11.0", []*point{p}).AsyncScheduling; got != tt.want {
-			t.Errorf("%v: AsyncScheduling = %v, want %v", tt.settings, got, tt.want)
+		got := ""
+		if a := settingsFrom("vllm-0.11.0", []*point{p}).AsyncScheduling; a != nil {
+			got = engine.PrefixSetting(*a)
+		}
+		if got != tt.want {
+			t.Errorf("%v: AsyncScheduling = %q, want %q", tt.settings, got, tt.want)
 		}
 	}
 	pool := model.Pool{Count: 1, TP: 1}
-	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", false, false)
-	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", true, false)
-	if want := engine.OverheadWith("vllm-0.11.0", true).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
+	on, off := true, false
+	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", &off, false)
+	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", &on, false)
+	if want := engine.OverheadWith("vllm-0.11.0", &on).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
 		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
 	}
 	if !strings.Contains(der.From, "V1 with async scheduling") {
@@ -196,7 +202,7 @@ func TestPooledCommIsTheCatalogs(t *testing.T) {
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 2}
 	for _, g := range []model.GPU{gpu, gpu.AcrossNodes(2)} {
-		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", false, RoleAggregated, sourceOtherGPU, false)
+		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
 		if !ok {
 			t.Fatal("no pooled price")
 		}

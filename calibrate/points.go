@@ -337,7 +337,14 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 					s.MaxModelLen = n
 				}
 			case "async-scheduling":
-				s.AsyncScheduling = isTrue(v)
+				if on, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+					s.AsyncScheduling = &on
+				}
+			case "no-async-scheduling":
+				if off, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+					on := !off
+					s.AsyncScheduling = &on
+				}
 			case "gpu-memory-utilization", "mem-fraction-static":
 				if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
 					s.GPUMemoryUtilization = f

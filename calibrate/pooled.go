@@ -54,7 +54,7 @@ type pooledCost struct {
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, label string, async bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, label string, async *bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := engine.Family(label)
 	targetRow := engine.OverheadWith(label, async)

@@ -17,11 +17,15 @@ func withKVCache(s engine.Settings, m model.LLM) model.LLM {
 	return m
 }
 
-// checkStated refuses stated limits that vLLM would refuse together with
-// the settings they meet: a token budget below the sequence cap, or, for
-// workers without chunked prefill (engine.ID.PrefillBudgetCoversContext),
-// below the max-model-len.
+// checkStated refuses stated settings that vLLM would refuse together
+// with the settings they meet: async scheduling where the engine has no
+// such flag, a token budget below the sequence cap, or, for workers
+// without chunked prefill (engine.ID.PrefillBudgetCoversContext), below
+// the max-model-len.
 func checkStated(s engine.Settings, st engine.Stated, e engine.ID, disaggregated bool, maxContext int) error {
+	if err := engine.CheckAsyncScheduling(e, st.AsyncScheduling); err != nil {
+		return err
+	}
 	if st.MaxNumBatchedTokens == 0 && st.MaxNumSeqs == 0 && st.MaxModelLen == 0 {
 		return nil
 	}
@@ -55,6 +59,10 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 		{engine.FlagPrefixCaching, yes(s.PrefixCaching == engine.PrefixOn), yes(def.PrefixCaching == engine.PrefixOn)},
 		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
 		{engine.FlagKVCacheDtype, dtype, "auto"},
+	}
+	if engine.HasAsyncScheduling(d.Engine) { // listed where the engine has the flag
+		rows = append(rows, struct{ name, value, def string }{engine.FlagAsyncScheduling,
+			yes(engine.AsyncSchedulingOn(d.Engine, s.AsyncScheduling)), yes(engine.AsyncSchedulingOn(d.Engine, nil))})
 	}
 	flags := make([]engine.Flag, len(rows))
 	for i, r := range rows {

@@ -332,6 +332,8 @@ func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, err
 		{engine.FlagPrefixCaching, "", p.PrefixCaching == "on"},
 		{"no-" + engine.FlagPrefixCaching, "", p.PrefixCaching == "off"},
 		{engine.FlagKVCacheDtype, p.KVCacheDtype, p.KVCacheDtype != ""},
+		{engine.FlagAsyncScheduling, "", p.AsyncScheduling != nil && *p.AsyncScheduling},
+		{"no-" + engine.FlagAsyncScheduling, "", p.AsyncScheduling != nil && !*p.AsyncScheduling},
 	}
 	for _, st := range steps {
 		if st.on {

@@ -783,3 +783,31 @@ func TestStatedFlagsExported(t *testing.T) {
 		t.Errorf("stated on, vLLM 0.8.4: %v", args)
 	}
 }
+
+// Async scheduling is exported as priced, in its on or off form, where
+// the vLLM version has the flag, and refused where it has not.
+func TestAsyncSchedulingExported(t *testing.T) {
+	a := aggSpec(t)
+	p := a.Pools[0]
+	on, off := true, false
+	for _, tt := range []struct {
+		vllm  string
+		async *bool
+		want  string // in the line; "" for neither form
+	}{
+		{"0.12.0", nil, ""},
+		{"0.12.0", &on, "--async-scheduling"},
+		{"0.14.0", &off, "--no-async-scheduling"},
+	} {
+		p.AsyncScheduling = tt.async
+		args, err := vllmArgs(a, engine.Serving{VLLM: tt.vllm}, p)
+		line := strings.Join(args, " ") + " "
+		if err != nil || (tt.want == "" && strings.Contains(line, "async-scheduling")) || (tt.want != "" && !strings.Contains(line, tt.want+" ")) {
+			t.Errorf("vLLM %s, async %v: %q %v, want %q", tt.vllm, tt.async, line, err, tt.want)
+		}
+	}
+	p.AsyncScheduling = &on
+	if _, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p); err == nil || !strings.Contains(err.Error(), "no --async-scheduling") {
+		t.Errorf("vLLM 0.9 with --async-scheduling: %v", err)
+	}
+}

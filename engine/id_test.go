@@ -79,7 +79,14 @@ func TestServe(t *testing.T) {
 	if s, err := Serve("vllm-0.9.0.1"); err != nil || s.Image() != "vllm/vllm-openai:v0.9.0.1" || s.HasFlag("--no-such-flag") {
 		t.Errorf("vllm-0.9.0.1: %+v %v", s, err)
 	}
-	for _, bad := range []string{"vllm", "sglang-0.4", "vllm-0.6.3", "dynamo-0.9.0"} {
+	// --async-scheduling came with 0.10: a 0.9 export has neither form.
+	if s, err := Serve("vllm-0.12.0"); err != nil || !s.HasFlag("--async-scheduling") || !s.HasFlag("--no-async-scheduling") || !s.HasFlag("--max-num-seqs") {
+		t.Errorf("vllm-0.12.0: %+v %v", s, err)
+	}
+	if s, _ := Serve("vllm-0.9.0.1"); s.HasFlag("--async-scheduling") || s.HasFlag("--no-async-scheduling") {
+		t.Error("vllm-0.9.0.1 has --async-scheduling")
+	}
+	for _, bad := range []string{"vllm", "sglang-0.4", "vllm-0.6.3", "dynamo-0.9.0", "vllm-0.15.0"} {
 		if _, err := Serve(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

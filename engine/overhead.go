@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // Overhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
 // output processing that the GPU waits for. It is a property of the engine
@@ -57,27 +59,75 @@ var overheads = []Overhead{
 		Source: "TensorRT-LLM's C++ batch manager: no Python in the step loop; assumed lowest"},
 }
 
-// OverheadWith is OverheadFor for an engine run with its
-// --async-scheduling flag stated (asyncScheduling true): vLLM 0.10 to 0.13
-// had it as an opt-in (on by default from 0.14, vllm-project/vllm#27614),
-// and a run that turned it on is priced as the "V1 with async scheduling"
-// row. Other engines and versions (before 0.10 the flag did not exist)
-// are priced as OverheadFor prices them.
-func OverheadWith(label string, asyncScheduling bool) Overhead {
+// OverheadWith is OverheadFor for a run that states vLLM's async
+// scheduling (async non-nil: --async-scheduling or --no-async-scheduling).
+// The flag came in with 0.10 as an opt-in and is on by default from 0.14
+// (vllm-project/vllm#27614): a 0.10–0.13 run that turns it on is priced
+// as the "V1 with async scheduling" row, a 0.14+ run that turns it off as
+// the synchronous V1 row, each with a note in Source. Where vLLM has no
+// such flag (before 0.10, other engines) the label's own row holds;
+// CheckAsyncScheduling refuses a user's flag there.
+func OverheadWith(label string, async *bool) Overhead {
 	o := OverheadFor(label)
-	if !asyncScheduling || o.Family != "vllm" || o.Generation != generationV1 {
+	if async == nil || !HasAsyncScheduling(Parse(label)) {
 		return o
 	}
-	if !Parse(label).AtLeast(0, 10) {
-		return o
-	}
-	for _, a := range overheads {
-		if a.Family == "vllm" && a.Generation == generationV1Async {
-			a.Source += "; here because the run states --async-scheduling"
-			return a
-		}
+	switch {
+	case *async && o.Generation == generationV1:
+		o = overheadRow(generationV1Async)
+		o.Source += "; here because the run states --async-scheduling"
+	case !*async && o.Generation == generationV1Async:
+		o = overheadRow(generationV1)
+		o.Source += "; here because the run turns async scheduling off (--no-async-scheduling)"
 	}
 	return o
+}
+
+// AsyncSchedulingOn reports whether an engine schedules asynchronously
+// with async as stated (nil: not stated): vLLM from 0.10 as stated, else
+// by its default, on from 0.14.
+func AsyncSchedulingOn(e ID, async *bool) bool {
+	switch {
+	case !HasAsyncScheduling(e):
+		return false
+	case async != nil:
+		return *async
+	}
+	return e.AtLeast(0, 14)
+}
+
+// CheckAsyncScheduling refuses a stated --async-scheduling or
+// --no-async-scheduling (async non-nil) for an engine without the flag:
+// vLLM before 0.10, a vLLM label without a version, other engines.
+func CheckAsyncScheduling(e ID, async *bool) error {
+	if async == nil || HasAsyncScheduling(e) {
+		return nil
+	}
+	flag := "--" + FlagAsyncScheduling
+	if !*async {
+		flag = "--no-" + FlagAsyncScheduling
+	}
+	if e.Family != VLLM {
+		return fmt.Errorf("%s is vLLM's flag (0.10 or later); the engine is %s", flag, e.Label)
+	}
+	if len(e.Version) == 0 {
+		return fmt.Errorf("%s needs vLLM 0.10 or later; the engine %s names no version (e.g. vllm-0.12.0)", flag, e.Label)
+	}
+	return fmt.Errorf("%s needs vLLM 0.10 or later; the engine is %s", flag, e.Label)
+}
+
+// HasAsyncScheduling reports whether e has --[no-]async-scheduling: vLLM
+// from 0.10 (SchedulerConfig.async_scheduling, a switch with its --no- form).
+func HasAsyncScheduling(e ID) bool { return e.Family == VLLM && len(e.Version) > 0 && e.AtLeast(0, 10) }
+
+// overheadRow is the vLLM row of a generation (generationV1 or generationV1Async).
+func overheadRow(generation string) Overhead {
+	for _, o := range overheads {
+		if o.Family == VLLM && o.Generation == generation {
+			return o
+		}
+	}
+	panic("engine: no vLLM overhead row " + generation)
 }
 
 // The vLLM V1 rows' generations, which OverheadWith tells apart.

@@ -34,36 +34,78 @@ func TestOverheadFor(t *testing.T) {
 	}
 }
 
-// A run that states --async-scheduling is priced as async V1 where vLLM
-// had the flag as an opt-in (0.10 to 0.13); elsewhere the flag changes
-// nothing: before 0.10 it did not exist, from 0.14 it is the default, and
-// other engines and unversioned labels keep their rows.
+// A run that states async scheduling is priced by vLLM's rule: 0.10 to
+// 0.13 with --async-scheduling as the async V1 row, 0.14 on with
+// --no-async-scheduling as the synchronous one; unstated, a version's own
+// row; where the flag does not exist (before 0.10, other engines,
+// unversioned labels), the label's row.
 func TestOverheadWithAsyncScheduling(t *testing.T) {
+	on, off := new(bool), new(bool)
+	*on = true
 	tests := []struct {
 		label string
-		async bool
+		async *bool
 		want  string
 	}{
-		{"vllm-0.10.1.1", true, "V1 with async scheduling"},
-		{"vllm-0.13.0", true, "V1 with async scheduling"},
-		{"vllm-0.11.0", false, "V1"},
-		{"vllm-0.9.0.1", true, "V1"},
-		{"vllm-0.14.0", true, "V1 with async scheduling"},
-		{"vllm-0.6.3", true, "V0 multi-step, async output"},
-		{"vllm", true, "V0 (unversioned label)"},
-		{"sglang-0.5.5", true, "SGLang overlap scheduler"},
-		{"dynamo-0.3.0", true, "Dynamo with vLLM V0 workers"},
+		{"vllm-0.10.1.1", on, "V1 with async scheduling"},
+		{"vllm-0.13.0", on, "V1 with async scheduling"},
+		{"vllm-0.11.0", off, "V1"},
+		{"vllm-0.11.0", nil, "V1"},
+		{"vllm-0.9.0.1", on, "V1"},
+		{"vllm-0.14.0", on, "V1 with async scheduling"},
+		{"vllm-0.14.0", nil, "V1 with async scheduling"},
+		{"vllm-0.14.0", off, "V1"},
+		{"vllm-0.19.0", off, "V1"},
+		{"vllm-0.6.3", on, "V0 multi-step, async output"},
+		{"vllm", on, "V0 (unversioned label)"},
+		{"sglang-0.5.5", on, "SGLang overlap scheduler"},
+		{"sglang-0.5.5", off, "SGLang overlap scheduler"},
+		{"dynamo-0.3.0", on, "Dynamo with vLLM V0 workers"},
 	}
 	for _, tt := range tests {
 		got := OverheadWith(tt.label, tt.async)
 		if got.Generation != tt.want {
 			t.Errorf("OverheadWith(%q, %v) = %q, want %q", tt.label, tt.async, got.Generation, tt.want)
 		}
-		if !tt.async && got != OverheadFor(tt.label) {
-			t.Errorf("OverheadWith(%q, false) differs from OverheadFor", tt.label)
+		if tt.async == nil && got != OverheadFor(tt.label) {
+			t.Errorf("OverheadWith(%q, nil) differs from OverheadFor", tt.label)
+		}
+		if id := Parse(tt.label); AsyncSchedulingOn(id, tt.async) != (got.Generation == "V1 with async scheduling") {
+			t.Errorf("AsyncSchedulingOn(%q, %v) disagrees with the row %q", tt.label, tt.async, got.Generation)
 		}
 	}
-	if o := OverheadWith("vllm-0.11.0", true); !strings.Contains(o.Source, "--async-scheduling") || o.StepS >= OverheadFor("vllm-0.11.0").StepS {
+	if o := OverheadWith("vllm-0.11.0", on); !strings.Contains(o.Source, "states --async-scheduling") || o.StepS >= OverheadFor("vllm-0.11.0").StepS {
 		t.Errorf("async row for 0.11: %+v; want a source naming the flag and a lower step overhead than synchronous V1", o)
+	}
+	if o := OverheadWith("vllm-0.14.0", off); !strings.Contains(o.Source, "--no-async-scheduling") || o.StepS <= OverheadFor("vllm-0.14.0").StepS {
+		t.Errorf("synchronous row for 0.14: %+v; want a source naming --no-async-scheduling and a higher step overhead than async V1", o)
+	}
+}
+
+// A stated async-scheduling flag is refused, in one line naming it, where
+// vLLM has no such flag.
+func TestCheckAsyncScheduling(t *testing.T) {
+	on, off := new(bool), new(bool)
+	*on = true
+	for _, tt := range []struct {
+		label string
+		async *bool
+		want  string // "" for no error
+	}{
+		{"vllm-0.12.0", on, ""},
+		{"vllm-0.10.0", off, ""},
+		{"vllm-0.14.0", off, ""},
+		{"vllm-0.9.0.1", nil, ""},
+		{"sglang-0.5.5", nil, ""},
+		{"vllm-0.9.0.1", on, "--async-scheduling needs vLLM 0.10 or later; the engine is vllm-0.9.0.1"},
+		{"vllm-0.9.0.1", off, "--no-async-scheduling needs vLLM 0.10 or later"},
+		{"vllm", on, "--async-scheduling needs vLLM 0.10 or later; the engine vllm names no version"},
+		{"sglang-0.5.5", on, "--async-scheduling is vLLM's flag (0.10 or later); the engine is sglang-0.5.5"},
+		{"dynamo-0.3.0", off, "--no-async-scheduling is vLLM's flag"},
+	} {
+		err := CheckAsyncScheduling(Parse(tt.label), tt.async)
+		if (err == nil) != (tt.want == "") || (err != nil && (!strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n"))) {
+			t.Errorf("CheckAsyncScheduling(%q, %v) = %v, want %q", tt.label, tt.async, err, tt.want)
+		}
 	}
 }

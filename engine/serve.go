@@ -27,8 +27,14 @@ var vllmServeFlags = []string{"--" + FlagTensorParallelSize, "--" + FlagPipeline
 	"--" + FlagEnforceEager, "--" + FlagPort, "--" + FlagServedModelName, "--" + FlagKVTransferConfig,
 	"--" + FlagKVCacheDtype, "--" + FlagPrefixCaching, "--no-" + FlagPrefixCaching}
 
+// vllmAsyncServeFlags are 0.10's to 0.14's: the flags above, taken as
+// unchanged (not re-read at each tag), and --async-scheduling with its
+// --no- form, which came in with 0.10 (SchedulerConfig.async_scheduling).
+var vllmAsyncServeFlags = append(slices.Clip(vllmServeFlags), "--"+FlagAsyncScheduling, "--no-"+FlagAsyncScheduling)
+
 // vllmFlags are the flags per vLLM minor version an export knows.
-var vllmFlags = map[string][]string{"0.8": vllmServeFlags, "0.9": vllmServeFlags}
+var vllmFlags = map[string][]string{"0.8": vllmServeFlags, "0.9": vllmServeFlags,
+	"0.10": vllmAsyncServeFlags, "0.11": vllmAsyncServeFlags, "0.12": vllmAsyncServeFlags, "0.13": vllmAsyncServeFlags, "0.14": vllmAsyncServeFlags}
 
 // Serving is an engine label resolved to what runs and is deployed.
 type Serving struct {
@@ -67,7 +73,7 @@ func Serve(label string) (Serving, error) {
 		return Serving{}, fmt.Errorf("engine: %q: unknown family %q (want vllm or dynamo)", label, id.Family)
 	}
 	if _, ok := vllmFlags[s.vllm().Minor()]; !ok {
-		return Serving{}, fmt.Errorf("engine: %q: no flag table for vLLM %s (known: 0.8, 0.9)", label, s.VLLM)
+		return Serving{}, fmt.Errorf("engine: %q: no flag table for vLLM %s (known: 0.8 to 0.14)", label, s.VLLM)
 	}
 	return s, nil
 }

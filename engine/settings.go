@@ -78,9 +78,11 @@ type Settings struct {
 	// (vllm/engine/llm_engine.py, use_async_output_proc). V1 streams a
 	// step's outputs when it ends.
 	DelayedOutput bool `json:"delayed_output,omitempty"`
-	// AsyncScheduling: vLLM's --async-scheduling (an opt-in from 0.10 to
-	// 0.13): CPU overheads priced as async V1 (OverheadWith).
-	AsyncScheduling bool `json:"async_scheduling,omitempty"`
+	// AsyncScheduling is vLLM's --async-scheduling (true) or
+	// --no-async-scheduling (false) where a run or user stated one; nil is
+	// the version's default, on from 0.14 (AsyncSchedulingOn). It prices
+	// the CPU overheads (OverheadWith).
+	AsyncScheduling *bool `json:"async_scheduling,omitempty"`
 	// Nodes is how many servers each worker's GPUs span; 0 or 1 is one.
 	Nodes int `json:"nodes,omitempty"`
 	// PrefillFirst: new prompts run in steps of their own, ahead of the
@@ -188,6 +190,10 @@ func (s *Settings) Apply(st Stated) {
 	}
 	if st.KVCacheDtype != "" {
 		s.KVCacheDtype = strings.ToLower(st.KVCacheDtype)
+	}
+	if st.AsyncScheduling != nil {
+		on := *st.AsyncScheduling
+		s.AsyncScheduling = &on
 	}
 }
 

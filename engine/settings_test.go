@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -181,6 +182,16 @@ func TestSettingsApply(t *testing.T) {
 	want := engine.Settings{BlockSize: 16, MaxNumSeqs: 64, GPUMemoryUtilization: 0.8, PrefixCaching: engine.PrefixOff, PrefillEager: true, DecodeEager: true, KVCacheDtype: "fp8", Router: "random"}
 	if s != want {
 		t.Errorf("got %+v\nwant %+v", s, want)
+	}
+	off := false
+	s.Apply(engine.Stated{AsyncScheduling: &off})
+	if off = true; s.AsyncScheduling == nil || *s.AsyncScheduling {
+		t.Errorf("stated --no-async-scheduling: %v, want an own false", s.AsyncScheduling)
+	}
+	// A profile written when the setting was a bool reads as stated on.
+	var old engine.Settings
+	if err := json.Unmarshal([]byte(`{"async_scheduling": true}`), &old); err != nil || old.AsyncScheduling == nil || !*old.AsyncScheduling {
+		t.Errorf("async_scheduling true: %v %v", old.AsyncScheduling, err)
 	}
 	if z := (engine.Settings{}); z.Block() != engine.VLLMBlockSize || z.SeqCap() != engine.VLLMMaxNumSeqs || z.Budget() != engine.VLLMMaxBatchedTokens || len(z.CUDAGraphs(false)) != len(engine.GraphSizes(engine.VLLMGraphMax)) {
 		t.Errorf("zero settings: block %d, seqs %d, budget %d: want vLLM's defaults", z.Block(), z.SeqCap(), z.Budget())

@@ -20,6 +20,7 @@ type Stated struct {
 	PrefixCaching        *bool   // --enable-prefix-caching / --no-enable-prefix-caching
 	EnforceEager         *bool   // --enforce-eager
 	KVCacheDtype         string  // --kv-cache-dtype
+	AsyncScheduling      *bool   // --async-scheduling / --no-async-scheduling (CheckAsyncScheduling)
 }
 
 // The flag names of Stated's settings, in the order reports list them.
@@ -32,11 +33,12 @@ const (
 	FlagPrefixCaching        = "enable-prefix-caching"
 	FlagEnforceEager         = "enforce-eager"
 	FlagKVCacheDtype         = "kv-cache-dtype"
+	FlagAsyncScheduling      = "async-scheduling"
 )
 
 // FlagNames are Stated's settings as vLLM's flags name them, in order.
 var FlagNames = []string{FlagMaxNumBatchedTokens, FlagMaxNumSeqs, FlagMaxModelLen, FlagGPUMemoryUtilization,
-	FlagBlockSize, FlagPrefixCaching, FlagEnforceEager, FlagKVCacheDtype}
+	FlagBlockSize, FlagPrefixCaching, FlagEnforceEager, FlagKVCacheDtype, FlagAsyncScheduling}
 
 // BlockSizes are the KV block sizes vLLM accepts (--block-size choices
 // of its V1 CacheConfig; SGLang's page size 1 included).
@@ -110,6 +112,8 @@ func (s Stated) Has(name string) bool {
 		return s.EnforceEager != nil
 	case FlagKVCacheDtype:
 		return s.KVCacheDtype != ""
+	case FlagAsyncScheduling:
+		return s.AsyncScheduling != nil
 	}
 	return false
 }
@@ -142,13 +146,13 @@ func (f Flag) String() string {
 }
 
 // Switch is the flag's name as a command line spells its value:
-// "--no-enable-prefix-caching" when prefix caching is off, "" for
-// --enforce-eager off, "--NAME" otherwise.
+// "--no-enable-prefix-caching" or "--no-async-scheduling" when off, ""
+// for --enforce-eager off, "--NAME" otherwise.
 func (f Flag) Switch() string {
 	switch {
 	case f.Value != "false":
 		return "--" + f.Name
-	case f.Name == FlagPrefixCaching:
+	case f.Name == FlagPrefixCaching || f.Name == FlagAsyncScheduling:
 		return "--no-" + f.Name
 	}
 	return ""

@@ -8,7 +8,7 @@ import (
 func TestStatedValidateAndNames(t *testing.T) {
 	on := true
 	ok := Stated{MaxNumBatchedTokens: 2048, MaxNumSeqs: 128, MaxModelLen: 4096, GPUMemoryUtilization: 0.85, BlockSize: 32,
-		PrefixCaching: &on, EnforceEager: &on, KVCacheDtype: "fp8"}
+		PrefixCaching: &on, EnforceEager: &on, KVCacheDtype: "fp8", AsyncScheduling: &on}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,13 @@ func TestStatedValidateAndNames(t *testing.T) {
 
 func TestFlagString(t *testing.T) {
 	for f, want := range map[Flag]string{
-		{Name: FlagMaxNumSeqs, Value: "256"}:      "--max-num-seqs 256",
-		{Name: FlagPrefixCaching, Value: "true"}:  "--enable-prefix-caching",
-		{Name: FlagPrefixCaching, Value: "false"}: "--no-enable-prefix-caching",
-		{Name: FlagEnforceEager, Value: "true"}:   "--enforce-eager",
-		{Name: FlagEnforceEager, Value: "false"}:  "",
+		{Name: FlagMaxNumSeqs, Value: "256"}:        "--max-num-seqs 256",
+		{Name: FlagPrefixCaching, Value: "true"}:    "--enable-prefix-caching",
+		{Name: FlagPrefixCaching, Value: "false"}:   "--no-enable-prefix-caching",
+		{Name: FlagEnforceEager, Value: "true"}:     "--enforce-eager",
+		{Name: FlagEnforceEager, Value: "false"}:    "",
+		{Name: FlagAsyncScheduling, Value: "true"}:  "--async-scheduling",
+		{Name: FlagAsyncScheduling, Value: "false"}: "--no-async-scheduling",
 	} {
 		if got := f.String(); got != want {
 			t.Errorf("%+v: %q, want %q", f, got, want)

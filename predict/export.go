@@ -2,6 +2,7 @@ package predict
 
 import (
 	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/sim"
 )
@@ -33,6 +34,10 @@ type EngineSettings struct {
 	// "" leaves them to the engine.
 	PrefixCaching string `json:"prefix_caching,omitempty"`
 	KVCacheDtype  string `json:"kv_cache_dtype,omitempty"`
+	// AsyncScheduling is --async-scheduling (true) or
+	// --no-async-scheduling (false) as priced: where the user or the
+	// calibrated run stated it; nil leaves it to the engine.
+	AsyncScheduling *bool `json:"async_scheduling,omitempty"`
 	// DPAttention is SGLang's --dp with --enable-dp-attention, as the
 	// calibrated workers ran: each of the groups holds its own requests'
 	// KV cache and a whole copy of the attention weights.
@@ -53,6 +58,9 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 		s := EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
 			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP)),
 			KVCacheDtype: d.Stated.KVCacheDtype}
+		if engine.HasAsyncScheduling(d.Engine) {
+			s.AsyncScheduling = d.Settings.AsyncScheduling
+		}
 		if d.Stated.PrefixCaching != nil {
 			s.PrefixCaching = d.Settings.PrefixCaching
 		}

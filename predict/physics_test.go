@@ -322,7 +322,8 @@ func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.AsyncScheduling, s.MaxNumSeqs = true, 8
+		on := true
+		s.AsyncScheduling, s.MaxNumSeqs = &on, 8
 		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, tt.llm), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tt.tp}}}
 		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: tt.osl}, 200, model.Closed(8))
 		if err != nil {

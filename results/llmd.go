@@ -326,7 +326,7 @@ func llmdEngineArgs(r *Record, args *node, role string) {
 	}
 	for i, k := range args.keys {
 		name := engine.SettingKey(strings.TrimLeft(k, "-"))
-		if !slices.Contains(engine.FlagNames, name) && name != "no-"+engine.FlagPrefixCaching {
+		if !slices.Contains(engine.FlagNames, name) && name != "no-"+engine.FlagPrefixCaching && name != "no-"+engine.FlagAsyncScheduling {
 			continue
 		}
 		v := args.vals[i]

@@ -13,7 +13,7 @@ import (
 // function it returns reads what the parsed flags state.
 func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.Stated, error) {
 	var s engine.Stated
-	var prefixOn, prefixOff, eager bool
+	var prefixOn, prefixOff, eager, asyncOn, asyncOff bool
 	fs.IntVar(&s.MaxNumBatchedTokens, engine.FlagMaxNumBatchedTokens, 0, "engine settings, as vLLM's flags name them (each, unless stated: "+what+"):\nthe per-step token budget")
 	fs.IntVar(&s.MaxNumSeqs, engine.FlagMaxNumSeqs, 0, "the cap on running sequences per worker")
 	fs.IntVar(&s.MaxModelLen, engine.FlagMaxModelLen, 0, "the longest request, prompt and output, in tokens")
@@ -23,6 +23,8 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 	fs.BoolVar(&prefixOff, "no-"+engine.FlagPrefixCaching, false, "do not cache prompts' prefixes")
 	fs.BoolVar(&eager, engine.FlagEnforceEager, false, "run without CUDA graphs: every step pays eager kernel launches and all-reduces")
 	fs.StringVar(&s.KVCacheDtype, engine.FlagKVCacheDtype, "", "the KV cache's element type ("+engine.KVCacheDtypes+"; auto: the checkpoint's)")
+	fs.BoolVar(&asyncOn, engine.FlagAsyncScheduling, false, "schedule the next step while the GPU runs this one (vLLM 0.10 or later; on by default from 0.14)")
+	fs.BoolVar(&asyncOff, "no-"+engine.FlagAsyncScheduling, false, "schedule each step after the last (vLLM 0.10 or later)")
 	return func() (engine.Stated, error) {
 		st := s
 		for _, n := range []string{engine.FlagMaxNumBatchedTokens, engine.FlagMaxNumSeqs, engine.FlagMaxModelLen, engine.FlagBlockSize} {
@@ -42,6 +44,16 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 		case off:
 			v := !prefixOff
 			st.PrefixCaching = &v
+		}
+		on, off = fs.Changed(engine.FlagAsyncScheduling), fs.Changed("no-"+engine.FlagAsyncScheduling)
+		switch {
+		case on && off:
+			return st, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", engine.FlagAsyncScheduling)
+		case on:
+			st.AsyncScheduling = &asyncOn
+		case off:
+			v := !asyncOff
+			st.AsyncScheduling = &v
 		}
 		if fs.Changed(engine.FlagEnforceEager) {
 			st.EnforceEager = &eager

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestEngineSettingsFlagsListed(t *testing.T) {
 		if err := run([]string{"help", cmd}, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range append(engine.FlagNames, "no-enable-prefix-caching") {
+		for _, f := range append(engine.FlagNames, "no-enable-prefix-caching", "no-async-scheduling") {
 			if !strings.Contains(out.String(), "--"+f+" ") {
 				t.Errorf("help %s does not list --%s", cmd, f)
 			}
@@ -86,6 +87,7 @@ func TestEngineSettingsBadValues(t *testing.T) {
 		{[]string{"--gpu-memory-utilization", "1.2"}, "--gpu-memory-utilization must be a fraction in (0, 1]"},
 		{[]string{"--block-size", "12"}, "--block-size must be one of"},
 		{[]string{"--enable-prefix-caching", "--no-enable-prefix-caching"}, "--enable-prefix-caching and --no-enable-prefix-caching contradict"},
+		{[]string{"--async-scheduling", "--no-async-scheduling"}, "--async-scheduling and --no-async-scheduling contradict"},
 		{[]string{"--kv-cache-dtype", "int4"}, "--kv-cache-dtype must be one of"},
 		{[]string{"--max-num-batched-tokens", "256", "--max-num-seqs", "512"}, "--max-num-batched-tokens 256 must be at least --max-num-seqs 512"},
 		{[]string{"--max-model-len", "512"}, "exceeds the stated --max-model-len 512"},
@@ -191,5 +193,85 @@ func TestValidateResultsWithStatedSettings(t *testing.T) {
 	}
 	if stated != 2 {
 		t.Errorf("flags %+v: want the two stated", flags)
+	}
+}
+
+// --async-scheduling prices vLLM 0.12's steps as async V1 (its default
+// from 0.14) and --no-async-scheduling 0.14's as synchronous V1: a lone
+// request's TPOT falls and rises by the CPU overhead the rows differ by;
+// the engine line and engine_flags say what was stated, export writes it
+// into vllm serve, and an engine without the flag refuses it in one line.
+func TestPredictAsyncScheduling(t *testing.T) {
+	base := []string{"predict", "--gpu", "H100", "--model", "Qwen3-32B", "--replicas", "1xTP2", "--isl", "1024", "--osl", "128",
+		"--concurrency", "1", "--no-band", "--num-prompts", "20"}
+	type result struct {
+		tpot float64
+		flag engine.Flag
+	}
+	predict := func(extra ...string) result {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(append(append(append([]string{}, base...), extra...), "--format", "json"), &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", extra, err)
+		}
+		var p struct {
+			Flags  []engine.Flag `json:"engine_flags"`
+			Points []struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &p); err != nil || len(p.Points) != 1 {
+			t.Fatalf("%v: %v", extra, err)
+		}
+		r := result{tpot: p.Points[0].Metrics["mean_tpot_ms"]}
+		for _, f := range p.Flags {
+			if f.Name == engine.FlagAsyncScheduling {
+				r.flag = f
+			}
+		}
+		return r
+	}
+	sync12, async12 := predict("--engine", "vllm-0.12.0"), predict("--engine", "vllm-0.12.0", "--async-scheduling")
+	async14, sync14 := predict("--engine", "vllm-0.14.0"), predict("--engine", "vllm-0.14.0", "--no-async-scheduling")
+	if !(async12.tpot < sync12.tpot) || !(sync14.tpot > async14.tpot) {
+		t.Errorf("mean TPOT: 0.12 %.2f ms, with --async-scheduling %.2f; 0.14 %.2f ms, with --no-async-scheduling %.2f: want the async runs lower",
+			sync12.tpot, async12.tpot, async14.tpot, sync14.tpot)
+	}
+	for _, tt := range []struct {
+		got  result
+		want engine.Flag
+	}{
+		{sync12, engine.Flag{Name: engine.FlagAsyncScheduling, Value: "false", From: engine.FromDefault}},
+		{async12, engine.Flag{Name: engine.FlagAsyncScheduling, Value: "true", From: engine.FromStated}},
+		{async14, engine.Flag{Name: engine.FlagAsyncScheduling, Value: "true", From: engine.FromDefault}},
+		{sync14, engine.Flag{Name: engine.FlagAsyncScheduling, Value: "false", From: engine.FromStated}},
+	} {
+		if tt.got.flag != tt.want {
+			t.Errorf("engine_flags lists %+v, want %+v", tt.got.flag, tt.want)
+		}
+	}
+
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(append(append([]string{}, base...), "--engine", "vllm-0.14.0", "--no-async-scheduling", "--export", dir), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--no-async-scheduling — stated: --no-async-scheduling;", "the V1 engine-table row"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if serve, err := os.ReadFile(filepath.Join(dir, "serve.sh")); err != nil || !strings.Contains(string(serve), " --no-async-scheduling") {
+		t.Errorf("serve.sh (%v) does not turn async scheduling off:\n%s", err, serve)
+	}
+
+	for _, tt := range []struct{ engine, flag, want string }{
+		{"vllm-0.9.0.1", "--async-scheduling", "--async-scheduling needs vLLM 0.10 or later; the engine is vllm-0.9.0.1"},
+		{"sglang-0.5.5", "--no-async-scheduling", "--no-async-scheduling is vLLM's flag"},
+	} {
+		err := run(append(append([]string{}, base...), "--engine", tt.engine, tt.flag), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--engine %s %s: %v, want one line with %q", tt.engine, tt.flag, err, tt.want)
+		}
 	}
 }
