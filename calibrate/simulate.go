@@ -272,3 +272,80 @@ func (r *simRunner) simulate(ctx context.Context, c sim.Config) (*sim.Result, er
 	r.mu.Unlock()
 	return &sim.Result{Metrics: m.metrics()}, nil
 }
+
+// runMemo is sim.Run with each worker's steps priced through a stepMemo:
+// the fit's simulator when its options name none.
+func runMemo(ctx context.Context, c sim.Config) (*sim.Result, error) {
+	var memos []*stepMemo
+	for _, p := range []*sim.PoolConfig{&c.Replicas, &c.Prefill, &c.Decode} {
+		if sc, ok := p.Cost.(model.StepCost); ok {
+			m := stepMemos.Get().(*stepMemo)
+			m.reset(sc)
+			p.Cost = m
+			memos = append(memos, m)
+		}
+	}
+	res, err := sim.Run(ctx, c)
+	for _, m := range memos {
+		m.c = model.StepCost{}
+		stepMemos.Put(m)
+	}
+	return res, err
+}
+
+var stepMemos = sync.Pool{New: func() any { return new(stepMemo) }}
+
+// stepMemoBits sizes a stepMemo (256 entries): a fit's run meets about
+// 60 (prompt tokens, decodes) pairs on average.
+const stepMemoBits = 8
+
+// stepMemo prices steps as its model.StepCost does, remembering the terms
+// of a mixed step that depend only on its prompt tokens and decodes (the
+// GEMMs' smooth roofline, the activation traffic, the collectives): cube
+// and square roots, and a run meets the same pair again and again (the
+// fit's 13 M mixed steps have 2.1 M pairs, counted per run). The step's
+// other terms are linear and summed by Coeffs.Dot as StepTime sums them,
+// so a price is StepTime's to the bit (TestStepMemoIsStepTime).
+type stepMemo struct {
+	c     model.StepCost
+	floor float64
+	tab   [1 << stepMemoBits]memoTerms
+}
+
+// memoTerms are a step's terms that depend on key only (0: an empty entry).
+type memoTerms struct {
+	key                   uint64
+	weight, compute, comm float64
+}
+
+func (m *stepMemo) reset(c model.StepCost) {
+	m.c, m.floor = c, c.KernelFloor()
+	clear(m.tab[:])
+}
+
+func (m *stepMemo) StepTime(s model.Step) float64 {
+	// Pure decode steps are padded to a graph size (and mostly priced by
+	// DecodeAffine); absurd counts would not fit the key.
+	if s.PrefillTokens <= 0 || s.PrefillTokens >= 1<<31 || s.DecodeSeqs < 0 || s.DecodeSeqs >= 1<<31 {
+		return m.c.StepTime(s)
+	}
+	key := uint64(s.PrefillTokens)<<32 | uint64(s.DecodeSeqs)
+	e := &m.tab[(key*0x9E3779B97F4A7C15)>>(64-stepMemoBits)] // Fibonacci hashing
+	n := float64(s.DecodeSeqs)
+	if e.key != key {
+		t := m.c.Roofline.Terms(model.Step{PrefillTokens: s.PrefillTokens}, n, m.c.Coeffs)
+		*e = memoTerms{key, t.Weight, t.Compute, t.Comm}
+	}
+	r := &m.c.Roofline
+	return m.c.Coeffs.Dot(model.Coeffs{
+		Overhead: 1,
+		PerSeq:   float64(s.PrefillSeqs) + n,
+		Weight:   e.weight,
+		Compute:  e.compute,
+		Attn:     r.AttnPair * s.PrefillAttn,
+		KV:       r.KVRead * s.DecodeKV,
+		Comm:     e.comm,
+	}) + m.floor
+}
+
+func (m *stepMemo) DecodeAffine(n int) (base, perKV float64) { return m.c.DecodeAffine(n) }
