@@ -63,6 +63,10 @@ type request struct {
 	shared       int64   // of its KV blocks, those the prefix cache holds for it (counted there)
 	hit          int     // prompt tokens its first admission took from the prefix cache
 	px           *prefixTag
+	// passAt and passSeq are its passing event's time and sequence
+	// number while it waits inside an API server.
+	passAt  float64
+	passSeq uint64
 }
 
 type simulator struct {
@@ -614,11 +618,24 @@ func (s *simulator) send(t float64) {
 	at := math.Max(s.frontendReady(r), srv.free)
 	srv.free = at + s.cfg.FrontendService
 	srv.queue.pushBack(r)
-	s.push(at, evFrontend, k)
+	if !s.timeOK(at) {
+		return
+	}
+	s.seq++
+	r.passAt, r.passSeq = at, s.seq
+	if srv.queue.len() == 1 {
+		s.events.push(event{t: at, seq: s.seq, kind: evFrontend, idx: int32(k)})
+	}
 }
 
 // apiServer is one API server: the requests inside it, in send order, and
 // when it can pass the next one.
+//
+// It passes them one at a time in send order, so their passing events
+// (request.passAt, passSeq) come in the order of (t, seq): only the
+// first is in the simulator's event heap, the next pushed as it passes.
+// The heap stays small (a server of a closed loop at concurrency 2048
+// holds up to 2048 requests) and pops in the order it would holding all.
 type apiServer struct {
 	queue reqQueue
 	free  float64
@@ -627,7 +644,12 @@ type apiServer struct {
 // passFrontend hands the oldest request inside API server k to the
 // worker it was routed to.
 func (s *simulator) passFrontend(t float64, k int32) {
-	r := s.servers[k].queue.pop()
+	srv := &s.servers[k]
+	r := srv.queue.pop()
+	if srv.queue.len() > 0 {
+		n := srv.queue.peek()
+		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
 		m.busy += s.cfg.FrontendService
