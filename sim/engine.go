@@ -199,10 +199,8 @@ func (e *engine) addUsed(t float64, d int64) {
 	if e.pc != nil && d > 0 {
 		e.trimCache()
 	}
-	if e.capBlocks > 0 {
-		if u := float64(e.used) / float64(e.capBlocks); u > e.mon.kvMax {
-			e.mon.kvMax = u
-		}
+	if e.used > e.mon.kvMaxUsed {
+		e.mon.kvMaxUsed = e.used
 	}
 }
 

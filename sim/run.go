@@ -99,6 +99,7 @@ type simulator struct {
 
 	free []*request
 	slab []request // requests not yet used, of the block last allocated
+	made int       // requests allocated
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
 	// send order; nil when requests reach the engine as they are sent.
@@ -124,7 +125,10 @@ type simulator struct {
 	affine []affineCoef
 	// total is the requests the load sends: NumPrompts in replay, unbounded
 	// in steady state (the run stops when the measured ones are done).
-	total               int
+	total int
+	// fitsAll: every request the lengths can draw fits (checkFits), so
+	// send need not check each one.
+	fitsAll             bool
 	steady              *steadyState
 	windowIn, windowOut int64
 
@@ -362,6 +366,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	if cache || prefillCache || c.Sharing.Turns > 1 {
 		s.sharer = newSharer(c.Sharing, c.Seed)
 	}
+	// Bounded lengths were checked above at their largest; a conversation
+	// grows its prompts, checked as they are drawn.
+	s.fitsAll = c.Input.MaxLen() > 0 && c.Output.MaxLen() > 0 && (s.sharer == nil || s.sharer.sessions == nil)
 	if cache {
 		for _, e := range s.engines {
 			e.pc = newPrefixCache(int(e.block))
@@ -568,9 +575,11 @@ func (s *simulator) send(t float64) {
 			prompt = s.sharer.converse(px, id, prompt, out)
 		}
 	}
-	if err := s.checkFits(prompt, out, id); err != nil {
-		s.fail(err)
-		return
+	if !s.fitsAll {
+		if err := s.checkFits(prompt, out, id); err != nil {
+			s.fail(err)
+			return
+		}
 	}
 	s.sent++
 	if st := s.steady; st != nil {
@@ -591,8 +600,16 @@ func (s *simulator) send(t float64) {
 		*r = request{}
 	} else {
 		if len(s.slab) == 0 {
-			// New requests come from blocks, one allocation for many.
-			s.slab = make([]request, min(max(s.total-id, 1), 256))
+			// New requests come from blocks, one allocation for many; a
+			// closed loop never has more than its concurrency in flight.
+			// Blocks double from 16 up to 256, so that a short run (a
+			// fit simulates thousands) allocates what it holds at once.
+			n := min(max(s.total-id, 1), max(16, min(s.made, 256)))
+			if s.concurrency > 0 {
+				n = min(n, s.concurrency)
+			}
+			s.slab = make([]request, n)
+			s.made += n
 		}
 		r = &s.slab[0]
 		s.slab = s.slab[1:]

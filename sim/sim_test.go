@@ -1052,3 +1052,20 @@ func TestFrontendPassesQueuePerServer(t *testing.T) {
 		t.Errorf("completed %d of %d requests", s.completed, cfg.NumPrompts)
 	}
 }
+
+// A closed loop allocates no more requests than its concurrency: the
+// finished ones are reused for the next.
+func TestClosedLoopAllocatesItsConcurrency(t *testing.T) {
+	cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		Load: model.Closed(4), Input: Fixed(100), Output: Fixed(10), NumPrompts: 1000, Seed: 1}
+	s, err := newSimulator(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.free) + len(s.slab); n != 4 {
+		t.Errorf("%d requests allocated for a closed loop of 4, want 4", n)
+	}
+}
