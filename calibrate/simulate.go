@@ -307,12 +307,14 @@ const stepMemoBits = 8
 // other terms are linear and summed by Coeffs.Dot as StepTime sums them,
 // so a price is StepTime's to the bit (TestStepMemoIsStepTime).
 type stepMemo struct {
-	c     model.StepCost
-	floor float64
-	tab   [1 << stepMemoBits]memoTerms
+	c            model.StepCost
+	floor, perKV float64
+	tab          [1 << stepMemoBits]memoTerms
 }
 
-// memoTerms are a step's terms that depend on key only (0: an empty entry).
+// memoTerms are a step's terms that depend on key only (0: an empty
+// entry): prompt tokens << 32 | decodes for a mixed step, the padded
+// batch for a pure decode step, whose base is kept in weight.
 type memoTerms struct {
 	key                   uint64
 	weight, compute, comm float64
@@ -320,6 +322,7 @@ type memoTerms struct {
 
 func (m *stepMemo) reset(c model.StepCost) {
 	m.c, m.floor = c, c.KernelFloor()
+	_, m.perKV = c.DecodeAffine(1)
 	clear(m.tab[:])
 }
 
@@ -348,4 +351,18 @@ func (m *stepMemo) StepTime(s model.Step) float64 {
 	}) + m.floor
 }
 
-func (m *stepMemo) DecodeAffine(n int) (base, perKV float64) { return m.c.DecodeAffine(n) }
+// DecodeAffine remembers the base of each padded batch: a pure decode
+// step of n sequences computes PaddedBatch(n), and a run prices each n it
+// meets (a few hundred) in a few dozen graph sizes.
+func (m *stepMemo) DecodeAffine(n int) (base, perKV float64) {
+	p := m.c.PaddedBatch(n)
+	if p <= 0 || p >= 1<<31 {
+		return m.c.DecodeAffine(n)
+	}
+	e := &m.tab[(uint64(p)*0x9E3779B97F4A7C15)>>(64-stepMemoBits)]
+	if e.key != uint64(p) {
+		b, _ := m.c.DecodeAffine(p)
+		*e = memoTerms{key: uint64(p), weight: b}
+	}
+	return e.weight, m.perKV
+}
