@@ -378,7 +378,7 @@ func (e *engine) preempt(t float64, r *request) {
 	e.unreserve(r)
 	e.dropCarry(r)
 	e.dropWindow(t, r)
-	if r.hidx >= 0 {
+	if r.decoding {
 		e.addUsed(t, -e.leave(r))
 		r.lastTok = t
 	} else {
@@ -624,7 +624,7 @@ func (e *engine) startStep(t float64) {
 	e.gapless = e.gapless[:0]
 	if n > 0 || ptoks == 0 { // a prefill-first step gives the joined decodes no token yet
 		for _, r := range e.firstTimer {
-			if r.hidx >= 0 && r.g == 0 {
+			if r.decoding && r.g == 0 {
 				if e.delayed {
 					e.firstLag = append(e.firstLag, r) // produced as this step ends, delivered as the next does
 				} else {
@@ -658,7 +658,7 @@ func (e *engine) deliver(t, first float64) {
 	for _, r := range e.lagFirst {
 		r.first = first
 		switch {
-		case r.hidx < 0:
+		case !r.decoding:
 		case e.n == 0:
 			// A prefill-first step delivers it while the decodes wait:
 			// its wait counts from this step's end on.

@@ -48,7 +48,7 @@ type request struct {
 	off, goff    int64   // in the decode set: KV tokens = S + off, emitted = S + goff before step S
 	fin          int64   // in the decode set: index of its last decode step
 	admit        uint64  // admission order on its engine (for preemption)
-	hidx         int     // index in the engine's completion heap, -1 outside it
+	decoding     bool    // in the engine's decode set (its completion heap)
 	preempt      int
 	eng          *engine
 	ptoks        int     // prompt tokens computed by the prefill pool
@@ -615,7 +615,7 @@ func (s *simulator) send(t float64) {
 		s.slab = s.slab[1:]
 	}
 	r.px = px
-	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
+	r.id, r.prompt, r.out, r.send = id, prompt, out, t
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
 	r.hit = r.cached
 	// The balancer routes the request to a worker as it arrives.
