@@ -150,6 +150,9 @@ func (e *engine) growth(k int64) int64 {
 	if n == 0 || k <= 0 {
 		return 0
 	}
+	if k == 1 && e.block > 1 { // the next step (free), without a division
+		return e.residues[e.mod(-e.S)]
+	}
 	full := k / e.block
 	g := full * n
 	for t := full * e.block; t < k; t++ {
@@ -745,6 +748,8 @@ func (e *engine) onStepEnd(t float64) {
 			if s.itlOn {
 				s.itl.add(e.dur, n-e.nFirst)
 			}
+		case !s.itlOn && e.nLate == 0 && e.nCarry == 0:
+			// Nothing below but the gaps, which are not recorded.
 		case e.pause > e.pmark || e.nLate > 0 || e.nCarry > 0:
 			// The run's first gap also spans the prefill steps each
 			// request waited through: since the last run for those that
