@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/capsim/capsim/model"
 )
@@ -97,9 +98,9 @@ type simulator struct {
 	sharer         *sharer // nil: prompts share nothing a cache serves
 	interArrivalSc float64
 
-	free []*request
-	slab []request // requests not yet used, of the block last allocated
-	made int       // requests allocated
+	free   []*request
+	slab   []request // requests not yet used, of the block last taken
+	blocks []*[requestBlock]request
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
 	// send order; nil when requests reach the engine as they are sent.
@@ -149,10 +150,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.releaseBlocks()
 	if err := s.run(); err != nil {
 		return nil, err
 	}
 	return s.result(), nil
+}
+
+// requestBlock is the requests of one block (requestBlocks).
+const requestBlock = 64
+
+// requestBlocks are blocks of zeroed requests, shared by runs.
+var requestBlocks = sync.Pool{New: func() any { return new([requestBlock]request) }}
+
+// releaseBlocks zeroes the run's requests and gives their blocks back:
+// nothing of a finished run refers to them.
+func (s *simulator) releaseBlocks() {
+	for _, b := range s.blocks {
+		clear(b[:])
+		requestBlocks.Put(b)
+	}
+	s.blocks, s.slab, s.free = nil, nil, nil
 }
 
 // ValidPrefixHitRate says whether h is a prefix-cache hit rate the
@@ -600,16 +618,12 @@ func (s *simulator) send(t float64) {
 		*r = request{}
 	} else {
 		if len(s.slab) == 0 {
-			// New requests come from blocks, one allocation for many; a
-			// closed loop never has more than its concurrency in flight.
-			// Blocks double from 16 up to 256, so that a short run (a
-			// fit simulates thousands) allocates what it holds at once.
-			n := min(max(s.total-id, 1), max(16, min(s.made, 256)))
-			if s.concurrency > 0 {
-				n = min(n, s.concurrency)
-			}
-			s.slab = make([]request, n)
-			s.made += n
+			// New requests come from blocks kept between runs: a fit
+			// simulates thousands of short runs, and zeroing fresh
+			// memory for each was 7% of it.
+			b := requestBlocks.Get().(*[requestBlock]request)
+			s.blocks = append(s.blocks, b)
+			s.slab = b[:]
 		}
 		r = &s.slab[0]
 		s.slab = s.slab[1:]

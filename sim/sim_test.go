@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -1053,19 +1054,21 @@ func TestFrontendPassesQueuePerServer(t *testing.T) {
 	}
 }
 
-// A closed loop allocates no more requests than its concurrency: the
-// finished ones are reused for the next.
-func TestClosedLoopAllocatesItsConcurrency(t *testing.T) {
-	cfg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
-		Load: model.Closed(4), Input: Fixed(100), Output: Fixed(10), NumPrompts: 1000, Seed: 1}
-	s, err := newSimulator(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
+// Runs share their requests' memory (requestBlocks): a run after one
+// that preempted, delayed outputs and waited through prefill-first steps
+// gives what it gives alone, request by request.
+func TestReusedRequestsStartAfresh(t *testing.T) {
+	clean := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 300, Seed: 1, KeepRequests: true}
+	dirty := clean
+	dirty.Replicas.KVCapacity, dirty.Replicas.DelayedOutput, dirty.Replicas.PrefillFirst = 20_000, true, true
+	dirty.Load = model.Closed(200)
+	first := run(t, clean)
+	if res := run(t, dirty); res.Pools[0].Preemptions == 0 {
+		t.Fatal("the dirtying run preempted nothing")
 	}
-	if err := s.run(); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(s.free) + len(s.slab); n != 4 {
-		t.Errorf("%d requests allocated for a closed loop of 4, want 4", n)
+	again := run(t, clean)
+	if !reflect.DeepEqual(first.Metrics, again.Metrics) || !reflect.DeepEqual(first.Requests, again.Requests) {
+		t.Errorf("a run after another differs from the same run before it: %v, then %v", first.Metrics, again.Metrics)
 	}
 }
