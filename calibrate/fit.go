@@ -162,7 +162,7 @@ func (o Options) simulate() func(context.Context, sim.Config) (*sim.Result, erro
 	if o.Simulate != nil {
 		return o.Simulate
 	}
-	return sim.Run
+	return runMemo
 }
 
 // withRunner is o with a simulation runner: its own, or a new one around

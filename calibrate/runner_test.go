@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -175,5 +176,40 @@ func TestGraphSizesMemoised(t *testing.T) {
 				t.Errorf("eager prefill: %v, want none", got)
 			}
 		}
+	}
+}
+
+// A dataset's scaled lengths are made once per (dataset, ISL, OSL) and
+// shared by the configurations that simulate them, keyed by their digest:
+// equal workloads share one slice and one key, another scale gets its own
+// key, and a copy of the lengths with one changed does not take the
+// shared slice's key.
+func TestDatasetLengthsSharedAndKeyed(t *testing.T) {
+	p := testProfile()
+	d, err := p.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse("vllm-0.9"), Topology: mustTopo(t, "4xTP4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := workload.Workload{Load: model.Closed(8), ISL: 1000, OSL: 200, NumPrompts: 64, Seed: 1, Dataset: "sharegpt"}
+	a, b := d.WithWorkload(w).Config, d.WithWorkload(w).Config
+	if len(a.Input.Values) < 100 || &a.Input.Values[0] != &b.Input.Values[0] || &a.Output.Values[0] != &b.Output.Values[0] {
+		t.Fatalf("two configurations of one dataset workload do not share its %d scaled lengths", len(a.Input.Values))
+	}
+	if in, _ := w.Lengths(); !slices.Equal(in.Values, a.Input.Values) {
+		t.Fatal("the shared lengths are not the workload's")
+	}
+	if configKey(a) != configKey(b) {
+		t.Error("equal dataset workloads have different keys")
+	}
+	w2 := w
+	w2.ISL = 1001
+	if configKey(d.WithWorkload(w2).Config) == configKey(a) {
+		t.Error("another ISL keeps the key")
+	}
+	c := a
+	c.Input.Values = slices.Clone(a.Input.Values)
+	c.Input.Values[7]++
+	if configKey(c) == configKey(a) {
+		t.Error("changed lengths keep the shared lengths' key")
 	}
 }

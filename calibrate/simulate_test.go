@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -413,6 +414,44 @@ func TestRecordTargetOtherEngineDefaults(t *testing.T) {
 		}
 		if tg.Record == nil || tg.Record.MaxNumSeqs != tt.seqs {
 			t.Errorf("engine %q, settings %v: record settings %+v, want %d sequences", tt.engine, tt.settings, tg.Record, tt.seqs)
+		}
+	}
+}
+
+// A stepMemo prices every step as its StepCost does, to the bit: dense and
+// MoE, latent attention, tensor and pipeline parallel, eager and with CUDA
+// graphs, mixed, pure-prefill and pure-decode steps, entries met again
+// and entries evicted by others.
+func TestStepMemoIsStepTime(t *testing.T) {
+	graphs := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	coeffs := model.Coeffs{Overhead: 0.004, PerSeq: 3e-5, Weight: 1.3, Compute: 1.7, Attn: 2.2, KV: 1.9, Comm: 1.4}
+	costs := []model.StepCost{
+		model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), model.Pool{Count: 1, TP: 4}, coeffs, graphs),
+		model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "Llama-3.1-8B-Instruct"), model.Pool{Count: 1, TP: 1}, model.PriorCoeffs(true), nil),
+		model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "Qwen/Qwen3-30B-A3B"), model.Pool{Count: 1, TP: 2, PP: 2}, coeffs, graphs),
+		model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "deepseek-ai/DeepSeek-R1"), model.Pool{Count: 1, TP: 8}, model.PriorCoeffs(false), graphs[:6]),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for ci, c := range costs {
+		m := new(stepMemo)
+		m.reset(c)
+		for i := range 20000 {
+			// Few distinct pairs at first (entries met again), then many (evictions).
+			span := 8
+			if i >= 10000 {
+				span = 4096
+			}
+			s := model.Step{PrefillTokens: rng.IntN(span), DecodeSeqs: rng.IntN(span / 2), PrefillAttn: rng.Float64() * 1e7, DecodeKV: rng.Float64() * 1e6}
+			if s.PrefillTokens > 0 {
+				s.PrefillSeqs = 1 + rng.IntN(4)
+			}
+			if got, want := m.StepTime(s), c.StepTime(s); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("cost %d, step %+v: memo %v, StepTime %v", ci, s, got, want)
+			}
+			b, k := m.DecodeAffine(s.DecodeSeqs)
+			if wb, wk := c.DecodeAffine(s.DecodeSeqs); b != wb || k != wk {
+				t.Fatalf("cost %d: DecodeAffine(%d) = %v, %v; want %v, %v", ci, s.DecodeSeqs, b, k, wb, wk)
+			}
 		}
 	}
 }

@@ -150,6 +150,9 @@ func (e *engine) growth(k int64) int64 {
 	if n == 0 || k <= 0 {
 		return 0
 	}
+	if k == 1 && e.block > 1 { // the next step (free), without a division
+		return e.residues[e.mod(-e.S)]
+	}
 	full := k / e.block
 	g := full * n
 	for t := full * e.block; t < k; t++ {
@@ -199,10 +202,8 @@ func (e *engine) addUsed(t float64, d int64) {
 	if e.pc != nil && d > 0 {
 		e.trimCache()
 	}
-	if e.capBlocks > 0 {
-		if u := float64(e.used) / float64(e.capBlocks); u > e.mon.kvMax {
-			e.mon.kvMax = u
-		}
+	if e.used > e.mon.kvMaxUsed {
+		e.mon.kvMaxUsed = e.used
 	}
 }
 
@@ -380,7 +381,7 @@ func (e *engine) preempt(t float64, r *request) {
 	e.unreserve(r)
 	e.dropCarry(r)
 	e.dropWindow(t, r)
-	if r.hidx >= 0 {
+	if r.decoding {
 		e.addUsed(t, -e.leave(r))
 		r.lastTok = t
 	} else {
@@ -626,7 +627,7 @@ func (e *engine) startStep(t float64) {
 	e.gapless = e.gapless[:0]
 	if n > 0 || ptoks == 0 { // a prefill-first step gives the joined decodes no token yet
 		for _, r := range e.firstTimer {
-			if r.hidx >= 0 && r.g == 0 {
+			if r.decoding && r.g == 0 {
 				if e.delayed {
 					e.firstLag = append(e.firstLag, r) // produced as this step ends, delivered as the next does
 				} else {
@@ -660,7 +661,7 @@ func (e *engine) deliver(t, first float64) {
 	for _, r := range e.lagFirst {
 		r.first = first
 		switch {
-		case r.hidx < 0:
+		case !r.decoding:
 		case e.n == 0:
 			// A prefill-first step delivers it while the decodes wait:
 			// its wait counts from this step's end on.
@@ -747,6 +748,8 @@ func (e *engine) onStepEnd(t float64) {
 			if s.itlOn {
 				s.itl.add(e.dur, n-e.nFirst)
 			}
+		case !s.itlOn && e.nLate == 0 && e.nCarry == 0:
+			// Nothing below but the gaps, which are not recorded.
 		case e.pause > e.pmark || e.nLate > 0 || e.nCarry > 0:
 			// The run's first gap also spans the prefill steps each
 			// request waited through: since the last run for those that

@@ -63,7 +63,10 @@ func (q *eventHeap) pop() event {
 }
 
 // finHeap is a min-heap of decoding requests by (fin, admit), keys held
-// inline, tracking each request's index so that a preempted one can be removed.
+// inline. A request does not track its index: the decode set loses its
+// top as requests finish, and only a preempted one (found by a scan of
+// the set, latest) is searched for; keeping every index up to date was
+// a write to a request at each level of every sift.
 type finHeap []finEntry
 
 type finEntry struct {
@@ -78,8 +81,8 @@ func (a *finEntry) less(b *finEntry) bool {
 
 func (h *finHeap) push(r *request) {
 	*h = append(*h, finEntry{r.fin, r.admit, r})
-	r.hidx = len(*h) - 1
-	h.up(r.hidx)
+	r.decoding = true
+	h.up(len(*h) - 1)
 }
 
 func (h finHeap) up(i int) {
@@ -90,11 +93,9 @@ func (h finHeap) up(i int) {
 			break
 		}
 		h[i] = h[p]
-		h[i].r.hidx = i
 		i = p
 	}
 	h[i] = x
-	x.r.hidx = i
 }
 
 func (h finHeap) down(i int) {
@@ -113,21 +114,21 @@ func (h finHeap) down(i int) {
 			break
 		}
 		h[i] = h[m]
-		h[i].r.hidx = i
 		i = m
 	}
 	h[i] = x
-	x.r.hidx = i
 }
 
 // remove takes r out of the heap.
 func (h *finHeap) remove(r *request) {
-	i := r.hidx
 	old := *h
+	i := 0
+	for old[i].r != r {
+		i++
+	}
 	n := len(old) - 1
 	if i != n {
 		old[i] = old[n]
-		old[i].r.hidx = i
 	}
 	old[n] = finEntry{}
 	*h = old[:n]
@@ -135,7 +136,7 @@ func (h *finHeap) remove(r *request) {
 		h.down(i)
 		h.up(i)
 	}
-	r.hidx = -1
+	r.decoding = false
 }
 
 // engineHeap orders the engines by their next event (t, seq). Each engine

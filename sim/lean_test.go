@@ -11,15 +11,19 @@ import (
 
 // NoITL drops the ITL metrics and NoSeries the pools' series, and they
 // change nothing else, in replay and in steady state, aggregated (chunked
-// prefill, delayed output) and disaggregated.
+// prefill, delayed output, prefill-first steps) and disaggregated.
 func TestNoITLNoSeriesChangeNothingElse(t *testing.T) {
 	agg := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
 		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 400, Seed: 1}
 	delayed := agg
 	delayed.Replicas.DelayedOutput = true
+	pfirst := agg
+	pfirst.Replicas.PrefillFirst = true
+	pfirstDelayed := delayed
+	pfirstDelayed.Replicas.PrefillFirst = true
 	dis := benchDisagg(2000, 200, 300)
 	dis.Load = model.Open(8, 0.5)
-	for name, c := range map[string]Config{"aggregated": agg, "delayed output": delayed, "disaggregated": dis} {
+	for name, c := range map[string]Config{"aggregated": agg, "delayed output": delayed, "prefill first": pfirst, "prefill first, delayed output": pfirstDelayed, "disaggregated": dis} {
 		for _, mode := range []Mode{BenchmarkReplay, SteadyState} {
 			c.Mode = mode
 			full, err := Run(context.Background(), c)

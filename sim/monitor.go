@@ -13,7 +13,7 @@ type poolMon struct {
 	used        int64 // KV blocks allocated over the pool
 	kvArea      float64
 	kvT         float64
-	kvMax       float64
+	kvMaxUsed   int64 // the most KV blocks one worker has held
 	preemptions int
 	series      []Sample
 	running     func() int // sequences in the pool's current steps
@@ -58,7 +58,10 @@ func (p *poolMon) stats(s *simulator, dur float64) PoolStats {
 // windowStats is the pool's statistics over a window of dur seconds whose
 // accumulated areas p holds.
 func (p *poolMon) windowStats(dur float64) PoolStats {
-	st := PoolStats{Name: p.name, MaxKVUsage: p.kvMax, Preemptions: p.preemptions, Series: p.series}
+	st := PoolStats{Name: p.name, Preemptions: p.preemptions, Series: p.series}
+	if p.capBlocks > 0 {
+		st.MaxKVUsage = float64(p.kvMaxUsed) / float64(p.capBlocks)
+	}
 	if dur > 0 {
 		st.Utilisation = p.busy / (float64(p.workers) * dur)
 		st.MeanQueue = p.queueArea / dur

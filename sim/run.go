@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/capsim/capsim/model"
 )
@@ -48,7 +49,7 @@ type request struct {
 	off, goff    int64   // in the decode set: KV tokens = S + off, emitted = S + goff before step S
 	fin          int64   // in the decode set: index of its last decode step
 	admit        uint64  // admission order on its engine (for preemption)
-	hidx         int     // index in the engine's completion heap, -1 outside it
+	decoding     bool    // in the engine's decode set (its completion heap)
 	preempt      int
 	eng          *engine
 	ptoks        int     // prompt tokens computed by the prefill pool
@@ -63,6 +64,10 @@ type request struct {
 	shared       int64   // of its KV blocks, those the prefix cache holds for it (counted there)
 	hit          int     // prompt tokens its first admission took from the prefix cache
 	px           *prefixTag
+	// passAt and passSeq are its passing event's time and sequence
+	// number while it waits inside an API server.
+	passAt  float64
+	passSeq uint64
 }
 
 type simulator struct {
@@ -93,8 +98,9 @@ type simulator struct {
 	sharer         *sharer // nil: prompts share nothing a cache serves
 	interArrivalSc float64
 
-	free []*request
-	slab []request // requests not yet used, of the block last allocated
+	free   []*request
+	slab   []request // requests not yet used, of the block last taken
+	blocks []*[requestBlock]request
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
 	// send order; nil when requests reach the engine as they are sent.
@@ -120,7 +126,10 @@ type simulator struct {
 	affine []affineCoef
 	// total is the requests the load sends: NumPrompts in replay, unbounded
 	// in steady state (the run stops when the measured ones are done).
-	total               int
+	total int
+	// fitsAll: every request the lengths can draw fits (checkFits), so
+	// send need not check each one.
+	fitsAll             bool
 	steady              *steadyState
 	windowIn, windowOut int64
 
@@ -141,10 +150,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.releaseBlocks()
 	if err := s.run(); err != nil {
 		return nil, err
 	}
 	return s.result(), nil
+}
+
+// requestBlock is the requests of one block (requestBlocks).
+const requestBlock = 64
+
+// requestBlocks are blocks of zeroed requests, shared by runs.
+var requestBlocks = sync.Pool{New: func() any { return new([requestBlock]request) }}
+
+// releaseBlocks zeroes the run's requests and gives their blocks back:
+// nothing of a finished run refers to them.
+func (s *simulator) releaseBlocks() {
+	for _, b := range s.blocks {
+		clear(b[:])
+		requestBlocks.Put(b)
+	}
+	s.blocks, s.slab, s.free = nil, nil, nil
 }
 
 // ValidPrefixHitRate says whether h is a prefix-cache hit rate the
@@ -358,6 +384,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	if cache || prefillCache || c.Sharing.Turns > 1 {
 		s.sharer = newSharer(c.Sharing, c.Seed)
 	}
+	// Bounded lengths were checked above at their largest; a conversation
+	// grows its prompts, checked as they are drawn.
+	s.fitsAll = c.Input.MaxLen() > 0 && c.Output.MaxLen() > 0 && (s.sharer == nil || s.sharer.sessions == nil)
 	if cache {
 		for _, e := range s.engines {
 			e.pc = newPrefixCache(int(e.block))
@@ -564,9 +593,11 @@ func (s *simulator) send(t float64) {
 			prompt = s.sharer.converse(px, id, prompt, out)
 		}
 	}
-	if err := s.checkFits(prompt, out, id); err != nil {
-		s.fail(err)
-		return
+	if !s.fitsAll {
+		if err := s.checkFits(prompt, out, id); err != nil {
+			s.fail(err)
+			return
+		}
 	}
 	s.sent++
 	if st := s.steady; st != nil {
@@ -587,14 +618,18 @@ func (s *simulator) send(t float64) {
 		*r = request{}
 	} else {
 		if len(s.slab) == 0 {
-			// New requests come from blocks, one allocation for many.
-			s.slab = make([]request, min(max(s.total-id, 1), 256))
+			// New requests come from blocks kept between runs: a fit
+			// simulates thousands of short runs, and zeroing fresh
+			// memory for each was 7% of it.
+			b := requestBlocks.Get().(*[requestBlock]request)
+			s.blocks = append(s.blocks, b)
+			s.slab = b[:]
 		}
 		r = &s.slab[0]
 		s.slab = s.slab[1:]
 	}
 	r.px = px
-	r.id, r.prompt, r.out, r.send, r.hidx = id, prompt, out, t, -1
+	r.id, r.prompt, r.out, r.send = id, prompt, out, t
 	r.cached = CachedPrefix(s.cfg.PrefixHitRate, prompt)
 	r.hit = r.cached
 	// The balancer routes the request to a worker as it arrives.
@@ -614,11 +649,24 @@ func (s *simulator) send(t float64) {
 	at := math.Max(s.frontendReady(r), srv.free)
 	srv.free = at + s.cfg.FrontendService
 	srv.queue.pushBack(r)
-	s.push(at, evFrontend, k)
+	if !s.timeOK(at) {
+		return
+	}
+	s.seq++
+	r.passAt, r.passSeq = at, s.seq
+	if srv.queue.len() == 1 {
+		s.events.push(event{t: at, seq: s.seq, kind: evFrontend, idx: int32(k)})
+	}
 }
 
 // apiServer is one API server: the requests inside it, in send order, and
 // when it can pass the next one.
+//
+// It passes them one at a time in send order, so their passing events
+// (request.passAt, passSeq) come in the order of (t, seq): only the
+// first is in the simulator's event heap, the next pushed as it passes.
+// The heap stays small (a server of a closed loop at concurrency 2048
+// holds up to 2048 requests) and pops in the order it would holding all.
 type apiServer struct {
 	queue reqQueue
 	free  float64
@@ -627,7 +675,12 @@ type apiServer struct {
 // passFrontend hands the oldest request inside API server k to the
 // worker it was routed to.
 func (s *simulator) passFrontend(t float64, k int32) {
-	r := s.servers[k].queue.pop()
+	srv := &s.servers[k]
+	r := srv.queue.pop()
+	if srv.queue.len() > 0 {
+		n := srv.queue.peek()
+		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
 		m.busy += s.cfg.FrontendService

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -1023,5 +1024,51 @@ func TestPoliciesKeepInvariants(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An API server's requests wait in its own queue, not in the event heap:
+// the heap holds each server's next pass only, however many requests are
+// inside the servers.
+func TestFrontendPassesQueuePerServer(t *testing.T) {
+	cfg := Config{Replicas: PoolConfig{Workers: 8, Cost: h20Like, KVCapacity: 500_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		FrontendLatency: 0.02, FrontendService: 0.001, FrontendServers: 4,
+		Load: model.Closed(512), Input: Fixed(100), Output: Fixed(10), NumPrompts: 2000, Seed: 1}
+	s, err := newSimulator(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.arrived = s.total
+	s.dispatch(0)
+	if got := s.inAPIServers(); got != 512 {
+		t.Fatalf("%d requests inside the API servers, want the 512 sent", got)
+	}
+	if got := s.events.Len(); got != len(s.servers) {
+		t.Errorf("event heap holds %d events for %d API servers, want one each", got, len(s.servers))
+	}
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	if s.completed != cfg.NumPrompts {
+		t.Errorf("completed %d of %d requests", s.completed, cfg.NumPrompts)
+	}
+}
+
+// Runs share their requests' memory (requestBlocks): a run after one
+// that preempted, delayed outputs and waited through prefill-first steps
+// gives what it gives alone, request by request.
+func TestReusedRequestsStartAfresh(t *testing.T) {
+	clean := Config{Replicas: PoolConfig{Workers: 2, Cost: h20Like, KVCapacity: 60_000, BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192},
+		Load: model.Closed(48), Input: Fixed(1500), Output: LengthDist{Kind: "uniform", Min: 100, Max: 300}, NumPrompts: 300, Seed: 1, KeepRequests: true}
+	dirty := clean
+	dirty.Replicas.KVCapacity, dirty.Replicas.DelayedOutput, dirty.Replicas.PrefillFirst = 20_000, true, true
+	dirty.Load = model.Closed(200)
+	first := run(t, clean)
+	if res := run(t, dirty); res.Pools[0].Preemptions == 0 {
+		t.Fatal("the dirtying run preempted nothing")
+	}
+	again := run(t, clean)
+	if !reflect.DeepEqual(first.Metrics, again.Metrics) || !reflect.DeepEqual(first.Requests, again.Requests) {
+		t.Errorf("a run after another differs from the same run before it: %v, then %v", first.Metrics, again.Metrics)
 	}
 }

@@ -248,7 +248,16 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		return out
 	}
 	var at func(r float64) float64 // value of the r-th smallest sample, 0-based
-	if d.hist == nil && d.n <= expandLimit {
+	low := int(d.n)                // the lowest rank read
+	for _, p := range ps {
+		low = min(low, int((d.n-1)*p/100))
+	}
+	if k := int(d.n) - low; d.hist == nil && k >= 1 && k <= topLimit {
+		// Only the top ranks (a fit's p99s): the k largest samples, not
+		// all of them expanded and selected.
+		top := d.largest(k)
+		at = func(r float64) float64 { return top[min(int(r), int(d.n)-1)-low] }
+	} else if d.hist == nil && d.n <= expandLimit {
 		// Few samples (a fit's TTFTs, E2Es): the samples themselves, each
 		// entry repeated by its weight, with only the ranks the
 		// percentiles read put in place, several times faster than
@@ -327,6 +336,47 @@ func (d *dist) percentiles(ps []float64) []float64 {
 		out[i] = vlo + (vhi-vlo)*frac
 	}
 	return out
+}
+
+// topLimit is the most samples percentiles keeps to read top ranks only.
+const topLimit = 64
+
+// largest is the k largest of d's exact samples, ascending: a min-heap of
+// the largest seen, each entry's value pushed as many times as its weight
+// while it beats the heap's least.
+func (d *dist) largest(k int) []float64 {
+	h := make([]float64, 0, k)
+	for i, v := range d.vals {
+		for w := d.wts[i]; w > 0; w-- {
+			if len(h) < k {
+				h = append(h, v)
+				for j := len(h) - 1; j > 0 && h[j] < h[(j-1)/2]; j = (j - 1) / 2 {
+					h[j], h[(j-1)/2] = h[(j-1)/2], h[j]
+				}
+				continue
+			}
+			if !(v > h[0]) {
+				break // no more of this value beats the least
+			}
+			h[0] = v
+			for j := 0; ; {
+				m := 2*j + 1
+				if m >= k {
+					break
+				}
+				if m+1 < k && h[m+1] < h[m] {
+					m++
+				}
+				if !(h[m] < h[j]) {
+					break
+				}
+				h[j], h[m] = h[m], h[j]
+				j = m
+			}
+		}
+	}
+	slices.Sort(h)
+	return h
 }
 
 // selectRanks reorders vs so that vs[k] is its k-th smallest value for

@@ -361,3 +361,24 @@ func TestLengthBounds(t *testing.T) {
 		}
 	}
 }
+
+// Percentiles that read only the top ranks (a fit's p99s) take the
+// largest samples alone: the same values, to the bit, as selecting them
+// among all, with ties, weights and a few samples or many.
+func TestTopPercentilesAsSelected(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 3000 {
+		var d dist
+		n := 1 + rng.IntN(3000)
+		for range n {
+			x := float64(rng.IntN(1 + rng.IntN(200)))
+			d.add(x/7, 1+rng.IntN(3))
+		}
+		p := []float64{99, 98, 100, 95}[trial%4]
+		top := d.percentiles([]float64{p})
+		all := d.percentiles([]float64{0, p})
+		if k := int(d.n) - int((d.n-1)*p/100); k <= topLimit && math.Float64bits(top[0]) != math.Float64bits(all[1]) {
+			t.Fatalf("trial %d, %v samples: p%v %v from the largest, %v selected among all", trial, d.n, p, top[0], all[1])
+		}
+	}
+}
