@@ -35,25 +35,18 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 		if fs.Changed(engine.FlagGPUMemoryUtilization) && st.GPUMemoryUtilization == 0 {
 			return st, fmt.Errorf("--%s must be a fraction in (0, 1], got 0", engine.FlagGPUMemoryUtilization)
 		}
-		on, off := fs.Changed(engine.FlagPrefixCaching), fs.Changed("no-"+engine.FlagPrefixCaching)
-		switch {
-		case on && off:
-			return st, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", engine.FlagPrefixCaching)
-		case on:
-			st.PrefixCaching = &prefixOn
-		case off:
-			v := !prefixOff
-			st.PrefixCaching = &v
-		}
-		on, off = fs.Changed(engine.FlagAsyncScheduling), fs.Changed("no-"+engine.FlagAsyncScheduling)
-		switch {
-		case on && off:
-			return st, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", engine.FlagAsyncScheduling)
-		case on:
-			st.AsyncScheduling = &asyncOn
-		case off:
-			v := !asyncOff
-			st.AsyncScheduling = &v
+		for _, f := range []struct {
+			name    string
+			yes, no bool
+			dst     **bool
+		}{{engine.FlagPrefixCaching, prefixOn, prefixOff, &st.PrefixCaching}, {engine.FlagAsyncScheduling, asyncOn, asyncOff, &st.AsyncScheduling}} {
+			v, err := onOff(fs, f.name, f.yes, f.no)
+			if err != nil {
+				return st, err
+			}
+			if v != nil {
+				*f.dst = v
+			}
 		}
 		if fs.Changed(engine.FlagEnforceEager) {
 			st.EnforceEager = &eager
@@ -63,4 +56,22 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 		}
 		return st, st.Validate()
 	}
+}
+
+// onOff reads a vLLM boolean flag given as --NAME or --no-NAME (yes and no
+// their parsed values): nil when neither was given, an error when both.
+func onOff(fs *pflag.FlagSet, name string, yes, no bool) (*bool, error) {
+	on, off := fs.Changed(name), fs.Changed("no-"+name)
+	var v bool
+	switch {
+	case on && off:
+		return nil, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", name)
+	case on:
+		v = yes
+	case off:
+		v = !no
+	default:
+		return nil, nil
+	}
+	return &v, nil
 }
