@@ -1,0 +1,95 @@
+//go:build research
+
+package predict
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/capsim/capsim/calibrate"
+	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/model"
+	"github.com/capsim/capsim/workload"
+)
+
+// mlEnergySweep is testdata/mlenergy-v3-lm-arena-chat.json: ML.ENERGY's
+// published dense-model sweeps on H100 and B200 (its source field says
+// where every number came from).
+type mlEnergySweep struct {
+	Source string `json:"source"`
+	Rows   []struct {
+		Model        string  `json:"model"`
+		GPU          string  `json:"gpu"`
+		TP           int     `json:"tp"`
+		MaxNumSeqs   int     `json:"max_num_seqs"`
+		AvgOutputLen float64 `json:"avg_output_len"`
+		MedianITLMs  float64 `json:"median_itl_ms"`
+		OutputTokS   float64 `json:"output_throughput"`
+	} `json:"rows"`
+}
+
+// Every published H100 and B200 point of the sweep predicted by the
+// embedded profile (no group of the profile ran these GPUs with these
+// engines), with each GPU's median absolute and signed errors. The prompts'
+// lengths are not published: 512 tokens assumed. It only reports:
+// docs/accuracy.md quotes its log.
+func TestMLEnergySweepHeldOut(t *testing.T) {
+	raw, err := os.ReadFile("testdata/mlenergy-v3-lm-arena-chat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sw mlEnergySweep
+	if err := json.Unmarshal(raw, &sw); err != nil {
+		t.Fatal(err)
+	}
+	prof := defaultProfile(t)
+	id := engine.Parse("vllm-0.11.1")
+	itl, tput := map[string][]float64{}, map[string][]float64{}
+	for _, r := range sw.Rows {
+		gpu, err := model.LookupGPU(r.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := engine.Defaults(id, gpu.Device(), 20480)
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := true
+		s.AsyncScheduling, s.MaxNumSeqs = &on, r.MaxNumSeqs
+		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, r.Model), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: r.TP}}}
+		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
+		if err != nil {
+			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
+			continue
+		}
+		ei, et := metric(p, 0, model.MedianITL)/r.MedianITLMs-1, metric(p, 0, model.OutputThroughput)/r.OutputTokS-1
+		itl[r.GPU], tput[r.GPU] = append(itl[r.GPU], ei), append(tput[r.GPU], et)
+		t.Logf("%-9s %-24s TP%d %4d in flight: median ITL %+5.0f%%, output tok/s %+5.0f%%", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, 100*ei, 100*et)
+	}
+	for _, g := range []string{"H100-SXM", "B200"} {
+		t.Logf("%s, %d points: median |error| (signed) median ITL %.1f%% (%+.1f%%), output tok/s %.1f%% (%+.1f%%)", g, len(itl[g]),
+			100*medianAbs(itl[g]), 100*median(itl[g]), 100*medianAbs(tput[g]), 100*median(tput[g]))
+	}
+}
+
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else if n > 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return math.NaN()
+}
+
+func medianAbs(x []float64) float64 {
+	a := make([]float64, len(x))
+	for i, v := range x {
+		a[i] = math.Abs(v)
+	}
+	return median(a)
+}
