@@ -171,6 +171,8 @@ type env struct {
 	// costs, when set, keeps each worker's step cost (its roofline; the
 	// coefficients are at's) for the next stage-1 pass (fitLinear).
 	costs map[workerShape]model.StepCost
+	// kept, when set, keeps the same for a simulation's pricing (keptEnvs).
+	kept *keptShapes
 }
 
 // workerShape is a role's worker shape: the key of env.costs.

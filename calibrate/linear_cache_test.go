@@ -77,3 +77,54 @@ func TestStage1CostsKeptArePriced(t *testing.T) {
 		t.Fatal("no worker cost was kept")
 	}
 }
+
+// TestKeptShapesPriceAsFresh: a point's simulator configuration priced
+// from the shapes a refinement kept (keptEnvs, first priced at other
+// coefficients) is the one priced afresh, value for value (configKey).
+func TestKeptShapesPriceAsFresh(t *testing.T) {
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, order, _ := preparePoints(recs, 0)
+	kept := 0
+	for _, key := range order {
+		pts := groups[key]
+		cands, _, err := candidates(key, pts)
+		if err != nil || len(cands) == 0 {
+			continue
+		}
+		settings := settingsFrom(key.engine, pts)
+		settings.KVCacheGiB = 0
+		c := cands[0]
+		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
+		prm := priorParams(layoutOf(pts), c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+		other := prm.clone()
+		for r, co := range other.coeffs {
+			co.Overhead *= 2
+			co.Compute *= 3
+			other.coeffs[r] = co
+		}
+		envs := keptEnvs(e, pts)
+		for i, p := range pts {
+			if _, err := envs[i].deployment(other, p.topo); err != nil {
+				continue // a shape this candidate cannot hold
+			}
+			got, err := envs[i].deployment(prm, p.topo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := e.forPoint(p).deployment(prm, p.topo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if configKey(got.Config) != configKey(want.Config) {
+				t.Fatalf("%s %s: kept shapes price %+v, afresh %+v", key, p.rec.ID, got.Config, want.Config)
+			}
+			kept += len(envs[i].kept.costs)
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no worker shape was kept")
+	}
+}
