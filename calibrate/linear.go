@@ -598,32 +598,16 @@ func fitLinearOnce(ctx context.Context, envs []env, l layout, prior params, pts 
 	fixed := make([]bool, k)
 	var x []float64
 	var ata []float64 // the normal equations' upper triangle, k×k
-	v := make([]float64, k)
+	scaled := make([]scaledRow, len(rows))
+	for i, r := range rows {
+		scaled[i] = scaleRow(r, scale)
+	}
+	w := make([]float64, len(rows))
 	for iter := 0; iter < 8; iter++ {
-		// The normal equations' upper triangle, summed in a plain slice:
-		// the same sums as through SymDense's checked At and SetSym, at a
-		// fraction of the cost (stage 1 runs for every catalog candidate
-		// of an unstated group, in every fold).
-		up := make([]float64, k*k)
-		atb := make([]float64, k)
 		for i, r := range rows {
-			w := r.w * robust[i]
-			target := 1 - r.fixed/r.y
-			for a := range v {
-				v[a] = r.a[a] * scale[a] / r.y
-			}
-			for a, va := range v {
-				if va == 0 {
-					continue
-				}
-				atb[a] += w * va * target
-				for b := a; b < k; b++ {
-					if vb := v[b]; vb != 0 {
-						up[a*k+b] += w * va * vb
-					}
-				}
-			}
+			w[i] = r.w * robust[i]
 		}
+		up, atb := normalEquations(scaled, w, k)
 		ata = up
 		// The system in full (both triangles), as SolveVec copies it.
 		lhs := make([]float64, k*k)
@@ -736,6 +720,48 @@ func fitLinearOnce(ctx context.Context, envs []env, l layout, prior params, pts 
 		fit.frontendFitted = fit.determ[fi]
 	}
 	return fit, nil
+}
+
+// scaledRow is a row in units of its target and the unknowns' scale:
+// its terms other than zero, by unknown, and its target less the fixed
+// part. Stage 1's iterations only reweight them.
+type scaledRow struct {
+	terms  []scaledTerm
+	target float64
+}
+
+type scaledTerm struct {
+	i int
+	v float64
+}
+
+func scaleRow(r row, scale []float64) scaledRow {
+	s := scaledRow{target: 1 - r.fixed/r.y}
+	for a := range r.a {
+		if v := r.a[a] * scale[a] / r.y; v != 0 {
+			s.terms = append(s.terms, scaledTerm{a, v})
+		}
+	}
+	return s
+}
+
+// normalEquations sums the weighted normal equations of rows (weights w)
+// over k unknowns: their upper triangle, k×k in a plain slice (the same
+// sums as through SymDense's checked At and SetSym, at a fraction of the
+// cost; stage 1 runs for every catalog candidate of an unstated group, in
+// every fold), and the right-hand side. A zero term adds nothing and is
+// skipped, as a dense loop over every unknown skips it.
+func normalEquations(rows []scaledRow, w []float64, k int) (up, atb []float64) {
+	up, atb = make([]float64, k*k), make([]float64, k)
+	for i, r := range rows {
+		for j, ta := range r.terms {
+			atb[ta.i] += w[i] * ta.v * r.target
+			for _, tb := range r.terms[j:] {
+				up[ta.i*k+tb.i] += w[i] * ta.v * tb.v
+			}
+		}
+	}
+	return up, atb
 }
 
 func dot(a, scale, x []float64) float64 {

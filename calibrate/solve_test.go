@@ -84,3 +84,60 @@ func TestSolveRidgeIsSolveVec(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalEquationsAreDense: the sums over each row's terms other than
+// zero are the dense loop's over every unknown, bit for bit.
+func TestNormalEquationsAreDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		k := 7 + rng.IntN(17)
+		scale := make([]float64, k)
+		for i := range scale {
+			scale[i] = math.Exp(rng.NormFloat64())
+		}
+		var rows []row
+		var scaled []scaledRow
+		var w []float64
+		for range 1 + rng.IntN(200) {
+			r := row{a: make([]float64, k), y: math.Exp(rng.NormFloat64()), fixed: rng.Float64(), w: rng.Float64()}
+			for i := range r.a {
+				if rng.IntN(2) == 0 {
+					r.a[i] = rng.Float64()
+				}
+			}
+			rows = append(rows, r)
+			scaled = append(scaled, scaleRow(r, scale))
+			w = append(w, r.w*rng.Float64())
+		}
+		up, atb := normalEquations(scaled, w, k)
+		wantUp, wantAtb := make([]float64, k*k), make([]float64, k)
+		v := make([]float64, k)
+		for i, r := range rows {
+			target := 1 - r.fixed/r.y
+			for a := range v {
+				v[a] = r.a[a] * scale[a] / r.y
+			}
+			for a, va := range v {
+				if va == 0 {
+					continue
+				}
+				wantAtb[a] += w[i] * va * target
+				for b := a; b < k; b++ {
+					if vb := v[b]; vb != 0 {
+						wantUp[a*k+b] += w[i] * va * vb
+					}
+				}
+			}
+		}
+		for i := range wantUp {
+			if math.Float64bits(up[i]) != math.Float64bits(wantUp[i]) {
+				t.Fatalf("k %d: upper triangle [%d] = %v, dense %v", k, i, up[i], wantUp[i])
+			}
+		}
+		for i := range wantAtb {
+			if math.Float64bits(atb[i]) != math.Float64bits(wantAtb[i]) {
+				t.Fatalf("k %d: right-hand side [%d] = %v, dense %v", k, i, atb[i], wantAtb[i])
+			}
+		}
+	}
+}
