@@ -23,6 +23,46 @@ type pricing struct {
 	transfer sim.Transfer
 	frontend float64 // seconds per request outside the engine; aggregated deployments only
 	service  float64 // of which the API server's serial work per request (sim.Config.FrontendService)
+	// kept, when set, keeps each worker shape's roofline and memory for
+	// the next pricing at other coefficients (a fit's evaluations).
+	kept *keptShapes
+}
+
+// keptShapes are worker rooflines (without coefficients) and memory of
+// one GPU, model and settings, by role and shape.
+type keptShapes struct {
+	costs map[workerShape]model.StepCost
+	mem   map[workerShape]model.Memory
+}
+
+// stepCost is NewStepCost of a role's workers of shape pl at c.
+func (pr pricing) stepCost(role string, pl model.Pool, c model.Coeffs) model.StepCost {
+	graphs := pr.settings.CUDAGraphs(role == RolePrefill)
+	if pr.kept == nil {
+		return model.NewStepCost(pr.gpu, pr.llm, pl, c, graphs)
+	}
+	sc, ok := pr.kept.costs[workerShape{role, pl}]
+	if !ok {
+		sc = model.NewStepCost(pr.gpu, pr.llm, pl, model.Coeffs{}, graphs)
+		pr.kept.costs[workerShape{role, pl}] = sc
+	}
+	sc.Coeffs = c
+	return sc
+}
+
+// memory is WorkerMemory of workers of shape pl.
+func (pr pricing) memory(role string, pl model.Pool) (model.Memory, error) {
+	if pr.kept == nil {
+		return model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.settings))
+	}
+	if m, ok := pr.kept.mem[workerShape{role, pl}]; ok {
+		return m, nil
+	}
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.settings))
+	if err == nil {
+		pr.kept.mem[workerShape{role, pl}] = m
+	}
+	return m, err
 }
 
 // memoryOptions are what sizes a worker's KV cache under these settings:
@@ -87,7 +127,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 		return sim.PoolConfig{}, err
 	}
 	s := pr.settings
-	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(s))
+	m, err := pr.memory(role, pl)
 	if err != nil {
 		return sim.PoolConfig{}, fmt.Errorf("calibrate: %w", err)
 	}
@@ -102,7 +142,7 @@ func (pr pricing) pool(role string, pl model.Pool) (sim.PoolConfig, error) {
 	}
 	return sim.PoolConfig{
 		Workers:          workers(pl),
-		Cost:             model.NewStepCost(pr.gpu, pr.llm, pl, c, s.CUDAGraphs(role == RolePrefill)),
+		Cost:             pr.stepCost(role, pl, c),
 		KVCapacity:       m.KVTokens / mb,
 		BlockSize:        s.Block(),
 		MaxNumSeqs:       seqs,

@@ -684,6 +684,7 @@ func refine(ctx context.Context, e env, l layout, start params, pts []*point, op
 	}
 	evals := 0
 	var simErr error
+	envs := keptEnvs(e, pts)
 	loss := func(theta []float64) float64 {
 		for _, t := range theta {
 			if math.Abs(t) > maxKnob {
@@ -691,7 +692,7 @@ func refine(ctx context.Context, e env, l layout, start params, pts []*point, op
 			}
 		}
 		prm := applyKnobs(start, knobs, theta)
-		sims, err := simulateAll(ctx, e, prm, pts, opts)
+		sims, err := simulateEach(ctx, envs, prm, pts, opts)
 		if err != nil {
 			simErr = err
 			return 1e6
@@ -780,7 +781,8 @@ func (p *point) workload() workload.Workload {
 func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 	pr := pricing{gpu: e.gpu, llm: e.llm, settings: e.settings, frontend: prm.frontend, service: prm.service,
 		transfer: sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS},
-		coeffs:   func(role string, _ model.Pool) (model.Coeffs, error) { return prm.coeffs[role], nil }}
+		coeffs:   func(role string, _ model.Pool) (model.Coeffs, error) { return prm.coeffs[role], nil },
+		kept:     e.kept}
 	cfg, err := pr.build(topo)
 	if err != nil {
 		return Deployment{}, err
@@ -807,11 +809,32 @@ func simConfig(e env, prm params, p *point) (sim.Config, error) {
 // simulateAll simulates every point, opts.workers() at a time, and
 // returns each point's metrics (plus output_throughput) in point order.
 func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Options) ([]map[string]float64, error) {
+	envs := make([]env, len(pts))
+	for i, p := range pts {
+		envs[i] = e.forPoint(p)
+	}
+	return simulateEach(ctx, envs, prm, pts, opts)
+}
+
+// keptEnvs are e for each point (forPoint), each keeping its workers'
+// rooflines and memory for every evaluation of a refinement. A kept env
+// is for one simulateEach at a time.
+func keptEnvs(e env, pts []*point) []env {
+	envs := make([]env, len(pts))
+	for i, p := range pts {
+		envs[i] = e.forPoint(p)
+		envs[i].kept = &keptShapes{costs: map[workerShape]model.StepCost{}, mem: map[workerShape]model.Memory{}}
+	}
+	return envs
+}
+
+// simulateEach is simulateAll with envs[i] pricing pts[i].
+func simulateEach(ctx context.Context, envs []env, prm params, pts []*point, opts Options) ([]map[string]float64, error) {
 	out := make([]map[string]float64, len(pts))
 	errs := make([]error, len(pts))
 	run := opts.simulate()
 	err := parallel.ForEach(ctx, len(pts), opts.workers(), func(i int) {
-		d, err := e.forPoint(pts[i]).deployment(prm, pts[i].topo)
+		d, err := envs[i].deployment(prm, pts[i].topo)
 		if err != nil {
 			errs[i] = fmt.Errorf("record %s: %w", pts[i].rec.ID, err)
 			return

@@ -168,6 +168,17 @@ type env struct {
 	// at are the coefficients that split, per role, each step's GEMM time
 	// between its compute and memory terms in the linear rows.
 	at map[string]model.Coeffs
+	// costs, when set, keeps each worker's step cost (its roofline; the
+	// coefficients are at's) for the next stage-1 pass (fitLinear).
+	costs map[workerShape]model.StepCost
+	// kept, when set, keeps the same for a simulation's pricing (keptEnvs).
+	kept *keptShapes
+}
+
+// workerShape is a role's worker shape: the key of env.costs.
+type workerShape struct {
+	role string
+	pool model.Pool
 }
 
 func (e env) graphs(role string) []int { return e.settings.CUDAGraphs(role == RolePrefill) }
@@ -191,7 +202,17 @@ func (e env) stepCost(role string, pool model.Pool) splitCost {
 	if !ok {
 		at = model.PriorCoeffs(false)
 	}
-	return splitCost{model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role)), at}
+	if e.costs == nil {
+		return splitCost{model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role)), at}
+	}
+	// A roofline is the same at any coefficients: built once per fit.
+	c, ok := e.costs[workerShape{role, pool}]
+	if !ok {
+		c = model.NewStepCost(e.gpu, e.llm, pool, model.Coeffs{}, e.graphs(role))
+		e.costs[workerShape{role, pool}] = c
+	}
+	c.Coeffs = at
+	return splitCost{c, at}
 }
 
 // terms are stepTerms' of step s on this worker.
@@ -480,18 +501,27 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // passes alternate between two solutions: the one that fits its rows
 // better (lower rmsRel) is kept, and the fit notes it (linearFit.unsettled).
 func fitLinear(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
-	e.at = prior.coeffs
+	// Each point's settings and worker rooflines, kept for every pass.
+	envs := make([]env, len(pts))
+	for i, p := range pts {
+		envs[i] = e.forPoint(p)
+		envs[i].costs = map[workerShape]model.StepCost{}
+	}
+	at := prior.coeffs
 	var fit, previous linearFit
 	var err error
 	for pass := 0; pass < linearPasses; pass++ {
 		previous = fit
-		if fit, err = fitLinearOnce(ctx, e, l, prior, pts); err != nil {
+		for i := range envs {
+			envs[i].at = at
+		}
+		if fit, err = fitLinearOnce(ctx, envs, l, prior, pts); err != nil {
 			return fit, err
 		}
-		if splitSettled(e.at, fit.params.coeffs, l.roles) {
+		if splitSettled(at, fit.params.coeffs, l.roles) {
 			return fit, nil
 		}
-		e.at = splitBetween(e.at, fit.params.coeffs, l.roles)
+		at = splitBetween(at, fit.params.coeffs, l.roles)
 	}
 	if previous.rmsRel < fit.rmsRel {
 		fit = previous
@@ -538,10 +568,11 @@ func splitBetween(at, solution map[string]model.Coeffs, roles []string) map[stri
 	return out
 }
 
-func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
+// fitLinearOnce is one solve of fitLinear, envs[i] pricing pts[i] (forPoint).
+func fitLinearOnce(ctx context.Context, envs []env, l layout, prior params, pts []*point) (linearFit, error) {
 	var rows []row
-	for _, p := range pts {
-		r, err := rowsFor(ctx, e.forPoint(p), l, p)
+	for i, p := range pts {
+		r, err := rowsFor(ctx, envs[i], l, p)
 		if err != nil {
 			return linearFit{}, err
 		}
@@ -566,43 +597,30 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 	}
 	fixed := make([]bool, k)
 	var x []float64
-	var ata *mat.SymDense
-	v := make([]float64, k)
+	var ata []float64 // the normal equations' upper triangle, k×k
+	scaled := make([]scaledRow, len(rows))
+	for i, r := range rows {
+		scaled[i] = scaleRow(r, scale)
+	}
+	w := make([]float64, len(rows))
 	for iter := 0; iter < 8; iter++ {
-		// The normal equations' upper triangle, summed in a plain slice:
-		// the same sums as through SymDense's checked At and SetSym, at a
-		// fraction of the cost (stage 1 runs for every catalog candidate
-		// of an unstated group, in every fold).
-		up := make([]float64, k*k)
-		atb := make([]float64, k)
 		for i, r := range rows {
-			w := r.w * robust[i]
-			target := 1 - r.fixed/r.y
-			for a := range v {
-				v[a] = r.a[a] * scale[a] / r.y
-			}
-			for a, va := range v {
-				if va == 0 {
-					continue
-				}
-				atb[a] += w * va * target
-				for b := a; b < k; b++ {
-					if vb := v[b]; vb != 0 {
-						up[a*k+b] += w * va * vb
-					}
-				}
-			}
+			w[i] = r.w * robust[i]
 		}
-		ata = mat.NewSymDense(k, up)
-		lhs := mat.NewSymDense(k, nil)
+		up, atb := normalEquations(scaled, w, k)
+		ata = up
+		// The system in full (both triangles), as SolveVec copies it.
+		lhs := make([]float64, k*k)
 		rhs := make([]float64, k)
+		minRidge := math.Inf(1)
 		for a := 0; a < k; a++ {
 			for b := a; b < k; b++ {
-				lhs.SetSym(a, b, ata.At(a, b))
+				lhs[a*k+b], lhs[b*k+a] = up[a*k+b], up[a*k+b]
 			}
 			lambda := (noiseRelSD / sd[a]) * (noiseRelSD / sd[a])
-			lhs.SetSym(a, a, lhs.At(a, a)+lambda)
+			lhs[a*k+a] += lambda
 			rhs[a] = atb[a] + lambda
+			minRidge = math.Min(minRidge, lambda)
 		}
 		// Active set: a clamped unknown is pinned at its lower bound.
 		for a := 0; a < k; a++ {
@@ -611,18 +629,18 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 			}
 			for b := 0; b < k; b++ {
 				if b != a {
-					rhs[b] -= lhs.At(a, b) * lb[a]
-					lhs.SetSym(a, b, 0)
+					rhs[b] -= lhs[a*k+b] * lb[a]
+					lhs[a*k+b], lhs[b*k+a] = 0, 0
 				}
 			}
-			lhs.SetSym(a, a, 1)
+			lhs[a*k+a] = 1
 			rhs[a] = lb[a]
 		}
-		var sol mat.VecDense
-		if err := sol.SolveVec(lhs, mat.NewVecDense(k, rhs)); err != nil {
+		sol, err := solveRidge(lhs, k, rhs, len(rows), minRidge)
+		if err != nil {
 			return linearFit{}, fmt.Errorf("calibrate: least squares: %w", err)
 		}
-		x = sol.RawVector().Data
+		x = sol
 		clamped := false
 		for a := range x {
 			if x[a] < lb[a] && !fixed[a] {
@@ -655,7 +673,7 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 	post := mat.NewSymDense(k, nil)
 	for a := 0; a < k; a++ {
 		for b := a; b < k; b++ {
-			post.SetSym(a, b, ata.At(a, b)/(noise*noise))
+			post.SetSym(a, b, ata[a*k+b]/(noise*noise))
 		}
 		post.SetSym(a, a, post.At(a, a)+1/(sd[a]*sd[a]))
 	}
@@ -702,6 +720,48 @@ func fitLinearOnce(ctx context.Context, e env, l layout, prior params, pts []*po
 		fit.frontendFitted = fit.determ[fi]
 	}
 	return fit, nil
+}
+
+// scaledRow is a row in units of its target and the unknowns' scale:
+// its terms other than zero, by unknown, and its target less the fixed
+// part. Stage 1's iterations only reweight them.
+type scaledRow struct {
+	terms  []scaledTerm
+	target float64
+}
+
+type scaledTerm struct {
+	i int
+	v float64
+}
+
+func scaleRow(r row, scale []float64) scaledRow {
+	s := scaledRow{target: 1 - r.fixed/r.y}
+	for a := range r.a {
+		if v := r.a[a] * scale[a] / r.y; v != 0 {
+			s.terms = append(s.terms, scaledTerm{a, v})
+		}
+	}
+	return s
+}
+
+// normalEquations sums the weighted normal equations of rows (weights w)
+// over k unknowns: their upper triangle, k×k in a plain slice (the same
+// sums as through SymDense's checked At and SetSym, at a fraction of the
+// cost; stage 1 runs for every catalog candidate of an unstated group, in
+// every fold), and the right-hand side. A zero term adds nothing and is
+// skipped, as a dense loop over every unknown skips it.
+func normalEquations(rows []scaledRow, w []float64, k int) (up, atb []float64) {
+	up, atb = make([]float64, k*k), make([]float64, k)
+	for i, r := range rows {
+		for j, ta := range r.terms {
+			atb[ta.i] += w[i] * ta.v * r.target
+			for _, tb := range r.terms[j:] {
+				up[ta.i*k+tb.i] += w[i] * ta.v * tb.v
+			}
+		}
+	}
+	return up, atb
 }
 
 func dot(a, scale, x []float64) float64 {

@@ -279,13 +279,28 @@ func keyBytes(b []byte, v reflect.Value) []byte {
 		}
 		e := v.Elem()
 		b = append(b, 1)
-		b = keyBytes(b, reflect.ValueOf(e.Type().PkgPath()+"."+e.Type().String()))
+		name := typeName(e.Type())
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(name)))
+		b = append(b, name...)
 		return keyBytes(b, e)
 	}
 	s := fmt.Sprintf("%#v", v)
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// typeName is an interface's dynamic type as keyBytes writes it (package
+// path and name), made once per type: every pool's Cost has one.
+func typeName(t reflect.Type) string {
+	if n, ok := typeNames.Load(t); ok {
+		return n.(string)
+	}
+	n := t.PkgPath() + "." + t.String()
+	typeNames.Store(t, n)
+	return n
+}
+
+var typeNames sync.Map // reflect.Type → string
 
 func asInts(v reflect.Value) ([]int, bool) {
 	if v.Kind() != reflect.Slice || !v.CanInterface() {

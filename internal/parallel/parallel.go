@@ -3,6 +3,7 @@ package parallel
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // ForEach calls fn(i) for every i in [0, n) on at most workers goroutines
@@ -15,12 +16,12 @@ func ForEach(ctx context.Context, n, workers int, fn func(i int)) error {
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
-		go func() {
+		spawn(func() {
 			defer wg.Done()
 			for i := range next {
 				fn(i)
 			}
-		}()
+		})
 	}
 	for i := 0; i < n; i++ {
 		if ctx.Err() != nil {
@@ -52,4 +53,36 @@ func (l *Limiter) Do(ctx context.Context, fn func()) error {
 	defer func() { <-l.slots }()
 	fn()
 	return nil
+}
+
+// handoff passes a job to a goroutine waiting after its last one: a fit
+// calls ForEach for every evaluation of every group, and each new
+// goroutine grew its stack again to a simulation's depth.
+var handoff = make(chan func())
+
+// idleFor is how long a goroutine waits for its next job before it ends.
+const idleFor = time.Second
+
+// spawn runs f on a waiting goroutine, or on a new one when none waits.
+func spawn(f func()) {
+	select {
+	case handoff <- f:
+	default:
+		go worker(f)
+	}
+}
+
+func worker(f func()) {
+	t := time.NewTimer(idleFor)
+	defer t.Stop()
+	for {
+		f()
+		f = nil // let f's captures go while waiting
+		t.Reset(idleFor)
+		select {
+		case f = <-handoff:
+		case <-t.C:
+			return
+		}
+	}
 }

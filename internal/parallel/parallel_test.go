@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,4 +117,50 @@ func TestLimiterDoneContextRunsNothing(t *testing.T) {
 		t.Errorf("Do on a full limiter with a done context: err %v, ran %v; want context.Canceled, not run", err, ran)
 	}
 	close(hold)
+}
+
+// goroutineID is the calling goroutine's number, from its stack header.
+func goroutineID() string {
+	var b [64]byte
+	s := string(b[:runtime.Stack(b[:], false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	return s[:strings.IndexByte(s, ' ')]
+}
+
+// goroutineIDs are the numbers of every goroutine now.
+func goroutineIDs() map[string]bool {
+	b := make([]byte, 1<<20)
+	ids := map[string]bool{}
+	for _, l := range strings.Split(string(b[:runtime.Stack(b, true)]), "\n") {
+		if s, ok := strings.CutPrefix(l, "goroutine "); ok {
+			ids[s[:strings.IndexByte(s, ' ')]] = true
+		}
+	}
+	return ids
+}
+
+// TestForEachReusesWorkers: a ForEach after another runs on goroutines
+// left waiting, not on new ones.
+func TestForEachReusesWorkers(t *testing.T) {
+	ids := func() map[string]bool {
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		if err := ForEach(context.Background(), 2, 2, func(int) {
+			mu.Lock()
+			seen[goroutineID()] = true
+			mu.Unlock()
+			time.Sleep(time.Millisecond) // both workers take a job
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	ids()
+	time.Sleep(10 * time.Millisecond) // the workers reach their wait
+	before := goroutineIDs()
+	for id := range ids() {
+		if !before[id] {
+			t.Errorf("second ForEach ran on new goroutine %s", id)
+		}
+	}
 }
