@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 	"github.com/capsim/capsim/model"
 )
@@ -13,23 +14,10 @@ import (
 // stage-1 pass kept (env.costs, built at other split coefficients) are
 // the rows of freshly built costs, bit for bit, on every seed group.
 func TestStage1CostsKeptArePriced(t *testing.T) {
-	recs, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, order, _ := preparePoints(recs, 0)
 	ctx := context.Background()
 	kept := 0
-	for _, key := range order {
-		pts := groups[key]
-		cands, _, err := candidates(key, pts)
-		if err != nil || len(cands) == 0 {
-			continue
-		}
-		settings := settingsFrom(key.engine, pts)
-		settings.KVCacheGiB = 0
-		c := cands[0]
-		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
+	for _, sg := range seedGroups(t) {
+		key, pts, settings, c, e := sg.key, sg.pts, sg.settings, sg.c, sg.e
 		l := layoutOf(pts)
 		prior := priorParams(l, c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
 		// Another pass's split: compute and weight moved apart.
@@ -82,22 +70,9 @@ func TestStage1CostsKeptArePriced(t *testing.T) {
 // from the shapes a refinement kept (keptEnvs, first priced at other
 // coefficients) is the one priced afresh, value for value (configKey).
 func TestKeptShapesPriceAsFresh(t *testing.T) {
-	recs, err := fixtures.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, order, _ := preparePoints(recs, 0)
 	kept := 0
-	for _, key := range order {
-		pts := groups[key]
-		cands, _, err := candidates(key, pts)
-		if err != nil || len(cands) == 0 {
-			continue
-		}
-		settings := settingsFrom(key.engine, pts)
-		settings.KVCacheGiB = 0
-		c := cands[0]
-		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
+	for _, sg := range seedGroups(t) {
+		key, pts, settings, c, e := sg.key, sg.pts, sg.settings, sg.c, sg.e
 		prm := priorParams(layoutOf(pts), c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
 		other := prm.clone()
 		for r, co := range other.coeffs {
@@ -127,4 +102,36 @@ func TestKeptShapesPriceAsFresh(t *testing.T) {
 	if kept == 0 {
 		t.Fatal("no worker shape was kept")
 	}
+}
+
+// seedGroup is one fitted group of the seeds as stage 1 sees it: its
+// points, settings, first candidate and environment.
+type seedGroup struct {
+	key      groupKey
+	pts      []*point
+	settings engine.Settings
+	c        candidate
+	e        env
+}
+
+func seedGroups(t *testing.T) []seedGroup {
+	t.Helper()
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, order, _ := preparePoints(recs, 0)
+	var out []seedGroup
+	for _, key := range order {
+		pts := groups[key]
+		cands, _, err := candidates(key, pts)
+		if err != nil || len(cands) == 0 {
+			continue
+		}
+		settings := settingsFrom(key.engine, pts)
+		settings.KVCacheGiB = 0
+		c := cands[0]
+		out = append(out, seedGroup{key, pts, settings, c, env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}})
+	}
+	return out
 }

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/capsim/capsim/calibrate"
-	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/workload"
 )
@@ -46,20 +44,13 @@ func TestMLEnergySweepHeldOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	prof := defaultProfile(t)
-	id := engine.Parse("vllm-0.11.1")
 	itl, tput := map[string][]float64{}, map[string][]float64{}
 	for _, r := range sw.Rows {
 		gpu, err := model.LookupGPU(r.GPU)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := engine.Defaults(id, gpu.Device(), 20480)
-		if err != nil {
-			t.Fatal(err)
-		}
-		on := true
-		s.AsyncScheduling, s.MaxNumSeqs = &on, r.MaxNumSeqs
-		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, r.Model), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: r.TP}}}
+		tgt := mlEnergyTarget(t, gpu, r.Model, r.TP, r.MaxNumSeqs)
 		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
 		if err != nil {
 			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)

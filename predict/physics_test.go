@@ -302,18 +302,11 @@ func TestLoadedThroughputMatchesMLEnergyH100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := engine.Parse("vllm-0.11.1")
 	for _, tt := range []struct {
 		seqs    int
 		tokPerS float64
 	}{{16, 1953.6}, {32, 3391.1}, {128, 7036.5}, {192, 8223.3}, {256, 9009.6}, {384, 9248.0}} {
-		s, err := engine.Defaults(id, gpu.Device(), 20480)
-		if err != nil {
-			t.Fatal(err)
-		}
-		on := true
-		s.AsyncScheduling, s.MaxNumSeqs = &on, tt.seqs
-		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, "meta-llama/Llama-3.1-8B-Instruct"), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: 1}}}
+		tgt := mlEnergyTarget(t, gpu, "meta-llama/Llama-3.1-8B-Instruct", 1, tt.seqs)
 		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: 400}, 4*tt.seqs, model.Closed(tt.seqs))
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +332,6 @@ func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := engine.Parse("vllm-0.11.1")
 	for _, tt := range []struct {
 		llm      string
 		tp, osl  int
@@ -352,13 +344,7 @@ func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
 		{"Qwen/Qwen3-32B", 2, 631, 15.06},
 		{"meta-llama/Llama-3.1-70B-Instruct", 4, 350, 16.57},
 	} {
-		s, err := engine.Defaults(id, gpu.Device(), 20480)
-		if err != nil {
-			t.Fatal(err)
-		}
-		on := true
-		s.AsyncScheduling, s.MaxNumSeqs = &on, 8
-		tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, tt.llm), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tt.tp}}}
+		tgt := mlEnergyTarget(t, gpu, tt.llm, tt.tp, 8)
 		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: tt.osl}, 200, model.Closed(8))
 		if err != nil {
 			t.Fatal(err)
@@ -367,4 +353,19 @@ func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
 			t.Errorf("%s TP%d at 8 in flight: median ITL %.2f ms, measured %.2f ms (more than 10%% apart)", model.ShortName(tt.llm), tt.tp, got, tt.medianMs)
 		}
 	}
+}
+
+// mlEnergyTarget is a deployment as ML.ENERGY's harness runs it: vLLM
+// 0.11.1 with --async-scheduling, --max-model-len 20480 and max-num-seqs
+// seqs, the engine's defaults otherwise.
+func mlEnergyTarget(t *testing.T, gpu model.GPU, llm string, tp, seqs int) calibrate.Target {
+	t.Helper()
+	id := engine.Parse("vllm-0.11.1")
+	s, err := engine.Defaults(id, gpu.Device(), 20480)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	s.AsyncScheduling, s.MaxNumSeqs = &on, seqs
+	return calibrate.Target{GPU: gpu, LLM: mustLLM(t, llm), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
 }
