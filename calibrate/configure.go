@@ -760,16 +760,20 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, labe
 func streamUndetermined(g *Group, e *Entry, c *model.Coeffs) string {
 	gpu, err := model.LookupGPU(g.GPU)
 	llm, err2 := model.LookupLLM(g.Model)
-	if err != nil || err2 != nil || llm.IsMoE() || llm.LatentKV > 0 {
+	if err != nil || err2 != nil {
+		return ""
+	}
+	stream, ok := streamCoeff(gpu, llm)
+	if !ok {
 		return ""
 	}
 	var done []string
 	for _, n := range e.Prior {
 		switch n {
 		case "weight":
-			c.Weight = 1 / gpu.AchievableMemoryShare()
+			c.Weight = stream
 		case "kv":
-			c.KV = 1 / gpu.AchievableMemoryShare()
+			c.KV = stream
 		case "comm":
 			c.Comm = 1 // the interconnect catalog's cited latencies
 		default:

@@ -129,14 +129,11 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 	// row and 1 above; restore them exactly after the logs' round trip.
 	out.coeffs.Overhead, out.coeffs.PerSeq, out.coeffs.Comm = row.Overhead, row.PerSeq, 1
 	streamNote := ""
-	if !llm.IsMoE() && llm.LatentKV == 0 {
-		// A dense model's decode GEMMs and attention stream its weights
-		// and KV at the GPU's measured bandwidth share
-		// (model.DecodeStreamSource): the fitted groups' efficiencies
-		// carry their runs' unexplained load costs, which that
-		// deployment keeps and another GPU does not pay.
-		out.coeffs.Weight = 1 / gpu.AchievableMemoryShare()
-		out.coeffs.KV = 1 / gpu.AchievableMemoryShare()
+	if stream, ok := streamCoeff(gpu, llm); ok {
+		// The fitted groups' weight and KV efficiencies carry their runs'
+		// unexplained load costs, which those deployments keep and
+		// another GPU does not pay.
+		out.coeffs.Weight, out.coeffs.KV = stream, stream
 		streamNote = "; weight and KV reads at the GPU's streaming share (" + model.DecodeStreamSource + ")"
 	}
 	// A mean of groups on GPUs that reach more of their peaks can carry an
@@ -206,6 +203,18 @@ func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, gr
 func isMoE(name string) bool {
 	m, err := model.LookupLLM(name)
 	return err == nil && m.IsMoE()
+}
+
+// streamCoeff is the weight and KV inverse efficiency of a dense model's
+// decode on gpu where no fit of its own determined them: the GPU's
+// measured streaming share (model.DecodeStreamSource). ok is false for a
+// mixture of experts or latent attention, whose kernels are priced from
+// fitted groups.
+func streamCoeff(gpu model.GPU, llm model.LLM) (float64, bool) {
+	if llm.IsMoE() || llm.LatentKV > 0 {
+		return 0, false
+	}
+	return 1 / gpu.AchievableMemoryShare(), true
 }
 
 // memberMemoryShare is the bandwidth share of a group's GPU;

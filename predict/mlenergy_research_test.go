@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"slices"
 	"testing"
 
+	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/workload"
 )
@@ -62,25 +62,15 @@ func TestMLEnergySweepHeldOut(t *testing.T) {
 	}
 	for _, g := range []string{"H100-SXM", "B200"} {
 		t.Logf("%s, %d points: median |error| (signed) median ITL %.1f%% (%+.1f%%), output tok/s %.1f%% (%+.1f%%)", g, len(itl[g]),
-			100*medianAbs(itl[g]), 100*median(itl[g]), 100*medianAbs(tput[g]), 100*median(tput[g]))
+			100*medianAbs(itl[g]), 100*stats.Median(itl[g]), 100*medianAbs(tput[g]), 100*stats.Median(tput[g]))
 	}
 }
 
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else if n > 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return math.NaN()
-}
-
+// medianAbs is the median of |x|.
 func medianAbs(x []float64) float64 {
 	a := make([]float64, len(x))
 	for i, v := range x {
 		a[i] = math.Abs(v)
 	}
-	return median(a)
+	return stats.Median(a)
 }

@@ -35,18 +35,12 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 		if fs.Changed(engine.FlagGPUMemoryUtilization) && st.GPUMemoryUtilization == 0 {
 			return st, fmt.Errorf("--%s must be a fraction in (0, 1], got 0", engine.FlagGPUMemoryUtilization)
 		}
-		for _, f := range []struct {
-			name    string
-			yes, no bool
-			dst     **bool
-		}{{engine.FlagPrefixCaching, prefixOn, prefixOff, &st.PrefixCaching}, {engine.FlagAsyncScheduling, asyncOn, asyncOff, &st.AsyncScheduling}} {
-			v, err := onOff(fs, f.name, f.yes, f.no)
-			if err != nil {
-				return st, err
-			}
-			if v != nil {
-				*f.dst = v
-			}
+		var err error
+		if st.PrefixCaching, err = onOff(fs, engine.FlagPrefixCaching, prefixOn, prefixOff, st.PrefixCaching); err != nil {
+			return st, err
+		}
+		if st.AsyncScheduling, err = onOff(fs, engine.FlagAsyncScheduling, asyncOn, asyncOff, st.AsyncScheduling); err != nil {
+			return st, err
 		}
 		if fs.Changed(engine.FlagEnforceEager) {
 			st.EnforceEager = &eager
@@ -59,19 +53,19 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 }
 
 // onOff reads a vLLM boolean flag given as --NAME or --no-NAME (yes and no
-// their parsed values): nil when neither was given, an error when both.
-func onOff(fs *pflag.FlagSet, name string, yes, no bool) (*bool, error) {
+// their parsed values): cur when neither was given, an error when both.
+func onOff(fs *pflag.FlagSet, name string, yes, no bool, cur *bool) (*bool, error) {
 	on, off := fs.Changed(name), fs.Changed("no-"+name)
 	var v bool
 	switch {
 	case on && off:
-		return nil, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", name)
+		return cur, fmt.Errorf("--%s and --no-%[1]s contradict each other: give one", name)
 	case on:
 		v = yes
 	case off:
 		v = !no
 	default:
-		return nil, nil
+		return cur, nil
 	}
 	return &v, nil
 }
