@@ -26,35 +26,7 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates every point of the corpus twice")
 	}
-	recs, err := fixtures.CrossValidationRecords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := corpusProfile(t)
-	groups, order, _ := preparePoints(recs, 0)
-	byGPU := map[string][]*point{}
-	var all []*point
-	for _, k := range order {
-		for _, p := range groups[k] {
-			if p.rec.System.GPU == "" || p.rec.System.Model == "" {
-				continue
-			}
-			gpu := model.CanonicalGPU(p.rec.System.GPU)
-			byGPU[gpu] = append(byGPU[gpu], p)
-			all = append(all, p)
-		}
-	}
-	ctx := context.Background()
-	in, err := predictHeldOut(ctx, full, all, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inSample := map[*point]map[string]float64{}
-	for _, h := range in {
-		if h.failure == "" {
-			inSample[h.p] = h.central
-		}
-	}
+	inSample, held := heldOutByGPU(t)
 	type block struct {
 		file, gpu string
 		moe       bool // a file can mix dense and mixture-of-experts models
@@ -64,12 +36,8 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 	for _, m := range holdoutMetrics {
 		ratios[m], inErr[m] = map[block][]float64{}, map[block][]float64{}
 	}
-	for _, gpu := range slices.Sorted(maps.Keys(byGPU)) {
-		held, err := predictHeldOut(ctx, full.without(func(g *Group) bool { return g.GPU == gpu }), byGPU[gpu], Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range held {
+	for _, gpu := range slices.Sorted(maps.Keys(held)) {
+		for _, h := range held[gpu] {
 			own, ok := inSample[h.p]
 			if h.failure != "" || !ok {
 				continue
@@ -115,6 +83,52 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldOutByGPU predicts every point of seeds and corpus that names its GPU
+// and model twice: from the full profile (fit --cv's in-sample row; the
+// points that price) and, GPU by GPU, with that GPU's groups left out (as
+// fit --cv's leave-one-GPU-out folds do).
+func heldOutByGPU(t *testing.T) (inSample map[*point]map[string]float64, held map[string][]heldOut) {
+	t.Helper()
+	recs, err := fixtures.CrossValidationRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := corpusProfile(t)
+	groups, order, _ := preparePoints(recs, 0)
+	byGPU := map[string][]*point{}
+	var all []*point
+	for _, k := range order {
+		for _, p := range groups[k] {
+			if p.rec.System.GPU == "" || p.rec.System.Model == "" {
+				continue
+			}
+			gpu := model.CanonicalGPU(p.rec.System.GPU)
+			byGPU[gpu] = append(byGPU[gpu], p)
+			all = append(all, p)
+		}
+	}
+	ctx := context.Background()
+	in, err := predictHeldOut(ctx, full, all, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSample = map[*point]map[string]float64{}
+	for _, h := range in {
+		if h.failure == "" {
+			inSample[h.p] = h.central
+		}
+	}
+	held = map[string][]heldOut{}
+	for _, gpu := range slices.Sorted(maps.Keys(byGPU)) {
+		hs, err := predictHeldOut(ctx, full.without(func(g *Group) bool { return g.GPU == gpu }), byGPU[gpu], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[gpu] = hs
+	}
+	return inSample, held
 }
 
 // pct is model.AbsPctError of a pair the callers checked positive.
