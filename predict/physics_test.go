@@ -161,6 +161,8 @@ func TestPhysicalInvariants(t *testing.T) {
 // A lone request's TPOT lies between the time to stream its weights and
 // KV cache once at the GPU's spec bandwidth and that stream at a floor
 // efficiency plus the engine table's CPU costs and the cited collectives.
+// A dense model nobody calibrated on the GPU streams no faster than the
+// GPU's measured streaming share (model.GPU.MemoryShare) allows.
 func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("predicts every catalog GPU for four models")
@@ -172,6 +174,16 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 	// 42–57% of spec (model.PriorWeight), so half is a floor.
 	const minStreamShare = 0.5
 	row := engine.OverheadFor(physicsEngine)
+	// calibrated are the (GPU, model) pairs a group of the profile fitted:
+	// their own weight efficiency prices them, not the GPU's share.
+	calibrated := map[string]bool{}
+	for _, g := range prof.Groups {
+		if gpu, err := model.LookupGPU(g.GPU); err == nil {
+			if m, err := model.LookupLLM(g.Model); err == nil {
+				calibrated[gpu.Name+" "+m.Name] = true
+			}
+		}
+	}
 	for _, g := range model.GPUs() {
 		for _, name := range physicsModels {
 			m, _ := model.LookupLLM(name)
@@ -190,6 +202,9 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 				stream := r.WeightRead + r.ExpertRead*(1-r.ExpertMiss) + r.KVRead*ctx + r.Act.Time(1)
 				// Every kernel pays its measured latency however little it moves.
 				lo := stream + r.KernelFloor
+				if !m.IsMoE() && m.LatentKV == 0 && !calibrated[g.Name+" "+m.Name] {
+					lo = stream/g.AchievableMemoryShare() + r.KernelFloor
+				}
 				comm := 2 * float64(m.Layers) * g.TPLink(1).AllReduceUs(tp, false) * 1e-6
 				if tp == 1 {
 					comm = 0
