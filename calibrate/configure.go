@@ -247,6 +247,28 @@ func DerivedBandScale(g model.GPU) float64 {
 	return 1
 }
 
+// pooledBandScale widens or narrows a pooled price's band by how far the
+// target lies from the groups that priced it (pooledKind): a model
+// measured on other GPUs is priced mostly from its own fits (weighted
+// pooledSameModel) and carried across GPUs alone, a model measured nowhere
+// is carried across models too, yet the pooled σ adds one carrying error
+// (sigmaOtherGroup) for all. fit --cv at 037c046, the pooled points of
+// every GPU class and fold kind together, covered: another GPU 0.75
+// (2337 measurements), another model 0.62 (2176), another GPU and model
+// 0.50 (1495). Each factor is z(0.675)/z(coverage), as derivedBandScale's,
+// measured with those class factors in place; another kind keeps its band.
+var pooledBandScale = map[sourceKind]float64{sourceOtherGPU: 0.85, sourceOtherModel: 1.12, sourceOtherGPUAndModel: 1.47}
+
+// pooledBand is the ±1σ of a pool priced from pooled groups (rel, the
+// pooled σ), for the target's GPU and how far it lies from those groups.
+func pooledBand(gpu model.GPU, kind sourceKind, rel float64) float64 {
+	f, ok := pooledBandScale[kind]
+	if !ok {
+		f = 1
+	}
+	return rel * DerivedBandScale(gpu) * f
+}
+
 // Extra relative uncertainty added when costs are carried over rather than fitted.
 const (
 	sigmaOtherTP    = 0.10 // same engine, GPU and model; another TP degree or role
@@ -453,6 +475,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			d.pathBand = f // Scaled prices another count's path
 		}
 	}
+	poolKind := p.pooledKind(gpu.Name, llm.Name, id) // what a pooled pool's band and derivation say
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			eager := settings.CUDAGraphs(role == RolePrefill) == nil
@@ -471,14 +494,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 			graphs := settings.CUDAGraphs(role == RolePrefill)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, srcKind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, poolKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
 					der.Source, der.From, der.Engine = SourceDerived, pc.from, label
 				}
 			}
 			der.RelSigma = cc.relSigma(gpu, llm, pool, graphs, role)
 			if pooled && der.Source == SourceDerived {
-				der.RelSigma *= DerivedBandScale(gpu)
+				der.RelSigma = pooledBand(gpu, poolKind, der.RelSigma)
 			}
 			der.Collectives = collectivesNote(gpu, pool, graphs, cc.coeffs.Comm)
 			der.Kernels = kernelsNote(llm, graphs)
@@ -519,9 +542,30 @@ func (p *Profile) assumedGroup(gpu, llm, engine string) *Group {
 // sourceGroup picks the group whose coefficients a target uses, and how
 // far it is from the target. gpu and llm are catalog names.
 func (p *Profile) sourceGroup(gpu, llm string, e engine.ID) (*Group, sourceKind) {
+	return sourceGroupIn(p.Groups, gpu, llm, e)
+}
+
+// pooledKind is how far the nearest group a pooled price draws on lies
+// from the target: sourceGroup's kind over the profile's groups and, the
+// nearer, over its transfer pool's, which pooledCoeffs pools as well. A
+// pool group of the target's own GPU and model (never its price) counts
+// as a model measured on another GPU.
+func (p *Profile) pooledKind(gpu, llm string, e engine.ID) sourceKind {
+	_, k := p.sourceGroup(gpu, llm, e)
+	if len(p.Pool) > 0 {
+		_, inPool := sourceGroupIn(p.Pool, gpu, llm, e)
+		k = max(min(k, inPool), sourceOtherGPU)
+	}
+	return k
+}
+
+// sourceGroupIn is sourceGroup over the groups gs.
+func sourceGroupIn(gs []Group, gpu, llm string, e engine.ID) (*Group, sourceKind) {
 	label, fam := e.Label, e.Family
-	if g := p.group(gpu, llm, label); g != nil {
-		return g, sourceExact
+	for i := range gs {
+		if g := &gs[i]; g.GPU == gpu && g.Model == llm && strings.EqualFold(g.Engine, label) {
+			return g, sourceExact
+		}
 	}
 	// Another model's group stands in for a model of the same kind (dense
 	// or mixture-of-experts) first: its frontend and KV transfer were
@@ -556,7 +600,7 @@ func (p *Profile) sourceGroup(gpu, llm string, e engine.ID) (*Group, sourceKind)
 	// engine's frontend prior and pools the costs).
 	want := e.Version
 	for _, pk := range picks {
-		if best := pickGroup(p.Groups, pk.ok, want); best != nil {
+		if best := pickGroup(gs, pk.ok, want); best != nil {
 			return best, pk.kind
 		}
 	}

@@ -74,7 +74,8 @@ type HeldOutPrediction struct {
 	Predicted map[string]float64 `json:"predicted,omitempty"`
 	Low       map[string]float64 `json:"low,omitempty"`
 	High      map[string]float64 `json:"high,omitempty"`
-	// PricedFrom says what priced each pool; Failure why nothing could.
+	// PricedFrom says what priced each pool, with its ±1σ; Failure why
+	// nothing could.
 	PricedFrom string `json:"priced_from,omitempty"`
 	Failure    string `json:"failure,omitempty"`
 }
@@ -229,11 +230,7 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 				break
 			}
 			if j == 0 {
-				var parts []string
-				for _, der := range d.Derived {
-					parts = append(parts, fmt.Sprintf("%s %s: %s %s", der.Role, der.Pool, der.Source, der.From))
-				}
-				h.derived = strings.Join(parts, "; ")
+				h.derived = pricedFrom(d.Derived)
 			}
 			res, err := d.SimulateWith(ctx, p.workload(), run)
 			if err != nil {
@@ -248,6 +245,17 @@ func predictHeldOut(ctx context.Context, prof *Profile, test []*point, opts Opti
 		out[i] = h
 	})
 	return out, err
+}
+
+// pricedFrom says what priced each pool of a held-out deployment, as
+// predict prints it: with the pool's ±1σ, so that a fold's band can be
+// read against its errors without refitting the fold.
+func pricedFrom(ders []Derivation) string {
+	parts := make([]string, len(ders))
+	for i, der := range ders {
+		parts[i] = der.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // heldOutTarget is the deployment a held-out point is predicted as:

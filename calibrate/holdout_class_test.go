@@ -35,3 +35,18 @@ func TestCoverageByClass(t *testing.T) {
 		t.Errorf("pooled coverage %v, want 0.6", got)
 	}
 }
+
+// A held-out record states each pool's ±1σ beside what priced it, as
+// predict prints a derivation, so a fold's band widths can be read
+// against its errors from fit --cv's JSON without refitting the fold.
+func TestPricedFromStatesEachPoolsBand(t *testing.T) {
+	got := pricedFrom([]Derivation{
+		{Role: RolePrefill, Pool: "4xTP1", Source: SourceDerived, From: "dynamo-1.2.1 on B200 / Llama prefill TP4", RelSigma: 1.86},
+		{Role: RoleDecode, Pool: "1xTP4", Source: SourceFitted, From: "dynamo-1.2.1 on B200 / Llama decode TP4", RelSigma: 0.434},
+	})
+	want := "prefill 4xTP1: derived from dynamo-1.2.1 on B200 / Llama prefill TP4 (±186%); " +
+		"decode 1xTP4: fitted from dynamo-1.2.1 on B200 / Llama decode TP4 (±43%)"
+	if got != want {
+		t.Errorf("priced from\n %q, want\n %q", got, want)
+	}
+}

@@ -95,6 +95,55 @@ func TestPooledCoeffs(t *testing.T) {
 	}
 }
 
+// A pooled price's band follows how far the target lies from the groups
+// that priced it: a model measured on another GPU is carried across GPUs
+// alone, a model measured nowhere across models too (pooledBandScale).
+// The transfer pool's groups count, since they are pooled too.
+func TestPooledBandByKind(t *testing.T) {
+	inPool := pooledProfile() // the L40S Llama-3.1-8B group only in the transfer pool
+	inPool.Pool, inPool.Groups = inPool.Groups[:1], inPool.Groups[1:3]
+	gpu := mustGPU(t, "H100-SXM")
+	for _, tt := range []struct {
+		p     *Profile
+		model string
+		kind  sourceKind
+		wider bool // than the pooled σ with the class's scale alone
+	}{
+		{pooledProfile(), "Llama-3.1-8B-Instruct", sourceOtherGPU, false}, // measured on an L40S
+		{pooledProfile(), "Qwen3-8B", sourceOtherGPUAndModel, true},       // measured nowhere
+		{inPool, "Llama-3.1-8B-Instruct", sourceOtherGPU, false},          // on an L40S, in the transfer pool
+	} {
+		llm := mustLLM(t, tt.model)
+		d, err := tt.p.Configure(Target{GPU: gpu, LLM: llm, Engine: engine.Parse("vllm-0.9.0.1"), Topology: mustTopo(t, "1xTP1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind := tt.p.pooledKind(gpu.Name, llm.Name, engine.Parse("vllm-0.9.0.1")); kind != tt.kind {
+			t.Fatalf("%s: priced as %v, want %v", tt.model, kind, tt.kind)
+		}
+		der := d.Derived[0]
+		if !strings.Contains(der.From, tt.kind.String()+":") {
+			t.Errorf("%s: derivation %q does not say %q", tt.model, der.From, tt.kind)
+		}
+		graphs := d.Settings.CUDAGraphs(false)
+		pc, ok := tt.p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, graphs, "vllm-0.9.0.1", d.Settings.AsyncScheduling, RoleAggregated, tt.kind, graphs == nil)
+		if !ok {
+			t.Fatalf("%s: no pooled price", tt.model)
+		}
+		classOnly := pc.relSigma * DerivedBandScale(gpu)
+		if math.Abs(der.RelSigma-classOnly*pooledBandScale[tt.kind]) > 1e-12 {
+			t.Errorf("%s: band ±%v, want the pooled ±%v × the class's %v × the kind's %v", tt.model, der.RelSigma, pc.relSigma, DerivedBandScale(gpu), pooledBandScale[tt.kind])
+		}
+		if (der.RelSigma > classOnly) != tt.wider {
+			t.Errorf("%s (%v): band ±%v against ±%v with the class's scale alone, want wider: %v", tt.model, tt.kind, der.RelSigma, classOnly, tt.wider)
+		}
+	}
+	// A kind the table does not name keeps its band.
+	if got := pooledBand(gpu, sourceNone, 0.4); got != 0.4*DerivedBandScale(gpu) {
+		t.Errorf("no group of the family: band ±%v, want ±%v", got, 0.4*DerivedBandScale(gpu))
+	}
+}
+
 // A transfer-pool group helps price a GPU without its own group, but never
 // prices a target as its own fit nor chooses its engine.
 func TestTransferPool(t *testing.T) {
