@@ -442,17 +442,10 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		}
 	}
 	have := p.Engines(gpu, llm)
+	local := len(have) > 0 // the GPU and model have groups of their own
 	where := fmt.Sprintf("%s / %s", gpu, model.ShortName(llm))
-	if len(have) == 0 {
-		seen := map[string]bool{}
-		for _, g := range p.Groups {
-			if !seen[g.Engine] {
-				seen[g.Engine] = true
-				have = append(have, g.Engine)
-			}
-		}
-		sort.Strings(have)
-		where = "any GPU or model in the profile"
+	if !local {
+		have, where = p.engineLabels(), "any GPU or model in the profile"
 	}
 	want := strings.ToLower(strings.TrimSpace(prefix))
 	if want == "" {
@@ -467,6 +460,16 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	for _, e := range have {
 		if strings.HasPrefix(strings.ToLower(e), want) {
 			match = append(match, e)
+		}
+	}
+	if len(match) == 0 && prefix != "" && local {
+		// This GPU and model were calibrated with other engines only: the
+		// label names what the profile has elsewhere, as for a GPU and model
+		// with no groups at all (pooled there, carried here).
+		for _, e := range p.engineLabels() {
+			if strings.HasPrefix(strings.ToLower(e), want) {
+				match = append(match, e)
+			}
 		}
 	}
 	if len(match) == 0 {
@@ -493,6 +496,20 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		}
 	}
 	return best, nil
+}
+
+// engineLabels are the engine labels of the profile's groups, sorted.
+func (p *Profile) engineLabels() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range p.Groups {
+		if !seen[g.Engine] {
+			seen[g.Engine] = true
+			out = append(out, g.Engine)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // hasFamily reports whether any group is of the engine's family.

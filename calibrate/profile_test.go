@@ -402,6 +402,32 @@ func TestLookups(t *testing.T) {
 	}
 }
 
+// TestResolveEngineElsewhere: an engine a GPU and model were never
+// calibrated with, though they were with another, resolves as it would
+// for a GPU and model with no groups at all (the newest matching label
+// anywhere), not to an error; an engine the profile has nowhere still
+// errs, naming what the GPU and model have.
+func TestResolveEngineElsewhere(t *testing.T) {
+	p := testProfile()
+	for i := range p.Groups {
+		if p.Groups[i].Engine == "dynamo-0.3.0" {
+			g := p.Groups[i]
+			g.GPU = "B200"
+			p.Groups = append(p.Groups, g)
+			break
+		}
+	}
+	for _, prefix := range []string{"vllm", "vllm-0.8"} {
+		want := map[string]string{"vllm": "vllm-0.9.0.1", "vllm-0.8": "vllm-0.8.4"}[prefix]
+		if got, err := p.ResolveEngine("B200", "Qwen3-32B", prefix, false); err != nil || got.Label != want {
+			t.Errorf("ResolveEngine(B200, %q) = %q, %v; want %q", prefix, got.Label, err, want)
+		}
+	}
+	if _, err := p.ResolveEngine("B200", "Qwen3-32B", "tgi", false); err == nil || !strings.Contains(err.Error(), `no engine matching "tgi" for B200 / Qwen3-32B (have: dynamo-0.3.0)`) {
+		t.Errorf("ResolveEngine(B200, tgi) error %v", err)
+	}
+}
+
 func TestParseProfile(t *testing.T) {
 	b, err := testProfile().Marshal()
 	if err != nil {
