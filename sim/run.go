@@ -646,7 +646,7 @@ func (s *simulator) send(t float64) {
 	// they were sent.
 	k := e.idx * len(s.servers) / len(s.engines)
 	srv := &s.servers[k]
-	at := math.Max(s.frontendReady(r), srv.free)
+	at := max(s.frontendReady(r), srv.free)
 	srv.free = at + s.cfg.FrontendService
 	srv.queue.pushBack(r)
 	if !s.timeOK(at) {
@@ -692,7 +692,9 @@ func (s *simulator) passFrontend(t float64, k int32) {
 // frontendReady is when r's frontend latency ends: from then on it waits
 // for a free API server.
 func (s *simulator) frontendReady(r *request) float64 {
-	return r.send + math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService)
+	// The builtin max is math.Max (NaN, ±0 and ±Inf alike) inlined: a
+	// call to math's assembly for each request was 2.5% of a fit.
+	return r.send + max(s.cfg.FrontendLatency, s.cfg.FrontendService)
 }
 
 // frontendStats are the API servers' statistics up to t over a window of
@@ -702,7 +704,7 @@ func (s *simulator) frontendStats(m poolMon, t, dur float64) PoolStats {
 	for k := range s.servers {
 		q := &s.servers[k].queue
 		for i := q.head; i < len(q.buf); i++ {
-			m.queueArea += math.Max(0, t-s.frontendReady(q.buf[i]))
+			m.queueArea += max(0, t-s.frontendReady(q.buf[i]))
 		}
 	}
 	return m.windowStats(dur)
