@@ -110,12 +110,43 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	if disagg {
 		field = "Decode"
 	}
-	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
+	// A run takes its engines, with their emptied buffers, from the
+	// previous run's (runBufs).
+	b := s.bufs
+	var e *engine
+	if idx < len(b.engines) {
+		e = b.engines[idx]
+	} else {
+		e = new(engine)
+		b.engines = append(b.engines, e)
+	}
+	kept := *e
+	*e = engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
 		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
 		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, window: int64(p.WindowTokens), hpos: -1}
-	e.residues = make([]int64, p.BlockSize)
+	e.lagFirst, e.lagDone, e.prefilling = kept.lagFirst, kept.lagDone, kept.prefilling
+	e.waiting, e.remote, e.ready, e.inbound = kept.waiting, kept.remote, kept.ready, kept.inbound
+	e.heap, e.firstTimer, e.gapless, e.firstLag = kept.heap, kept.firstTimer, kept.gapless, kept.firstLag
+	if cap(kept.residues) >= p.BlockSize {
+		e.residues = kept.residues[:p.BlockSize]
+		clear(e.residues)
+	} else {
+		e.residues = make([]int64, p.BlockSize)
+	}
 	mon.capBlocks = e.capBlocks
 	return e
+}
+
+// recycle empties e for the next run's newEngine, keeping only its
+// buffers, their pointers cleared.
+func (e *engine) recycle() {
+	e.waiting.reset()
+	e.remote.reset()
+	e.ready.reset()
+	*e = engine{lagFirst: clearAll(e.lagFirst), lagDone: clearAll(e.lagDone),
+		waiting: e.waiting, remote: e.remote, ready: e.ready, inbound: clearAll(e.inbound),
+		prefilling: clearAll(e.prefilling), heap: clearAll(e.heap), residues: e.residues,
+		firstTimer: clearAll(e.firstTimer), gapless: clearAll(e.gapless), firstLag: clearAll(e.firstLag)}
 }
 
 func (e *engine) running() int { return len(e.heap) + len(e.prefilling) }
@@ -873,6 +904,11 @@ type reqQueue struct {
 func (q *reqQueue) len() int            { return len(q.buf) - q.head }
 func (q *reqQueue) peek() *request      { return q.buf[q.head] }
 func (q *reqQueue) pushBack(r *request) { q.buf = append(q.buf, r) }
+
+// reset empties q, its pointers cleared, keeping its buffer.
+func (q *reqQueue) reset() {
+	q.buf, q.head = clearAll(q.buf), 0
+}
 
 func (q *reqQueue) pop() *request {
 	r := q.buf[q.head]
