@@ -459,12 +459,16 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	// A request's TTFT, TPOT and E2E each take an entry: room for them
 	// up front, not grown sample by sample.
 	for i, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
+		if d.sumsOnly = !s.wantsPercentiles([]string{"ttft", "tpot", "e2el"}[i]); d.sumsOnly {
+			continue
+		}
 		n := min(c.NumPrompts, exactLimit)
 		if cap(b.vals[i]) < n {
 			b.vals[i], b.wts[i] = make([]float64, 0, n), make([]uint32, 0, n)
 		}
 		d.vals, d.wts = b.vals[i][:0], b.wts[i][:0]
 	}
+	s.itl.sumsOnly = !s.wantsPercentiles("itl")
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -899,6 +903,23 @@ func (s *simulator) sample(t float64) {
 	}
 }
 
+// percentileStats are the percentiles result reports of each latency.
+var percentileStats = []string{"median", "p90", "p95", "p99"}
+
+// wantsPercentiles says whether result reports a percentile of latency
+// fam (Config.Percentiles).
+func (s *simulator) wantsPercentiles(fam string) bool {
+	if s.cfg.Percentiles == nil {
+		return true
+	}
+	for _, st := range percentileStats {
+		if slices.Contains(s.cfg.Percentiles, model.MetricName(st, fam)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *simulator) result() *Result {
 	dur := s.lastDone
 	res := &Result{Mode: s.cfg.Mode, Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
@@ -931,7 +952,7 @@ func (s *simulator) result() *Result {
 		m[model.MetricName("std", f.name)] = f.d.std() * 1000
 		var ps []float64
 		var names []string
-		for i, st := range []string{"median", "p90", "p95", "p99"} {
+		for i, st := range percentileStats {
 			name := model.MetricName(st, f.name)
 			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
 				ps, names = append(ps, []float64{50, 90, 95, 99}[i]), append(names, name)

@@ -42,6 +42,9 @@ type dist struct {
 	hist   [][]uint64 // per octave, allocated on first use; nil while exact
 	zeros  uint64     // samples ≤ 0 once in histogram mode
 	anyVal bool
+	// sumsOnly: no percentile of it is read (Config.Percentiles), so
+	// only the sums are kept, no samples.
+	sumsOnly bool
 }
 
 // add records value x with weight w (w identical samples).
@@ -57,6 +60,9 @@ func (d *dist) add(x float64, w int) {
 	d.n += fw
 	d.sum += fw * y
 	d.sumSq += fw * y * y
+	if d.sumsOnly {
+		return
+	}
 	if d.hist != nil {
 		d.histAdd(x, uint64(w))
 		return
