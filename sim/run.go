@@ -390,8 +390,8 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	s.bufs = b
 	s.free, s.events.h, s.engineEvents, s.affine = b.free, b.events, b.engineEvents, b.affine
 	s.arrivals = newStream(c.Seed, streamArrivals)
-	s.inputs = lengthSource{dist: c.Input, r: newStream(c.Seed, streamInput)}
-	s.outputs = lengthSource{dist: c.Output, r: newStream(c.Seed, streamOutput)}
+	s.inputs = newLengthSource(c.Input, newStream(c.Seed, streamInput))
+	s.outputs = newLengthSource(c.Output, newStream(c.Seed, streamOutput))
 	s.routes = newStream(c.Seed, streamRoute)
 	s.concurrency = c.Load.Concurrency
 	if c.Load.Kind == model.OpenLoop {

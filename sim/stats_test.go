@@ -382,3 +382,17 @@ func TestTopPercentilesAsSelected(t *testing.T) {
 		}
 	}
 }
+
+// A run's lengths (newLengthSource) are draw's, from the same stream.
+func TestLengthSourceIsDraw(t *testing.T) {
+	for _, d := range []LengthDist{Fixed(1500), {Kind: "fixed", Mean: 99.5}, {Kind: "uniform", Min: 100, Max: 300}, {Kind: "uniform", Min: 7, Max: 7},
+		{Kind: "normal", Mean: 200, Std: 50, Min: 10, Max: 400}, {Kind: "exponential", Mean: 80}} {
+		src := newLengthSource(d, rand.New(rand.NewPCG(3, 4)))
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := range 1000 {
+			if got, want := src.next(), d.draw(r); got != want {
+				t.Fatalf("%+v, length %d: %d, draw %d", d, i, got, want)
+			}
+		}
+	}
+}
