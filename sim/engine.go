@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/capsim/capsim/model"
 )
@@ -32,6 +33,7 @@ type engine struct {
 	cost      CostModel
 	disagg    bool
 	block     int64
+	shift     int8  // log2(block) when a power of two, else −1
 	capBlocks int64 // 0: unlimited
 	maxSeqs   int
 	maxTokens int
@@ -133,6 +135,10 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	} else {
 		e.residues = make([]int64, p.BlockSize)
 	}
+	e.shift = -1
+	if e.block&(e.block-1) == 0 {
+		e.shift = int8(bits.TrailingZeros64(uint64(e.block)))
+	}
 	mon.capBlocks = e.capBlocks
 	return e
 }
@@ -151,7 +157,16 @@ func (e *engine) recycle() {
 
 func (e *engine) running() int { return len(e.heap) + len(e.prefilling) }
 
-func (e *engine) blocksFor(tokens int64) int64 { return (tokens + e.block - 1) / e.block }
+// blocksFor is the blocks tokens tokens fill: a shift for a block size
+// that is a power of two (vLLM's 16), not a division at every admission,
+// chunk and completion.
+func (e *engine) blocksFor(tokens int64) int64 {
+	x := tokens + e.block - 1
+	if e.shift >= 0 && x >= 0 {
+		return x >> e.shift
+	}
+	return x / e.block
+}
 
 // windowBlocks are the blocks r's sliding-window layers hold while it runs.
 func (e *engine) windowBlocks(r *request) int64 {
@@ -184,7 +199,12 @@ func (e *engine) growth(k int64) int64 {
 	if k == 1 && e.block > 1 { // the next step (free), without a division
 		return e.residues[e.mod(-e.S)]
 	}
-	full := k / e.block
+	var full int64
+	if e.shift >= 0 { // k > 0
+		full = k >> e.shift
+	} else {
+		full = k / e.block
+	}
 	g := full * n
 	for t := full * e.block; t < k; t++ {
 		g += e.residues[e.mod(-(e.S + t))]
