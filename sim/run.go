@@ -459,7 +459,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	// A request's TTFT, TPOT and E2E each take an entry: room for them
 	// up front, not grown sample by sample.
 	for i, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
-		if d.sumsOnly = !s.wantsPercentiles([]string{"ttft", "tpot", "e2el"}[i]); d.sumsOnly {
+		if d.sumsOnly = !s.wantsPercentiles([]int{0, 1, 3}[i]); d.sumsOnly {
 			continue
 		}
 		n := min(c.NumPrompts, exactLimit)
@@ -468,7 +468,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 		d.vals, d.wts = b.vals[i][:0], b.wts[i][:0]
 	}
-	s.itl.sumsOnly = !s.wantsPercentiles("itl")
+	s.itl.sumsOnly = !s.wantsPercentiles(2)
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -903,17 +903,39 @@ func (s *simulator) sample(t float64) {
 	}
 }
 
-// percentileStats are the percentiles result reports of each latency.
-var percentileStats = []string{"median", "p90", "p95", "p99"}
+// percentileStats are the percentiles result reports of each latency, at
+// percentileRanks.
+var (
+	percentileStats = []string{"median", "p90", "p95", "p99"}
+	percentileRanks = []float64{50, 90, 95, 99}
+)
+
+// latencyFamilies are the latencies result reports, in its order, and
+// latencyNames their metrics' names, made once, not for every run.
+var (
+	latencyFamilies = []string{"ttft", "tpot", "itl", "e2el"}
+	latencyNames    = func() (n [4]struct {
+		mean, std string
+		pct       [4]string
+	}) {
+		for i, f := range latencyFamilies {
+			n[i].mean, n[i].std = model.MetricName("mean", f), model.MetricName("std", f)
+			for j, st := range percentileStats {
+				n[i].pct[j] = model.MetricName(st, f)
+			}
+		}
+		return n
+	}()
+)
 
 // wantsPercentiles says whether result reports a percentile of latency
-// fam (Config.Percentiles).
-func (s *simulator) wantsPercentiles(fam string) bool {
+// family fam (latencyFamilies' index; Config.Percentiles).
+func (s *simulator) wantsPercentiles(fam int) bool {
 	if s.cfg.Percentiles == nil {
 		return true
 	}
-	for _, st := range percentileStats {
-		if slices.Contains(s.cfg.Percentiles, model.MetricName(st, fam)) {
+	for _, name := range latencyNames[fam].pct {
+		if slices.Contains(s.cfg.Percentiles, name) {
 			return true
 		}
 	}
@@ -922,7 +944,8 @@ func (s *simulator) wantsPercentiles(fam string) bool {
 
 func (s *simulator) result() *Result {
 	dur := s.lastDone
-	res := &Result{Mode: s.cfg.Mode, Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
+	// Room for every metric up front: a fit reads thousands of results.
+	res := &Result{Mode: s.cfg.Mode, Metrics: make(map[string]float64, 32), Completed: s.completed, Duration: dur}
 	if s.steady != nil {
 		res.Completed = s.steady.n
 	}
@@ -940,27 +963,25 @@ func (s *simulator) result() *Result {
 		m[model.TotalTokenThroughput] = float64(s.totalIn+s.totalOut) / dur
 		res.MeanInFlight = s.inflightArea / dur
 	}
-	fams := []struct {
-		name string
-		d    *dist
-	}{{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}}
-	for _, f := range fams {
-		if f.d == &s.itl && s.cfg.NoITL {
+	fams := [...]*dist{&s.ttft, &s.tpot, &s.itl, &s.e2el}
+	for fi, d := range fams {
+		if d == &s.itl && s.cfg.NoITL {
 			continue
 		}
-		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
-		m[model.MetricName("std", f.name)] = f.d.std() * 1000
-		var ps []float64
-		var names []string
-		for i, st := range percentileStats {
-			name := model.MetricName(st, f.name)
+		names := &latencyNames[fi]
+		m[names.mean] = d.mean() * 1000
+		m[names.std] = d.std() * 1000
+		var psBuf [4]float64
+		var namesBuf [4]string
+		ps, pnames := psBuf[:0], namesBuf[:0]
+		for i, name := range names.pct {
 			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
-				ps, names = append(ps, []float64{50, 90, 95, 99}[i]), append(names, name)
+				ps, pnames = append(ps, percentileRanks[i]), append(pnames, name)
 			}
 		}
 		if len(ps) > 0 {
-			for i, v := range f.d.percentiles(ps) {
-				m[names[i]] = v * 1000
+			for i, v := range d.percentiles(ps) {
+				m[pnames[i]] = v * 1000
 			}
 		}
 	}
@@ -978,7 +999,7 @@ func (s *simulator) result() *Result {
 		}
 	}
 	for _, d := range fams {
-		d.d.release()
+		d.release()
 	}
 	if s.cfg.KeepRequests {
 		sort.Slice(s.records, func(i, j int) bool { return s.records[i].ID < s.records[j].ID })
