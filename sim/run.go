@@ -167,8 +167,12 @@ var requestBlocks = sync.Pool{New: func() any { return new([requestBlock]request
 // releaseBlocks zeroes the run's requests and gives their blocks back,
 // and its buffers (runBufs): nothing of a finished run refers to them.
 func (s *simulator) releaseBlocks() {
-	for _, b := range s.blocks {
-		clear(b[:])
+	for i, b := range s.blocks {
+		used := b[:]
+		if i == len(s.blocks)-1 {
+			used = b[:requestBlock-len(s.slab)] // the rest was never taken: zero still
+		}
+		clear(used)
 		requestBlocks.Put(b)
 	}
 	s.blocks, s.slab = nil, nil
