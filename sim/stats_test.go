@@ -396,3 +396,45 @@ func TestLengthSourceIsDraw(t *testing.T) {
 		}
 	}
 }
+
+// A distribution that keeps only its largest samples (keepTop) gives the
+// percentiles one keeping every sample gives, to the bit, for any number
+// of samples up to the bound it was made for, with ties and weights.
+func TestKeepTopAsAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	sets := [][]float64{{99}, {95, 99}, {90}, {99, 90, 95}}
+	kept := 0
+	for trial := range 4000 {
+		n := 1 + rng.IntN(exactLimit-1)
+		if trial%8 == 0 {
+			n = 1 + rng.IntN(60)
+		}
+		ps := sets[trial%len(sets)]
+		var all, top dist
+		if !top.keepTop(n, ps, nil) {
+			continue
+		}
+		kept++
+		m := n - rng.IntN(n) // samples taken: any number up to n
+		if trial%3 == 0 {
+			m = n
+		}
+		spread := 1 + rng.IntN(300)
+		for added := 0; added < m; {
+			w := min(1+rng.IntN(3), m-added)
+			x := float64(rng.IntN(spread)) / 7
+			all.add(x, w)
+			top.add(x, w)
+			added += w
+		}
+		got, want := top.percentiles(ps), all.percentiles(ps)
+		for i := range ps {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("trial %d, %d of %d samples: p%v %v from the largest kept, %v from all", trial, m, n, ps[i], got[i], want[i])
+			}
+		}
+	}
+	if kept < 1000 {
+		t.Errorf("only %d of 4000 trials kept the largest samples", kept)
+	}
+}
