@@ -382,6 +382,7 @@ type stepMemo struct {
 	set          bool // c, floor, perKV and tab are c's
 	floor, perKV float64
 	tab          [1 << stepMemoBits]memoTerms
+	bases        []memoBase // by decode batch n, as DecodeAffine(n) returned them
 }
 
 // memoTerms are a step's terms that depend on key only (0: an empty
@@ -403,6 +404,7 @@ func (m *stepMemo) reset(c model.StepCost) {
 	m.c, m.set, m.floor = c, true, c.KernelFloor()
 	_, m.perKV = c.DecodeAffine(1)
 	clear(m.tab[:])
+	clear(m.bases)
 }
 
 // sameCost says whether a and b are the same cost to the bit: == on the
@@ -462,7 +464,13 @@ func (m *stepMemo) StepTime(s model.Step) float64 {
 // DecodeAffine remembers the base of each padded batch: a pure decode
 // step of n sequences computes PaddedBatch(n), and a run prices each n it
 // meets (a few hundred) in a few dozen graph sizes.
+//
+// The base is also kept by n itself, for the runs after this one that
+// price the same cost (reset): each run asks once per n.
 func (m *stepMemo) DecodeAffine(n int) (base, perKV float64) {
+	if n >= 0 && n < len(m.bases) && m.bases[n].ok {
+		return m.bases[n].v, m.perKV
+	}
 	p := m.c.PaddedBatch(n)
 	if p <= 0 || p >= 1<<31 {
 		return m.c.DecodeAffine(n)
@@ -472,5 +480,19 @@ func (m *stepMemo) DecodeAffine(n int) (base, perKV float64) {
 		b, _ := m.c.DecodeAffine(p)
 		*e = memoTerms{key: uint64(p), weight: b}
 	}
+	if n >= 0 && n < maxMemoBases {
+		if n >= len(m.bases) {
+			m.bases = append(m.bases, make([]memoBase, n+1-len(m.bases))...)
+		}
+		m.bases[n] = memoBase{e.weight, true}
+	}
 	return e.weight, m.perKV
+}
+
+// maxMemoBases bounds the decode batches a stepMemo keeps bases of by n.
+const maxMemoBases = 1 << 12
+
+type memoBase struct {
+	v  float64
+	ok bool
 }
