@@ -197,7 +197,6 @@ type runBufs struct {
 	servers      []apiServer
 	vals         [3][]float64
 	wts          [3][]uint32
-	tops         [3][]float64
 }
 
 var runBuffers = sync.Pool{New: func() any { return new(runBufs) }}
@@ -464,15 +463,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	// A request's TTFT, TPOT and E2E each take an entry: room for them
 	// up front, not grown sample by sample.
 	for i, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
-		ps := s.percentilesOf([]int{0, 1, 3}[i])
-		if d.sumsOnly = ps != nil && len(ps) == 0; d.sumsOnly {
-			continue
-		}
-		// A request adds at most one sample to each.
-		if cap(b.tops[i]) < topLimit {
-			b.tops[i] = make([]float64, 0, topLimit)
-		}
-		if d.keepTop(c.NumPrompts, ps, b.tops[i]) {
+		if d.sumsOnly = !s.wantsPercentiles([]int{0, 1, 3}[i]); d.sumsOnly {
 			continue
 		}
 		n := min(c.NumPrompts, exactLimit)
@@ -481,7 +472,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 		d.vals, d.wts = b.vals[i][:0], b.wts[i][:0]
 	}
-	s.itl.sumsOnly = s.cfg.Percentiles != nil && len(s.percentilesOf(2)) == 0
+	s.itl.sumsOnly = !s.wantsPercentiles(2)
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -941,19 +932,18 @@ var (
 	}()
 )
 
-// percentilesOf are the percentiles result reports of latency family
-// fam (latencyFamilies' index; Config.Percentiles), nil for all of them.
-func (s *simulator) percentilesOf(fam int) []float64 {
+// wantsPercentiles says whether result reports a percentile of latency
+// family fam (latencyFamilies' index; Config.Percentiles).
+func (s *simulator) wantsPercentiles(fam int) bool {
 	if s.cfg.Percentiles == nil {
-		return nil
+		return true
 	}
-	ps := []float64{}
-	for j, name := range latencyNames[fam].pct {
+	for _, name := range latencyNames[fam].pct {
 		if slices.Contains(s.cfg.Percentiles, name) {
-			ps = append(ps, percentileRanks[j])
+			return true
 		}
 	}
-	return ps
+	return false
 }
 
 func (s *simulator) result() *Result {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -46,10 +45,6 @@ type dist struct {
 	// sumsOnly: no percentile of it is read (Config.Percentiles), so
 	// only the sums are kept, no samples.
 	sumsOnly bool
-	// top, when topCap > 0, is a min-heap of the topCap largest samples,
-	// kept instead of the samples where only top ranks are read (keepTop).
-	top    []float64
-	topCap int
 }
 
 // add records value x with weight w (w identical samples).
@@ -66,10 +61,6 @@ func (d *dist) add(x float64, w int) {
 	d.sum += fw * y
 	d.sumSq += fw * y * y
 	if d.sumsOnly {
-		return
-	}
-	if d.topCap > 0 {
-		d.addTop(x, w)
 		return
 	}
 	if d.hist != nil {
@@ -267,15 +258,7 @@ func (d *dist) percentiles(ps []float64) []float64 {
 	for _, p := range ps {
 		low = min(low, int((d.n-1)*p/100))
 	}
-	if d.topCap > 0 {
-		k := int(d.n) - low
-		if k > len(d.top) {
-			panic(fmt.Sprintf("sim: internal error: percentiles %v of %v samples read %d from the top, %d kept", ps, d.n, k, len(d.top)))
-		}
-		slices.Sort(d.top) // ascending, still a min-heap
-		top := d.top[len(d.top)-k:]
-		at = func(r float64) float64 { return top[min(int(r), int(d.n)-1)-low] }
-	} else if k := int(d.n) - low; d.hist == nil && k >= 1 && k <= topLimit {
+	if k := int(d.n) - low; d.hist == nil && k >= 1 && k <= topLimit {
 		// Only the top ranks (a fit's p99s): the k largest samples, not
 		// all of them expanded and selected.
 		top := d.largest(k)
@@ -363,58 +346,6 @@ func (d *dist) percentiles(ps []float64) []float64 {
 
 // topLimit is the most samples percentiles keeps to read top ranks only.
 const topLimit = 64
-
-// keepTop makes d keep, instead of its samples, the largest few, when it
-// takes fewer than n samples (total weight; fewer than exactLimit, so the
-// samples would stay exact) and percentiles is asked for ps only, all
-// high (a fit's p99s): for m ≤ n samples it reads ranks from
-// int((m−1)·min(ps)/100) up, at most m·(1−min(ps)/100) + 3 from the top,
-// rounding included. It reports whether d keeps them, in buf's room.
-func (d *dist) keepTop(n int, ps []float64, buf []float64) bool {
-	if n >= exactLimit || len(ps) == 0 {
-		return false
-	}
-	k := int(float64(n)*(1-slices.Min(ps)/100)) + 4
-	if k > topLimit {
-		return false
-	}
-	d.top, d.topCap = buf[:0], k
-	return true
-}
-
-// addTop adds weight w of v to the largest samples kept, as largest
-// selects them.
-func (d *dist) addTop(v float64, w int) {
-	h, k := d.top, d.topCap
-	for ; w > 0; w-- {
-		if len(h) < k {
-			h = append(h, v)
-			for j := len(h) - 1; j > 0 && h[j] < h[(j-1)/2]; j = (j - 1) / 2 {
-				h[j], h[(j-1)/2] = h[(j-1)/2], h[j]
-			}
-			continue
-		}
-		if !(v > h[0]) {
-			break // no more of this value beats the least
-		}
-		h[0] = v
-		for j := 0; ; {
-			m := 2*j + 1
-			if m >= k {
-				break
-			}
-			if m+1 < k && h[m+1] < h[m] {
-				m++
-			}
-			if !(h[m] < h[j]) {
-				break
-			}
-			h[j], h[m] = h[m], h[j]
-			j = m
-		}
-	}
-	d.top = h
-}
 
 // largest is the k largest of d's exact samples, ascending: a min-heap of
 // the largest seen, each entry's value pushed as many times as its weight
