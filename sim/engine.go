@@ -196,15 +196,22 @@ func (e *engine) growth(k int64) int64 {
 	if n == 0 || k <= 0 {
 		return 0
 	}
+	if e.shift >= 0 { // a power of two: masks and shifts
+		mask := e.block - 1
+		if k == 1 && e.block > 1 { // the next step (free)
+			return e.residues[-e.S&mask]
+		}
+		full := k >> e.shift
+		g := full * n
+		for t := full << e.shift; t < k; t++ {
+			g += e.residues[-(e.S+t)&mask]
+		}
+		return g
+	}
 	if k == 1 && e.block > 1 { // the next step (free), without a division
 		return e.residues[e.mod(-e.S)]
 	}
-	var full int64
-	if e.shift >= 0 { // k > 0
-		full = k >> e.shift
-	} else {
-		full = k / e.block
-	}
+	full := k / e.block
 	g := full * n
 	for t := full * e.block; t < k; t++ {
 		g += e.residues[e.mod(-(e.S + t))]
@@ -899,7 +906,10 @@ func (e *engine) onStepEnd(t float64) {
 				e.join(r, r.target, r.g)
 			}
 		}
-		clear(e.prefilling[k:])
+		// Most steps complete a prefill or two: a loop, not clear's call.
+		for i := k; i < len(e.prefilling); i++ {
+			e.prefilling[i] = nil
+		}
 		e.prefilling = e.prefilling[:k]
 	}
 	if len(e.firstLag) > 0 && n > 0 {
