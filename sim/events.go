@@ -201,16 +201,18 @@ func (s *simulator) schedule(e *engine, t float64) {
 	h.up(e.hpos)
 }
 
-func (h *engineHeap) pop() *engine {
+// remove takes e out of the heap.
+func (h *engineHeap) remove(e *engine) {
 	old := *h
-	e := old[0]
-	n := len(old) - 1
-	old.swap(0, n)
+	i, n := e.hpos, len(old)-1
+	old.swap(i, n)
 	old[n] = nil
 	*h = old[:n]
-	h.down(0)
+	if i < n {
+		h.down(i)
+		h.up(i)
+	}
 	e.hpos = -1
-	return e
 }
 
 // inboundHeap holds KV transfers in flight to one engine, by (t, seq).

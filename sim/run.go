@@ -551,11 +551,18 @@ func (s *simulator) run() error {
 		if len(s.engineEvents) > 0 {
 			e := s.engineEvents[0]
 			if s.events.Len() == 0 || e.nextT < s.events.top().t || (e.nextT == s.events.top().t && e.nextSeq < s.events.top().seq) {
-				s.engineEvents.pop()
+				// The engine stays at the top of the heap while its step
+				// ends (its key the least: whatever this schedules comes
+				// later) and moves to its next step's place from there,
+				// or leaves the heap if it schedules none.
+				seq := e.nextSeq
 				if e.nextT >= s.nextSample {
 					s.sample(e.nextT)
 				}
 				e.onStepEnd(e.nextT)
+				if e.nextSeq == seq && e.hpos >= 0 {
+					s.engineEvents.remove(e)
+				}
 				if s.steady != nil && s.steady.measured == s.steady.n {
 					break
 				}
