@@ -572,7 +572,10 @@ func (s *simulator) run() error {
 		if s.events.Len() == 0 || (s.steady != nil && s.steady.measured == s.steady.n) {
 			break
 		}
-		ev := s.events.pop()
+		ev := *s.events.top()
+		if ev.kind != evFrontend { // passFrontend replaces its event
+			s.events.pop()
+		}
 		if ev.t >= s.nextSample {
 			s.sample(ev.t)
 		}
@@ -749,13 +752,16 @@ type apiServer struct {
 }
 
 // passFrontend hands the oldest request inside API server k to the
-// worker it was routed to.
+// worker it was routed to; its event is the top of the event heap.
 func (s *simulator) passFrontend(t float64, k int32) {
 	srv := &s.servers[k]
 	r := srv.queue.pop()
 	if srv.queue.len() > 0 {
+		// The next passes later: its event takes this one's place.
 		n := srv.queue.peek()
-		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+		s.events.replaceTop(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+	} else {
+		s.events.pop()
 	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
