@@ -85,6 +85,7 @@ type engine struct {
 	nextAdmit         uint64
 
 	outstanding int // routed and not completed, for LeastOutstanding
+	server      int // the API server its requests pass (simulator.servers)
 	// pc is the replica's prefix cache (PoolConfig.PrefixCaching with
 	// Config.Sharing); nil without one. Its referenced blocks count in
 	// used, its idle ones sit in the free space.

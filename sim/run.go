@@ -423,6 +423,9 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		} else {
 			s.servers = make([]apiServer, k)
 		}
+		for _, e := range s.engines {
+			e.server = e.idx * len(s.servers) / len(s.engines)
+		}
 	}
 	if c.FrontendService > 0 {
 		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.servers)}
@@ -723,7 +726,7 @@ func (s *simulator) send(t float64) {
 	// works on requests one at a time, the FrontendService before each one
 	// passes, so its requests pass at least that far apart, in the order
 	// they were sent.
-	k := e.idx * len(s.servers) / len(s.engines)
+	k := e.server
 	srv := &s.servers[k]
 	at := max(s.frontendReady(r), srv.free)
 	srv.free = at + s.cfg.FrontendService
