@@ -400,6 +400,13 @@ func (e *engine) boundaryAfter(t float64) int64 {
 	if t >= e.runEnd(e.j) {
 		return e.j
 	}
+	// A run already cut at the boundary after an earlier request's
+	// arrival, which this one follows within the same step: runEnd
+	// rises with k (each operation rounds monotonically), so the search
+	// below would find j.
+	if e.j <= 1 || e.runEnd(e.j-1) < t {
+		return e.j
+	}
 	lo, hi := int64(1), e.j
 	for lo < hi {
 		mid := lo + (hi-lo)/2
