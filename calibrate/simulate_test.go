@@ -421,7 +421,8 @@ func TestRecordTargetOtherEngineDefaults(t *testing.T) {
 // A stepMemo prices every step as its StepCost does, to the bit: dense and
 // MoE, latent attention, tensor and pipeline parallel, eager and with CUDA
 // graphs, mixed, pure-prefill and pure-decode steps, entries met again
-// and entries evicted by others.
+// and entries evicted by others, and across runs: one memo reset to each
+// cost in turn, then to each again while it holds that cost's entries.
 func TestStepMemoIsStepTime(t *testing.T) {
 	graphs := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	coeffs := model.Coeffs{Overhead: 0.004, PerSeq: 3e-5, Weight: 1.3, Compute: 1.7, Attn: 2.2, KV: 1.9, Comm: 1.4}
@@ -432,8 +433,8 @@ func TestStepMemoIsStepTime(t *testing.T) {
 		model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "deepseek-ai/DeepSeek-R1"), model.Pool{Count: 1, TP: 8}, model.PriorCoeffs(false), graphs[:6]),
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for ci, c := range costs {
-		m := new(stepMemo)
+	m := new(stepMemo)
+	for ci, c := range slices.Concat(costs, costs, costs[3:]) {
 		m.reset(c)
 		for i := range 20000 {
 			// Few distinct pairs at first (entries met again), then many (evictions).
@@ -453,5 +454,31 @@ func TestStepMemoIsStepTime(t *testing.T) {
 				t.Fatalf("cost %d: DecodeAffine(%d) = %v, %v; want %v, %v", ci, s.DecodeSeqs, b, k, wb, wk)
 			}
 		}
+	}
+}
+
+// sameCost tells costs apart by their bits: a memo of one is not reused
+// for the other (stepMemo.reset).
+func TestSameCostBits(t *testing.T) {
+	a := model.NewStepCost(mustGPU(t, "H20"), mustLLM(t, "Qwen3-32B"), model.Pool{Count: 1, TP: 4}, model.PriorCoeffs(true), []int{1, 2, 4})
+	b := a
+	b.GraphSizes = slices.Clone(a.GraphSizes)
+	if !sameCost(&a, &b) {
+		t.Errorf("a cost and its copy differ")
+	}
+	b.Coeffs.Comm = math.Copysign(0, -1)
+	a.Coeffs.Comm = 0
+	if sameCost(&a, &b) {
+		t.Errorf("costs with comm 0 and −0 are the same")
+	}
+	b = a
+	b.GraphSizes = []int{1, 2, 8}
+	if sameCost(&a, &b) {
+		t.Errorf("costs with other graph sizes are the same")
+	}
+	b = a
+	b.Roofline.Act.Kernels[2]++
+	if sameCost(&a, &b) {
+		t.Errorf("costs with other activation traffic are the same")
 	}
 }

@@ -38,10 +38,18 @@ func (d *Deck) Next() int {
 			panic("datasets: dealing from an empty deck")
 		}
 		d.left = append(d.left, d.values...)
-		d.r.Shuffle(len(d.left), func(i, j int) { d.left[i], d.left[j] = d.left[j], d.left[i] })
 	}
-	v := d.left[len(d.left)-1]
-	d.left = d.left[:len(d.left)-1]
+	// The pass is shuffled as it is dealt: the step of r.Shuffle's
+	// Fisher–Yates that settles the card dealt next, the same draw in the
+	// same order, so the deal is Shuffle's; a run that deals a few hundred
+	// cards of a dataset of thousands does not shuffle them all.
+	i := len(d.left) - 1
+	if i > 0 {
+		j := d.r.IntN(i + 1)
+		d.left[i], d.left[j] = d.left[j], d.left[i]
+	}
+	v := d.left[i]
+	d.left = d.left[:i]
 	return v
 }
 

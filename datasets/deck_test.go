@@ -78,3 +78,29 @@ func TestDeckEmptyPanics(t *testing.T) {
 	}()
 	NewDeck(nil, rand.New(rand.NewPCG(1, 1))).Next()
 }
+
+// A deck deals what shuffling each whole pass with r.Shuffle, then
+// dealing it from its end, deals: over several passes, for decks of one
+// card and many.
+func TestDeckDealsShuffle(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 1000} {
+		values := make([]int, n)
+		for i := range values {
+			values[i] = 3*i + 1
+		}
+		d := NewDeck(values, rand.New(rand.NewPCG(9, OutputStream)))
+		r := rand.New(rand.NewPCG(9, OutputStream))
+		var pass []int
+		for k := range 3*n + 5 {
+			if len(pass) == 0 {
+				pass = append(pass, values...)
+				r.Shuffle(len(pass), func(i, j int) { pass[i], pass[j] = pass[j], pass[i] })
+			}
+			want := pass[len(pass)-1]
+			pass = pass[:len(pass)-1]
+			if got := d.Next(); got != want {
+				t.Fatalf("%d values, card %d: %d, want %d", n, k, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/capsim/capsim/model"
 )
@@ -32,6 +33,7 @@ type engine struct {
 	cost      CostModel
 	disagg    bool
 	block     int64
+	shift     int8  // log2(block) when a power of two, else −1
 	capBlocks int64 // 0: unlimited
 	maxSeqs   int
 	maxTokens int
@@ -83,6 +85,7 @@ type engine struct {
 	nextAdmit         uint64
 
 	outstanding int // routed and not completed, for LeastOutstanding
+	server      int // the API server its requests pass (simulator.servers)
 	// pc is the replica's prefix cache (PoolConfig.PrefixCaching with
 	// Config.Sharing); nil without one. Its referenced blocks count in
 	// used, its idle ones sit in the free space.
@@ -110,17 +113,61 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 	if disagg {
 		field = "Decode"
 	}
-	e := &engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
+	// A run takes its engines, with their emptied buffers, from the
+	// previous run's (runBufs).
+	b := s.bufs
+	var e *engine
+	if idx < len(b.engines) {
+		e = b.engines[idx]
+	} else {
+		e = new(engine)
+		b.engines = append(b.engines, e)
+	}
+	kept := *e
+	*e = engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
 		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
 		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, window: int64(p.WindowTokens), hpos: -1}
-	e.residues = make([]int64, p.BlockSize)
+	e.lagFirst, e.lagDone, e.prefilling = kept.lagFirst, kept.lagDone, kept.prefilling
+	e.waiting, e.remote, e.ready, e.inbound = kept.waiting, kept.remote, kept.ready, kept.inbound
+	e.heap, e.firstTimer, e.gapless, e.firstLag = kept.heap, kept.firstTimer, kept.gapless, kept.firstLag
+	if cap(kept.residues) >= p.BlockSize {
+		e.residues = kept.residues[:p.BlockSize]
+		clear(e.residues)
+	} else {
+		e.residues = make([]int64, p.BlockSize)
+	}
+	e.shift = -1
+	if e.block&(e.block-1) == 0 {
+		e.shift = int8(bits.TrailingZeros64(uint64(e.block)))
+	}
 	mon.capBlocks = e.capBlocks
 	return e
 }
 
+// recycle empties e for the next run's newEngine, keeping only its
+// buffers, their pointers cleared.
+func (e *engine) recycle() {
+	e.waiting.reset()
+	e.remote.reset()
+	e.ready.reset()
+	*e = engine{lagFirst: clearAll(e.lagFirst), lagDone: clearAll(e.lagDone),
+		waiting: e.waiting, remote: e.remote, ready: e.ready, inbound: clearAll(e.inbound),
+		prefilling: clearAll(e.prefilling), heap: clearAll(e.heap), residues: e.residues,
+		firstTimer: clearAll(e.firstTimer), gapless: clearAll(e.gapless), firstLag: clearAll(e.firstLag)}
+}
+
 func (e *engine) running() int { return len(e.heap) + len(e.prefilling) }
 
-func (e *engine) blocksFor(tokens int64) int64 { return (tokens + e.block - 1) / e.block }
+// blocksFor is the blocks tokens tokens fill: a shift for a block size
+// that is a power of two (vLLM's 16), not a division at every admission,
+// chunk and completion.
+func (e *engine) blocksFor(tokens int64) int64 {
+	x := tokens + e.block - 1
+	if e.shift >= 0 && x >= 0 {
+		return x >> e.shift
+	}
+	return x / e.block
+}
 
 // windowBlocks are the blocks r's sliding-window layers hold while it runs.
 func (e *engine) windowBlocks(r *request) int64 {
@@ -149,6 +196,18 @@ func (e *engine) growth(k int64) int64 {
 	n := int64(len(e.heap))
 	if n == 0 || k <= 0 {
 		return 0
+	}
+	if e.shift >= 0 { // a power of two: masks and shifts
+		mask := e.block - 1
+		if k == 1 && e.block > 1 { // the next step (free)
+			return e.residues[-e.S&mask]
+		}
+		full := k >> e.shift
+		g := full * n
+		for t := full << e.shift; t < k; t++ {
+			g += e.residues[-(e.S+t)&mask]
+		}
+		return g
 	}
 	if k == 1 && e.block > 1 { // the next step (free), without a division
 		return e.residues[e.mod(-e.S)]
@@ -339,6 +398,13 @@ func (e *engine) runEnd(k int64) float64 {
 // after t (j when t is beyond the run).
 func (e *engine) boundaryAfter(t float64) int64 {
 	if t >= e.runEnd(e.j) {
+		return e.j
+	}
+	// A run already cut at the boundary after an earlier request's
+	// arrival, which this one follows within the same step: runEnd
+	// rises with k (each operation rounds monotonically), so the search
+	// below would find j.
+	if e.j <= 1 || e.runEnd(e.j-1) < t {
 		return e.j
 	}
 	lo, hi := int64(1), e.j
@@ -848,7 +914,10 @@ func (e *engine) onStepEnd(t float64) {
 				e.join(r, r.target, r.g)
 			}
 		}
-		clear(e.prefilling[k:])
+		// Most steps complete a prefill or two: a loop, not clear's call.
+		for i := k; i < len(e.prefilling); i++ {
+			e.prefilling[i] = nil
+		}
 		e.prefilling = e.prefilling[:k]
 	}
 	if len(e.firstLag) > 0 && n > 0 {
@@ -873,6 +942,11 @@ type reqQueue struct {
 func (q *reqQueue) len() int            { return len(q.buf) - q.head }
 func (q *reqQueue) peek() *request      { return q.buf[q.head] }
 func (q *reqQueue) pushBack(r *request) { q.buf = append(q.buf, r) }
+
+// reset empties q, its pointers cleared, keeping its buffer.
+func (q *reqQueue) reset() {
+	q.buf, q.head = clearAll(q.buf), 0
+}
 
 func (q *reqQueue) pop() *request {
 	r := q.buf[q.head]

@@ -43,6 +43,19 @@ func (q *eventHeap) pop() event {
 	q.h[0] = q.h[n]
 	q.h[n] = event{}
 	q.h = q.h[:n]
+	q.down()
+	return top
+}
+
+// replaceTop puts e, which comes after the top, in the top's place.
+func (q *eventHeap) replaceTop(e event) {
+	q.h[0] = e
+	q.down()
+}
+
+// down moves the top event down to its place.
+func (q *eventHeap) down() {
+	n := len(q.h)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -59,7 +72,6 @@ func (q *eventHeap) pop() event {
 		q.h[i], q.h[m] = q.h[m], q.h[i]
 		i = m
 	}
-	return top
 }
 
 // finHeap is a min-heap of decoding requests by (fin, admit), keys held
@@ -201,16 +213,18 @@ func (s *simulator) schedule(e *engine, t float64) {
 	h.up(e.hpos)
 }
 
-func (h *engineHeap) pop() *engine {
+// remove takes e out of the heap.
+func (h *engineHeap) remove(e *engine) {
 	old := *h
-	e := old[0]
-	n := len(old) - 1
-	old.swap(0, n)
+	i, n := e.hpos, len(old)-1
+	old.swap(i, n)
 	old[n] = nil
 	*h = old[:n]
-	h.down(0)
+	if i < n {
+		h.down(i)
+		h.up(i)
+	}
 	e.hpos = -1
-	return e
 }
 
 // inboundHeap holds KV transfers in flight to one engine, by (t, seq).

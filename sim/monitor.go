@@ -19,15 +19,22 @@ type poolMon struct {
 	running     func() int // sequences in the pool's current steps
 }
 
+// queueAdd and kvTouch add nothing to their areas when called again at
+// the same time: a product by 0 added to an area (never −0) leaves it
+// as it is, and a step end touches them once per request it ends.
 func (p *poolMon) queueAdd(t float64, d int) {
-	p.queueArea += float64(p.queue) * (t - p.queueT)
-	p.queueT = t
+	if t != p.queueT {
+		p.queueArea += float64(p.queue) * (t - p.queueT)
+		p.queueT = t
+	}
 	p.queue += d
 }
 
 func (p *poolMon) kvTouch(t float64) {
-	p.kvArea += float64(p.used) * (t - p.kvT)
-	p.kvT = t
+	if t != p.kvT {
+		p.kvArea += float64(p.used) * (t - p.kvT)
+		p.kvT = t
+	}
 }
 
 func (p *poolMon) kvUsage() float64 {

@@ -30,9 +30,37 @@ type lengthSource struct {
 	dist LengthDist
 	r    *rand.Rand
 	deck *datasets.Deck
+	// kind is lenFixed or lenUniform when newLengthSource set fixed or
+	// lo and span: lengths drawn without comparing dist's kind and copying
+	// dist for each request (5% of a fit), as draw draws them.
+	kind            uint8
+	fixed, lo, span int
+}
+
+const (
+	lenOther uint8 = iota
+	lenFixed
+	lenUniform
+)
+
+func newLengthSource(d LengthDist, r *rand.Rand) lengthSource {
+	s := lengthSource{dist: d, r: r}
+	switch d.Kind {
+	case "fixed":
+		s.kind, s.fixed = lenFixed, int(math.Round(d.Mean))
+	case "uniform":
+		s.kind, s.lo, s.span = lenUniform, d.Min, d.Max-d.Min+1
+	}
+	return s
 }
 
 func (s *lengthSource) next() int {
+	switch s.kind {
+	case lenFixed:
+		return s.fixed
+	case lenUniform:
+		return s.lo + s.r.IntN(s.span)
+	}
 	if s.dist.Kind != "empirical" {
 		return s.dist.draw(s.r)
 	}

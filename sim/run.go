@@ -100,6 +100,7 @@ type simulator struct {
 
 	free   []*request
 	slab   []request // requests not yet used, of the block last taken
+	bufs   *runBufs  // the slices this run took from runBuffers
 	blocks []*[requestBlock]request
 	// servers are the API servers (Config.FrontendLatency and
 	// FrontendService), each with the requests routed to its workers in
@@ -163,14 +164,67 @@ const requestBlock = 64
 // requestBlocks are blocks of zeroed requests, shared by runs.
 var requestBlocks = sync.Pool{New: func() any { return new([requestBlock]request) }}
 
-// releaseBlocks zeroes the run's requests and gives their blocks back:
-// nothing of a finished run refers to them.
+// releaseBlocks zeroes the run's requests and gives their blocks back,
+// and its buffers (runBufs): nothing of a finished run refers to them.
 func (s *simulator) releaseBlocks() {
-	for _, b := range s.blocks {
-		clear(b[:])
+	for i, b := range s.blocks {
+		used := b[:]
+		if i == len(s.blocks)-1 {
+			used = b[:requestBlock-len(s.slab)] // the rest was never taken: zero still
+		}
+		clear(used)
 		requestBlocks.Put(b)
 	}
-	s.blocks, s.slab, s.free = nil, nil, nil
+	s.blocks, s.slab = nil, nil
+	if b := s.bufs; b != nil {
+		s.bufs = nil
+		b.keep(s)
+		runBuffers.Put(b)
+	}
+	s.free = nil
+}
+
+// runBufs are the slices a run grows as it goes (free requests, event
+// heaps, queues, decode sets, latency samples), kept between runs and
+// handed out empty: a fit simulates about 34,000 short runs, and growing
+// each run's from nothing was 5% of it.
+type runBufs struct {
+	free         []*request
+	events       []event
+	engineEvents engineHeap
+	affine       []affineCoef
+	engines      []*engine
+	servers      []apiServer
+	vals         [3][]float64
+	wts          [3][]uint32
+}
+
+var runBuffers = sync.Pool{New: func() any { return new(runBufs) }}
+
+// keep takes back s's buffers, emptied, with what they point to cleared.
+func (b *runBufs) keep(s *simulator) {
+	b.free = clearAll(s.free)
+	clear(s.events.h)
+	b.events = s.events.h[:0]
+	b.engineEvents = clearAll(s.engineEvents)
+	b.affine = s.affine[:0]
+	for _, e := range s.engines {
+		e.recycle()
+	}
+	for i := range s.servers {
+		q := &s.servers[i].queue
+		q.reset()
+		s.servers[i] = apiServer{queue: *q}
+	}
+	if len(s.servers) > 0 {
+		b.servers = s.servers
+	}
+}
+
+// clearAll is xs emptied, its pointers cleared.
+func clearAll[T any](xs []T) []T {
+	clear(xs)
+	return xs[:0]
 }
 
 // ValidPrefixHitRate says whether h is a prefix-cache hit rate the
@@ -336,9 +390,12 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		return nil, err
 	}
 
+	b := runBuffers.Get().(*runBufs)
+	s.bufs = b
+	s.free, s.events.h, s.engineEvents, s.affine = b.free, b.events, b.engineEvents, b.affine
 	s.arrivals = newStream(c.Seed, streamArrivals)
-	s.inputs = lengthSource{dist: c.Input, r: newStream(c.Seed, streamInput)}
-	s.outputs = lengthSource{dist: c.Output, r: newStream(c.Seed, streamOutput)}
+	s.inputs = newLengthSource(c.Input, newStream(c.Seed, streamInput))
+	s.outputs = newLengthSource(c.Output, newStream(c.Seed, streamOutput))
 	s.routes = newStream(c.Seed, streamRoute)
 	s.concurrency = c.Load.Concurrency
 	if c.Load.Kind == model.OpenLoop {
@@ -360,7 +417,15 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 	}
 	if c.FrontendLatency > 0 || c.FrontendService > 0 {
-		s.servers = make([]apiServer, min(max(c.FrontendServers, 1), len(s.engines)))
+		k := min(max(c.FrontendServers, 1), len(s.engines))
+		if cap(b.servers) >= k {
+			s.servers = b.servers[:k]
+		} else {
+			s.servers = make([]apiServer, k)
+		}
+		for _, e := range s.engines {
+			e.server = e.idx * len(s.servers) / len(s.engines)
+		}
 	}
 	if c.FrontendService > 0 {
 		s.frontendMon = &poolMon{name: FrontendPool, workers: len(s.servers)}
@@ -400,10 +465,17 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	s.sampleDT = 1.0 / 64
 	// A request's TTFT, TPOT and E2E each take an entry: room for them
 	// up front, not grown sample by sample.
-	for _, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
+	for i, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
+		if d.sumsOnly = !s.wantsPercentiles([]int{0, 1, 3}[i]); d.sumsOnly {
+			continue
+		}
 		n := min(c.NumPrompts, exactLimit)
-		d.vals, d.wts = make([]float64, 0, n), make([]uint32, 0, n)
+		if cap(b.vals[i]) < n {
+			b.vals[i], b.wts[i] = make([]float64, 0, n), make([]uint32, 0, n)
+		}
+		d.vals, d.wts = b.vals[i][:0], b.wts[i][:0]
 	}
+	s.itl.sumsOnly = !s.wantsPercentiles(2)
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -482,11 +554,18 @@ func (s *simulator) run() error {
 		if len(s.engineEvents) > 0 {
 			e := s.engineEvents[0]
 			if s.events.Len() == 0 || e.nextT < s.events.top().t || (e.nextT == s.events.top().t && e.nextSeq < s.events.top().seq) {
-				s.engineEvents.pop()
+				// The engine stays at the top of the heap while its step
+				// ends (its key the least: whatever this schedules comes
+				// later) and moves to its next step's place from there,
+				// or leaves the heap if it schedules none.
+				seq := e.nextSeq
 				if e.nextT >= s.nextSample {
 					s.sample(e.nextT)
 				}
 				e.onStepEnd(e.nextT)
+				if e.nextSeq == seq && e.hpos >= 0 {
+					s.engineEvents.remove(e)
+				}
 				if s.steady != nil && s.steady.measured == s.steady.n {
 					break
 				}
@@ -496,7 +575,10 @@ func (s *simulator) run() error {
 		if s.events.Len() == 0 || (s.steady != nil && s.steady.measured == s.steady.n) {
 			break
 		}
-		ev := s.events.pop()
+		ev := *s.events.top()
+		if ev.kind != evFrontend { // passFrontend replaces its event
+			s.events.pop()
+		}
 		if ev.t >= s.nextSample {
 			s.sample(ev.t)
 		}
@@ -644,9 +726,9 @@ func (s *simulator) send(t float64) {
 	// works on requests one at a time, the FrontendService before each one
 	// passes, so its requests pass at least that far apart, in the order
 	// they were sent.
-	k := e.idx * len(s.servers) / len(s.engines)
+	k := e.server
 	srv := &s.servers[k]
-	at := math.Max(s.frontendReady(r), srv.free)
+	at := max(s.frontendReady(r), srv.free)
 	srv.free = at + s.cfg.FrontendService
 	srv.queue.pushBack(r)
 	if !s.timeOK(at) {
@@ -673,13 +755,16 @@ type apiServer struct {
 }
 
 // passFrontend hands the oldest request inside API server k to the
-// worker it was routed to.
+// worker it was routed to; its event is the top of the event heap.
 func (s *simulator) passFrontend(t float64, k int32) {
 	srv := &s.servers[k]
 	r := srv.queue.pop()
 	if srv.queue.len() > 0 {
+		// The next passes later: its event takes this one's place.
 		n := srv.queue.peek()
-		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+		s.events.replaceTop(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
+	} else {
+		s.events.pop()
 	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
@@ -692,7 +777,9 @@ func (s *simulator) passFrontend(t float64, k int32) {
 // frontendReady is when r's frontend latency ends: from then on it waits
 // for a free API server.
 func (s *simulator) frontendReady(r *request) float64 {
-	return r.send + math.Max(s.cfg.FrontendLatency, s.cfg.FrontendService)
+	// The builtin max is math.Max (NaN, ±0 and ±Inf alike) inlined: a
+	// call to math's assembly for each request was 2.5% of a fit.
+	return r.send + max(s.cfg.FrontendLatency, s.cfg.FrontendService)
 }
 
 // frontendStats are the API servers' statistics up to t over a window of
@@ -702,7 +789,7 @@ func (s *simulator) frontendStats(m poolMon, t, dur float64) PoolStats {
 	for k := range s.servers {
 		q := &s.servers[k].queue
 		for i := q.head; i < len(q.buf); i++ {
-			m.queueArea += math.Max(0, t-s.frontendReady(q.buf[i]))
+			m.queueArea += max(0, t-s.frontendReady(q.buf[i]))
 		}
 	}
 	return m.windowStats(dur)
@@ -802,10 +889,10 @@ func (s *simulator) complete(t float64, r *request) {
 
 // record adds a request to the latency statistics and token totals.
 func (s *simulator) record(r *request, ttft, e2e float64) {
-	s.ttft.add(ttft, 1)
-	s.e2el.add(e2e, 1)
+	s.ttft.add1(ttft)
+	s.e2el.add1(e2e)
 	if r.out > 1 {
-		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
+		s.tpot.add1((e2e - ttft) / float64(r.out-1))
 	}
 	s.totalIn += int64(r.prompt)
 	s.totalOut += int64(r.out)
@@ -836,9 +923,49 @@ func (s *simulator) sample(t float64) {
 	}
 }
 
+// percentileStats are the percentiles result reports of each latency, at
+// percentileRanks.
+var (
+	percentileStats = []string{"median", "p90", "p95", "p99"}
+	percentileRanks = []float64{50, 90, 95, 99}
+)
+
+// latencyFamilies are the latencies result reports, in its order, and
+// latencyNames their metrics' names, made once, not for every run.
+var (
+	latencyFamilies = []string{"ttft", "tpot", "itl", "e2el"}
+	latencyNames    = func() (n [4]struct {
+		mean, std string
+		pct       [4]string
+	}) {
+		for i, f := range latencyFamilies {
+			n[i].mean, n[i].std = model.MetricName("mean", f), model.MetricName("std", f)
+			for j, st := range percentileStats {
+				n[i].pct[j] = model.MetricName(st, f)
+			}
+		}
+		return n
+	}()
+)
+
+// wantsPercentiles says whether result reports a percentile of latency
+// family fam (latencyFamilies' index; Config.Percentiles).
+func (s *simulator) wantsPercentiles(fam int) bool {
+	if s.cfg.Percentiles == nil {
+		return true
+	}
+	for _, name := range latencyNames[fam].pct {
+		if slices.Contains(s.cfg.Percentiles, name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *simulator) result() *Result {
 	dur := s.lastDone
-	res := &Result{Mode: s.cfg.Mode, Metrics: map[string]float64{}, Completed: s.completed, Duration: dur}
+	// Room for every metric up front: a fit reads thousands of results.
+	res := &Result{Mode: s.cfg.Mode, Metrics: make(map[string]float64, 32), Completed: s.completed, Duration: dur}
 	if s.steady != nil {
 		res.Completed = s.steady.n
 	}
@@ -856,27 +983,25 @@ func (s *simulator) result() *Result {
 		m[model.TotalTokenThroughput] = float64(s.totalIn+s.totalOut) / dur
 		res.MeanInFlight = s.inflightArea / dur
 	}
-	fams := []struct {
-		name string
-		d    *dist
-	}{{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}}
-	for _, f := range fams {
-		if f.d == &s.itl && s.cfg.NoITL {
+	fams := [...]*dist{&s.ttft, &s.tpot, &s.itl, &s.e2el}
+	for fi, d := range fams {
+		if d == &s.itl && s.cfg.NoITL {
 			continue
 		}
-		m[model.MetricName("mean", f.name)] = f.d.mean() * 1000
-		m[model.MetricName("std", f.name)] = f.d.std() * 1000
-		var ps []float64
-		var names []string
-		for i, st := range []string{"median", "p90", "p95", "p99"} {
-			name := model.MetricName(st, f.name)
+		names := &latencyNames[fi]
+		m[names.mean] = d.mean() * 1000
+		m[names.std] = d.std() * 1000
+		var psBuf [4]float64
+		var namesBuf [4]string
+		ps, pnames := psBuf[:0], namesBuf[:0]
+		for i, name := range names.pct {
 			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
-				ps, names = append(ps, []float64{50, 90, 95, 99}[i]), append(names, name)
+				ps, pnames = append(ps, percentileRanks[i]), append(pnames, name)
 			}
 		}
 		if len(ps) > 0 {
-			for i, v := range f.d.percentiles(ps) {
-				m[names[i]] = v * 1000
+			for i, v := range d.percentiles(ps) {
+				m[pnames[i]] = v * 1000
 			}
 		}
 	}
@@ -894,7 +1019,7 @@ func (s *simulator) result() *Result {
 		}
 	}
 	for _, d := range fams {
-		d.d.release()
+		d.release()
 	}
 	if s.cfg.KeepRequests {
 		sort.Slice(s.records, func(i, j int) bool { return s.records[i].ID < s.records[j].ID })

@@ -42,6 +42,9 @@ type dist struct {
 	hist   [][]uint64 // per octave, allocated on first use; nil while exact
 	zeros  uint64     // samples ≤ 0 once in histogram mode
 	anyVal bool
+	// sumsOnly: no percentile of it is read (Config.Percentiles), so
+	// only the sums are kept, no samples.
+	sumsOnly bool
 }
 
 // add records value x with weight w (w identical samples).
@@ -57,6 +60,9 @@ func (d *dist) add(x float64, w int) {
 	d.n += fw
 	d.sum += fw * y
 	d.sumSq += fw * y * y
+	if d.sumsOnly {
+		return
+	}
 	if d.hist != nil {
 		d.histAdd(x, uint64(w))
 		return
@@ -67,6 +73,34 @@ func (d *dist) add(x float64, w int) {
 	}
 	d.vals = append(d.vals, x)
 	d.wts = append(d.wts, uint32(w))
+	if len(d.vals) >= exactLimit {
+		d.fold()
+	}
+}
+
+// add1 is add(x, 1), a request's latency: without the weight's
+// conversion and the products by 1.0, which change no bit.
+func (d *dist) add1(x float64) {
+	if !d.anyVal {
+		d.shift, d.anyVal = x, true
+	}
+	y := x - d.shift
+	d.n++
+	d.sum += y
+	d.sumSq += y * y
+	if d.sumsOnly {
+		return
+	}
+	if d.hist != nil {
+		d.histAdd(x, 1)
+		return
+	}
+	if k := len(d.vals); k > 0 && d.vals[k-1] == x && d.wts[k-1] < math.MaxUint32 {
+		d.wts[k-1]++
+		return
+	}
+	d.vals = append(d.vals, x)
+	d.wts = append(d.wts, 1)
 	if len(d.vals) >= exactLimit {
 		d.fold()
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"reflect"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -379,6 +380,42 @@ func TestTopPercentilesAsSelected(t *testing.T) {
 		all := d.percentiles([]float64{0, p})
 		if k := int(d.n) - int((d.n-1)*p/100); k <= topLimit && math.Float64bits(top[0]) != math.Float64bits(all[1]) {
 			t.Fatalf("trial %d, %v samples: p%v %v from the largest, %v selected among all", trial, d.n, p, top[0], all[1])
+		}
+	}
+}
+
+// A run's lengths (newLengthSource) are draw's, from the same stream.
+func TestLengthSourceIsDraw(t *testing.T) {
+	for _, d := range []LengthDist{Fixed(1500), {Kind: "fixed", Mean: 99.5}, {Kind: "uniform", Min: 100, Max: 300}, {Kind: "uniform", Min: 7, Max: 7},
+		{Kind: "normal", Mean: 200, Std: 50, Min: 10, Max: 400}, {Kind: "exponential", Mean: 80}} {
+		src := newLengthSource(d, rand.New(rand.NewPCG(3, 4)))
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := range 1000 {
+			if got, want := src.next(), d.draw(r); got != want {
+				t.Fatalf("%+v, length %d: %d, draw %d", d, i, got, want)
+			}
+		}
+	}
+}
+
+// add1 is add(x, 1) to the bit: sums, exact samples and their folding
+// into the histogram.
+func TestAdd1IsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 100, exactLimit + 500} {
+		for _, sumsOnly := range []bool{false, true} {
+			a, b := dist{sumsOnly: sumsOnly}, dist{sumsOnly: sumsOnly}
+			for range n {
+				x := float64(rng.IntN(5000)) / 3e4 * (1 + rng.Float64())
+				if rng.IntN(10) == 0 {
+					x = 0
+				}
+				a.add(x, 1)
+				b.add1(x)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%d samples, sums only %v: add1 and add(x, 1) differ", n, sumsOnly)
+			}
 		}
 	}
 }
