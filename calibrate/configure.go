@@ -917,6 +917,10 @@ func constSigma(s float64) []float64 {
 // aggregated workers. The linear fit's Scatter can understate it, since
 // stage 2 and queueing move the simulated metrics further than the
 // step-time rows stage 1 fits; 0 without residuals (a transfer-pool group).
+// It is at most sigmaPrior: a fit that misses its own TTFTs by more than
+// pricing from nothing would is missing queueing or a client's clock, not
+// step time, and the band applies it to step times, which queueing then
+// amplifies again (`fit --cv`: sibling-source TTFT bands reached ×10).
 func residualSigma(g *Group, role string) float64 {
 	metrics := map[string][]string{
 		RolePrefill:    {model.MeanTTFT},
@@ -934,7 +938,7 @@ func residualSigma(g *Group, role string) float64 {
 	if len(abs) == 0 {
 		return 0
 	}
-	return 1.4826 * median(abs)
+	return math.Min(1.4826*median(abs), sigmaPrior)
 }
 
 // scaleCoeffs multiplies every coefficient, and so every step time, by f.

@@ -233,6 +233,16 @@ func TestResidualSigma(t *testing.T) {
 	if got := residualSigma(&Group{}, RoleDecode); got != 0 {
 		t.Errorf("no residuals: σ %v, want 0", got)
 	}
+	// A group its own fit misses by ×3–×20 on TTFT (queueing, a client's
+	// own clock) is priced no less surely than from the roofline prior.
+	wild := &Group{Residuals: []Residual{
+		{LogRatio: map[string]float64{model.MeanTTFT: 1.2}},
+		{LogRatio: map[string]float64{model.MeanTTFT: -3}},
+		{LogRatio: map[string]float64{model.MeanTTFT: 2.1}},
+	}}
+	if got := residualSigma(wild, RolePrefill); got != sigmaPrior {
+		t.Errorf("prefill σ of a group missing its TTFTs by ×3–×20: %v, want the prior's %v", got, sigmaPrior)
+	}
 }
 
 // A GEMM efficiency (and a weight or KV read's) is carried between GPUs
