@@ -91,6 +91,22 @@ func (a *finEntry) less(b *finEntry) bool {
 	return a.fin < b.fin || (a.fin == b.fin && a.admit < b.admit)
 }
 
+// lessBit is a.less(b) as 0 or 1, computed without branches: which child
+// is the smaller is a coin toss the branch predictor loses half the time.
+func lessBit(a, b *finEntry) int {
+	var lt, eq, alt int
+	if a.fin < b.fin {
+		lt = 1
+	}
+	if a.fin == b.fin {
+		eq = 1
+	}
+	if a.admit < b.admit {
+		alt = 1
+	}
+	return lt | eq&alt
+}
+
 func (h *finHeap) push(r *request) {
 	*h = append(*h, finEntry{r.fin, r.admit, r})
 	r.decoding = true
@@ -131,10 +147,57 @@ func (h finHeap) down(i int) {
 	h[i] = x
 }
 
+// popMin takes the minimum out: Floyd's bottom-up deletion. The hole
+// left at the root moves down to a leaf along the smaller children (one
+// comparison a level), then the last entry moves up from it. The last
+// entry is a leaf's, so it usually belongs near the bottom: a sift down
+// from the root would compare it at every level as well. With distinct
+// keys both end with the same array (its place on the path of smaller
+// children is the one between its neighbours' keys), so scans of the set
+// (the inter-token gaps' sums) see the same order.
+func (h *finHeap) popMin() {
+	old := *h
+	n := len(old) - 1
+	x := old[n]
+	old[n] = finEntry{}
+	q := old[:n]
+	*h = q
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if l+1 < n {
+			m += lessBit(&q[l+1], &q[l])
+		}
+		q[i] = q[m]
+		i = m
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(&q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = x
+}
+
 // remove takes r out of the heap.
 func (h *finHeap) remove(r *request) {
 	old := *h
-	i := 0
+	if old[0].r == r { // a finished request, the common case
+		h.popMin()
+		r.decoding = false
+		return
+	}
+	i := 1
 	for old[i].r != r {
 		i++
 	}
