@@ -2,8 +2,8 @@ package sim
 
 import (
 	"math"
-	"reflect"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
