@@ -547,18 +547,6 @@ func (p *Profile) DefaultEngine(disaggregated bool) string {
 	return bestAny
 }
 
-// group finds the group of a GPU, model and engine, or nil.
-// gpu and llm are catalog names.
-func (p *Profile) group(gpu, llm, engine string) *Group {
-	for i := range p.Groups {
-		g := &p.Groups[i]
-		if g.GPU == gpu && g.Model == llm && strings.EqualFold(g.Engine, engine) {
-			return g
-		}
-	}
-	return nil
-}
-
 // Unexplained is what entry e of g spends per step beyond its engine's
 // table row (engine.OverheadWith, in e's eager or CUDA-graph mode):
 // time the cost model does not explain, a property of this deployment (its
