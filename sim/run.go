@@ -465,8 +465,12 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 	s.sampleDT = 1.0 / 64
 	// A request's TTFT, TPOT and E2E each take an entry: room for them
 	// up front, not grown sample by sample.
-	for i, d := range []*dist{&s.ttft, &s.tpot, &s.e2el} {
-		if d.sumsOnly = !s.wantsPercentiles([]int{0, 1, 3}[i]); d.sumsOnly {
+	for i, l := range [...]struct {
+		d   *dist
+		fam int
+	}{{&s.ttft, famTTFT}, {&s.tpot, famTPOT}, {&s.e2el, famE2EL}} {
+		d := l.d
+		if d.sumsOnly = !s.wantsPercentiles(l.fam); d.sumsOnly {
 			continue
 		}
 		n := min(c.NumPrompts, exactLimit)
@@ -475,7 +479,7 @@ func newSimulator(ctx context.Context, cfg Config) (*simulator, error) {
 		}
 		d.vals, d.wts = b.vals[i][:0], b.wts[i][:0]
 	}
-	s.itl.sumsOnly = !s.wantsPercentiles(2)
+	s.itl.sumsOnly = !s.wantsPercentiles(famITL)
 	if c.NoSeries {
 		s.nextSample = math.Inf(1)
 	}
@@ -928,6 +932,14 @@ func (s *simulator) sample(t float64) {
 var (
 	percentileStats = []string{"median", "p90", "p95", "p99"}
 	percentileRanks = []float64{50, 90, 95, 99}
+)
+
+// Indices of latencyFamilies.
+const (
+	famTTFT = iota
+	famTPOT
+	famITL
+	famE2EL
 )
 
 // latencyFamilies are the latencies result reports, in its order, and
