@@ -178,15 +178,8 @@ func (h *finHeap) popMin() {
 		q[i] = q[m]
 		i = m
 	}
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.less(&q[p]) {
-			break
-		}
-		q[i] = q[p]
-		i = p
-	}
 	q[i] = x
+	q.up(i)
 }
 
 // remove takes r out of the heap.
