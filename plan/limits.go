@@ -202,8 +202,8 @@ func (s *search) pastLimit(ctx context.Context, tmpls []*template, minG, upTo in
 		if !math.IsInf(against, 1) {
 			maxG = min(int(against/t.price), upTo)
 		}
-		if within, _ := model.KVLinkWithinServer(s.opts.KVLink); within && t.disagg {
-			maxG = min(maxG, model.GPUsPerServer) // a stated link within one server
+		if t.disagg {
+			maxG = s.disaggCap(maxG)
 		}
 		// The best bound at each GPU count: the cheapest sits at the
 		// capacity edge, so larger counts are tried too (see below).

@@ -277,7 +277,7 @@ func newSearch(prof Profile, o Options) (*search, error) {
 	}
 	s.res.FrontendMS = predict.FrontendMS(o.Frontend)
 	s.res.KVLink = o.KVLink
-	if within, _ := model.KVLinkWithinServer(o.KVLink); within && o.MaxGPUs > model.GPUsPerServer {
+	if s.disaggCap(o.MaxGPUs) < o.MaxGPUs {
 		s.noteOnce(fmt.Sprintf("disaggregated deployments take at most %d GPUs: the stated KV link %s is within one server", model.GPUsPerServer, o.KVLink))
 	}
 	return s, s.buildTemplates()
@@ -509,11 +509,15 @@ func joinInts(xs []int) string {
 
 // disaggMax is the most GPUs a disaggregated candidate takes: MaxGPUs, or
 // one server's where the stated KV link is within a server.
-func (s *search) disaggMax() int {
+func (s *search) disaggMax() int { return s.disaggCap(s.opts.MaxGPUs) }
+
+// disaggCap is n, or one server's GPUs where fewer and the stated KV link
+// is within a server: the most a disaggregated deployment may take.
+func (s *search) disaggCap(n int) int {
 	if within, _ := model.KVLinkWithinServer(s.opts.KVLink); within {
-		return min(s.opts.MaxGPUs, model.GPUsPerServer)
+		return min(n, model.GPUsPerServer)
 	}
-	return s.opts.MaxGPUs
+	return n
 }
 
 // noteOnce adds a note to the result unless it holds it already.
