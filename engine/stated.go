@@ -152,11 +152,15 @@ func (f Flag) Switch() string {
 	switch {
 	case f.Value != "false":
 		return "--" + f.Name
-	case f.Name == FlagPrefixCaching || f.Name == FlagAsyncScheduling:
+	case Negatable(f.Name):
 		return "--no-" + f.Name
 	}
 	return ""
 }
+
+// Negatable reports whether vLLM turns the setting name off with
+// --no-NAME (--enable-prefix-caching, --async-scheduling).
+func Negatable(name string) bool { return name == FlagPrefixCaching || name == FlagAsyncScheduling }
 
 // FormatInt and FormatFloat are a Flag's Value of a number.
 func FormatInt(n int) string { return strconv.Itoa(n) }

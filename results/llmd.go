@@ -326,7 +326,7 @@ func llmdEngineArgs(r *Record, args *node, role string) {
 	}
 	for i, k := range args.keys {
 		name := engine.SettingKey(strings.TrimLeft(k, "-"))
-		if !slices.Contains(engine.FlagNames, name) && name != "no-"+engine.FlagPrefixCaching && name != "no-"+engine.FlagAsyncScheduling {
+		if off, neg := strings.CutPrefix(name, "no-"); !slices.Contains(engine.FlagNames, name) && !(neg && engine.Negatable(off)) {
 			continue
 		}
 		v := args.vals[i]
