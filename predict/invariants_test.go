@@ -234,10 +234,7 @@ func TestDerivedTPReproducesMeasuredLowLoadTTFT(t *testing.T) {
 
 func TestOtherGPUsScaleWithTheirRooflines(t *testing.T) {
 	prof := defaultProfile(t)
-	h20, err := model.LookupGPU("H20")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h20 := mustGPU(t, "H20")
 	stepOf := func(gpu string) (pre, dec model.StepCost) {
 		d, err := prof.Configure(target(t, gpu, "dynamo", "prefill 1xTP4 + decode 1xTP4"))
 		if err != nil {

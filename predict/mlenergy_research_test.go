@@ -46,11 +46,7 @@ func TestMLEnergySweepHeldOut(t *testing.T) {
 	prof := defaultProfile(t)
 	itl, tput := map[string][]float64{}, map[string][]float64{}
 	for _, r := range sw.Rows {
-		gpu, err := model.LookupGPU(r.GPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tgt := mlEnergyTarget(t, gpu, r.Model, r.TP, r.MaxNumSeqs)
+		tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
 		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
 		if err != nil {
 			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)

@@ -283,10 +283,7 @@ func TestDisaggregatedTransferInvariants(t *testing.T) {
 // with context (the KV read).
 func TestLoneRequestITLMatchesVLLMBlogH100(t *testing.T) {
 	prof := defaultProfile(t)
-	gpu, err := model.LookupGPU("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := mustGPU(t, "H100-SXM")
 	tgt := calibrate.Target{GPU: gpu, LLM: mustLLM(t, "meta-llama/Llama-3.1-8B"), Engine: engine.Parse("vllm-0.19.1"), Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: 1}}}
 	isls := []int{256, 32768}
 	var got [2]float64
@@ -314,10 +311,7 @@ func TestLoneRequestITLMatchesVLLMBlogH100(t *testing.T) {
 // 10% on output tok/s.
 func TestLoadedThroughputMatchesMLEnergyH100(t *testing.T) {
 	prof := defaultProfile(t)
-	gpu, err := model.LookupGPU("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := mustGPU(t, "H100-SXM")
 	for _, tt := range []struct {
 		seqs    int
 		tokPerS float64
@@ -344,10 +338,7 @@ func TestLoadedThroughputMatchesMLEnergyH100(t *testing.T) {
 // model's mean output. Tolerance 10%.
 func TestSmallBatchITLMatchesMLEnergyH100(t *testing.T) {
 	prof := defaultProfile(t)
-	gpu, err := model.LookupGPU("H100-SXM")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := mustGPU(t, "H100-SXM")
 	for _, tt := range []struct {
 		llm      string
 		tp, osl  int
