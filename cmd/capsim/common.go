@@ -32,7 +32,8 @@ func parseLoads(concurrency, rate string, burstiness float64) ([]model.Load, err
 
 // flagError names the flag a library error is about, in place of the
 // library's prefix where err is an *optionerr.Error (a parser's, about
-// the one value it was given); it still wraps err.
+// the one value it was given) or a *calibrate.KVLinkError (its reason);
+// it still wraps err.
 func flagError(flag string, err error) error {
 	if err == nil {
 		return nil
@@ -48,6 +49,9 @@ type flagErr struct {
 func (e *flagErr) Error() string {
 	if o, ok := e.err.(*optionerr.Error); ok {
 		return e.flag + ": " + o.Text(nil)
+	}
+	if k, ok := e.err.(*calibrate.KVLinkError); ok {
+		return e.flag + ": " + k.Reason
 	}
 	return e.flag + ": " + e.err.Error()
 }
@@ -95,7 +99,7 @@ func (d *deploymentFlags) target(p *calibrate.Profile, modelName string, topo mo
 	t.Router, t.DPAttention, t.Frontend, t.KVLink = d.router, d.dpAttention, fe, d.kvLink
 	if err == nil {
 		if err := calibrate.CheckKVLink(t.GPU, d.kvLink, topo); err != nil {
-			return t, kvLinkError(err)
+			return t, flagError("--kv-link", err)
 		}
 	}
 	return t, flagHint(err)
@@ -132,12 +136,4 @@ func loadRecords(files []string) ([]results.Record, error) {
 		return fixtures.Records()
 	}
 	return results.LoadPatterns(files)
-}
-
-// kvLinkError is calibrate.CheckKVLink's error as --kv-link's.
-func kvLinkError(err error) error {
-	if e, ok := errors.AsType[*calibrate.KVLinkError](err); ok {
-		return errors.New("--kv-link: " + e.Reason)
-	}
-	return err
 }
