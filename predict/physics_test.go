@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/capsim/capsim/calibrate"
@@ -174,16 +175,6 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 	// 42–57% of spec (model.PriorWeight), so half is a floor.
 	const minStreamShare = 0.5
 	row := engine.OverheadFor(physicsEngine)
-	// calibrated are the (GPU, model) pairs a group of the profile fitted:
-	// their own weight efficiency prices them, not the GPU's share.
-	calibrated := map[string]bool{}
-	for _, g := range prof.Groups {
-		if gpu, err := model.LookupGPU(g.GPU); err == nil {
-			if m, err := model.LookupLLM(g.Model); err == nil {
-				calibrated[gpu.Name+" "+m.Name] = true
-			}
-		}
-	}
 	for _, g := range model.GPUs() {
 		for _, name := range physicsModels {
 			m, _ := model.LookupLLM(name)
@@ -202,7 +193,9 @@ func TestLoneRequestTPOTBetweenPhysicalBounds(t *testing.T) {
 				stream := r.WeightRead + r.ExpertRead*(1-r.ExpertMiss) + r.KVRead*ctx + r.Act.Time(1)
 				// Every kernel pays its measured latency however little it moves.
 				lo := stream + r.KernelFloor
-				if !m.IsMoE() && m.LatentKV == 0 && !calibrated[g.Name+" "+m.Name] {
+				// A (GPU, model) pair a group of the profile fitted is priced
+				// by its own weight efficiency, not the GPU's share.
+				if !m.IsMoE() && m.LatentKV == 0 && !slices.Contains(prof.Models(g.Name), m.Name) {
 					lo = stream/g.AchievableMemoryShare() + r.KernelFloor
 				}
 				comm := 2 * float64(m.Layers) * g.TPLink(1).AllReduceUs(tp, false) * 1e-6
