@@ -484,10 +484,7 @@ func (s *search) noteDPFailure(dp int, err error) {
 	if dp <= 1 {
 		return
 	}
-	n := fmt.Sprintf("DP attention %d not searched: %v", dp, err)
-	if !slices.Contains(s.res.Notes, n) {
-		s.res.Notes = append(s.res.Notes, n)
-	}
+	s.noteOnce(fmt.Sprintf("DP attention %d not searched: %v", dp, err))
 }
 
 func allPrior(ts []*template) bool {
