@@ -816,14 +816,14 @@ func streamUndetermined(g *Group, e *Entry, c *model.Coeffs) string {
 		switch n {
 		case "weight":
 			c.Weight = stream
+			done = append(done, "weight")
 		case "kv":
 			c.KV = stream
+			done = append(done, "KV")
 		case "comm":
 			c.Comm = 1 // the interconnect catalog's cited latencies
-		default:
-			continue
+			done = append(done, "all-reduce")
 		}
-		done = append(done, map[string]string{"weight": "weight", "kv": "KV", "comm": "all-reduce"}[n])
 	}
 	if len(done) == 0 {
 		return ""
