@@ -475,7 +475,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			d.pathBand = f // Scaled prices another count's path
 		}
 	}
-	poolKind := p.pooledKind(gpu.Name, llm.Name, id) // what a pooled pool's band and derivation say
+	poolKind := p.pooledKind(srcKind, gpu.Name, llm.Name, id) // what a pooled pool's band and derivation say
 	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			eager := settings.CUDAGraphs(role == RolePrefill) == nil
@@ -546,12 +546,11 @@ func (p *Profile) sourceGroup(gpu, llm string, e engine.ID) (*Group, sourceKind)
 }
 
 // pooledKind is how far the nearest group a pooled price draws on lies
-// from the target: sourceGroup's kind over the profile's groups and, the
-// nearer, over its transfer pool's, which pooledCoeffs pools as well. A
-// pool group of the target's own GPU and model (never its price) counts
-// as a model measured on another GPU.
-func (p *Profile) pooledKind(gpu, llm string, e engine.ID) sourceKind {
-	_, k := p.sourceGroup(gpu, llm, e)
+// from the target: k, sourceGroup's kind over the profile's groups, or,
+// the nearer, the kind over its transfer pool's, which pooledCoeffs pools
+// as well. A pool group of the target's own GPU and model (never its
+// price) counts as a model measured on another GPU.
+func (p *Profile) pooledKind(k sourceKind, gpu, llm string, e engine.ID) sourceKind {
 	if len(p.Pool) > 0 {
 		_, inPool := sourceGroupIn(p.Pool, gpu, llm, e)
 		k = max(min(k, inPool), sourceOtherGPU)
@@ -816,14 +815,14 @@ func streamUndetermined(g *Group, e *Entry, c *model.Coeffs) string {
 		switch n {
 		case "weight":
 			c.Weight = stream
+			done = append(done, "weight")
 		case "kv":
 			c.KV = stream
+			done = append(done, "KV")
 		case "comm":
 			c.Comm = 1 // the interconnect catalog's cited latencies
-		default:
-			continue
+			done = append(done, "all-reduce")
 		}
-		done = append(done, map[string]string{"weight": "weight", "kv": "KV", "comm": "all-reduce"}[n])
 	}
 	if len(done) == 0 {
 		return ""

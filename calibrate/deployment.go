@@ -35,16 +35,26 @@ type keptShapes struct {
 	mem   map[workerShape]model.Memory
 }
 
+func newKeptShapes() *keptShapes {
+	return &keptShapes{costs: map[workerShape]model.StepCost{}, mem: map[workerShape]model.Memory{}}
+}
+
 // stepCost is NewStepCost of a role's workers of shape pl at c.
 func (pr pricing) stepCost(role string, pl model.Pool, c model.Coeffs) model.StepCost {
-	graphs := pr.settings.CUDAGraphs(role == RolePrefill)
-	if pr.kept == nil {
-		return model.NewStepCost(pr.gpu, pr.llm, pl, c, graphs)
+	return pr.kept.stepCost(pr.gpu, pr.llm, role, pl, c, pr.settings.CUDAGraphs(role == RolePrefill))
+}
+
+// stepCost is NewStepCost(gpu, llm, pl, c, graphs), its roofline (the
+// same at any coefficients) built once per role and shape; k nil builds
+// it anew.
+func (k *keptShapes) stepCost(gpu model.GPU, llm model.LLM, role string, pl model.Pool, c model.Coeffs, graphs []int) model.StepCost {
+	if k == nil {
+		return model.NewStepCost(gpu, llm, pl, c, graphs)
 	}
-	sc, ok := pr.kept.costs[workerShape{role, pl}]
+	sc, ok := k.costs[workerShape{role, pl}]
 	if !ok {
-		sc = model.NewStepCost(pr.gpu, pr.llm, pl, model.Coeffs{}, graphs)
-		pr.kept.costs[workerShape{role, pl}] = sc
+		sc = model.NewStepCost(gpu, llm, pl, model.Coeffs{}, graphs)
+		k.costs[workerShape{role, pl}] = sc
 	}
 	sc.Coeffs = c
 	return sc

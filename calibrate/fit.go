@@ -825,13 +825,14 @@ func simulateAll(ctx context.Context, e env, prm params, pts []*point, opts Opti
 }
 
 // keptEnvs are e for each point (forPoint), each keeping its workers'
-// rooflines and memory for every evaluation of a refinement. A kept env
-// is for one simulateEach at a time.
+// rooflines and memory for every stage-1 pass or evaluation of a
+// refinement. A kept env is for one fitLinearOnce or simulateEach at a
+// time.
 func keptEnvs(e env, pts []*point) []env {
 	envs := make([]env, len(pts))
 	for i, p := range pts {
 		envs[i] = e.forPoint(p)
-		envs[i].kept = &keptShapes{costs: map[workerShape]model.StepCost{}, mem: map[workerShape]model.Memory{}}
+		envs[i].kept = newKeptShapes()
 	}
 	return envs
 }

@@ -168,14 +168,13 @@ type env struct {
 	// at are the coefficients that split, per role, each step's GEMM time
 	// between its compute and memory terms in the linear rows.
 	at map[string]model.Coeffs
-	// costs, when set, keeps each worker's step cost (its roofline; the
-	// coefficients are at's) for the next stage-1 pass (fitLinear).
-	costs map[workerShape]model.StepCost
-	// kept, when set, keeps the same for a simulation's pricing (keptEnvs).
+	// kept, when set, keeps each worker's roofline (and memory) for the
+	// next stage-1 pass (fitLinear) or evaluation of a refinement
+	// (keptEnvs).
 	kept *keptShapes
 }
 
-// workerShape is a role's worker shape: the key of env.costs.
+// workerShape is a role's worker shape: the key of keptShapes.
 type workerShape struct {
 	role string
 	pool model.Pool
@@ -202,17 +201,7 @@ func (e env) stepCost(role string, pool model.Pool) splitCost {
 	if !ok {
 		at = model.PriorCoeffs(false)
 	}
-	if e.costs == nil {
-		return splitCost{model.NewStepCost(e.gpu, e.llm, pool, at, e.graphs(role)), at}
-	}
-	// A roofline is the same at any coefficients: built once per fit.
-	c, ok := e.costs[workerShape{role, pool}]
-	if !ok {
-		c = model.NewStepCost(e.gpu, e.llm, pool, model.Coeffs{}, e.graphs(role))
-		e.costs[workerShape{role, pool}] = c
-	}
-	c.Coeffs = at
-	return splitCost{c, at}
+	return splitCost{e.kept.stepCost(e.gpu, e.llm, role, pool, at, e.graphs(role)), at}
 }
 
 // terms are stepTerms' of step s on this worker.
@@ -501,12 +490,7 @@ func lowerBounds(l layout, scale []float64) []float64 {
 // passes alternate between two solutions: the one that fits its rows
 // better (lower rmsRel) is kept, and the fit notes it (linearFit.unsettled).
 func fitLinear(ctx context.Context, e env, l layout, prior params, pts []*point) (linearFit, error) {
-	// Each point's settings and worker rooflines, kept for every pass.
-	envs := make([]env, len(pts))
-	for i, p := range pts {
-		envs[i] = e.forPoint(p)
-		envs[i].costs = map[workerShape]model.StepCost{}
-	}
+	envs := keptEnvs(e, pts) // each point's worker rooflines, kept for every pass
 	at := prior.coeffs
 	var fit, previous linearFit
 	var err error

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStage1CostsKeptArePriced: a point's rows from the worker costs a
-// stage-1 pass kept (env.costs, built at other split coefficients) are
+// stage-1 pass kept (env.kept, built at other split coefficients) are
 // the rows of freshly built costs, bit for bit, on every seed group.
 func TestStage1CostsKeptArePriced(t *testing.T) {
 	ctx := context.Background()
@@ -29,7 +29,7 @@ func TestStage1CostsKeptArePriced(t *testing.T) {
 		}
 		for _, p := range pts {
 			cached := e.forPoint(p)
-			cached.costs = map[workerShape]model.StepCost{}
+			cached.kept = newKeptShapes()
 			cached.at = other
 			if _, err := rowsFor(ctx, cached, l, p); err != nil {
 				t.Fatal(err)
@@ -58,7 +58,7 @@ func TestStage1CostsKeptArePriced(t *testing.T) {
 					t.Fatalf("%s %s row %d (%s): kept costs give %+v, fresh %+v", key, p.rec.ID, i, w.what, g, w)
 				}
 			}
-			kept += len(cached.costs)
+			kept += len(cached.kept.costs)
 		}
 	}
 	if kept == 0 {

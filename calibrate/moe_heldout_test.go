@@ -78,11 +78,12 @@ func TestHeldOutMoETPBySource(t *testing.T) {
 			}
 			e := map[string]float64{}
 			for _, m := range metrics {
-				want, ok := h.p.meas[m]
-				if !ok || want <= 0 || h.central[m] <= 0 {
+				heldErr, ok := heldSignedPct(h, m)
+				if !ok {
 					continue
 				}
-				e[m] = 100 * (h.central[m]/want - 1)
+				e[m] = heldErr
+				want := h.p.meas[m]
 				own, inOK := inSample[h.p][m]
 				inErr := 0.0
 				if inOK = inOK && own > 0; inOK {
@@ -95,9 +96,15 @@ func TestHeldOutMoETPBySource(t *testing.T) {
 			rq, okR := e[model.RequestThroughput]
 			tt, okT := e[model.MeanTTFT]
 			if okR && okT {
-				fast += b2i(rq > 20)
-				slowTTFT += b2i(tt < -20)
-				both += b2i(rq > 20 && tt < -20)
+				if rq > 20 {
+					fast++
+				}
+				if tt < -20 {
+					slowTTFT++
+				}
+				if rq > 20 && tt < -20 {
+					both++
+				}
 			}
 		}
 	}
@@ -134,11 +141,4 @@ func TestHeldOutMoETPBySource(t *testing.T) {
 	if r := median(rest.in[model.MeanTPOT]); r < -10 || r > 10 {
 		t.Errorf("TPOT in-sample, every other source: %+.0f%%, want within ±10%%", r)
 	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -118,7 +118,8 @@ func TestPooledBandByKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kind := tt.p.pooledKind(gpu.Name, llm.Name, engine.Parse("vllm-0.9.0.1")); kind != tt.kind {
+		_, groupsKind := tt.p.sourceGroup(gpu.Name, llm.Name, engine.Parse("vllm-0.9.0.1"))
+		if kind := tt.p.pooledKind(groupsKind, gpu.Name, llm.Name, engine.Parse("vllm-0.9.0.1")); kind != tt.kind {
 			t.Fatalf("%s: priced as %v, want %v", tt.model, kind, tt.kind)
 		}
 		der := d.Derived[0]

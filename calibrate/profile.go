@@ -451,26 +451,17 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	if want == "" {
 		want = engine.DefaultLabel(disaggregated)
 	}
-	var match []string
 	for _, e := range have {
 		if prefix != "" && strings.EqualFold(e, want) {
 			return e, nil // an exact label the user gave wins over newer versions it prefixes
 		}
 	}
-	for _, e := range have {
-		if strings.HasPrefix(strings.ToLower(e), want) {
-			match = append(match, e)
-		}
-	}
+	match := withPrefix(have, want)
 	if len(match) == 0 && prefix != "" && local {
 		// This GPU and model were calibrated with other engines only: the
 		// label names what the profile has elsewhere, as for a GPU and model
 		// with no groups at all (pooled there, carried here).
-		for _, e := range p.engineLabels() {
-			if strings.HasPrefix(strings.ToLower(e), want) {
-				match = append(match, e)
-			}
-		}
+		match = withPrefix(p.engineLabels(), want)
 	}
 	if len(match) == 0 {
 		if prefix == "" {
@@ -496,6 +487,17 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 		}
 	}
 	return best, nil
+}
+
+// withPrefix are the labels that begin with want (lower case), ignoring case.
+func withPrefix(labels []string, want string) []string {
+	var out []string
+	for _, e := range labels {
+		if strings.HasPrefix(strings.ToLower(e), want) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // engineLabels are the engine labels of the profile's groups, sorted.

@@ -252,23 +252,24 @@ func keyBytes(b []byte, v reflect.Value) []byte {
 		}
 		return b
 	case reflect.Slice, reflect.Array:
-		if ints, ok := asInts(v); ok && len(ints) > 0 {
+		if ints, ok := asInts(v); ok { // a dataset's lengths: thousands
 			// A shared dataset's lengths (workloadLengths) by their digest,
 			// the length's top bit set: no slice of values has that length.
-			if x, ok := sharedDigests.Load(&ints[0]); ok && x.(intsDigest).n == len(ints) {
-				b = binary.LittleEndian.AppendUint64(b, uint64(len(ints))|1<<63)
-				d := x.(intsDigest).d
-				return append(b, d[:]...)
+			if len(ints) > 0 {
+				if x, ok := sharedDigests.Load(&ints[0]); ok && x.(intsDigest).n == len(ints) {
+					b = binary.LittleEndian.AppendUint64(b, uint64(len(ints))|1<<63)
+					d := x.(intsDigest).d
+					return append(b, d[:]...)
+				}
 			}
-		}
-		b = binary.LittleEndian.AppendUint64(b, uint64(v.Len()))
-		if ints, ok := asInts(v); ok { // a dataset's lengths: thousands
+			b = binary.LittleEndian.AppendUint64(b, uint64(len(ints)))
 			b = slices.Grow(b, 8*len(ints))
 			for _, x := range ints {
 				b = binary.LittleEndian.AppendUint64(b, uint64(x))
 			}
 			return b
 		}
+		b = binary.LittleEndian.AppendUint64(b, uint64(v.Len()))
 		for i := range v.Len() {
 			b = keyBytes(b, v.Index(i))
 		}

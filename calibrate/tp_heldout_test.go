@@ -52,11 +52,10 @@ func TestHeldOutDenseTPBySource(t *testing.T) {
 			wide := decodeTP(h.p.topo) >= 2
 			points[wide]++
 			for _, m := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT} {
-				want, ok := h.p.meas[m]
-				if !ok || want <= 0 || h.central[m] <= 0 {
+				e, ok := heldSignedPct(h, m)
+				if !ok {
 					continue
 				}
-				e := 100 * (h.central[m]/want - 1)
 				signed[key{wide, m}] = append(signed[key{wide, m}], e)
 				if wide && m == model.MeanTPOT {
 					src := path.Base(h.p.rec.Source.File)
@@ -107,6 +106,16 @@ func decodeTP(t model.Topology) int {
 		return t.Decode.TP
 	}
 	return t.Replicas.TP
+}
+
+// heldSignedPct is h's signed % error on metric m, false where the
+// record measured none or either value is not positive.
+func heldSignedPct(h heldOut, m string) (float64, bool) {
+	want, ok := h.p.meas[m]
+	if !ok || want <= 0 || h.central[m] <= 0 {
+		return 0, false
+	}
+	return 100 * (h.central[m]/want - 1), true
 }
 
 // signedAbs prints the median signed and absolute % errors of e.
