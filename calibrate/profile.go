@@ -451,17 +451,28 @@ func (p *Profile) resolveEngine(gpu, llm, prefix string, disaggregated bool) (st
 	if want == "" {
 		want = engine.DefaultLabel(disaggregated)
 	}
-	for _, e := range have {
-		if prefix != "" && strings.EqualFold(e, want) {
-			return e, nil // an exact label the user gave wins over newer versions it prefixes
+	// An exact label the user gave wins over newer versions it prefixes.
+	exact := func(labels []string) string {
+		for _, e := range labels {
+			if prefix != "" && strings.EqualFold(e, want) {
+				return e
+			}
 		}
+		return ""
+	}
+	if e := exact(have); e != "" {
+		return e, nil
 	}
 	match := withPrefix(have, want)
 	if len(match) == 0 && prefix != "" && local {
 		// This GPU and model were calibrated with other engines only: the
-		// label names what the profile has elsewhere, as for a GPU and model
-		// with no groups at all (pooled there, carried here).
-		match = withPrefix(p.engineLabels(), want)
+		// label names what the profile has elsewhere, by the same rules as
+		// for a GPU and model with no groups at all (pooled there, carried here).
+		elsewhere := p.engineLabels()
+		if e := exact(elsewhere); e != "" {
+			return e, nil
+		}
+		match = withPrefix(elsewhere, want)
 	}
 	if len(match) == 0 {
 		if prefix == "" {

@@ -423,6 +423,18 @@ func TestResolveEngineElsewhere(t *testing.T) {
 			t.Errorf("ResolveEngine(B200, %q) = %q, %v; want %q", prefix, got.Label, err, want)
 		}
 	}
+	// An exact label elsewhere wins over newer versions it prefixes, as it does locally.
+	for i := range p.Groups {
+		if p.Groups[i].Engine == "vllm-0.9.0.1" {
+			g := p.Groups[i]
+			g.Engine = "vllm-0.9"
+			p.Groups = append(p.Groups, g)
+			break
+		}
+	}
+	if got, err := p.ResolveEngine("B200", "Qwen3-32B", "vllm-0.9", false); err != nil || got.Label != "vllm-0.9" {
+		t.Errorf("ResolveEngine(B200, vllm-0.9) = %q, %v; want the exact label elsewhere", got.Label, err)
+	}
 	if _, err := p.ResolveEngine("B200", "Qwen3-32B", "tgi", false); err == nil || !strings.Contains(err.Error(), `no engine matching "tgi" for B200 / Qwen3-32B (have: dynamo-0.3.0)`) {
 		t.Errorf("ResolveEngine(B200, tgi) error %v", err)
 	}
