@@ -799,7 +799,9 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, labe
 // the GPU's measured streaming share (model.DecodeStreamSource) and its
 // all-reduces at the catalog's figures, as a pooled price does: a prior is
 // not a measurement of that GPU. What the data determined stays. It says
-// what it replaced ("" for nothing).
+// what it replaced ("" for nothing). g's GPU and model are the target's:
+// Configure carries a group only to its own GPU and model (another engine
+// version); other targets are pooled.
 func streamUndetermined(g *Group, e *Entry, c *model.Coeffs) string {
 	gpu, err := model.LookupGPU(g.GPU)
 	llm, err2 := model.LookupLLM(g.Model)
