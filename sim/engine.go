@@ -183,7 +183,7 @@ func (e *engine) dropWindow(t float64, r *request) {
 }
 
 func (e *engine) mod(x int64) int64 {
-	if e.block&(e.block-1) == 0 {
+	if e.shift >= 0 {
 		return x & (e.block - 1) // two's complement: correct for negative x too
 	}
 	m := x % e.block
@@ -199,22 +199,15 @@ func (e *engine) growth(k int64) int64 {
 	if n == 0 || k <= 0 {
 		return 0
 	}
-	if e.shift >= 0 { // a power of two: masks and shifts
-		mask := e.block - 1
-		if k == 1 && e.block > 1 { // the next step (free)
-			return e.residues[-e.S&mask]
-		}
-		full := k >> e.shift
-		g := full * n
-		for t := full << e.shift; t < k; t++ {
-			g += e.residues[-(e.S+t)&mask]
-		}
-		return g
-	}
-	if k == 1 && e.block > 1 { // the next step (free), without a division
+	if k == 1 && e.block > 1 { // the next step (free): one residue
 		return e.residues[e.mod(-e.S)]
 	}
-	full := k / e.block
+	var full int64
+	if e.shift >= 0 {
+		full = k >> e.shift
+	} else {
+		full = k / e.block
+	}
 	g := full * n
 	for t := full * e.block; t < k; t++ {
 		g += e.residues[e.mod(-(e.S + t))]
