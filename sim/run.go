@@ -893,10 +893,10 @@ func (s *simulator) complete(t float64, r *request) {
 
 // record adds a request to the latency statistics and token totals.
 func (s *simulator) record(r *request, ttft, e2e float64) {
-	s.ttft.add1(ttft)
-	s.e2el.add1(e2e)
+	s.ttft.add(ttft, 1)
+	s.e2el.add(e2e, 1)
 	if r.out > 1 {
-		s.tpot.add1((e2e - ttft) / float64(r.out-1))
+		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
 	}
 	s.totalIn += int64(r.prompt)
 	s.totalOut += int64(r.out)
