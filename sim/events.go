@@ -47,12 +47,6 @@ func (q *eventHeap) pop() event {
 	return top
 }
 
-// replaceTop puts e, which comes after the top, in the top's place.
-func (q *eventHeap) replaceTop(e event) {
-	q.h[0] = e
-	q.down()
-}
-
 // down moves the top event down to its place.
 func (q *eventHeap) down() {
 	n := len(q.h)

@@ -579,10 +579,7 @@ func (s *simulator) run() error {
 		if s.events.Len() == 0 || (s.steady != nil && s.steady.measured == s.steady.n) {
 			break
 		}
-		ev := *s.events.top()
-		if ev.kind != evFrontend { // passFrontend replaces its event
-			s.events.pop()
-		}
+		ev := s.events.pop()
 		if ev.t >= s.nextSample {
 			s.sample(ev.t)
 		}
@@ -759,16 +756,13 @@ type apiServer struct {
 }
 
 // passFrontend hands the oldest request inside API server k to the
-// worker it was routed to; its event is the top of the event heap.
+// worker it was routed to.
 func (s *simulator) passFrontend(t float64, k int32) {
 	srv := &s.servers[k]
 	r := srv.queue.pop()
-	if srv.queue.len() > 0 {
-		// The next passes later: its event takes this one's place.
+	if srv.queue.len() > 0 { // the next passes later: its event is pushed now
 		n := srv.queue.peek()
-		s.events.replaceTop(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
-	} else {
-		s.events.pop()
+		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
 	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
