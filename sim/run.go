@@ -954,18 +954,16 @@ var (
 	}()
 )
 
+// reports says whether result reports the percentile metric name
+// (Config.Percentiles: nil reports all).
+func (s *simulator) reports(name string) bool {
+	return s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name)
+}
+
 // wantsPercentiles says whether result reports a percentile of latency
-// family fam (latencyFamilies' index; Config.Percentiles).
+// family fam (latencyFamilies' index).
 func (s *simulator) wantsPercentiles(fam int) bool {
-	if s.cfg.Percentiles == nil {
-		return true
-	}
-	for _, name := range latencyNames[fam].pct {
-		if slices.Contains(s.cfg.Percentiles, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(latencyNames[fam].pct[:], s.reports)
 }
 
 func (s *simulator) result() *Result {
@@ -1001,7 +999,7 @@ func (s *simulator) result() *Result {
 		var namesBuf [4]string
 		ps, pnames := psBuf[:0], namesBuf[:0]
 		for i, name := range names.pct {
-			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
+			if s.reports(name) {
 				ps, pnames = append(ps, percentileRanks[i]), append(pnames, name)
 			}
 		}
