@@ -567,7 +567,7 @@ func (s *simulator) run() error {
 					s.sample(e.nextT)
 				}
 				e.onStepEnd(e.nextT)
-				if e.nextSeq == seq && e.hpos >= 0 {
+				if e.nextSeq == seq { // still at the top: only this loop removes
 					s.engineEvents.remove(e)
 				}
 				if s.steady != nil && s.steady.measured == s.steady.n {
