@@ -204,8 +204,7 @@ var runBuffers = sync.Pool{New: func() any { return new(runBufs) }}
 // keep takes back s's buffers, emptied, with what they point to cleared.
 func (b *runBufs) keep(s *simulator) {
 	b.free = clearAll(s.free)
-	clear(s.events.h)
-	b.events = s.events.h[:0]
+	b.events = clearAll(s.events.h)
 	b.engineEvents = clearAll(s.engineEvents)
 	b.affine = s.affine[:0]
 	for _, e := range s.engines {
