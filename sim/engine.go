@@ -123,15 +123,17 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 		e = new(engine)
 		b.engines = append(b.engines, e)
 	}
-	kept := *e
-	*e = engine{s: s, idx: idx, field: field, mon: mon, cost: p.Cost, disagg: disagg,
-		block: int64(p.BlockSize), capBlocks: int64(p.KVCapacity / p.BlockSize),
-		maxSeqs: p.MaxNumSeqs, maxTokens: p.MaxBatchedTokens, delayed: p.DelayedOutput, pfirst: p.PrefillFirst, reserve: p.ReserveOutput, window: int64(p.WindowTokens), hpos: -1}
-	e.lagFirst, e.lagDone, e.prefilling = kept.lagFirst, kept.lagDone, kept.prefilling
-	e.waiting, e.remote, e.ready, e.inbound = kept.waiting, kept.remote, kept.ready, kept.inbound
-	e.heap, e.firstTimer, e.gapless, e.firstLag = kept.heap, kept.firstTimer, kept.gapless, kept.firstLag
-	if cap(kept.residues) >= p.BlockSize {
-		e.residues = kept.residues[:p.BlockSize]
+	// recycle leaves only its buffers, emptied (a run's end recycled it
+	// already; this one call makes newEngine not depend on that), so the
+	// fields below are all a new engine starts with.
+	e.recycle()
+	e.s, e.idx, e.field, e.mon, e.cost, e.disagg = s, idx, field, mon, p.Cost, disagg
+	e.block, e.capBlocks = int64(p.BlockSize), int64(p.KVCapacity/p.BlockSize)
+	e.maxSeqs, e.maxTokens = p.MaxNumSeqs, p.MaxBatchedTokens
+	e.delayed, e.pfirst, e.reserve = p.DelayedOutput, p.PrefillFirst, p.ReserveOutput
+	e.window, e.hpos = int64(p.WindowTokens), -1
+	if cap(e.residues) >= p.BlockSize {
+		e.residues = e.residues[:p.BlockSize]
 		clear(e.residues)
 	} else {
 		e.residues = make([]int64, p.BlockSize)
@@ -145,7 +147,7 @@ func newEngine(s *simulator, idx int, p PoolConfig, mon *poolMon, disagg bool) *
 }
 
 // recycle empties e for the next run's newEngine, keeping only its
-// buffers, their pointers cleared.
+// buffers, their pointers cleared: the one list of an engine's buffers.
 func (e *engine) recycle() {
 	e.waiting.reset()
 	e.remote.reset()
@@ -181,7 +183,7 @@ func (e *engine) dropWindow(t float64, r *request) {
 }
 
 func (e *engine) mod(x int64) int64 {
-	if e.block&(e.block-1) == 0 {
+	if e.shift >= 0 {
 		return x & (e.block - 1) // two's complement: correct for negative x too
 	}
 	m := x % e.block
@@ -197,22 +199,15 @@ func (e *engine) growth(k int64) int64 {
 	if n == 0 || k <= 0 {
 		return 0
 	}
-	if e.shift >= 0 { // a power of two: masks and shifts
-		mask := e.block - 1
-		if k == 1 && e.block > 1 { // the next step (free)
-			return e.residues[-e.S&mask]
-		}
-		full := k >> e.shift
-		g := full * n
-		for t := full << e.shift; t < k; t++ {
-			g += e.residues[-(e.S+t)&mask]
-		}
-		return g
-	}
-	if k == 1 && e.block > 1 { // the next step (free), without a division
+	if k == 1 && e.block > 1 { // the next step (free): one residue
 		return e.residues[e.mod(-e.S)]
 	}
-	full := k / e.block
+	var full int64
+	if e.shift >= 0 {
+		full = k >> e.shift
+	} else {
+		full = k / e.block
+	}
 	g := full * n
 	for t := full * e.block; t < k; t++ {
 		g += e.residues[e.mod(-(e.S + t))]

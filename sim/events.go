@@ -43,19 +43,6 @@ func (q *eventHeap) pop() event {
 	q.h[0] = q.h[n]
 	q.h[n] = event{}
 	q.h = q.h[:n]
-	q.down()
-	return top
-}
-
-// replaceTop puts e, which comes after the top, in the top's place.
-func (q *eventHeap) replaceTop(e event) {
-	q.h[0] = e
-	q.down()
-}
-
-// down moves the top event down to its place.
-func (q *eventHeap) down() {
-	n := len(q.h)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -72,6 +59,7 @@ func (q *eventHeap) down() {
 		q.h[i], q.h[m] = q.h[m], q.h[i]
 		i = m
 	}
+	return top
 }
 
 // finHeap is a min-heap of decoding requests by (fin, admit), keys held

@@ -204,8 +204,7 @@ var runBuffers = sync.Pool{New: func() any { return new(runBufs) }}
 // keep takes back s's buffers, emptied, with what they point to cleared.
 func (b *runBufs) keep(s *simulator) {
 	b.free = clearAll(s.free)
-	clear(s.events.h)
-	b.events = s.events.h[:0]
+	b.events = clearAll(s.events.h)
 	b.engineEvents = clearAll(s.engineEvents)
 	b.affine = s.affine[:0]
 	for _, e := range s.engines {
@@ -567,7 +566,7 @@ func (s *simulator) run() error {
 					s.sample(e.nextT)
 				}
 				e.onStepEnd(e.nextT)
-				if e.nextSeq == seq && e.hpos >= 0 {
+				if e.nextSeq == seq { // still at the top: only this loop removes
 					s.engineEvents.remove(e)
 				}
 				if s.steady != nil && s.steady.measured == s.steady.n {
@@ -579,10 +578,7 @@ func (s *simulator) run() error {
 		if s.events.Len() == 0 || (s.steady != nil && s.steady.measured == s.steady.n) {
 			break
 		}
-		ev := *s.events.top()
-		if ev.kind != evFrontend { // passFrontend replaces its event
-			s.events.pop()
-		}
+		ev := s.events.pop()
 		if ev.t >= s.nextSample {
 			s.sample(ev.t)
 		}
@@ -759,16 +755,13 @@ type apiServer struct {
 }
 
 // passFrontend hands the oldest request inside API server k to the
-// worker it was routed to; its event is the top of the event heap.
+// worker it was routed to.
 func (s *simulator) passFrontend(t float64, k int32) {
 	srv := &s.servers[k]
 	r := srv.queue.pop()
-	if srv.queue.len() > 0 {
-		// The next passes later: its event takes this one's place.
+	if srv.queue.len() > 0 { // the next passes later: its event is pushed now
 		n := srv.queue.peek()
-		s.events.replaceTop(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
-	} else {
-		s.events.pop()
+		s.events.push(event{t: n.passAt, seq: n.passSeq, kind: evFrontend, idx: k})
 	}
 	if m := s.frontendMon; m != nil {
 		// Counted as it passes, when its work and wait are behind it.
@@ -893,10 +886,10 @@ func (s *simulator) complete(t float64, r *request) {
 
 // record adds a request to the latency statistics and token totals.
 func (s *simulator) record(r *request, ttft, e2e float64) {
-	s.ttft.add1(ttft)
-	s.e2el.add1(e2e)
+	s.ttft.add(ttft, 1)
+	s.e2el.add(e2e, 1)
 	if r.out > 1 {
-		s.tpot.add1((e2e - ttft) / float64(r.out-1))
+		s.tpot.add((e2e-ttft)/float64(r.out-1), 1)
 	}
 	s.totalIn += int64(r.prompt)
 	s.totalOut += int64(r.out)
@@ -960,18 +953,16 @@ var (
 	}()
 )
 
+// reports says whether result reports the percentile metric name
+// (Config.Percentiles: nil reports all).
+func (s *simulator) reports(name string) bool {
+	return s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name)
+}
+
 // wantsPercentiles says whether result reports a percentile of latency
-// family fam (latencyFamilies' index; Config.Percentiles).
+// family fam (latencyFamilies' index).
 func (s *simulator) wantsPercentiles(fam int) bool {
-	if s.cfg.Percentiles == nil {
-		return true
-	}
-	for _, name := range latencyNames[fam].pct {
-		if slices.Contains(s.cfg.Percentiles, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(latencyNames[fam].pct[:], s.reports)
 }
 
 func (s *simulator) result() *Result {
@@ -1007,7 +998,7 @@ func (s *simulator) result() *Result {
 		var namesBuf [4]string
 		ps, pnames := psBuf[:0], namesBuf[:0]
 		for i, name := range names.pct {
-			if s.cfg.Percentiles == nil || slices.Contains(s.cfg.Percentiles, name) {
+			if s.reports(name) {
 				ps, pnames = append(ps, percentileRanks[i]), append(pnames, name)
 			}
 		}

@@ -78,34 +78,6 @@ func (d *dist) add(x float64, w int) {
 	}
 }
 
-// add1 is add(x, 1), a request's latency: without the weight's
-// conversion and the products by 1.0, which change no bit.
-func (d *dist) add1(x float64) {
-	if !d.anyVal {
-		d.shift, d.anyVal = x, true
-	}
-	y := x - d.shift
-	d.n++
-	d.sum += y
-	d.sumSq += y * y
-	if d.sumsOnly {
-		return
-	}
-	if d.hist != nil {
-		d.histAdd(x, 1)
-		return
-	}
-	if k := len(d.vals); k > 0 && d.vals[k-1] == x && d.wts[k-1] < math.MaxUint32 {
-		d.wts[k-1]++
-		return
-	}
-	d.vals = append(d.vals, x)
-	d.wts = append(d.wts, 1)
-	if len(d.vals) >= exactLimit {
-		d.fold()
-	}
-}
-
 // addRun records the j values a, a+δ, …, a+(j−1)δ of a run of decode
 // steps: the first with weight w0, the others with weight w. In exact mode
 // each value is kept (a run that would overflow the exact samples folds

@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -393,28 +392,6 @@ func TestLengthSourceIsDraw(t *testing.T) {
 		for i := range 1000 {
 			if got, want := src.next(), d.draw(r); got != want {
 				t.Fatalf("%+v, length %d: %d, draw %d", d, i, got, want)
-			}
-		}
-	}
-}
-
-// add1 is add(x, 1) to the bit: sums, exact samples and their folding
-// into the histogram.
-func TestAdd1IsAdd(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{1, 100, exactLimit + 500} {
-		for _, sumsOnly := range []bool{false, true} {
-			a, b := dist{sumsOnly: sumsOnly}, dist{sumsOnly: sumsOnly}
-			for range n {
-				x := float64(rng.IntN(5000)) / 3e4 * (1 + rng.Float64())
-				if rng.IntN(10) == 0 {
-					x = 0
-				}
-				a.add(x, 1)
-				b.add1(x)
-			}
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("%d samples, sums only %v: add1 and add(x, 1) differ", n, sumsOnly)
 			}
 		}
 	}
