@@ -409,14 +409,14 @@ func TestLookups(t *testing.T) {
 // errs, naming what the GPU and model have.
 func TestResolveEngineElsewhere(t *testing.T) {
 	p := testProfile()
-	for i := range p.Groups {
-		if p.Groups[i].Engine == "dynamo-0.3.0" {
-			g := p.Groups[i]
-			g.GPU = "B200"
-			p.Groups = append(p.Groups, g)
-			break
-		}
+	// addCopy adds a copy of the group of engine label from, changed by edit.
+	addCopy := func(from string, edit func(*Group)) {
+		i := slices.IndexFunc(p.Groups, func(g Group) bool { return g.Engine == from })
+		g := p.Groups[i]
+		edit(&g)
+		p.Groups = append(p.Groups, g)
 	}
+	addCopy("dynamo-0.3.0", func(g *Group) { g.GPU = "B200" })
 	for _, prefix := range []string{"vllm", "vllm-0.8"} {
 		want := map[string]string{"vllm": "vllm-0.9.0.1", "vllm-0.8": "vllm-0.8.4"}[prefix]
 		if got, err := p.ResolveEngine("B200", "Qwen3-32B", prefix, false); err != nil || got.Label != want {
@@ -424,14 +424,7 @@ func TestResolveEngineElsewhere(t *testing.T) {
 		}
 	}
 	// An exact label elsewhere wins over newer versions it prefixes, as it does locally.
-	for i := range p.Groups {
-		if p.Groups[i].Engine == "vllm-0.9.0.1" {
-			g := p.Groups[i]
-			g.Engine = "vllm-0.9"
-			p.Groups = append(p.Groups, g)
-			break
-		}
-	}
+	addCopy("vllm-0.9.0.1", func(g *Group) { g.Engine = "vllm-0.9" })
 	if got, err := p.ResolveEngine("B200", "Qwen3-32B", "vllm-0.9", false); err != nil || got.Label != "vllm-0.9" {
 		t.Errorf("ResolveEngine(B200, vllm-0.9) = %q, %v; want the exact label elsewhere", got.Label, err)
 	}
