@@ -139,6 +139,25 @@ func goroutineIDs() map[string]bool {
 	return ids
 }
 
+// parked reports whether every goroutine of ids waits in worker's select
+// for its next job.
+func parked(ids map[string]bool) bool {
+	b := make([]byte, 1<<20)
+	n := 0
+	for _, g := range strings.Split(string(b[:runtime.Stack(b, true)]), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		s, ok := strings.CutPrefix(head, "goroutine ")
+		if !ok {
+			continue
+		}
+		id, state, _ := strings.Cut(s, " ")
+		if ids[id] && strings.HasPrefix(state, "[select") && strings.Contains(g, "parallel.worker(") {
+			n++
+		}
+	}
+	return n == len(ids)
+}
+
 // TestForEachReusesWorkers: a ForEach after another runs on goroutines
 // left waiting, not on new ones.
 func TestForEachReusesWorkers(t *testing.T) {
@@ -155,8 +174,16 @@ func TestForEachReusesWorkers(t *testing.T) {
 		}
 		return seen
 	}
-	ids()
-	time.Sleep(10 * time.Millisecond) // the workers reach their wait
+	first := ids()
+	// The workers park in worker's select only after ForEach returns;
+	// wait for that instead of sleeping, which a loaded CI machine can
+	// outlast (a worker not yet parked makes spawn start a new one).
+	for deadline := time.Now().Add(idleFor / 2); !parked(first); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first ForEach's workers %v did not park within %v", first, idleFor/2)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 	before := goroutineIDs()
 	for id := range ids() {
 		if !before[id] {
