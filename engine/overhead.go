@@ -85,7 +85,7 @@ func OverheadWith(label string, async *bool) Overhead {
 
 // AsyncSchedulingOn reports whether an engine schedules asynchronously
 // with async as stated (nil: not stated): vLLM from 0.10 as stated, else
-// by its default, on from 0.14.
+// by its default, which the overhead table's rows say (on from 0.14).
 func AsyncSchedulingOn(e ID, async *bool) bool {
 	switch {
 	case !HasAsyncScheduling(e):
@@ -93,7 +93,7 @@ func AsyncSchedulingOn(e ID, async *bool) bool {
 	case async != nil:
 		return *async
 	}
-	return e.AtLeast(0, 14)
+	return overheadOf(e).Generation == generationV1Async
 }
 
 // CheckAsyncScheduling refuses a stated --async-scheduling or
@@ -140,14 +140,17 @@ const (
 // "dynamo-0.3.0" or "vllm": the newest row of its family whose From is not
 // after the label's version, the family's unversioned row when the label
 // has no version, the generic row for an unknown family.
-func OverheadFor(label string) Overhead {
+func OverheadFor(label string) Overhead { return overheadOf(Parse(label)) }
+
+// overheadOf is OverheadFor of a parsed label.
+func overheadOf(e ID) Overhead {
 	i := pickRow(len(overheads), func(i int) (string, []int) {
 		o := overheads[i]
 		if o.From == "" {
 			return o.Family, nil
 		}
 		return o.Family, Parse("x-" + o.From).Version
-	}, Parse(label))
+	}, e)
 	return overheads[max(i, 0)] // overheads[0] is the unknown engine's row
 }
 

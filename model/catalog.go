@@ -183,10 +183,10 @@ var interconnects = []Interconnect{
 // more than one node all-reduces and hands off over (GPU.AcrossNodes).
 const NodeNetwork = "Ethernet"
 
-// LookupInterconnect finds an interconnect by name.
+// LookupInterconnect finds an interconnect by name, in any case.
 func LookupInterconnect(name string) (Interconnect, error) {
 	for _, ic := range interconnects {
-		if ic.Name == name {
+		if strings.EqualFold(ic.Name, name) {
 			return ic, nil
 		}
 	}

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/capsim/capsim/internal/optionerr"
 )
@@ -53,7 +52,7 @@ func (g GPU) KVTransferPath(gpus int) KVPath {
 	if gpus <= GPUsPerServer {
 		return kvPathOn(g.Link())
 	}
-	if s, ok := kvLink(g.ScaleOut); ok {
+	if s, err := LookupInterconnect(g.ScaleOut); err == nil {
 		return kvPathOn(s)
 	}
 	return kvPathOn(nodeNetwork())
@@ -98,7 +97,8 @@ var scaleOut = map[string]bool{"RDMA400": true, "RDMA200": true, NodeNetwork: tr
 // in-server link, or a network between servers (RDMA400, RDMA200,
 // Ethernet).
 func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
-	ic, ok := kvLink(name)
+	ic, err := LookupInterconnect(name)
+	ok := err == nil
 	own := g.Link()
 	switch {
 	case !ok:
@@ -109,20 +109,10 @@ func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
 	return kvPathOn(ic), nil
 }
 
-// kvLink is the interconnect catalog's entry named name, in any case.
-func kvLink(name string) (Interconnect, bool) {
-	for _, c := range interconnects {
-		if strings.EqualFold(c.Name, name) {
-			return c, true
-		}
-	}
-	return Interconnect{}, false
-}
-
 // KVLinkWithinServer reports whether name is an interconnect catalog
 // link (ok) and whether it is one within a server (NVLink, PCIe, Infinity
 // Fabric) rather than a network between servers.
 func KVLinkWithinServer(name string) (within, ok bool) {
-	ic, ok := kvLink(name)
-	return ok && !scaleOut[ic.Name], ok
+	ic, err := LookupInterconnect(name)
+	return err == nil && !scaleOut[ic.Name], err == nil
 }
