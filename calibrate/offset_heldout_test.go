@@ -53,12 +53,22 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 			}
 		}
 	}
+	// Each subset with the least it must hold: the corpus's points and blocks.
+	subsets := []struct {
+		name              string
+		keep              func(block) bool
+		minPoints, blocks int
+	}{
+		{"every model", func(block) bool { return true }, 300, 25},
+		{"dense models", func(b block) bool { return !b.moe }, 300, 25},
+		{"mixture of experts", func(b block) bool { return b.moe }, 100, 8},
+	}
 	for _, m := range []string{model.RequestThroughput, model.MeanTTFT, model.MeanTPOT} {
-		for _, dense := range []bool{false, true} {
+		for _, sub := range subsets {
 			var raw, offset, self []float64
 			blocks := 0
 			for b, rs := range ratios[m] {
-				if len(rs) < 3 || (dense && b.moe) {
+				if len(rs) < 3 || !sub.keep(b) {
 					continue
 				}
 				blocks++
@@ -69,17 +79,13 @@ func TestHeldOutByGPUSourceOffsets(t *testing.T) {
 					self = append(self, inErr[m][b][i])
 				}
 			}
-			which := "every model"
-			if dense {
-				which = "dense models"
-			}
-			t.Logf("%-18s %-12s %3d points in %2d blocks of 3+ (source file, GPU), median |error|: GPU held out %5.1f%%, less each block's median offset %5.1f%%, in-sample %5.1f%%",
-				m, which, len(raw), blocks, median(raw), median(offset), median(self))
-			if len(raw) < 300 || blocks < 25 {
-				t.Fatalf("%s, %s: %d points in %d blocks, want the corpus's 300 or more in 25 or more", m, which, len(raw), blocks)
+			t.Logf("%-18s %-18s %3d points in %2d blocks of 3+ (source file, GPU), median |error|: GPU held out %5.1f%%, less each block's median offset %5.1f%%, in-sample %5.1f%%",
+				m, sub.name, len(raw), blocks, median(raw), median(offset), median(self))
+			if len(raw) < sub.minPoints || blocks < sub.blocks {
+				t.Fatalf("%s, %s: %d points in %d blocks, want the corpus's %d or more in %d or more", m, sub.name, len(raw), blocks, sub.minPoints, sub.blocks)
 			}
 			if !(median(offset) < median(raw)) {
-				t.Errorf("%s, %s: the per-block offsets should explain part of the held-out error: %.1f%% left of %.1f%%", m, which, median(offset), median(raw))
+				t.Errorf("%s, %s: the per-block offsets should explain part of the held-out error: %.1f%% left of %.1f%%", m, sub.name, median(offset), median(raw))
 			}
 		}
 	}
