@@ -487,14 +487,14 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			if pooled {
 				carried = nil
 			}
-			cc, der := resolveCoeffs(carried, srcKind, role, pool, label, settings.AsyncScheduling, eager)
+			cc, der := resolveCoeffs(carried, srcKind, role, pool, label, settings, eager)
 			der.Pool, der.Engine = pool.String(), label
 			if carried != nil {
 				der.Engine = carried.Engine
 			}
 			graphs := settings.CUDAGraphs(role == RolePrefill)
 			if pooled {
-				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings.AsyncScheduling, role, poolKind, eager); ok {
+				if pc, ok := p.pooledCoeffs(gpu, llm, pool, graphs, label, settings, role, poolKind, eager); ok {
 					cc = carriedCost{coeffs: pc.coeffs, sig: constSigma(0), extra: pc.relSigma}
 					der.Source, der.From, der.Engine = SourceDerived, pc.from, label
 				}
@@ -728,9 +728,9 @@ func (k sourceKind) String() string {
 // relative sigmas (in model.CoeffNames order), the systematic relative
 // error of carrying them over (0 when they were fitted on this shape) and
 // the derivation.
-func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, label string, async *bool, eager bool) (carriedCost, Derivation) {
+func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, label string, s engine.Settings, eager bool) (carriedCost, Derivation) {
 	der := Derivation{Role: role}
-	target := engine.OverheadWith(label, async)
+	target := engine.OverheadWith(label, s)
 	if g == nil {
 		c := model.PriorCoeffsFor(target, eager)
 		der.Source, der.From = SourcePrior, fmt.Sprintf("roofline prior with %s overheads (no calibrated group of this engine)", target.Generation)
@@ -751,7 +751,7 @@ func resolveCoeffs(g *Group, kind sourceKind, role string, pool model.Pool, labe
 			note += "; " + streamed
 		}
 	}
-	srcO := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	srcO := engine.OverheadWith(g.Engine, g.Settings)
 	mode := map[bool]string{true: "eager", false: "CUDA graphs"}
 	if srcO.Generation != target.Generation || e.Eager != eager {
 		// Another engine version: its CPU costs are the target row's, the

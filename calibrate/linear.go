@@ -128,7 +128,7 @@ const frontendBusy = 0.1
 // priorParams are the roofline prior for a group.
 func priorParams(l layout, gpu model.GPU, llm model.LLM, pts []*point, s engine.Settings, label string) params {
 	p := params{coeffs: map[string]model.Coeffs{}}
-	o := engine.OverheadWith(label, s.AsyncScheduling)
+	o := engine.OverheadWith(label, s)
 	for _, r := range l.roles {
 		eager := s.DecodeEager
 		if r == RolePrefill {

@@ -70,9 +70,9 @@ func TestSettingsReadAsyncScheduling(t *testing.T) {
 	}
 	pool := model.Pool{Count: 1, TP: 1}
 	on, off := true, false
-	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", &off, false)
-	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", &on, false)
-	if want := engine.OverheadWith("vllm-0.11.0", &on).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
+	sync, _ := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", engine.Settings{AsyncScheduling: &off}, false)
+	async, der := resolveCoeffs(nil, sourceExact, RoleAggregated, pool, "vllm-0.11.0", engine.Settings{AsyncScheduling: &on}, false)
+	if want := engine.OverheadWith("vllm-0.11.0", engine.Settings{AsyncScheduling: &on}).StepS; async.coeffs.Overhead != want || !(async.coeffs.Overhead < sync.coeffs.Overhead) {
 		t.Errorf("prior overhead with async scheduling %g s (synchronous %g s), want the async row's %g s", async.coeffs.Overhead, sync.coeffs.Overhead, want)
 	}
 	if !strings.Contains(der.From, "V1 with async scheduling") {
@@ -202,7 +202,7 @@ func TestPooledCommIsTheCatalogs(t *testing.T) {
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 2}
 	for _, g := range []model.GPU{gpu, gpu.AcrossNodes(2)} {
-		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
+		pc, ok := p.pooledCoeffs(g, llm, pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 		if !ok {
 			t.Fatal("no pooled price")
 		}

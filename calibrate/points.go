@@ -171,7 +171,8 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		// deployments from it, take the last record's.
 		gens := map[string]bool{}
 		for _, p := range groups[k] {
-			gens[vllmGeneration(k.engine, []*point{p})] = true
+			gen, _ := vllmGeneration(k.engine, []*point{p})
+			gens[gen] = true
 		}
 		if len(gens) > 1 {
 			warn = append(warn, fmt.Sprintf("group %s: its records state different vLLM engine generations (VLLM_USE_V1); each record is simulated with its own, and the group's settings take the last record's", k))
@@ -278,10 +279,10 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 	gpu, _ := model.LookupGPU(pts[0].rec.System.GPU) // the zero GPU when the source does not say
 	llm, _ := model.LookupLLM(pts[0].rec.System.Model)
 	// A vLLM release run with the other engine generation (VLLM_USE_V1)
-	// takes that generation's defaults.
-	label = vllmGeneration(label, pts)
-	e := engine.Parse(label)
+	// takes that generation's defaults and CPU overheads.
+	gen, e := vllmGeneration(label, pts)
 	s := defaultSettings(e, gpu, llm.MaxContext)
+	s.Generation = gen
 	budgetStated, disableAsync := false, false
 	chunkStated, chunkOn := false, false
 	atoi := func(v string) int {
@@ -425,13 +426,14 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 	return s
 }
 
-// vllmGeneration is the label whose defaults a vLLM group runs with: the
-// engine generation its records state (VLLM_USE_V1, vllm-engine) decides
-// (engine.ID.AsGeneration); other labels are kept.
-func vllmGeneration(label string, pts []*point) string {
+// vllmGeneration is the vLLM engine generation a group's records state
+// (VLLM_USE_V1, vllm-engine) where it is not their release's own ("v0" or
+// "v1": engine.Settings.Generation) and the release whose defaults they
+// run with (engine.ID.AsGeneration); "" and the label's own otherwise.
+func vllmGeneration(label string, pts []*point) (string, engine.ID) {
 	e := engine.Parse(label)
 	if e.Family != engine.VLLM {
-		return label
+		return "", e
 	}
 	// The engine's own name for it wins over the environment variable.
 	fromEngine, fromEnv := "", ""
@@ -453,10 +455,11 @@ func vllmGeneration(label string, pts []*point) string {
 			}
 		}
 	}
-	if id, ok := e.AsGeneration(cmp.Or(fromEngine, fromEnv)); ok {
-		return id.String()
+	gen := cmp.Or(fromEngine, fromEnv)
+	if id, ok := e.AsGeneration(gen); ok {
+		return gen, id
 	}
-	return label
+	return "", e
 }
 
 // nodesOf reads a stated placement, "2 nodes", "1 node", "2" or "2 nodes,

@@ -54,10 +54,10 @@ type pooledCost struct {
 //
 // Weights are √records × pooledSameFamily (same engine family) ×
 // pooledSameModel (same model). It returns false when no group qualifies.
-func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, label string, async *bool, role string, kind sourceKind, eager bool) (pooledCost, bool) {
+func (p *Profile) pooledCoeffs(gpu model.GPU, llm model.LLM, pool model.Pool, graphs []int, label string, s engine.Settings, role string, kind sourceKind, eager bool) (pooledCost, bool) {
 	roles := nearRoles[role]
 	fam := engine.Family(label)
-	targetRow := engine.OverheadWith(label, async)
+	targetRow := engine.OverheadWith(label, s)
 	type member struct {
 		w float64
 		c model.Coeffs

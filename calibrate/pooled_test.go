@@ -44,7 +44,7 @@ func TestPooledCoeffs(t *testing.T) {
 	p := pooledProfile()
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	pool := model.Pool{Count: 1, TP: 1}
-	pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
+	pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 	if !ok {
 		t.Fatal("no pooled price")
 	}
@@ -90,7 +90,7 @@ func TestPooledCoeffs(t *testing.T) {
 	}
 	// No group names a GPU and model: nothing to pool.
 	empty := &Profile{Schema: SchemaV1, Groups: p.Groups[3:]}
-	if _, ok := empty.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", nil, RoleAggregated, sourceOtherGPU, false); ok {
+	if _, ok := empty.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false); ok {
 		t.Error("pooled a profile whose only group names no GPU")
 	}
 }
@@ -127,7 +127,7 @@ func TestPooledBandByKind(t *testing.T) {
 			t.Errorf("%s: derivation %q does not say %q", tt.model, der.From, tt.kind)
 		}
 		graphs := d.Settings.CUDAGraphs(false)
-		pc, ok := tt.p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, graphs, "vllm-0.9.0.1", d.Settings.AsyncScheduling, RoleAggregated, tt.kind, graphs == nil)
+		pc, ok := tt.p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, graphs, "vllm-0.9.0.1", d.Settings, RoleAggregated, tt.kind, graphs == nil)
 		if !ok {
 			t.Fatalf("%s: no pooled price", tt.model)
 		}
@@ -267,7 +267,7 @@ func TestPooledMatmulShare(t *testing.T) {
 	pool := model.Pool{Count: 1, TP: 1}
 	for _, target := range []string{"H100-SXM", "MI300X", "L4"} {
 		gpu := mustGPU(t, target)
-		pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", nil, RoleAggregated, sourceOtherGPU, false)
+		pc, ok := p.pooledCoeffs(gpu, llm, pool, nil, "vllm-0.9.0.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 		if !ok {
 			t.Fatalf("%s: no pooled price", target)
 		}
@@ -281,7 +281,7 @@ func TestPooledMatmulShare(t *testing.T) {
 	// Groups at the spec peak of GPUs with low matmul shares, carried to a
 	// GPU with a higher share, would beat its spec peak: held there.
 	fast := &Profile{Schema: SchemaV1, Groups: []Group{group("L4", 1), group("MI300X", 1)}}
-	pc, _ := fast.pooledCoeffs(mustGPU(t, "H20"), llm, pool, nil, "vllm-0.9.0.1", nil, RoleAggregated, sourceOtherGPU, false)
+	pc, _ := fast.pooledCoeffs(mustGPU(t, "H20"), llm, pool, nil, "vllm-0.9.0.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 	if pc.coeffs.Compute != 1 || !strings.Contains(pc.from, "GEMM held at peak") {
 		t.Errorf("groups at the spec peak of low-share GPUs carried to H20: compute %v, derivation %q", pc.coeffs.Compute, pc.from)
 	}
@@ -296,7 +296,7 @@ func TestPooledMatmulShare(t *testing.T) {
 		rs = append(rs, g)
 	}
 	mi300x, moe := mustGPU(t, "MI300X"), mustLLM(t, "Qwen/Qwen3-30B-A3B") // a dense target streams at its share (TestPooledDenseStreams)
-	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, moe, pool, nil, "vllm-0.9.0.1", nil, RoleAggregated, sourceOtherGPUAndModel, false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
+	if pc, _ := (&Profile{Schema: SchemaV1, Groups: rs}).pooledCoeffs(mi300x, moe, pool, nil, "vllm-0.9.0.1", engine.Settings{}, RoleAggregated, sourceOtherGPUAndModel, false); math.Abs(pc.coeffs.Weight/read("MI300X")-1) > 1e-9 {
 		t.Errorf("MI300X weight coefficient %v, want %v (80%% of a %.0f%% bandwidth share)", pc.coeffs.Weight, read("MI300X"), 100*mi300x.AchievableMemoryShare())
 	}
 	// An FP8 checkpoint takes the GPU's FP8 share where one was measured.
@@ -318,10 +318,10 @@ func TestPooledFamilySpellings(t *testing.T) {
 	// share whatever the groups (TestPooledDenseStreams).
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen/Qwen3-30B-A3B")
 	pool := model.Pool{Count: 1, TP: 1}
-	price := func(engine string) model.Coeffs {
-		pc, ok := prof.pooledCoeffs(gpu, llm, pool, nil, engine, nil, RoleAggregated, sourceOtherGPUAndModel, false)
+	price := func(label string) model.Coeffs {
+		pc, ok := prof.pooledCoeffs(gpu, llm, pool, nil, label, engine.Settings{}, RoleAggregated, sourceOtherGPUAndModel, false)
 		if !ok {
-			t.Fatalf("%s: nothing pooled", engine)
+			t.Fatalf("%s: nothing pooled", label)
 		}
 		return pc.coeffs
 	}
@@ -343,12 +343,12 @@ func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 	g.Records = make([]string, 10)
 	p.Groups = append(p.Groups, g)
 	gpu, pool := mustGPU(t, "H100-SXM"), model.Pool{Count: 1, TP: 1}
-	dense, _ := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
-	base, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
+	dense, _ := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
+	base, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 	if dense.groups != 3 || dense.coeffs != base.coeffs {
 		t.Errorf("dense target pooled %d groups to %+v; want the 3 dense groups' %+v", dense.groups, dense.coeffs, base.coeffs)
 	}
-	moeTarget, _ := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPUAndModel, false)
+	moeTarget, _ := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPUAndModel, false)
 	if !strings.Contains(moeTarget.from, "1 fitted mixture-of-experts groups pooled") {
 		t.Errorf("MoE target's derivation %q does not say it pooled MoE groups", moeTarget.from)
 	}
@@ -356,7 +356,7 @@ func TestPooledDenseTargetLeavesOutMoEGroups(t *testing.T) {
 		t.Errorf("MoE target pooled %d groups, want the MoE group alone", moeTarget.groups)
 	}
 	// With no MoE group, a MoE model is priced from the dense ones.
-	alone, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPUAndModel, false)
+	alone, _ := pooledProfile().pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPUAndModel, false)
 	if alone.groups != 3 {
 		t.Errorf("MoE target with no MoE group pooled %d groups, want the 3 dense ones", alone.groups)
 	}
@@ -371,8 +371,8 @@ func TestPooledPerSeqFloor(t *testing.T) {
 	}
 	gpu, llm := mustGPU(t, "H100-SXM"), mustLLM(t, "Llama-3.1-8B-Instruct")
 	for _, label := range []string{"vllm-0.10.1", "sglang-0.5.5"} {
-		pc, ok := p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, nil, label, nil, RoleAggregated, sourceOtherGPU, false)
-		row := engine.OverheadWith(label, nil)
+		pc, ok := p.pooledCoeffs(gpu, llm, model.Pool{Count: 1, TP: 1}, nil, label, engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
+		row := engine.OverheadWith(label, engine.Settings{})
 		if !ok || pc.coeffs.PerSeq != row.PerSeqS {
 			t.Errorf("%s: pooled per-sequence cost %g, want the table's %g", label, pc.coeffs.PerSeq, row.PerSeqS)
 		}
@@ -423,14 +423,14 @@ func TestPooledDenseStreams(t *testing.T) {
 		p.Groups[i].Entries[0].Coeffs.Weight = 3
 	}
 	gpu, pool := mustGPU(t, "H100-SXM"), model.Pool{Count: 1, TP: 1}
-	dense, ok := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPU, false)
+	dense, ok := p.pooledCoeffs(gpu, mustLLM(t, "Llama-3.1-8B-Instruct"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPU, false)
 	if want := 1 / gpu.AchievableMemoryShare(); !ok || math.Abs(dense.coeffs.KV-want) > 1e-12 || math.Abs(dense.coeffs.Weight-want) > 1e-12 {
 		t.Errorf("dense target's weight and KV coefficients %v and %v, want the streaming share's %v", dense.coeffs.Weight, dense.coeffs.KV, want)
 	}
 	if !strings.Contains(dense.from, "weight and KV reads at the GPU's streaming share") {
 		t.Errorf("derivation %q does not say where its KV price came from", dense.from)
 	}
-	moe, ok := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", nil, RoleAggregated, sourceOtherGPUAndModel, false)
+	moe, ok := p.pooledCoeffs(gpu, mustLLM(t, "Qwen/Qwen3-30B-A3B"), pool, nil, "vllm-0.10.1", engine.Settings{}, RoleAggregated, sourceOtherGPUAndModel, false)
 	if !ok || moe.coeffs.KV < 3 || moe.coeffs.Weight < 2 {
 		t.Errorf("MoE target's weight and KV coefficients %v and %v, want the members' pooled ones (about 3 and 4)", moe.coeffs.Weight, moe.coeffs.KV)
 	}

@@ -567,7 +567,7 @@ func (p *Profile) DefaultEngine(disaggregated bool) string {
 // never another GPU, engine version or source. Negative when the fit ran
 // below the row.
 func (g *Group) Unexplained(e *Entry) float64 {
-	row := model.PriorCoeffsFor(engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling), e.Eager)
+	row := model.PriorCoeffsFor(engine.OverheadWith(g.Engine, g.Settings), e.Eager)
 	return e.Coeffs.Overhead - row.Overhead
 }
 
@@ -577,7 +577,7 @@ const UnexplainedNoteS = 0.0005
 
 // unexplainedText says an unexplained per-step time in words.
 func unexplainedText(u float64, g *Group) string {
-	row := engine.OverheadWith(g.Engine, g.Settings.AsyncScheduling)
+	row := engine.OverheadWith(g.Engine, g.Settings)
 	if u >= 0 {
 		return fmt.Sprintf("unexplained: %.1f ms/step beyond the engine table's %s row, this deployment's own", 1000*u, row.Generation)
 	}

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Overhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
@@ -44,8 +47,10 @@ var overheads = []Overhead{
 	{Family: "vllm", From: "0.1", Generation: "V0 synchronous", StepS: 0.004, EagerStepS: 0.004 + eagerExtra, PerSeqS: 60e-6, RelSigma: 0.6,
 		Source: "vLLM RFC #6854 (multi-step scheduling, 2024-07, Llama-3-8B, vLLM 0.5): about 4 ms of GPU bubble per decode step in the traced baseline, 5–13 ms across loads; " +
 			"with 60 µs a sequence that is 13 ms at 150 sequences, where vLLM's 0.6.0 blog (2024-09-05, Llama-3-8B on H100 at 32 QPS) measured only 38% of the time on GPU execution"},
-	{Family: "vllm", From: "0.6", Generation: "V0 multi-step, async output", StepS: 0.002, EagerStepS: 0.002 + eagerExtra, PerSeqS: 35e-6, RelSigma: 0.6,
-		Source: "vLLM blog 2024-09-05 (v0.6.0): multi-step scheduling and asynchronous output processing hide most CPU time, 2.7× throughput and 5× lower TPOT on Llama-8B/H100"},
+	{Family: "vllm", From: "0.6", Generation: "V0 async output", StepS: 0.002, EagerStepS: 0.002 + eagerExtra, PerSeqS: 35e-6, RelSigma: 0.6,
+		Source: "vLLM V0 from 0.6 as it runs by default: asynchronous output processing on, scheduling one step at a time (multi-step, --num-scheduler-steps, is opt-in: vLLM blog 2024-09-05, whose 2.7× used it). " +
+			"Async output processing alone moved TPOT 8.7% (Llama-70B on 4x H100, the same blog) and throughput 11% (Llama-3.1-8B FP8 on an H100, vllm-project/vllm#7049): it hides the output processing, about 60 of the 100 µs a sequence that Vidur's CPU profile of V0 on an A100 shows (microsoft/vidur data/profiling/a100/cpu_overheads.csv, Llama-2-7B, batch 8–64: schedule, prepare inputs, sampler and output processing, about 1.2 ms + 100 µs a sequence), " +
+			"leaving about 1–2 ms a step and 35 µs a sequence. A run that states --num-scheduler-steps above 1 is priced as this row too (not modelled)"},
 	{Family: "vllm", From: "0.8", Generation: generationV1, StepS: 0.0012, EagerStepS: 0.0012 + eagerExtra, PerSeqS: 25e-6, RelSigma: 0.6,
 		Source: "vLLM V1 (default engine from 0.8.0; blog 2025-01-27): API server and scheduler in separate processes, persistent batch, piecewise CUDA graphs; scheduling synchronous with the GPU step by default through 0.13"},
 	{Family: "vllm", From: "0.14", Generation: generationV1Async, StepS: asyncStepS, EagerStepS: asyncStepS + eagerExtra, PerSeqS: 20e-6, RelSigma: 0.7,
@@ -61,17 +66,30 @@ var overheads = []Overhead{
 		Source: "TensorRT-LLM's C++ batch manager: no Python in the step loop; assumed lowest"},
 }
 
-// OverheadWith is OverheadFor for a run that states vLLM's async
-// scheduling (async non-nil: --async-scheduling or --no-async-scheduling).
-// The flag came in with 0.10 as an opt-in and is on by default from 0.14
-// (vllm-project/vllm#27614): a 0.10–0.13 run that turns it on is priced
-// as the "V1 with async scheduling" row, a 0.14+ run that turns it off as
-// the synchronous V1 row, each with a note in Source. Where vLLM has no
-// such flag (before 0.10, other engines) the label's own row holds;
-// CheckAsyncScheduling refuses a user's flag there.
-func OverheadWith(label string, async *bool) Overhead {
-	o := OverheadFor(label)
-	if async == nil || !HasAsyncScheduling(Parse(label)) {
+// OverheadWith is OverheadFor for a run with settings s, where two of them
+// choose the row:
+//   - the engine generation a vLLM run states (s.Generation: "v0" with
+//     VLLM_USE_V1=0 from 0.8, "v1" with VLLM_USE_V1=1 before it) prices it
+//     as that generation's release (ID.AsGeneration), the V0 or V1 row;
+//   - vLLM's async scheduling (s.AsyncScheduling non-nil: --async-scheduling
+//     or --no-async-scheduling). The flag came in with 0.10 as an opt-in
+//     and is on by default from 0.14 (vllm-project/vllm#27614): a
+//     0.10–0.13 run that turns it on is priced as the "V1 with async
+//     scheduling" row, a 0.14+ run that turns it off as the synchronous V1
+//     row. Where vLLM has no such flag (before 0.10, other engines) the
+//     label's own row holds; CheckAsyncScheduling refuses a user's flag there.
+//
+// Each says so in Source.
+func OverheadWith(label string, s Settings) Overhead {
+	id := Parse(label)
+	o := overheadOf(id)
+	if g, ok := id.AsGeneration(s.Generation); ok {
+		id = g
+		o = overheadOf(g)
+		o.Source += "; here because the run states vLLM's " + strings.ToUpper(s.Generation) + " engine (VLLM_USE_V1)"
+	}
+	async := s.AsyncScheduling
+	if async == nil || !HasAsyncScheduling(id) {
 		return o
 	}
 	switch {

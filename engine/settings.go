@@ -83,6 +83,11 @@ type Settings struct {
 	// the version's default, on from 0.14 (AsyncSchedulingOn). It prices
 	// the CPU overheads (OverheadWith).
 	AsyncScheduling *bool `json:"async_scheduling,omitempty"`
+	// Generation is the vLLM engine generation a run states where it is
+	// not its release's own: "v0" (VLLM_USE_V1=0 or a V0 engine named, from
+	// 0.8) or "v1" (VLLM_USE_V1=1 before 0.8); "" is the release's own.
+	// It chooses the defaults and prices the CPU overheads (OverheadWith).
+	Generation string `json:"engine_generation,omitempty"`
 	// Nodes is how many servers each worker's GPUs span; 0 or 1 is one.
 	Nodes int `json:"nodes,omitempty"`
 	// PrefillFirst: new prompts run in steps of their own, ahead of the
