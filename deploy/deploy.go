@@ -384,8 +384,29 @@ func serveScript(s Spec, e engine.Serving) ([]byte, error) {
 	if r := s.RouterLine(); r != "" {
 		fmt.Fprintf(&b, "# %s\n", r)
 	}
-	fmt.Fprintf(&b, "vllm serve %s \\\n  %s \\\n  --port 8000\n", model.ServedName(s.Model), joinArgs(args, " \\\n  "))
+	fmt.Fprintf(&b, "%svllm serve %s \\\n  %s \\\n  --port 8000\n", useV1Prefix(p), model.ServedName(s.Model), joinArgs(args, " \\\n  "))
 	return b.Bytes(), nil
+}
+
+// useV1 is the VLLM_USE_V1 value that runs the engine generation the pool
+// was priced as (predict.EngineSettings.Generation); ok is false for the
+// release's own.
+func useV1(p predict.EngineSettings) (string, bool) {
+	switch p.Generation {
+	case "v0":
+		return "0", true
+	case "v1":
+		return "1", true
+	}
+	return "", false
+}
+
+// useV1Prefix is useV1 as a shell command's environment prefix.
+func useV1Prefix(p predict.EngineSettings) string {
+	if v, ok := useV1(p); ok {
+		return "VLLM_USE_V1=" + v + " "
+	}
+	return ""
 }
 
 // joinArgs pairs each flag with its value on one line.
@@ -606,7 +627,11 @@ func manifests(s Spec, e engine.Serving) ([]byte, error) {
 		}
 		all = append(all, "--port", "8000")
 		rep := deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false)
-		setEnv(rep, []any{hfTokenEnv})
+		env := []any{hfTokenEnv}
+		if v, ok := useV1(p); ok {
+			env = append(env, []kv{{"name", "VLLM_USE_V1"}, {"value", v}})
+		}
+		setEnv(rep, env)
 		policy := s.gatewayPolicy()
 		if policy == "" {
 			return marshal(rep, service("replicas"))

@@ -811,3 +811,31 @@ func TestAsyncSchedulingExported(t *testing.T) {
 		t.Errorf("vLLM 0.9 with --async-scheduling: %v", err)
 	}
 }
+
+// A pool priced as the other vLLM engine generation than its release's
+// (a calibrated run's VLLM_USE_V1) is exported with that variable set, in
+// serve.sh and in the replicas' environment; the release's own sets none.
+func TestEngineGenerationExported(t *testing.T) {
+	for _, tt := range []struct{ gen, want string }{{"", ""}, {"v0", "0"}, {"v1", "1"}} {
+		s := aggSpec(t)
+		s.Pools[0].Generation = tt.gen
+		files, err := Files(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serve := string(file(t, files, "serve.sh"))
+		if got := strings.Contains(serve, "VLLM_USE_V1="+tt.want+" vllm serve"); got != (tt.want != "") || (tt.want == "" && strings.Contains(serve, "VLLM_USE_V1")) {
+			t.Errorf("generation %q: serve.sh\n%s\nwant VLLM_USE_V1=%q before vllm serve", tt.gen, serve, tt.want)
+		}
+		c := dig(t, docs(t, file(t, files, "k8s.yaml"))[0], "spec", "template", "spec", "containers", 0)
+		got := ""
+		for _, e := range dig(t, c, "env").([]any) {
+			if m := e.(map[string]any); m["name"] == "VLLM_USE_V1" {
+				got = m["value"].(string)
+			}
+		}
+		if got != tt.want {
+			t.Errorf("generation %q: the replicas' VLLM_USE_V1 is %q, want %q", tt.gen, got, tt.want)
+		}
+	}
+}
