@@ -1040,3 +1040,32 @@ func TestRoundSignificant(t *testing.T) {
 		}
 	}
 }
+
+// Seed 004's vLLM 0.8.4 records ran the V0 engine (vllm-engine: V0): the
+// embedded profile keeps that generation with the group, which prices it
+// by the V0 row of the CPU table and names V0's defaults and the variable
+// that runs it; its 0.9.0.1 group, V1 as released, keeps neither.
+func TestStatedEngineGenerationPrices(t *testing.T) {
+	prof, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ label, gen, row, rule string }{
+		{"vllm-0.8.4", "v0", "V0 async output", "VLLM_USE_V1=0"},
+		{"vllm-0.9.0.1", "", "V1", ""},
+	} {
+		d, err := prof.Configure(Target{GPU: mustGPU(t, "H20"), LLM: mustLLM(t, "Qwen3-32B"), Engine: engine.Parse(tt.label), Topology: mustTopo(t, "4xTP4")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Settings.Generation != tt.gen {
+			t.Errorf("%s: generation %q, want %q", tt.label, d.Settings.Generation, tt.gen)
+		}
+		if row := engine.OverheadWith(tt.label, d.Settings).Generation; row != tt.row {
+			t.Errorf("%s: CPU row %q, want %q", tt.label, row, tt.row)
+		}
+		if got := strings.Contains(d.DefaultsRule, "VLLM_USE_V1"); got != (tt.rule != "") || !strings.Contains(d.DefaultsRule, tt.rule) {
+			t.Errorf("%s: defaults rule %q, want it to name %q", tt.label, d.DefaultsRule, tt.rule)
+		}
+	}
+}

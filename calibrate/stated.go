@@ -3,6 +3,7 @@ package calibrate
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
@@ -45,7 +46,12 @@ func checkStated(s engine.Settings, st engine.Stated, e engine.ID, disaggregated
 // maxModelLen), or the calibrated deployment's own; and the rule the
 // defaults follow.
 func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, string) {
-	def, _ := engine.Defaults(d.Engine, d.GPU.Device(), maxModelLen)
+	// A release run on its other engine generation has that one's defaults.
+	e, gen := d.Engine, ""
+	if g, ok := e.AsGeneration(d.Settings.Generation); ok {
+		e, gen = g, "; run on its "+strings.ToUpper(d.Settings.Generation)+" engine, VLLM_USE_V1="+strings.TrimPrefix(d.Settings.Generation, "v")
+	}
+	def, _ := engine.Defaults(e, d.GPU.Device(), maxModelLen)
 	s := d.Settings
 	util := func(u float64) string { return engine.FormatFloat(cmp.Or(u, engine.VLLMGPUMemoryUtilization)) }
 	yes := func(b bool) string { return fmt.Sprint(b) }
@@ -75,5 +81,5 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 		}
 		flags[i] = engine.Flag{Name: r.name, Value: r.value, From: from}
 	}
-	return flags, def.Rule
+	return flags, def.Rule + gen
 }

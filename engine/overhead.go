@@ -86,7 +86,7 @@ func OverheadWith(label string, s Settings) Overhead {
 	if g, ok := id.AsGeneration(s.Generation); ok {
 		id = g
 		o = overheadOf(g)
-		o.Source += "; here because the run states vLLM's " + strings.ToUpper(s.Generation) + " engine (VLLM_USE_V1)"
+		o.Source += "; here because the run states vLLM's " + strings.ToUpper(s.Generation) + " engine (VLLM_USE_V1=" + strings.TrimPrefix(s.Generation, "v") + ")"
 	}
 	async := s.AsyncScheduling
 	if async == nil || !HasAsyncScheduling(id) {
