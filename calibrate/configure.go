@@ -355,7 +355,11 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	llm = withKVCache(settings, llm)
 	if settings.PrefixCaching == "" {
-		settings.PrefixCaching = defaultSettings(id, gpu, llm.MaxContext).PrefixCaching
+		ran := id // the release, or the engine generation it ran on
+		if g, ok := id.AsGeneration(settings.Generation); ok {
+			ran = g
+		}
+		settings.PrefixCaching = defaultSettings(ran, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {
 		if id.Family != engine.SGLang {

@@ -18,12 +18,13 @@ import (
 // random). TPOT improves under both (round-robin 16.8 → 11.0%, random
 // 17.3 → 14.7%); TTFT too under round-robin (22.8 → 18.3%), not under
 // random (3.8 → 17.3%), so the two together must improve under
-// round-robin only. docs/accuracy.md (eighteenth pass) has the history:
+// round-robin, and under random TTFT stay within 20%. docs/accuracy.md
+// (eighteenth pass) has the history:
 //
 //	go test -tags research -v -run TestHeldOutV0DelayedOutput ./calibrate/
 func TestHeldOutV0DelayedOutput(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four fits of one group: about 15 s of CPU")
+		t.Skip("four fits of one group")
 	}
 	for _, router := range []string{"round-robin", "random"} {
 		median := map[string]map[bool]float64{"mean_ttft_ms": {}, "mean_tpot_ms": {}}
@@ -48,6 +49,9 @@ func TestHeldOutV0DelayedOutput(t *testing.T) {
 		tt, tp := median["mean_ttft_ms"], median["mean_tpot_ms"]
 		if tp[true] >= tp[false] {
 			t.Errorf("%s routing: held-out TPOT median |error| %.1f%% with delayed output, %.1f%% without: the mechanism does not help", router, 100*tp[true], 100*tp[false])
+		}
+		if router == "random" && tt[true] > 0.20 {
+			t.Errorf("random routing: held-out TTFT median |error| %.1f%% with delayed output, want at most 20%% (17.3%% when the V0 row came in)", 100*tt[true])
 		}
 		if router == "round-robin" && tt[true]+tp[true] >= tt[false]+tp[false] {
 			t.Errorf("%s routing: held-out TTFT + TPOT median |error| %.1f%% with delayed output, %.1f%% without", router, 100*(tt[true]+tp[true]), 100*(tt[false]+tp[false]))

@@ -169,7 +169,7 @@ func preparePoints(recs []results.Record, maxPrompts int) (map[groupKey][]*point
 		// Each record runs with its own engine generation's defaults
 		// (applyRecord); the group's own settings, which price other
 		// deployments from it, take the last record's.
-		gens := map[string]bool{}
+		gens := map[engine.Generation]bool{}
 		for _, p := range groups[k] {
 			gen, _ := vllmGeneration(k.engine, []*point{p})
 			gens[gen] = true
@@ -237,6 +237,7 @@ func applyRecord(s *engine.Settings, rs engine.Settings) {
 		s.MaxNumSeqs = rs.MaxNumSeqs
 	}
 	s.PrefillFirst, s.ReserveOutput, s.DelayedOutput = rs.PrefillFirst, rs.ReserveOutput, rs.DelayedOutput
+	s.Generation = rs.Generation // its engine's CPU row, as its defaults
 	s.DPAttention = rs.DPAttention
 }
 
@@ -427,16 +428,17 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 }
 
 // vllmGeneration is the vLLM engine generation a group's records state
-// (VLLM_USE_V1, vllm-engine) where it is not their release's own ("v0" or
-// "v1": engine.Settings.Generation) and the release whose defaults they
-// run with (engine.ID.AsGeneration); "" and the label's own otherwise.
-func vllmGeneration(label string, pts []*point) (string, engine.ID) {
+// (VLLM_USE_V1, vllm-engine) where it is not their release's own
+// (engine.Settings.Generation) and the release whose defaults they run
+// with (engine.ID.AsGeneration); the zero value and the label's own
+// otherwise.
+func vllmGeneration(label string, pts []*point) (engine.Generation, engine.ID) {
 	e := engine.Parse(label)
 	if e.Family != engine.VLLM {
 		return "", e
 	}
 	// The engine's own name for it wins over the environment variable.
-	fromEngine, fromEnv := "", ""
+	var fromEngine, fromEnv engine.Generation
 	for _, p := range pts {
 		for _, k := range slices.Sorted(maps.Keys(p.rec.System.Settings)) { // the same answer every time
 			v := strings.ToLower(strings.TrimSpace(p.rec.System.Settings[k]))
@@ -444,13 +446,13 @@ func vllmGeneration(label string, pts []*point) (string, engine.ID) {
 			case "vllm-use-v1":
 				switch {
 				case isTrue(v):
-					fromEnv = "v1"
+					fromEnv = engine.GenV1
 				case v == "0" || v == "false":
-					fromEnv = "v0"
+					fromEnv = engine.GenV0
 				}
 			case "vllm-engine":
-				if v == "v0" || v == "v1" {
-					fromEngine = v
+				if g, err := engine.ParseGeneration(v); err == nil {
+					fromEngine = g
 				}
 			}
 		}

@@ -257,6 +257,11 @@ func validateGroup(label string, g *Group) error {
 	if err := validateBounds(label, g); err != nil {
 		return err
 	}
+	gen, err := engine.ParseGeneration(string(g.Settings.Generation))
+	if err != nil {
+		return fmt.Errorf("calibrate: profile: %s: settings.engine_generation: %w", label, err)
+	}
+	g.Settings.Generation = gen
 	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
 		// A profile written before reserve_gb or window_pool existed: the
 		// engine's own (neither depends on the GPU).

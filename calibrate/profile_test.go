@@ -1050,7 +1050,12 @@ func TestStatedEngineGenerationPrices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct{ label, gen, row, rule string }{
+	for _, tt := range []struct {
+		label string
+		gen   engine.Generation
+		row   string
+		rule  string
+	}{
 		{"vllm-0.8.4", "v0", "V0 async output", "VLLM_USE_V1=0"},
 		{"vllm-0.9.0.1", "", "V1", ""},
 	} {
@@ -1067,5 +1072,62 @@ func TestStatedEngineGenerationPrices(t *testing.T) {
 		if got := strings.Contains(d.DefaultsRule, "VLLM_USE_V1"); got != (tt.rule != "") || !strings.Contains(d.DefaultsRule, tt.rule) {
 			t.Errorf("%s: defaults rule %q, want it to name %q", tt.label, d.DefaultsRule, tt.rule)
 		}
+	}
+}
+
+// A record that ran vLLM's V0 engine (seed 004's vLLM 0.8.4), validated
+// as run on its H20 or on a GPU the profile has no such group of, is
+// priced as it ran: V0's CPU row and defaults, not those of whichever
+// group priced it.
+func TestRecordTargetKeepsItsGeneration(t *testing.T) {
+	prof, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := fixtures.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(recs, func(r results.Record) bool { return r.System.Engine == "vllm-0.8.4" })
+	if i < 0 {
+		t.Fatal("no vllm-0.8.4 record in the seeds")
+	}
+	for _, gpu := range []string{"H20", "H100-SXM"} {
+		r := recs[i]
+		r.System.GPU = gpu // as if it ran there: the record's own settings hold
+		tg, _, err := prof.RecordTarget(&r, Override{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := prof.Configure(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Settings.Generation != engine.GenV0 || !d.Settings.DelayedOutput {
+			t.Errorf("%s: generation %q, delayed output %v; want V0's", gpu, d.Settings.Generation, d.Settings.DelayedOutput)
+		}
+		if row := engine.OverheadWith(r.System.Engine, d.Settings).Generation; row != "V0 async output" {
+			t.Errorf("%s: CPU row %q, want V0's", gpu, row)
+		}
+		if !strings.Contains(d.DefaultsRule, "VLLM_USE_V1=0") {
+			t.Errorf("%s: defaults rule %q does not name the V0 engine", gpu, d.DefaultsRule)
+		}
+	}
+}
+
+// A profile's engine generation is v0, v1 or absent: anything else is
+// refused naming the group and the field.
+func TestProfileRefusesUnknownGeneration(t *testing.T) {
+	prof, err := ParseProfile(fixtures.DefaultProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Groups[0].Settings.Generation = "v2"
+	b, err := prof.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseProfile(b); err == nil || !strings.Contains(err.Error(), "group 0") || !strings.Contains(err.Error(), "engine_generation") {
+		t.Errorf("a profile with engine_generation v2: %v, want an error naming group 0 and the field", err)
 	}
 }

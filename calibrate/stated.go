@@ -3,7 +3,6 @@ package calibrate
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/model"
@@ -49,7 +48,7 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 	// A release run on its other engine generation has that one's defaults.
 	e, gen := d.Engine, ""
 	if g, ok := e.AsGeneration(d.Settings.Generation); ok {
-		e, gen = g, "; run on its "+strings.ToUpper(d.Settings.Generation)+" engine, VLLM_USE_V1="+strings.TrimPrefix(d.Settings.Generation, "v")
+		e, gen = g, "; run on "+d.Settings.Generation.Note()
 	}
 	def, _ := engine.Defaults(e, d.GPU.Device(), maxModelLen)
 	s := d.Settings
@@ -66,9 +65,9 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
 		{engine.FlagKVCacheDtype, dtype, "auto"},
 	}
-	if engine.HasAsyncScheduling(d.Engine) { // listed where the engine has the flag
+	if engine.HasAsyncScheduling(e) { // listed where the engine (as it ran) has the flag
 		rows = append(rows, struct{ name, value, def string }{engine.FlagAsyncScheduling,
-			yes(engine.AsyncSchedulingOn(d.Engine, s.AsyncScheduling)), yes(engine.AsyncSchedulingOn(d.Engine, nil))})
+			yes(engine.AsyncSchedulingOn(e, s.AsyncScheduling)), yes(engine.AsyncSchedulingOn(e, nil))})
 	}
 	flags := make([]engine.Flag, len(rows))
 	for i, r := range rows {

@@ -388,25 +388,21 @@ func serveScript(s Spec, e engine.Serving) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// useV1 is the VLLM_USE_V1 value that runs the engine generation the pool
-// was priced as (predict.EngineSettings.Generation); ok is false for the
-// release's own.
-func useV1(p predict.EngineSettings) (string, bool) {
-	switch p.Generation {
-	case "v0":
-		return "0", true
-	case "v1":
-		return "1", true
-	}
-	return "", false
-}
-
-// useV1Prefix is useV1 as a shell command's environment prefix.
+// useV1Prefix sets VLLM_USE_V1 before a command where the pool was priced
+// as its release's other engine generation (predict.EngineSettings.Generation).
 func useV1Prefix(p predict.EngineSettings) string {
-	if v, ok := useV1(p); ok {
+	if v, ok := p.Generation.UseV1(); ok {
 		return "VLLM_USE_V1=" + v + " "
 	}
 	return ""
+}
+
+// useV1Env is the same as a container's environment entries.
+func useV1Env(p predict.EngineSettings) []any {
+	if v, ok := p.Generation.UseV1(); ok {
+		return []any{[]kv{{"name", "VLLM_USE_V1"}, {"value", v}}}
+	}
+	return nil
 }
 
 // joinArgs pairs each flag with its value on one line.
@@ -627,11 +623,7 @@ func manifests(s Spec, e engine.Serving) ([]byte, error) {
 		}
 		all = append(all, "--port", "8000")
 		rep := deployment("replicas", p.Workers, p.TP*max(p.PP, 1), nil, all, false)
-		env := []any{hfTokenEnv}
-		if v, ok := useV1(p); ok {
-			env = append(env, []kv{{"name", "VLLM_USE_V1"}, {"value", v}})
-		}
-		setEnv(rep, env)
+		setEnv(rep, append([]any{hfTokenEnv}, useV1Env(p)...))
 		policy := s.gatewayPolicy()
 		if policy == "" {
 			return marshal(rep, service("replicas"))
@@ -787,6 +779,11 @@ func readme(s Spec, e engine.Serving) []byte {
 	b.WriteString("## Engine settings\n\n| pool | workers | TP | PP | max-num-seqs | max-num-batched-tokens | block-size | enforce-eager | chosen by search |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range s.Pools {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %v | %v |\n", p.Role, p.Workers, p.TP, max(p.PP, 1), p.MaxNumSeqs, p.MaxNumBatchedTokens, p.BlockSize, p.Eager, p.Searched)
+	}
+	for _, p := range s.Pools {
+		if note := p.Generation.Note(); note != "" {
+			fmt.Fprintf(&b, "\nThe %s workers run %s, as the calibrated run did and as they were priced: serve.sh, k8s.yaml and llm-d-modelservice.yaml set it.\n", p.Role, note)
+		}
 	}
 	if mml, why, _ := s.servedMaxModelLen(); mml > 0 {
 		fmt.Fprintf(&b, "\nmax-model-len %d", mml)

@@ -814,14 +814,21 @@ func TestAsyncSchedulingExported(t *testing.T) {
 
 // A pool priced as the other vLLM engine generation than its release's
 // (a calibrated run's VLLM_USE_V1) is exported with that variable set, in
-// serve.sh and in the replicas' environment; the release's own sets none.
+// serve.sh, the replicas' environment and llm-d's vLLM container; the
+// release's own sets none.
 func TestEngineGenerationExported(t *testing.T) {
-	for _, tt := range []struct{ gen, want string }{{"", ""}, {"v0", "0"}, {"v1", "1"}} {
+	for _, tt := range []struct {
+		gen  engine.Generation
+		want string
+	}{{"", ""}, {engine.GenV0, "0"}, {engine.GenV1, "1"}} {
 		s := aggSpec(t)
 		s.Pools[0].Generation = tt.gen
 		files, err := Files(s)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if readme := string(file(t, files, "README.md")); strings.Contains(readme, "VLLM_USE_V1") != (tt.want != "") {
+			t.Errorf("generation %q: README.md names VLLM_USE_V1 %v, want %v", tt.gen, !(tt.want != ""), tt.want != "")
 		}
 		serve := string(file(t, files, "serve.sh"))
 		if got := strings.Contains(serve, "VLLM_USE_V1="+tt.want+" vllm serve"); got != (tt.want != "") || (tt.want == "" && strings.Contains(serve, "VLLM_USE_V1")) {
@@ -836,6 +843,18 @@ func TestEngineGenerationExported(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("generation %q: the replicas' VLLM_USE_V1 is %q, want %q", tt.gen, got, tt.want)
+		}
+		ms := docs(t, file(t, files, "llm-d-modelservice.yaml"))[0]
+		got = ""
+		if env, ok := dig(t, ms, "decode", "containers", 0).(map[string]any)["env"].([]any); ok {
+			for _, e := range env {
+				if m := e.(map[string]any); m["name"] == "VLLM_USE_V1" {
+					got = m["value"].(string)
+				}
+			}
+		}
+		if got != tt.want {
+			t.Errorf("generation %q: llm-d's vLLM container has VLLM_USE_V1 %q, want %q", tt.gen, got, tt.want)
 		}
 	}
 }

@@ -58,6 +58,9 @@ func llmdModelService(s Spec, e engine.Serving) ([]byte, error) {
 		{"volumeMounts", []any{[]kv{{"name", "shm"}, {"mountPath", "/dev/shm"}}}},
 		{"readinessProbe", []kv{{"httpGet", []kv{{"path", "/health"}, {"port", "vllm"}}}, {"initialDelaySeconds", 60}, {"periodSeconds", 10}}},
 	}
+	if env := useV1Env(p); env != nil {
+		container = append(container, kv{"env", env})
+	}
 	return marshal([]kv{
 		{"multinode", false},
 		{"modelArtifacts", []kv{{"uri", "hf://" + s.Model}, {"name", s.Model}, {"size", llmdModelSize(s.Model)}, {"authSecretName", llmdTokenSecret},

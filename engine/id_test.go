@@ -37,10 +37,15 @@ func TestSGLangAutoDP(t *testing.T) {
 
 func TestAsGeneration(t *testing.T) {
 	tests := []struct {
-		label, gen, want string
-		ok               bool
+		label string
+		gen   Generation
+		want  string
+		ok    bool
 	}{
 		{"vllm-0.9.0.1", "v0", "vllm-0.7.3", true},
+		{"vllm-0.10.2", GenV0, "vllm-0.7.3", true},
+		{"vllm-0.11.0", GenV0, "vllm-0.11.0", false}, // V0 was gone
+		{"vllm-0.19.1", GenV0, "vllm-0.19.1", false},
 		{"vllm-0.7.2", "v1", "vllm-0.8.0", true},
 		{"vllm", "v0", "vllm-0.7.3", true},
 		{"vllm-0.9.0.1", "v1", "vllm-0.9.0.1", false}, // its own generation
@@ -105,6 +110,30 @@ func TestPickRow(t *testing.T) {
 	for label, want := range map[string]int{"a": 0, "a-0.5": 0, "a-0.6": 1, "a-0.7.3": 1, "a-0.8.0": 2, "a-2": 2, "b-1.2": 3, "b": -1, "b-0.9": -1, "c-1": -1} {
 		if got := pickRow(len(rows), row, Parse(label)); got != want {
 			t.Errorf("pickRow(%q) = %d, want %d", label, got, want)
+		}
+	}
+}
+
+// A stated generation reads in any case, names how to start it, and
+// refuses anything else.
+func TestParseGeneration(t *testing.T) {
+	for _, tt := range []struct {
+		in, use, note string
+		err           bool
+	}{
+		{"", "", "", false},
+		{"V0", "0", "its V0 engine, VLLM_USE_V1=0", false},
+		{" v1 ", "1", "its V1 engine, VLLM_USE_V1=1", false},
+		{"v2", "", "", true},
+	} {
+		g, err := ParseGeneration(tt.in)
+		if (err != nil) != tt.err {
+			t.Errorf("ParseGeneration(%q): %v, want error %v", tt.in, err, tt.err)
+			continue
+		}
+		use, ok := g.UseV1()
+		if use != tt.use || ok != (tt.use != "") || g.Note() != tt.note {
+			t.Errorf("ParseGeneration(%q) = %q: VLLM_USE_V1=%q %v, note %q; want %q, %q", tt.in, g, use, ok, g.Note(), tt.use, tt.note)
 		}
 	}
 }

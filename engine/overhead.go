@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Overhead is the CPU cost of an engine version's steps: scheduling,
 // input preparation, kernel launches outside CUDA graphs, sampling and
@@ -50,7 +47,7 @@ var overheads = []Overhead{
 	{Family: "vllm", From: "0.6", Generation: "V0 async output", StepS: 0.002, EagerStepS: 0.002 + eagerExtra, PerSeqS: 35e-6, RelSigma: 0.6,
 		Source: "vLLM V0 from 0.6 as it runs by default: asynchronous output processing on, scheduling one step at a time (multi-step, --num-scheduler-steps, is opt-in: vLLM blog 2024-09-05, whose 2.7× used it). " +
 			"Async output processing alone moved TPOT 8.7% (Llama-70B on 4x H100, the same blog) and throughput 11% (Llama-3.1-8B FP8 on an H100, vllm-project/vllm#7049): it hides the output processing, about 60 of the 100 µs a sequence that Vidur's CPU profile of V0 on an A100 shows (microsoft/vidur data/profiling/a100/cpu_overheads.csv, Llama-2-7B, batch 8–64: schedule, prepare inputs, sampler and output processing, about 1.2 ms + 100 µs a sequence), " +
-			"leaving about 1–2 ms a step and 35 µs a sequence. A run that states --num-scheduler-steps above 1 is priced as this row too (not modelled)"},
+			"leaving about 1–2 ms a step and 35 µs a sequence. A run that states --num-scheduler-steps above 1, or --disable-async-output-proc (which streams without the step's delay, engine.Settings.DelayedOutput, but leaves its output processing on the step), is priced as this row too (not modelled)"},
 	{Family: "vllm", From: "0.8", Generation: generationV1, StepS: 0.0012, EagerStepS: 0.0012 + eagerExtra, PerSeqS: 25e-6, RelSigma: 0.6,
 		Source: "vLLM V1 (default engine from 0.8.0; blog 2025-01-27): API server and scheduler in separate processes, persistent batch, piecewise CUDA graphs; scheduling synchronous with the GPU step by default through 0.13"},
 	{Family: "vllm", From: "0.14", Generation: generationV1Async, StepS: asyncStepS, EagerStepS: asyncStepS + eagerExtra, PerSeqS: 20e-6, RelSigma: 0.7,
@@ -68,9 +65,9 @@ var overheads = []Overhead{
 
 // OverheadWith is OverheadFor for a run with settings s, where two of them
 // choose the row:
-//   - the engine generation a vLLM run states (s.Generation: "v0" with
-//     VLLM_USE_V1=0 from 0.8, "v1" with VLLM_USE_V1=1 before it) prices it
-//     as that generation's release (ID.AsGeneration), the V0 or V1 row;
+//   - the engine generation a vLLM run states (s.Generation: V0 from 0.8
+//     to 0.10, V1 before 0.8) prices it as that generation's release
+//     (ID.AsGeneration), the V0 or V1 row;
 //   - vLLM's async scheduling (s.AsyncScheduling non-nil: --async-scheduling
 //     or --no-async-scheduling). The flag came in with 0.10 as an opt-in
 //     and is on by default from 0.14 (vllm-project/vllm#27614): a
@@ -86,7 +83,7 @@ func OverheadWith(label string, s Settings) Overhead {
 	if g, ok := id.AsGeneration(s.Generation); ok {
 		id = g
 		o = overheadOf(g)
-		o.Source += "; here because the run states vLLM's " + strings.ToUpper(s.Generation) + " engine (VLLM_USE_V1=" + strings.TrimPrefix(s.Generation, "v") + ")"
+		o.Source += "; here because the run states " + s.Generation.Note()
 	}
 	async := s.AsyncScheduling
 	if async == nil || !HasAsyncScheduling(id) {

@@ -90,9 +90,10 @@ func TestOverheadWithGeneration(t *testing.T) {
 	on := new(bool)
 	*on = true
 	for _, tt := range []struct {
-		label, gen string
-		async      *bool
-		want       string
+		label string
+		gen   Generation
+		async *bool
+		want  string
 	}{
 		{"vllm-0.8.4", "v0", nil, "V0 async output"},
 		{"vllm-0.10.1", "v0", on, "V0 async output"},

@@ -84,10 +84,9 @@ type Settings struct {
 	// the CPU overheads (OverheadWith).
 	AsyncScheduling *bool `json:"async_scheduling,omitempty"`
 	// Generation is the vLLM engine generation a run states where it is
-	// not its release's own: "v0" (VLLM_USE_V1=0 or a V0 engine named, from
-	// 0.8) or "v1" (VLLM_USE_V1=1 before 0.8); "" is the release's own.
-	// It chooses the defaults and prices the CPU overheads (OverheadWith).
-	Generation string `json:"engine_generation,omitempty"`
+	// not its release's own (VLLM_USE_V1); "" is the release's own. It
+	// chooses the defaults and prices the CPU overheads (OverheadWith).
+	Generation Generation `json:"engine_generation,omitempty"`
 	// Nodes is how many servers each worker's GPUs span; 0 or 1 is one.
 	Nodes int `json:"nodes,omitempty"`
 	// PrefillFirst: new prompts run in steps of their own, ahead of the
@@ -413,26 +412,4 @@ func Defaults(e ID, g Device, maxModelLen int) (Settings, error) {
 		return vllmUnknown(g, maxModelLen), fmt.Errorf("engine: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
 	return defaultsTable[i].apply(g, maxModelLen), nil
-}
-
-// AsGeneration is the release whose defaults a vLLM release run with the
-// other engine generation takes: one from 0.8 run with its V0 engine
-// (gen "v0": VLLM_USE_V1=0) the last V0 release's (0.7.3), one before 0.8
-// run with V1 (gen "v1") the first V1 release's (0.8.0). ok is false, and
-// e is kept, for another family, an unstated generation or the release's own.
-func (e ID) AsGeneration(gen string) (id ID, ok bool) {
-	if e.Family != VLLM {
-		return e, false
-	}
-	switch gen {
-	case "v0":
-		if len(e.Version) == 0 || e.AtLeast(0, 8) {
-			return Parse("vllm-0.7.3"), true
-		}
-	case "v1":
-		if len(e.Version) == 0 || !e.AtLeast(0, 8) {
-			return Parse("vllm-0.8.0"), true
-		}
-	}
-	return e, false
 }

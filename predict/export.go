@@ -39,9 +39,9 @@ type EngineSettings struct {
 	// calibrated run stated it; nil leaves it to the engine.
 	AsyncScheduling *bool `json:"async_scheduling,omitempty"`
 	// Generation is the vLLM engine generation the priced run stated where
-	// it is not its release's own, "v0" or "v1" (engine.Settings.Generation):
-	// exported as VLLM_USE_V1=0 or 1; "" leaves the release's own.
-	Generation string `json:"engine_generation,omitempty"`
+	// it is not its release's own (engine.Settings.Generation), exported
+	// as VLLM_USE_V1; "" leaves the release's own.
+	Generation engine.Generation `json:"engine_generation,omitempty"`
 	// DPAttention is SGLang's --dp with --enable-dp-attention, as the
 	// calibrated workers ran: each of the groups holds its own requests'
 	// KV cache and a whole copy of the attention weights.
