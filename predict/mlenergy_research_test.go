@@ -62,6 +62,53 @@ func TestMLEnergySweepHeldOut(t *testing.T) {
 	}
 }
 
+// The same harness's mixture-of-experts sweeps (testdata/
+// mlenergy-v3-lm-arena-chat-moe.json, whose source field says where every
+// number came from): Qwen3-30B-A3B at TP1–2, Qwen3-235B-A22B (BF16 and
+// FP8) at TP2–8, Llama-4-Scout at TP4–8 and DeepSeek-V3.1 at TP8, on H100
+// and B200, predicted by the embedded profile, which has no MoE group on
+// either GPU with this engine. It only reports: docs/accuracy.md quotes
+// its log.
+func TestMLEnergyMoESweepHeldOut(t *testing.T) {
+	raw, err := os.ReadFile("testdata/mlenergy-v3-lm-arena-chat-moe.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sw mlEnergySweep
+	if err := json.Unmarshal(raw, &sw); err != nil {
+		t.Fatal(err)
+	}
+	prof := defaultProfile(t)
+	type key struct {
+		model, gpu string
+		tp         int
+	}
+	var order []key
+	itl, tput := map[key][]float64{}, map[key][]float64{}
+	var allITL, allTput []float64
+	for _, r := range sw.Rows {
+		tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
+		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
+		if err != nil {
+			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
+			continue
+		}
+		ei, et := metric(p, 0, model.MedianITL)/r.MedianITLMs-1, metric(p, 0, model.OutputThroughput)/r.OutputTokS-1
+		k := key{model.ShortName(r.Model), r.GPU, r.TP}
+		if _, ok := itl[k]; !ok {
+			order = append(order, k)
+		}
+		itl[k], tput[k] = append(itl[k], ei), append(tput[k], et)
+		allITL, allTput = append(allITL, ei), append(allTput, et)
+		t.Logf("%-9s %-36s TP%d %4d in flight: median ITL %6.2f ms (%+5.0f%%), output tok/s %+5.0f%%", r.GPU, k.model, r.TP, r.MaxNumSeqs, r.MedianITLMs, 100*ei, 100*et)
+	}
+	for _, k := range order {
+		t.Logf("%-9s %-36s TP%d, %2d points: median ITL %+5.0f%%, output tok/s %+5.0f%% (signed medians)", k.gpu, k.model, k.tp, len(itl[k]), 100*stats.Median(itl[k]), 100*stats.Median(tput[k]))
+	}
+	t.Logf("every MoE point, %d: median |error| (signed) median ITL %.1f%% (%+.1f%%), output tok/s %.1f%% (%+.1f%%)", len(allITL),
+		100*medianAbs(allITL), 100*stats.Median(allITL), 100*medianAbs(allTput), 100*stats.Median(allTput))
+}
+
 // medianAbs is the median of |x|.
 func medianAbs(x []float64) float64 {
 	a := make([]float64, len(x))
