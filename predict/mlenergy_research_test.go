@@ -8,25 +8,44 @@ import (
 	"os"
 	"testing"
 
+	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
 	"github.com/capsim/capsim/workload"
 )
 
-// mlEnergySweep is testdata/mlenergy-v3-lm-arena-chat.json: ML.ENERGY's
-// published dense-model sweeps on H100 and B200 (its source field says
-// where every number came from).
+// mlEnergySweep is testdata/mlenergy-v3-lm-arena-chat.json or its -moe
+// twin: ML.ENERGY's published dense-model or mixture-of-experts sweeps on
+// H100 and B200 (the source field says where every number came from).
 type mlEnergySweep struct {
-	Source string `json:"source"`
-	Rows   []struct {
-		Model        string  `json:"model"`
-		GPU          string  `json:"gpu"`
-		TP           int     `json:"tp"`
-		MaxNumSeqs   int     `json:"max_num_seqs"`
-		AvgOutputLen float64 `json:"avg_output_len"`
-		MedianITLMs  float64 `json:"median_itl_ms"`
-		OutputTokS   float64 `json:"output_throughput"`
-	} `json:"rows"`
+	Source string        `json:"source"`
+	Rows   []mlEnergyRow `json:"rows"`
+}
+
+// mlEnergyRow is one published configuration: a model on TP GPUs kept at
+// MaxNumSeqs in flight.
+type mlEnergyRow struct {
+	Model        string  `json:"model"`
+	GPU          string  `json:"gpu"`
+	TP           int     `json:"tp"`
+	MaxNumSeqs   int     `json:"max_num_seqs"`
+	AvgOutputLen float64 `json:"avg_output_len"`
+	MedianITLMs  float64 `json:"median_itl_ms"`
+	OutputTokS   float64 `json:"output_throughput"`
+}
+
+// errors predicts r from prof as a closed loop of its MaxNumSeqs (512-token
+// prompts assumed: the lengths are not published) and returns the median
+// ITL's and output throughput's relative errors; ok is false, with the
+// test marked failed, when it cannot be predicted.
+func (r mlEnergyRow) errors(t *testing.T, prof *calibrate.Profile) (itl, tput float64, ok bool) {
+	tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
+	p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
+	if err != nil {
+		t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
+		return 0, 0, false
+	}
+	return metric(p, 0, model.MedianITL)/r.MedianITLMs - 1, metric(p, 0, model.OutputThroughput)/r.OutputTokS - 1, true
 }
 
 // Every published H100 and B200 point of the sweep predicted by the
@@ -35,24 +54,14 @@ type mlEnergySweep struct {
 // lengths are not published: 512 tokens assumed. It only reports:
 // docs/accuracy.md quotes its log.
 func TestMLEnergySweepHeldOut(t *testing.T) {
-	raw, err := os.ReadFile("testdata/mlenergy-v3-lm-arena-chat.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sw mlEnergySweep
-	if err := json.Unmarshal(raw, &sw); err != nil {
-		t.Fatal(err)
-	}
+	sw := readSweep(t, "testdata/mlenergy-v3-lm-arena-chat.json")
 	prof := defaultProfile(t)
 	itl, tput := map[string][]float64{}, map[string][]float64{}
 	for _, r := range sw.Rows {
-		tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
-		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
-		if err != nil {
-			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
+		ei, et, ok := r.errors(t, prof)
+		if !ok {
 			continue
 		}
-		ei, et := metric(p, 0, model.MedianITL)/r.MedianITLMs-1, metric(p, 0, model.OutputThroughput)/r.OutputTokS-1
 		itl[r.GPU], tput[r.GPU] = append(itl[r.GPU], ei), append(tput[r.GPU], et)
 		t.Logf("%-9s %-24s TP%d %4d in flight: median ITL %+5.0f%%, output tok/s %+5.0f%%", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, 100*ei, 100*et)
 	}
@@ -70,14 +79,7 @@ func TestMLEnergySweepHeldOut(t *testing.T) {
 // either GPU with this engine. It only reports: docs/accuracy.md quotes
 // its log.
 func TestMLEnergyMoESweepHeldOut(t *testing.T) {
-	raw, err := os.ReadFile("testdata/mlenergy-v3-lm-arena-chat-moe.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sw mlEnergySweep
-	if err := json.Unmarshal(raw, &sw); err != nil {
-		t.Fatal(err)
-	}
+	sw := readSweep(t, "testdata/mlenergy-v3-lm-arena-chat-moe.json")
 	prof := defaultProfile(t)
 	type key struct {
 		model, gpu string
@@ -87,13 +89,10 @@ func TestMLEnergyMoESweepHeldOut(t *testing.T) {
 	itl, tput := map[key][]float64{}, map[key][]float64{}
 	var allITL, allTput []float64
 	for _, r := range sw.Rows {
-		tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
-		p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
-		if err != nil {
-			t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
+		ei, et, ok := r.errors(t, prof)
+		if !ok {
 			continue
 		}
-		ei, et := metric(p, 0, model.MedianITL)/r.MedianITLMs-1, metric(p, 0, model.OutputThroughput)/r.OutputTokS-1
 		k := key{model.ShortName(r.Model), r.GPU, r.TP}
 		if _, ok := itl[k]; !ok {
 			order = append(order, k)
@@ -107,6 +106,20 @@ func TestMLEnergyMoESweepHeldOut(t *testing.T) {
 	}
 	t.Logf("every MoE point, %d: median |error| (signed) median ITL %.1f%% (%+.1f%%), output tok/s %.1f%% (%+.1f%%)", len(allITL),
 		100*medianAbs(allITL), 100*stats.Median(allITL), 100*medianAbs(allTput), 100*stats.Median(allTput))
+}
+
+// readSweep reads one of the ML.ENERGY sweep files of testdata.
+func readSweep(t *testing.T, path string) mlEnergySweep {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sw mlEnergySweep
+	if err := json.Unmarshal(raw, &sw); err != nil {
+		t.Fatal(err)
+	}
+	return sw
 }
 
 // medianAbs is the median of |x|.
