@@ -355,10 +355,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	}
 	llm = withKVCache(settings, llm)
 	if settings.PrefixCaching == "" {
-		ran := id // the release, or the engine generation it ran on
-		if g, ok := id.AsGeneration(settings.Generation); ok {
-			ran = g
-		}
+		ran, _ := id.AsGeneration(settings.Generation) // the release, or the generation it ran on
 		settings.PrefixCaching = defaultSettings(ran, gpu, llm.MaxContext).PrefixCaching
 	}
 	if t.DPAttention > 0 {

@@ -98,10 +98,9 @@ var scaleOut = map[string]bool{"RDMA400": true, "RDMA200": true, NodeNetwork: tr
 // Ethernet).
 func (g GPU) KVTransferPathOver(name string) (KVPath, error) {
 	ic, err := LookupInterconnect(name)
-	ok := err == nil
 	own := g.Link()
 	switch {
-	case !ok:
+	case err != nil:
 		return KVPath{}, optionerr.New("model: ", nil, "unknown KV link %q (want %s, RDMA400, RDMA200 or %s)", name, own.Name, NodeNetwork)
 	case !scaleOut[ic.Name] && ic.Name != own.Name:
 		return KVPath{}, optionerr.New("model: ", nil, "%s is not %s's link (%s within a server; RDMA400, RDMA200 or %s between servers)", ic.Name, g.Name, own.Name, NodeNetwork)
