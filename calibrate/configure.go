@@ -374,7 +374,18 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// are four at TP4.
 		settings.DPAttention = max(t.Topology.Replicas.TP, t.Topology.Decode.TP)
 	}
-	llm = llm.WithAttentionDP(settings.DPAttention)
+	if on := t.Stated.ExpertParallel; on != nil {
+		if *on && !llm.IsMoE() {
+			return Deployment{}, fmt.Errorf("calibrate: --%s applies to a mixture of experts; %s is dense", engine.FlagExpertParallel, model.ShortName(llm.Name))
+		}
+		// vLLM's flag spreads the experts over every GPU of a worker
+		// (model.LLM.ExpertParallelAt caps the degree at a smaller pool's TP).
+		settings.ExpertParallel = 0
+		if *on {
+			settings.ExpertParallel = max(t.Topology.Replicas.TP, t.Topology.Prefill.TP, t.Topology.Decode.TP)
+		}
+	}
+	llm = deployed(llm, settings)
 	gpu = gpu.AcrossNodes(settings.Nodes)
 	// A fitted transfer is that deployment's own (its network, connector
 	// and what its fit could not tell from its prefill): another GPU,

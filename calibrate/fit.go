@@ -391,7 +391,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	best := math.Inf(1)
 	for i, c := range cands {
 		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
-		prior := priorParams(gf.layout, c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+		prior := priorParams(gf.layout, c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 		lin, err := fitLinear(ctx, e, gf.layout, prior, pts)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: group %s: %w", name, err)
@@ -801,7 +801,7 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 // forPoint is e with the KV-cache sizing and batch limits p's record states.
 func (e env) forPoint(p *point) env {
 	applyRecord(&e.settings, p.stated)
-	e.llm = withKVCache(e.settings, e.llm.WithAttentionDP(e.settings.DPAttention))
+	e.llm = withKVCache(e.settings, deployed(e.llm, e.settings))
 	return e
 }
 

@@ -239,6 +239,22 @@ func applyRecord(s *engine.Settings, rs engine.Settings) {
 	s.PrefillFirst, s.ReserveOutput, s.DelayedOutput = rs.PrefillFirst, rs.ReserveOutput, rs.DelayedOutput
 	s.Generation = rs.Generation // its engine's CPU row, as its defaults
 	s.DPAttention = rs.DPAttention
+	s.ExpertParallel = rs.ExpertParallel
+}
+
+// expertParallelOf is the expert-parallel degree a record ran with
+// (engine.Settings.ExpertParallel; results.ExpertParallelSettings reads
+// it): a stated degree above 1, or vLLM's --enable-expert-parallel over
+// every GPU of the decoding workers; 0 otherwise.
+func expertParallelOf(topo model.Topology, settings map[string]string) int {
+	on, ep := results.ExpertParallelSettings(settings)
+	switch {
+	case ep > 1:
+		return ep
+	case on:
+		return max(topo.Replicas.TP, topo.Decode.TP)
+	}
+	return 0
 }
 
 // dpAttentionOf is the data-parallel attention degree a record ran with,
@@ -398,6 +414,16 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 			s.DPAttention = dp
 		} else if dp != s.DPAttention {
 			s.DPAttention = 0
+			break
+		}
+	}
+	// So is expert parallelism.
+	for i, p := range pts {
+		ep := expertParallelOf(p.topo, p.rec.System.Settings)
+		if i == 0 {
+			s.ExpertParallel = ep
+		} else if ep != s.ExpertParallel {
+			s.ExpertParallel = 0
 			break
 		}
 	}

@@ -262,6 +262,9 @@ func validateGroup(label string, g *Group) error {
 		return fmt.Errorf("calibrate: profile: %s: settings.engine_generation: %w", label, err)
 	}
 	g.Settings.Generation = gen
+	if g.Settings.ExpertParallel < 0 || g.Settings.DPAttention < 0 {
+		return fmt.Errorf("calibrate: profile: %s: settings.expert_parallel %d and dp_attention %d must be 0 or a degree", label, g.Settings.ExpertParallel, g.Settings.DPAttention)
+	}
 	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
 		// A profile written before reserve_gb or window_pool existed: the
 		// engine's own (neither depends on the GPU).

@@ -17,6 +17,12 @@ func withKVCache(s engine.Settings, m model.LLM) model.LLM {
 	return m
 }
 
+// deployed is m laid out over its workers as s states: data-parallel
+// attention and expert parallelism.
+func deployed(m model.LLM, s engine.Settings) model.LLM {
+	return m.WithAttentionDP(s.DPAttention).WithExpertParallel(s.ExpertParallel)
+}
+
 // checkStated refuses stated settings that vLLM would refuse together
 // with the settings they meet: async scheduling where the engine has no
 // such flag, a token budget below the sequence cap, or, for workers
@@ -64,6 +70,9 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 		{engine.FlagPrefixCaching, yes(s.PrefixCaching == engine.PrefixOn), yes(def.PrefixCaching == engine.PrefixOn)},
 		{engine.FlagEnforceEager, yes(s.DecodeEager), "false"},
 		{engine.FlagKVCacheDtype, dtype, "auto"},
+	}
+	if d.LLM.IsMoE() { // listed where the model has experts to spread
+		rows = append(rows, struct{ name, value, def string }{engine.FlagExpertParallel, yes(s.ExpertParallel > 1), "false"})
 	}
 	if engine.HasAsyncScheduling(e) { // listed where the engine (as it ran) has the flag
 		rows = append(rows, struct{ name, value, def string }{engine.FlagAsyncScheduling,

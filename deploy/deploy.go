@@ -306,6 +306,10 @@ func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, err
 	if err != nil {
 		return nil, err
 	}
+	if p.ExpertParallel > 1 && p.ExpertParallel != p.TP {
+		// vLLM's flag deals the experts over every GPU of a worker.
+		return nil, fmt.Errorf("deploy: the %s workers were priced with experts over %d of their %d GPUs; vLLM's --%s spreads them over all %d", p.Role, p.ExpertParallel, p.TP, engine.FlagExpertParallel, p.TP)
+	}
 	add := func(flag string, value string) error {
 		if !e.HasFlag(flag) {
 			return fmt.Errorf("deploy: vLLM %s has no %s", e.VLLM, flag)
@@ -334,6 +338,7 @@ func vllmArgs(s Spec, e engine.Serving, p predict.EngineSettings) ([]string, err
 		{engine.FlagKVCacheDtype, p.KVCacheDtype, p.KVCacheDtype != ""},
 		{engine.FlagAsyncScheduling, "", p.AsyncScheduling != nil && *p.AsyncScheduling},
 		{"no-" + engine.FlagAsyncScheduling, "", p.AsyncScheduling != nil && !*p.AsyncScheduling},
+		{engine.FlagExpertParallel, "", p.ExpertParallel > 1},
 	}
 	for _, st := range steps {
 		if st.on {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -809,6 +810,31 @@ func TestAsyncSchedulingExported(t *testing.T) {
 	p.AsyncScheduling = &on
 	if _, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p); err == nil || !strings.Contains(err.Error(), "no --async-scheduling") {
 		t.Errorf("vLLM 0.9 with --async-scheduling: %v", err)
+	}
+}
+
+// A mixture of experts priced with its experts spread over every GPU of
+// a worker is exported with --enable-expert-parallel where the vLLM
+// release is known to have it; a degree below the worker's TP, which
+// vLLM's flag cannot state, is refused, as is a release not checked.
+func TestExpertParallelExported(t *testing.T) {
+	a := aggSpec(t)
+	p := a.Pools[0]
+	p.TP, p.ExpertParallel = 8, 8
+	if args, err := vllmArgs(a, engine.Serving{VLLM: "0.11.0"}, p); err != nil || !slices.Contains(args, "--enable-expert-parallel") {
+		t.Errorf("vLLM 0.11 with experts over 8 GPUs: %v %v", args, err)
+	}
+	p.ExpertParallel = 0
+	if args, err := vllmArgs(a, engine.Serving{VLLM: "0.11.0"}, p); err != nil || slices.Contains(args, "--enable-expert-parallel") {
+		t.Errorf("vLLM 0.11 with experts split by TP: %v %v", args, err)
+	}
+	p.ExpertParallel = 4
+	if _, err := vllmArgs(a, engine.Serving{VLLM: "0.11.0"}, p); err == nil || !strings.Contains(err.Error(), "over 4 of their 8 GPUs") {
+		t.Errorf("experts over 4 of 8 GPUs: %v, want a refusal", err)
+	}
+	p.ExpertParallel = 8
+	if _, err := vllmArgs(a, engine.Serving{VLLM: "0.9.0.1"}, p); err == nil || !strings.Contains(err.Error(), "no --enable-expert-parallel") {
+		t.Errorf("vLLM 0.9 with expert parallelism: %v", err)
 	}
 }
 

@@ -28,9 +28,13 @@ var vllmServeFlags = []string{"--" + FlagTensorParallelSize, "--" + FlagPipeline
 	"--" + FlagKVCacheDtype, "--" + FlagPrefixCaching, "--no-" + FlagPrefixCaching}
 
 // vllmAsyncServeFlags are 0.10's to 0.14's: the flags above, taken as
-// unchanged (not re-read at each tag), and --async-scheduling with its
-// --no- form, which came in with 0.10 (SchedulerConfig.async_scheduling).
-var vllmAsyncServeFlags = append(slices.Clip(vllmServeFlags), "--"+FlagAsyncScheduling, "--no-"+FlagAsyncScheduling)
+// unchanged (not re-read at each tag), --async-scheduling with its
+// --no- form, which came in with 0.10 (SchedulerConfig.async_scheduling),
+// and --enable-expert-parallel (ParallelConfig.enable_expert_parallel),
+// which public 0.11 runs state (ML.ENERGY's leaderboard v3 configs,
+// GPUStack's Qwen3-235B pages); 0.8's and 0.9's were not checked for it,
+// so an export for them refuses it.
+var vllmAsyncServeFlags = append(slices.Clip(vllmServeFlags), "--"+FlagAsyncScheduling, "--no-"+FlagAsyncScheduling, "--"+FlagExpertParallel)
 
 // vllmFlags are the flags per vLLM minor version an export knows.
 var vllmFlags = map[string][]string{"0.8": vllmServeFlags, "0.9": vllmServeFlags,

@@ -108,6 +108,12 @@ type Settings struct {
 	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
 	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
 	DPAttention int `json:"dp_attention,omitempty"`
+	// ExpertParallel is the expert-parallel degree of a mixture of
+	// experts' workers (model.LLM.ExpertParallel): vLLM's
+	// --enable-expert-parallel spreads the experts over every GPU of a
+	// worker, recorded as the largest pool's TP; SGLang's --ep-size and
+	// TensorRT-LLM's --ep_size state the degree. 0 is experts split by TP.
+	ExpertParallel int `json:"expert_parallel,omitempty"`
 	// WindowPool is, for a model with sliding-window layers, the token
 	// slots an engine sizes for them in a pool of their own per slot of
 	// the full-attention cache (SGLang's --swa-full-tokens-ratio, 0.8 by

@@ -21,6 +21,11 @@ type Stated struct {
 	EnforceEager         *bool   // --enforce-eager
 	KVCacheDtype         string  // --kv-cache-dtype
 	AsyncScheduling      *bool   // --async-scheduling / --no-async-scheduling (CheckAsyncScheduling)
+	// ExpertParallel is --enable-expert-parallel: a mixture of experts'
+	// experts spread whole over every GPU of a worker. Settings.Apply
+	// leaves it to whoever knows the workers' TP (calibrate.Configure
+	// sets Settings.ExpertParallel).
+	ExpertParallel *bool
 }
 
 // The flag names of Stated's settings, in the order reports list them.
@@ -34,11 +39,12 @@ const (
 	FlagEnforceEager         = "enforce-eager"
 	FlagKVCacheDtype         = "kv-cache-dtype"
 	FlagAsyncScheduling      = "async-scheduling"
+	FlagExpertParallel       = "enable-expert-parallel"
 )
 
 // FlagNames are Stated's settings as vLLM's flags name them, in order.
 var FlagNames = []string{FlagMaxNumBatchedTokens, FlagMaxNumSeqs, FlagMaxModelLen, FlagGPUMemoryUtilization,
-	FlagBlockSize, FlagPrefixCaching, FlagEnforceEager, FlagKVCacheDtype, FlagAsyncScheduling}
+	FlagBlockSize, FlagPrefixCaching, FlagEnforceEager, FlagKVCacheDtype, FlagAsyncScheduling, FlagExpertParallel}
 
 // BlockSizes are the KV block sizes vLLM accepts (--block-size choices
 // of its V1 CacheConfig; SGLang's page size 1 included).
@@ -114,6 +120,8 @@ func (s Stated) Has(name string) bool {
 		return s.KVCacheDtype != ""
 	case FlagAsyncScheduling:
 		return s.AsyncScheduling != nil
+	case FlagExpertParallel:
+		return s.ExpertParallel != nil
 	}
 	return false
 }
@@ -160,7 +168,9 @@ func (f Flag) Switch() string {
 
 // Negatable reports whether vLLM turns the setting name off with
 // --no-NAME (--enable-prefix-caching, --async-scheduling).
-func Negatable(name string) bool { return name == FlagPrefixCaching || name == FlagAsyncScheduling }
+func Negatable(name string) bool {
+	return name == FlagPrefixCaching || name == FlagAsyncScheduling || name == FlagExpertParallel
+}
 
 // FormatInt and FormatFloat are a Flag's Value of a number.
 func FormatInt(n int) string { return strconv.Itoa(n) }

@@ -8,7 +8,7 @@ import (
 func TestStatedValidateAndNames(t *testing.T) {
 	on := true
 	ok := Stated{MaxNumBatchedTokens: 2048, MaxNumSeqs: 128, MaxModelLen: 4096, GPUMemoryUtilization: 0.85, BlockSize: 32,
-		PrefixCaching: &on, EnforceEager: &on, KVCacheDtype: "fp8", AsyncScheduling: &on}
+		PrefixCaching: &on, EnforceEager: &on, KVCacheDtype: "fp8", AsyncScheduling: &on, ExpertParallel: &on}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -367,8 +367,16 @@ type LLM struct {
 	// the attention weights. 0 or 1, or a degree that does not divide the
 	// TP, is attention split by TP. Pricing sets it from the engine
 	// settings (WithAttentionDP); no catalog entry has it.
-	AttentionDP int    `json:"attention_dp,omitempty"`
-	Source      string `json:"source"`
+	AttentionDP int `json:"attention_dp,omitempty"`
+	// ExpertParallel is a deployment's expert-parallel degree (vLLM's
+	// --enable-expert-parallel, over every GPU of the worker; SGLang's
+	// --ep-size, TensorRT-LLM's --ep_size): the routed experts are dealt
+	// whole to that many groups of ranks, each expert split over the
+	// group's TP/EP ranks, instead of every expert split over all TP
+	// ranks. 0 or 1 is experts split by TP. Pricing sets it from the
+	// engine settings (WithExpertParallel); no catalog entry has it.
+	ExpertParallel int    `json:"expert_parallel,omitempty"`
+	Source         string `json:"source"`
 }
 
 // WithAttentionDP is m deployed with data-parallel attention of degree dp.
@@ -384,6 +392,27 @@ func (m LLM) AttentionDPAt(tp int) int {
 		return m.AttentionDP
 	}
 	return 1
+}
+
+// WithExpertParallel is m deployed with its experts spread over ep
+// expert-parallel groups.
+func (m LLM) WithExpertParallel(ep int) LLM {
+	m.ExpertParallel = ep
+	return m
+}
+
+// ExpertParallelAt is the expert-parallel degree of a worker at tensor
+// degree tp: ExpertParallel capped at tp (a worker cannot spread its
+// experts wider than its GPUs; vLLM's flag spreads them over all of a
+// worker's, which a stated degree of the largest pool's TP says for a
+// smaller one too), where that divides both tp and the experts; 1 for a
+// dense model or experts split by TP.
+func (m LLM) ExpertParallelAt(tp int) int {
+	ep := min(m.ExpertParallel, tp)
+	if !m.IsMoE() || ep <= 1 || tp%ep != 0 || m.Experts%ep != 0 {
+		return 1
+	}
+	return ep
 }
 
 // attentionParams are the attention projections' parameters, all layers.

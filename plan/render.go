@@ -110,6 +110,9 @@ func planSettings(ps []predict.EngineSettings) string {
 		if p.DPAttention > 1 {
 			dp = fmt.Sprintf(", --enable-dp-attention --dp %d", p.DPAttention)
 		}
+		if p.ExpertParallel > 1 {
+			dp += ", --enable-expert-parallel"
+		}
 		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, dp, mark))
 	}
 	return strings.Join(parts, "; ")

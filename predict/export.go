@@ -46,6 +46,11 @@ type EngineSettings struct {
 	// calibrated workers ran: each of the groups holds its own requests'
 	// KV cache and a whole copy of the attention weights.
 	DPAttention int `json:"dp_attention,omitempty"`
+	// ExpertParallel is the expert-parallel degree a mixture of experts'
+	// workers were priced with (model.LLM.ExpertParallelAt): vLLM's
+	// --enable-expert-parallel where it is the worker's TP; 0 is experts
+	// split by TP.
+	ExpertParallel int `json:"expert_parallel,omitempty"`
 	// Searched is true when the planner chose a value other than the
 	// engine's default for this deployment.
 	Searched bool `json:"searched,omitempty"`
@@ -62,6 +67,9 @@ func SettingsOf(d calibrate.Deployment) []EngineSettings {
 		s := EngineSettings{Role: role, Workers: p.Workers / mb, TP: pool.TP, PP: pool.Stages(), MaxNumSeqs: p.MaxNumSeqs * mb,
 			MaxNumBatchedTokens: p.MaxBatchedTokens, BlockSize: p.BlockSize, Eager: eager, DPAttention: dpAttention(d.LLM.AttentionDPAt(pool.TP)),
 			KVCacheDtype: d.Stated.KVCacheDtype}
+		if ep := d.LLM.ExpertParallelAt(pool.TP); ep > 1 {
+			s.ExpertParallel = ep
+		}
 		if engine.HasAsyncScheduling(d.Engine) {
 			s.AsyncScheduling = d.Settings.AsyncScheduling
 		}

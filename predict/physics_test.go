@@ -366,6 +366,7 @@ func mlEnergyTarget(t *testing.T, gpu model.GPU, llm string, tp, seqs int) calib
 		t.Fatal(err)
 	}
 	on := true
-	s.AsyncScheduling, s.MaxNumSeqs = &on, seqs
+	// The harness states --enable-expert-parallel (a dense model ignores it).
+	s.AsyncScheduling, s.MaxNumSeqs, s.ExpertParallel = &on, seqs, tp
 	return calibrate.Target{GPU: gpu, LLM: mustLLM(t, llm), Engine: id, Settings: &s, Topology: model.Topology{Replicas: model.Pool{Count: 1, TP: tp}}}
 }

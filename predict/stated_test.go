@@ -51,8 +51,9 @@ func metricOf(p Prediction, name string) float64 { return p.Points[0].Metrics[na
 // engine version's defaults on the GPU, stated ones say so.
 func TestEngineFlagsReported(t *testing.T) {
 	p := statedRun(t, "vllm-0.9.0.1", engine.Stated{}, Shape{1024, 64}, model.Closed(1), model.Sharing{})
-	// All but --async-scheduling, which vLLM 0.9 does not have.
-	if len(p.EngineFlags) != len(engine.FlagNames)-1 || !strings.Contains(p.EngineDefaults, "vllm#17885") {
+	// All but --async-scheduling, which vLLM 0.9 does not have, and
+	// --enable-expert-parallel, which a dense model has no use for.
+	if len(p.EngineFlags) != len(engine.FlagNames)-2 || !strings.Contains(p.EngineDefaults, "vllm#17885") {
 		t.Fatalf("flags %+v, defaults %q: want all eight and vLLM 0.9's rule", p.EngineFlags, p.EngineDefaults)
 	}
 	for _, f := range p.EngineFlags {
@@ -169,5 +170,48 @@ func TestStatedPrefixCachingAndBlockSize(t *testing.T) {
 	if !(small.Points[0].PrefixHitRate > big.Points[0].PrefixHitRate) {
 		t.Errorf("hit rate %.3f with blocks of 16, %.3f with blocks of 256 over a 200-token shared prefix: want lower with the larger block",
 			small.Points[0].PrefixHitRate, big.Points[0].PrefixHitRate)
+	}
+}
+
+// --enable-expert-parallel deals a mixture of experts' experts whole to
+// the worker's GPUs: at one request a step waits for the GPU whose
+// experts the token touched most, so TPOT rises; the flag is reported as
+// stated, and a dense model refuses it.
+func TestStatedExpertParallel(t *testing.T) {
+	prof := defaultProfile(t)
+	topo, err := model.ParseTopology("1xTP8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(llm string, on *bool) (Prediction, error) {
+		tg := calibrate.Target{GPU: mustGPU(t, "H100-SXM"), LLM: mustLLM(t, llm), Engine: engine.Parse("vllm-0.11.0"), Topology: topo,
+			Stated: engine.Stated{ExpertParallel: on}}
+		preds, err := Run(context.Background(), prof, Options{Target: tg, Loads: []model.Load{model.Closed(1)}, NoBand: true, Mode: sim.BenchmarkReplay,
+			Workload: workload.Workload{ISL: 1024, OSL: 64, Seed: 3, NumPrompts: 20}})
+		if err != nil {
+			return Prediction{}, err
+		}
+		return preds[0], nil
+	}
+	yes, no := true, false
+	ep, err := run("Qwen/Qwen3-235B-A22B", &yes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := run("Qwen/Qwen3-235B-A22B", &no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := metricOf(ep, model.MeanTPOT), metricOf(split, model.MeanTPOT); !(a > 1.05*b) {
+		t.Errorf("c=1 TPOT %.2f ms with expert parallelism, %.2f ms with experts split by TP: want the former over 5%% higher", a, b)
+	}
+	if f := flagOf(t, ep, engine.FlagExpertParallel); f.Value != "true" || f.From != engine.FromStated {
+		t.Errorf("flag %+v, want stated true", f)
+	}
+	if f := flagOf(t, split, engine.FlagExpertParallel); f.Value != "false" || f.From != engine.FromStated {
+		t.Errorf("flag %+v, want stated false", f)
+	}
+	if _, err := run("Qwen/Qwen3-32B", &yes); err == nil || !strings.Contains(err.Error(), "--enable-expert-parallel applies to a mixture of experts") {
+		t.Errorf("a dense model with --enable-expert-parallel: %v, want a refusal", err)
 	}
 }

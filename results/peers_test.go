@@ -297,6 +297,24 @@ func TestVLLMMetadataSystem(t *testing.T) {
 			t.Errorf("DPAttentionSettings(%v, %v) = %v, %d; want %v, %d", tt.settings, tt.withPrefill, on, dp, tt.on, tt.dp)
 		}
 	}
+	for _, tt := range []struct {
+		settings map[string]string
+		on       bool
+		ep       int
+	}{
+		{map[string]string{"enable-expert-parallel": "true"}, true, 0},
+		{map[string]string{"Enable_Expert_Parallel": "1", "ep_size": "4"}, true, 4},
+		{map[string]string{"ep": "8"}, false, 8},
+		{map[string]string{"expert-parallel-size": "2"}, false, 2},
+		{map[string]string{"decode.ep-size": "8", "prefill.ep-size": "2"}, false, 8},
+		{map[string]string{"prefill.enable-expert-parallel": "true"}, false, 0},
+		{map[string]string{"enable-expert-parallel": "false", "decode.enable-expert-parallel": "true"}, false, 0},
+		{map[string]string{"enable-expert-parallel": "maybe"}, false, 0},
+	} {
+		if on, ep := ExpertParallelSettings(tt.settings); on != tt.on || ep != tt.ep {
+			t.Errorf("ExpertParallelSettings(%v) = %v, %d; want %v, %d", tt.settings, on, ep, tt.on, tt.ep)
+		}
+	}
 	// A GPU count the sidecar states is checked against the topology, not
 	// overwritten.
 	recs, err = ParseVLLMJSON("x.json", []byte(`{"completed": 1, "request_throughput": 1, "gpu": "H200", "tp": "8", "dp": "2"}`))

@@ -169,13 +169,30 @@ func dpAttention(pairs ...map[string]string) bool {
 
 // DPAttentionSettings reads SGLang's data-parallel attention settings from
 // engine settings: whether --enable-dp-attention is on, and the --dp size
-// (0 where unstated). Keys are matched as spelled in any case with dashes
-// or underscores. A plain key is the server's and wins; without one, any
-// role's own ("decode.enable-dp-attention") turns it on, a prefill
-// worker's only with withPrefill, and the role keys' sizes are read in
-// key order, the last winning, so the answer never depends on map order.
+// (0 where unstated). Keys are matched as roleSwitch matches them, a
+// prefill worker's only with withPrefill.
 func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool, dp int) {
-	var plainOn, plainDP *string
+	return roleSwitch(settings, withPrefill, "enable_dp_attention", "dp", "dp_size", "data_parallel_size")
+}
+
+// ExpertParallelSettings reads a mixture of experts' expert-parallel
+// settings from engine settings: whether vLLM's --enable-expert-parallel
+// is on, and the degree SGLang's --ep-size (--ep) or TensorRT-LLM's
+// --ep_size state (0 where unstated). A prefill worker's are not read:
+// the decoding workers' layout prices the steps a run measures most.
+func ExpertParallelSettings(settings map[string]string) (on bool, ep int) {
+	return roleSwitch(settings, false, "enable_expert_parallel", "ep", "ep_size", "expert_parallel_size")
+}
+
+// roleSwitch reads a switch (onKey) and the size that goes with it
+// (sizeKeys) from engine settings. Keys are matched as spelled in any case
+// with dashes or underscores. A plain key is the server's and wins;
+// without one, any role's own ("decode.enable-dp-attention") turns the
+// switch on, a prefill worker's only with withPrefill, and the role keys'
+// sizes are read in key order, the last winning, so the answer never
+// depends on map order.
+func roleSwitch(settings map[string]string, withPrefill bool, onKey string, sizeKeys ...string) (on bool, size int) {
+	var plainOn, plainSize *string
 	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		v := strings.TrimSpace(settings[k])
 		key, plain := normKey(k), true
@@ -185,18 +202,18 @@ func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool,
 			}
 			key, plain = key[i+1:], false
 		}
-		switch key {
-		case "enable_dp_attention":
+		switch {
+		case key == onKey:
 			if plain {
 				plainOn = &v
 			} else if b, err := strconv.ParseBool(v); err == nil && b {
 				on = true
 			}
-		case "dp", "dp_size", "data_parallel_size":
+		case slices.Contains(sizeKeys, key):
 			if plain {
-				plainDP = &v
+				plainSize = &v
 			} else if n, err := strconv.Atoi(v); err == nil {
-				dp = n
+				size = n
 			}
 		}
 	}
@@ -204,12 +221,12 @@ func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool,
 		b, err := strconv.ParseBool(*plainOn)
 		on = err == nil && b
 	}
-	if plainDP != nil {
-		if n, err := strconv.Atoi(*plainDP); err == nil {
-			dp = n
+	if plainSize != nil {
+		if n, err := strconv.Atoi(*plainSize); err == nil {
+			size = n
 		}
 	}
-	return on, dp
+	return on, size
 }
 
 // systemSettings splits the system-stating pairs out of settings (in place)

@@ -13,7 +13,7 @@ import (
 // function it returns reads what the parsed flags state.
 func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.Stated, error) {
 	var s engine.Stated
-	var prefixOn, prefixOff, eager, asyncOn, asyncOff bool
+	var prefixOn, prefixOff, eager, asyncOn, asyncOff, epOn, epOff bool
 	fs.IntVar(&s.MaxNumBatchedTokens, engine.FlagMaxNumBatchedTokens, 0, "engine settings, as vLLM's flags name them (each, unless stated: "+what+"):\nthe per-step token budget")
 	fs.IntVar(&s.MaxNumSeqs, engine.FlagMaxNumSeqs, 0, "the cap on running sequences per worker")
 	fs.IntVar(&s.MaxModelLen, engine.FlagMaxModelLen, 0, "the longest request, prompt and output, in tokens")
@@ -25,6 +25,8 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 	fs.StringVar(&s.KVCacheDtype, engine.FlagKVCacheDtype, "", "the KV cache's element type ("+engine.KVCacheDtypes+"; auto: the checkpoint's)")
 	fs.BoolVar(&asyncOn, engine.FlagAsyncScheduling, false, "schedule the next step while the GPU runs this one (vLLM 0.10 or later; on by default from 0.14)")
 	fs.BoolVar(&asyncOff, "no-"+engine.FlagAsyncScheduling, false, "schedule each step after the last (vLLM 0.10 or later)")
+	fs.BoolVar(&epOn, engine.FlagExpertParallel, false, "deal a mixture of experts' experts whole to every GPU of a worker (expert parallelism)")
+	fs.BoolVar(&epOff, "no-"+engine.FlagExpertParallel, false, "split every expert over the worker's GPUs (tensor parallelism)")
 	return func() (engine.Stated, error) {
 		st := s
 		for _, n := range []string{engine.FlagMaxNumBatchedTokens, engine.FlagMaxNumSeqs, engine.FlagMaxModelLen, engine.FlagBlockSize} {
@@ -40,6 +42,9 @@ func addEngineSettingsFlags(fs *pflag.FlagSet, what string) func() (engine.State
 			return st, err
 		}
 		if st.AsyncScheduling, err = onOff(fs, engine.FlagAsyncScheduling, asyncOn, asyncOff, st.AsyncScheduling); err != nil {
+			return st, err
+		}
+		if st.ExpertParallel, err = onOff(fs, engine.FlagExpertParallel, epOn, epOff, st.ExpertParallel); err != nil {
 			return st, err
 		}
 		if fs.Changed(engine.FlagEnforceEager) {
