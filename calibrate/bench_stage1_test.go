@@ -31,7 +31,7 @@ func BenchmarkStage1(b *testing.B) {
 			l := layoutOf(pts)
 			for _, c := range cands {
 				e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
-				prior := priorParams(l, c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+				prior := priorParams(l, c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 				if _, err := fitLinear(ctx, e, l, prior, pts); err != nil {
 					b.Fatal(err)
 				}

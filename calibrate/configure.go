@@ -374,16 +374,19 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		// are four at TP4.
 		settings.DPAttention = max(t.Topology.Replicas.TP, t.Topology.Decode.TP)
 	}
-	if on := t.Stated.ExpertParallel; on != nil {
-		if *on && !llm.IsMoE() {
-			return Deployment{}, fmt.Errorf("calibrate: --%s applies to a mixture of experts; %s is dense", engine.FlagExpertParallel, model.ShortName(llm.Name))
-		}
-		// vLLM's flag spreads the experts over every GPU of a worker
-		// (model.LLM.ExpertParallelAt caps the degree at a smaller pool's TP).
+	// vLLM's flag spreads the experts over every GPU of a worker
+	// (model.LLM.ExpertParallelAt caps the degree at a smaller pool's TP),
+	// so a calibrated vLLM or Dynamo run's degree follows the target's TP:
+	// EP8 at TP8 is EP4 at TP4. SGLang's and TensorRT-LLM's state theirs.
+	switch on := t.Stated.ExpertParallel; {
+	case on != nil && *on && !llm.IsMoE():
+		return Deployment{}, fmt.Errorf("calibrate: --%s applies to a mixture of experts; %s is dense", engine.FlagExpertParallel, model.ShortName(llm.Name))
+	case on != nil && *on:
+		settings.ExpertParallel = t.Topology.WidestTP()
+	case on != nil:
 		settings.ExpertParallel = 0
-		if *on {
-			settings.ExpertParallel = max(t.Topology.Replicas.TP, t.Topology.Prefill.TP, t.Topology.Decode.TP)
-		}
+	case settings.ExpertParallel > 0 && (id.Family == engine.VLLM || id.Family == engine.Dynamo):
+		settings.ExpertParallel = t.Topology.WidestTP()
 	}
 	llm = deployed(llm, settings)
 	gpu = gpu.AcrossNodes(settings.Nodes)

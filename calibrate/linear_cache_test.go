@@ -19,7 +19,7 @@ func TestStage1CostsKeptArePriced(t *testing.T) {
 	for _, sg := range seedGroups(t) {
 		key, pts, settings, c, e := sg.key, sg.pts, sg.settings, sg.c, sg.e
 		l := layoutOf(pts)
-		prior := priorParams(l, c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+		prior := priorParams(l, c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 		// Another pass's split: compute and weight moved apart.
 		other := map[string]model.Coeffs{}
 		for r, co := range prior.coeffs {
@@ -73,7 +73,7 @@ func TestKeptShapesPriceAsFresh(t *testing.T) {
 	kept := 0
 	for _, sg := range seedGroups(t) {
 		key, pts, settings, c, e := sg.key, sg.pts, sg.settings, sg.c, sg.e
-		prm := priorParams(layoutOf(pts), c.gpu, c.llm.WithAttentionDP(settings.DPAttention), pts, settings, key.engine)
+		prm := priorParams(layoutOf(pts), c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 		other := prm.clone()
 		for r, co := range other.coeffs {
 			co.Overhead *= 2

@@ -245,14 +245,14 @@ func applyRecord(s *engine.Settings, rs engine.Settings) {
 // expertParallelOf is the expert-parallel degree a record ran with
 // (engine.Settings.ExpertParallel; results.ExpertParallelSettings reads
 // it): a stated degree above 1, or vLLM's --enable-expert-parallel over
-// every GPU of the decoding workers; 0 otherwise.
+// every GPU of each worker; 0 otherwise.
 func expertParallelOf(topo model.Topology, settings map[string]string) int {
 	on, ep := results.ExpertParallelSettings(settings)
 	switch {
 	case ep > 1:
 		return ep
 	case on:
-		return max(topo.Replicas.TP, topo.Decode.TP)
+		return topo.WidestTP()
 	}
 	return 0
 }

@@ -262,8 +262,13 @@ func validateGroup(label string, g *Group) error {
 		return fmt.Errorf("calibrate: profile: %s: settings.engine_generation: %w", label, err)
 	}
 	g.Settings.Generation = gen
-	if g.Settings.ExpertParallel < 0 || g.Settings.DPAttention < 0 {
-		return fmt.Errorf("calibrate: profile: %s: settings.expert_parallel %d and dp_attention %d must be 0 or a degree", label, g.Settings.ExpertParallel, g.Settings.DPAttention)
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"expert_parallel", g.Settings.ExpertParallel}, {"dp_attention", g.Settings.DPAttention}} {
+		if d.v < 0 {
+			return fmt.Errorf("calibrate: profile: %s: settings.%s is %d; want 0 (none) or a degree", label, d.name, d.v)
+		}
 	}
 	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
 		// A profile written before reserve_gb or window_pool existed: the

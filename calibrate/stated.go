@@ -72,7 +72,7 @@ func engineFlags(d Deployment, maxModelLen int, fromGroup bool) ([]engine.Flag, 
 		{engine.FlagKVCacheDtype, dtype, "auto"},
 	}
 	if d.LLM.IsMoE() { // listed where the model has experts to spread
-		rows = append(rows, struct{ name, value, def string }{engine.FlagExpertParallel, yes(s.ExpertParallel > 1), "false"})
+		rows = append(rows, struct{ name, value, def string }{engine.FlagExpertParallel, yes(s.ExpertParallel > 0), "false"})
 	}
 	if engine.HasAsyncScheduling(e) { // listed where the engine (as it ran) has the flag
 		rows = append(rows, struct{ name, value, def string }{engine.FlagAsyncScheduling,

@@ -111,8 +111,10 @@ type Settings struct {
 	// ExpertParallel is the expert-parallel degree of a mixture of
 	// experts' workers (model.LLM.ExpertParallel): vLLM's
 	// --enable-expert-parallel spreads the experts over every GPU of a
-	// worker, recorded as the largest pool's TP; SGLang's --ep-size and
-	// TensorRT-LLM's --ep_size state the degree. 0 is experts split by TP.
+	// worker, recorded as the widest pool's TP (model.Topology.WidestTP)
+	// and following the target's TP when priced (calibrate.Configure);
+	// SGLang's --ep-size and TensorRT-LLM's --ep_size state the degree.
+	// 0 is experts split by TP.
 	ExpertParallel int `json:"expert_parallel,omitempty"`
 	// WindowPool is, for a model with sliding-window layers, the token
 	// slots an engine sizes for them in a pool of their own per slot of

@@ -51,22 +51,21 @@ type Roofline struct {
 	// Under expert parallelism (LLM.ExpertParallelAt) the experts are
 	// dealt whole to ExpertGroups groups of ranks, ExpertsPerGroup each,
 	// and a step lasts as long as its busiest group: the one whose tokens
-	// touch the most of its experts (the weights it reads) and route the
-	// most tokens to it (the GEMM work). Routing is taken as uniform, a
-	// lower bound, since real routers favour some experts. The touched
-	// experts are exact for it (busiestGroup); the routed tokens are
-	// their mean plus ExpertMaxZ (the expected largest of ExpertGroups
-	// standard normals) standard deviations, which matters only once the
-	// experts' GEMMs are large enough to be compute-bound. At batch 1 a
-	// rank of 8 holding 16 of Qwen3-235B's 128 experts reads 2.5 experts
-	// where split by TP it reads one; by 512 tokens every expert is
-	// touched and the busiest group routes 6% more than the mean
-	// (vllm-project/vllm#50647 measured 6.9% over 16 ranks, Kimi K3,
-	// without rebalancing). 0 groups: experts split by TP.
+	// touch the most of its experts (expertShare) and route it the most
+	// tokens (expertLoad, with ExpertMaxZ the expected largest of
+	// ExpertGroups standard normals). Routing is taken as uniform, a lower
+	// bound: real routers favour some experts. At batch 1 a rank of 8
+	// holding 16 of Qwen3-235B's 128 experts reads 2.5 experts where
+	// split by TP it reads one; at 512 tokens the busiest group routes 6%
+	// more than the mean (vllm-project/vllm#50647 measured 6.9% over 16
+	// ranks, Kimi K3). 0 groups: experts split by TP.
 	ExpertGroups    int     `json:"expert_groups,omitempty"`
-	ExpertsPerGroup float64 `json:"experts_per_group,omitempty"`
+	ExpertsPerGroup int     `json:"experts_per_group,omitempty"`
 	ExpertMaxZ      float64 `json:"expert_max_z,omitempty"`
-	busiest         *[]float64
+	// busiest is the shape's table, shared by pointer so that rooflines of
+	// one shape still compare equal (calibrate caches step costs by ==);
+	// nil in a roofline read back from JSON, which looks it up.
+	busiest *expertTable
 	// Act is the activation traffic through the kernels between the
 	// GEMMs (LLM.ActivationKernels): norms and residual adds, rotary
 	// embeddings, the FFN's activation function, and a mixture of
@@ -92,38 +91,84 @@ func (r Roofline) touched(tokens float64) float64 {
 
 // expertShare is the share of its experts the busiest rank reads in a
 // step over tokens tokens: touched, or under expert parallelism the
-// busiest group's (ExpertGroups), at most all of them.
+// busiest group's (ExpertGroups), at most all of them: exact for uniform
+// routing given how many experts are touched (busiestGroup), taken at
+// their mean count.
 func (r Roofline) expertShare(tokens float64) float64 {
 	q := r.touched(tokens)
-	if r.ExpertGroups < 2 || q <= 0 || q >= 1 {
+	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 || q <= 0 || q >= 1 {
 		return q
 	}
 	tab := r.busiest
 	if tab == nil { // a roofline read back from JSON
-		tab = busiestGroup(int(r.ExpertsPerGroup), r.ExpertGroups)
+		tab = expertTableOf(r.ExpertsPerGroup, r.ExpertGroups)
+	}
+	n := float64(r.ExpertsPerGroup)
+	if tab.maxTouched == nil {
+		// Too many experts for the exact table: the binomial's mean plus
+		// ExpertMaxZ standard deviations.
+		return math.Min(1, q+r.ExpertMaxZ*math.Sqrt(q*(1-q)/n))
 	}
 	// The touched experts, E·q on average, interpolated between whole counts.
-	t := *tab
+	t := tab.maxTouched
 	k := q * float64(len(t)-1)
 	i := min(int(k), len(t)-2)
-	return (t[i] + (k-float64(i))*(t[i+1]-t[i])) / r.ExpertsPerGroup
+	return (t[i] + (k-float64(i))*(t[i+1]-t[i])) / n
 }
 
-// busiestTables caches busiestGroup's tables by [n, g].
-var busiestTables sync.Map
+// expertLoad is the busiest expert-parallel group's routed token–expert
+// pairs over the mean group's in a step over tokens tokens (1 without
+// expert parallelism). A token's k experts are distinct, so a group's
+// count is a sum of hypergeometric draws, variance P/g·(1−1/g)·(E−k)/(E−1)
+// over P pairs; the g counts sum to P (correlation −1/(g−1)), which
+// widens their largest's excess by √(g/(g−1)). A group takes at most
+// min(k, n) of a token's k pairs.
+func (r Roofline) expertLoad(tokens float64) float64 {
+	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 || tokens <= 0 {
+		return 1
+	}
+	g, n := float64(r.ExpertGroups), float64(r.ExpertsPerGroup)
+	e := g * n
+	k := e * (1 - r.ExpertMiss)
+	pairs := tokens * k
+	excess := r.ExpertMaxZ * math.Sqrt(g/pairs*(e-k)/(e-1))
+	return math.Min(g*math.Min(k, n)/k, 1+excess)
+}
+
+// expertTable is what expert parallelism over g groups of n experts
+// needs beyond the roofline's fields: the busiest group's touched experts
+// against how many are touched (busiestGroup; nil where the counts
+// overflow) and the expected largest of g standard normals.
+type expertTable struct {
+	maxTouched []float64
+	maxZ       float64
+}
+
+// expertTables caches expertTableOf's tables by [n, g].
+var expertTables sync.Map
+
+// expertTableOf is the shape's expertTable, computed once.
+func expertTableOf(n, g int) *expertTable {
+	key := [2]int{n, g}
+	if t, ok := expertTables.Load(key); ok {
+		return t.(*expertTable)
+	}
+	t, _ := expertTables.LoadOrStore(key, &expertTable{maxTouched: busiestGroup(n, g), maxZ: expectedMaxNormal(g)})
+	return t.(*expertTable)
+}
 
 // busiestGroup is, for K = 0 … n·g, the expected largest number of
 // touched experts in any of g groups of n when K experts, a uniformly
 // random K-subset (as uniform routing touches them), are touched: exact,
 // from the number of K-subsets with at most x in every group, the z^K
-// coefficient of (Σ_{j≤x} C(n, j)·z^j)^g. Computed once per shape.
-func busiestGroup(n, g int) *[]float64 {
-	key := [2]int{n, g}
-	if t, ok := busiestTables.Load(key); ok {
-		return t.(*[]float64)
-	}
+// coefficient of (Σ_{j≤x} C(n, j)·z^j)^g. nil beyond 512 experts, where
+// the binomial coefficients near C(1024, 512) leave float64's range.
+func busiestGroup(n, g int) []float64 {
 	total := n * g
-	choose := func(a, b int) float64 { // C(a, b) in floating point (C(256, 128) ≈ 5.8e75)
+	if total > 512 {
+		return nil
+	}
+	choose := func(a, b int) float64 { // C(a, b) in floating point (C(512, 256) ≈ 4.7e152)
 		c := 1.0
 		for i := range b {
 			c = c * float64(a-i) / float64(i+1)
@@ -158,20 +203,7 @@ func busiestGroup(n, g int) *[]float64 {
 			want[k] += 1 - within
 		}
 	}
-	t, _ := busiestTables.LoadOrStore(key, &want)
-	return t.(*[]float64)
-}
-
-// expertLoad is the busiest expert-parallel group's routed tokens over the
-// mean group's in a step over tokens tokens (1 without expert
-// parallelism): its token–expert pairs are binomial, at most all of them.
-func (r Roofline) expertLoad(tokens float64) float64 {
-	if r.ExpertGroups < 2 || tokens <= 0 {
-		return 1
-	}
-	g := float64(r.ExpertGroups)
-	pairs := tokens * r.ExpertsPerGroup * g * (1 - r.ExpertMiss)
-	return math.Min(g, 1+r.ExpertMaxZ*math.Sqrt((g-1)/pairs))
+	return want
 }
 
 // weightRead is the peak-bandwidth time of a step's weight reads: every
@@ -272,8 +304,8 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		r.ExpertToken = 2 * m.ExpertParams() / flops
 		r.ExpertMiss = 1 - float64(m.ActiveExperts)/float64(m.Experts)
 		if ep := m.ExpertParallelAt(p.TP); ep > 1 {
-			r.ExpertGroups, r.ExpertsPerGroup, r.ExpertMaxZ = ep, float64(m.Experts/ep), expectedMaxNormal(ep)
-			r.busiest = busiestGroup(m.Experts/ep, ep)
+			r.busiest = expertTableOf(m.Experts/ep, ep)
+			r.ExpertGroups, r.ExpertsPerGroup, r.ExpertMaxZ = ep, m.Experts/ep, r.busiest.maxZ
 		}
 	}
 	ic := g.TPLink(p.Stages())

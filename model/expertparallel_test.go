@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -21,8 +22,9 @@ func TestExpectedMaxNormal(t *testing.T) {
 // uniform routing (each token picks k distinct experts at random): the
 // mean over 2000 steps of the largest group's touched experts and routed
 // token–expert pairs, for the models and degrees the ML.ENERGY sweeps
-// ran. The touched experts are within 3% at every batch; the routed
-// pairs' normal approximation within 5% once the mean group routes 16.
+// ran, at EP 2 to 8. The touched experts are within 3% at every batch;
+// the routed pairs' excess over the mean within 15% of the simulated
+// excess once the mean group routes 16.
 func TestExpertParallelBusiestGroupMatchesSimulatedRouting(t *testing.T) {
 	g, _ := LookupGPU("H100")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -30,7 +32,7 @@ func TestExpertParallelBusiestGroupMatchesSimulatedRouting(t *testing.T) {
 		model string
 		tp    int
 	}{
-		{"Qwen/Qwen3-235B-A22B", 8}, {"Qwen/Qwen3-235B-A22B", 4}, {"Qwen/Qwen3-30B-A3B", 2},
+		{"Qwen/Qwen3-235B-A22B", 8}, {"Qwen/Qwen3-235B-A22B", 4}, {"Qwen/Qwen3-30B-A3B", 2}, {"Qwen/Qwen3-235B-A22B", 2},
 		{"meta-llama/Llama-4-Scout-17B-16E-Instruct", 8}, {"deepseek-ai/DeepSeek-V3", 8},
 	} {
 		m, err := LookupLLM(tt.model)
@@ -42,6 +44,9 @@ func TestExpertParallelBusiestGroupMatchesSimulatedRouting(t *testing.T) {
 			t.Fatalf("%s TP%d: %d expert groups, want %d", tt.model, tt.tp, r.ExpertGroups, tt.tp)
 		}
 		perGroup := m.Experts / tt.tp
+		if r.ExpertsPerGroup != perGroup {
+			t.Fatalf("%s TP%d: %d experts a group, want %d", tt.model, tt.tp, r.ExpertsPerGroup, perGroup)
+		}
 		ids := make([]int, m.Experts)
 		for i := range ids {
 			ids[i] = i
@@ -80,7 +85,7 @@ func TestExpertParallelBusiestGroupMatchesSimulatedRouting(t *testing.T) {
 			if tokens*m.ActiveExperts < 16*tt.tp {
 				continue
 			}
-			if got := r.expertLoad(float64(tokens)); math.Abs(got/load-1) > 0.05 {
+			if got := r.expertLoad(float64(tokens)); math.Abs((got-1)/(load-1)-1) > 0.15 {
 				t.Errorf("%s TP%d, %d tokens: busiest group routes %.3f× the mean, simulated routing %.3f×", tt.model, tt.tp, tokens, got, load)
 			}
 		}
@@ -137,5 +142,34 @@ func TestExpertParallelAt(t *testing.T) {
 		if got := tt.m.WithExpertParallel(tt.ep).ExpertParallelAt(tt.tp); got != tt.want {
 			t.Errorf("%s EP%d at TP%d: %d, want %d", ShortName(tt.m.Name), tt.ep, tt.tp, got, tt.want)
 		}
+	}
+}
+
+// A roofline read back from JSON prices expert parallelism as the one it
+// was written from, and a hand-built one without experts per group does
+// not fail.
+func TestExpertParallelRooflineJSON(t *testing.T) {
+	g, _ := LookupGPU("H100")
+	m, _ := LookupLLM("Qwen/Qwen3-235B-A22B")
+	r := NewRoofline(g, m.WithExpertParallel(8), Pool{Count: 1, TP: 8})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Roofline
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, tokens := range []float64{1, 8, 64, 512} {
+		if a, b := r.expertShare(tokens), back.expertShare(tokens); a != b {
+			t.Errorf("%v tokens: share %v written, %v read back", tokens, a, b)
+		}
+		if a, b := r.expertLoad(tokens), back.expertLoad(tokens); a != b {
+			t.Errorf("%v tokens: load %v written, %v read back", tokens, a, b)
+		}
+	}
+	odd := Roofline{ExpertRead: 1, ExpertMiss: 0.9, ExpertGroups: 4}
+	if got, want := odd.expertShare(1), odd.touched(1); got != want || odd.expertLoad(1) != 1 {
+		t.Errorf("no experts per group: share %v (want %v), load %v (want 1)", got, want, odd.expertLoad(1))
 	}
 }

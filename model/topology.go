@@ -104,6 +104,12 @@ func (t Topology) Disaggregated() bool { return !t.Prefill.IsZero() || !t.Decode
 // GPUs is the total number of GPUs of the deployment.
 func (t Topology) GPUs() int { return t.Replicas.GPUs() + t.Prefill.GPUs() + t.Decode.GPUs() }
 
+// WidestTP is the largest TP degree of the topology's pools: the degree a
+// setting that spans every GPU of a worker (vLLM's
+// --enable-expert-parallel) states for the widest, and, capped at their
+// own TP, for the others (LLM.ExpertParallelAt).
+func (t Topology) WidestTP() int { return max(t.Replicas.TP, t.Prefill.TP, t.Decode.TP) }
+
 // String formats the topology as "4xTP4" (aggregated) or "prefill 6xTP2 + decode 1xTP4".
 func (t Topology) String() string {
 	if t.Disaggregated() {

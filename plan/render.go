@@ -106,14 +106,14 @@ func planSettings(ps []predict.EngineSettings) string {
 		if p.Searched {
 			mark = " (searched)"
 		}
-		dp := ""
+		layout := ""
 		if p.DPAttention > 1 {
-			dp = fmt.Sprintf(", --enable-dp-attention --dp %d", p.DPAttention)
+			layout = fmt.Sprintf(", --enable-dp-attention --dp %d", p.DPAttention)
 		}
 		if p.ExpertParallel > 1 {
-			dp += ", --enable-expert-parallel"
+			layout += fmt.Sprintf(", experts over %d GPUs (expert parallelism)", p.ExpertParallel)
 		}
-		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, dp, mark))
+		parts = append(parts, fmt.Sprintf("%s max-num-seqs %d, max-num-batched-tokens %d%s%s", p.Role, p.MaxNumSeqs, p.MaxNumBatchedTokens, layout, mark))
 	}
 	return strings.Join(parts, "; ")
 }

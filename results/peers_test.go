@@ -310,6 +310,9 @@ func TestVLLMMetadataSystem(t *testing.T) {
 		{map[string]string{"prefill.enable-expert-parallel": "true"}, false, 0},
 		{map[string]string{"enable-expert-parallel": "false", "decode.enable-expert-parallel": "true"}, false, 0},
 		{map[string]string{"enable-expert-parallel": "maybe"}, false, 0},
+		{map[string]string{"ep": "true"}, true, 0},
+		{map[string]string{"enable-ep-moe": "true", "tp": "8"}, true, 0},
+		{map[string]string{"decode.ep": "1"}, false, 1},
 	} {
 		if on, ep := ExpertParallelSettings(tt.settings); on != tt.on || ep != tt.ep {
 			t.Errorf("ExpertParallelSettings(%v) = %v, %d; want %v, %d", tt.settings, on, ep, tt.on, tt.ep)

@@ -177,11 +177,26 @@ func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool,
 
 // ExpertParallelSettings reads a mixture of experts' expert-parallel
 // settings from engine settings: whether vLLM's --enable-expert-parallel
-// is on, and the degree SGLang's --ep-size (--ep) or TensorRT-LLM's
-// --ep_size state (0 where unstated). A prefill worker's are not read:
-// the decoding workers' layout prices the steps a run measures most.
+// (its -ep alias, a switch) or SGLang 0.4's --enable-ep-moe is on, and
+// the degree SGLang's --ep-size (--ep) or TensorRT-LLM's --ep_size state
+// (0 where unstated). A prefill worker's are not read: the decoding
+// workers' layout prices the steps a run measures most.
 func ExpertParallelSettings(settings map[string]string) (on bool, ep int) {
-	return roleSwitch(settings, false, "enable_expert_parallel", "ep", "ep_size", "expert_parallel_size")
+	kv := make(map[string]string, len(settings))
+	for _, k := range slices.Sorted(maps.Keys(settings)) { // two spellings of one key: the last in order wins
+		v, key := settings[k], normKey(k)
+		role, name := "", key
+		if i := strings.IndexByte(key, '.'); i >= 0 {
+			role, name = key[:i+1], key[i+1:]
+		}
+		_, notInt := strconv.Atoi(strings.TrimSpace(v))
+		_, notBool := strconv.ParseBool(strings.TrimSpace(v))
+		if name == "enable_ep_moe" || (name == "ep" && notInt != nil && notBool == nil) {
+			key = role + "enable_expert_parallel" // a switch, not a degree
+		}
+		kv[key] = v
+	}
+	return roleSwitch(kv, false, "enable_expert_parallel", "ep", "ep_size", "expert_parallel_size")
 }
 
 // roleSwitch reads a switch (onKey) and the size that goes with it
