@@ -145,6 +145,9 @@ type Derivation struct {
 	// Kernels says what the pool's steps pay for their kernels' latency
 	// (model.StepCost.KernelFloor) and where that comes from.
 	Kernels string `json:"kernels,omitempty"`
+	// Experts says how a mixture of experts' experts sit on the pool's
+	// GPUs and what a step reads of them; "" for a dense model.
+	Experts string `json:"experts,omitempty"`
 }
 
 // Deployment is a simulator configuration built from a profile. The caller
@@ -218,6 +221,34 @@ func kernelsNote(llm model.LLM, graphs []int) string {
 	heavy, small := llm.KernelsPerStep()
 	return fmt.Sprintf("%.2f ms a step: %.0f GEMM and attention kernels × %.1f µs + %.0f small ones × %.1f µs in a CUDA graph, whatever the TP (measured on an H200, docs/measurements)",
 		1000*llm.KernelFloor(), heavy, model.GEMMKernelUs, small, model.SmallKernelUs)
+}
+
+// expertsNote states how a mixture of experts' experts sit on a worker:
+// split over its GPUs or, under expert parallelism, dealt whole to them;
+// and what share of them the busiest GPU reads in a one-token step
+// (model.Roofline.ExpertShare). "" for a dense model.
+func expertsNote(gpu model.GPU, llm model.LLM, pool model.Pool) string {
+	if !llm.IsMoE() {
+		return ""
+	}
+	r := model.NewRoofline(gpu, llm, pool)
+	k, e := llm.ActiveExperts, llm.Experts
+	all := math.Ceil(math.Log(0.01) / math.Log(1-float64(k)/float64(e))) // tokens by which 99% are touched
+	if ep := llm.ExpertParallelAt(pool.TP); ep > 1 {
+		n := e / ep
+		where := fmt.Sprintf("each of the worker's %d GPUs", ep)
+		if ep < pool.TP {
+			where = fmt.Sprintf("each of %d groups of %d GPUs", ep, pool.TP/ep)
+		}
+		return fmt.Sprintf("%d experts (%d a token) dealt %d to %s (expert parallelism): a step waits for the one whose tokens touched most of its experts, %.1f of %d at one token where split experts read the equivalent of %.1f, nearly all from %.0f tokens (uniform routing, a lower bound)",
+			e, k, n, where, r.ExpertShare(1)*float64(n), n, float64(k)/float64(ep), all)
+	}
+	split := "on one GPU"
+	if pool.TP > 1 {
+		split = fmt.Sprintf("each split over the worker's %d GPUs", pool.TP)
+	}
+	return fmt.Sprintf("%d experts (%d a token), %s: a step reads the ones its tokens touch, %.0f%% at one token, nearly all from %.0f tokens (uniform routing)",
+		e, k, split, 100*r.ExpertShare(1), all)
 }
 
 // String is the derivation as outputs print it: "aggregated 4xTP4:
@@ -520,6 +551,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 			}
 			der.Collectives = collectivesNote(gpu, pool, graphs, cc.coeffs.Comm)
 			der.Kernels = kernelsNote(llm, graphs)
+			der.Experts = expertsNote(gpu, llm, pool)
 			der.Coeffs = cc.coeffs
 			d.Derived = append(d.Derived, der)
 			// The band moves the whole step by its uncertainty. Shifting each

@@ -109,4 +109,3 @@ func TestProfileRefusesNegativeExpertParallel(t *testing.T) {
 		t.Errorf("a profile with expert_parallel -2: %v, want an error naming the field", err)
 	}
 }
-

@@ -89,6 +89,15 @@ func (r Roofline) touched(tokens float64) float64 {
 	return 1 - math.Pow(r.ExpertMiss, tokens)
 }
 
+// ExpertShare is the share of its experts the busiest GPU of the worker
+// reads in a step over tokens tokens (expertShare); 0 for a dense model.
+func (r Roofline) ExpertShare(tokens float64) float64 {
+	if r.ExpertRead == 0 {
+		return 0
+	}
+	return r.expertShare(tokens)
+}
+
 // expertShare is the share of its experts the busiest rank reads in a
 // step over tokens tokens: touched, or under expert parallelism the
 // busiest group's (ExpertGroups), at most all of them: exact for uniform

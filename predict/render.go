@@ -113,6 +113,9 @@ func WriteTable(w io.Writer, preds []Prediction) error {
 			if d.Kernels != "" {
 				fmt.Fprintf(w, "kernels:     %s %s: %s\n", d.Role, d.Pool, d.Kernels)
 			}
+			if d.Experts != "" {
+				fmt.Fprintf(w, "experts:     %s %s: %s\n", d.Role, d.Pool, d.Experts)
+			}
 		}
 		if p.Frontend != "" {
 			fmt.Fprintf(w, "frontend:    %s\n", p.Frontend)

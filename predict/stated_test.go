@@ -205,6 +205,13 @@ func TestStatedExpertParallel(t *testing.T) {
 	if a, b := metricOf(ep, model.MeanTPOT), metricOf(split, model.MeanTPOT); !(a > 1.05*b) {
 		t.Errorf("c=1 TPOT %.2f ms with expert parallelism, %.2f ms with experts split by TP: want the former over 5%% higher", a, b)
 	}
+	// The experts: line says how they sit and what a one-token step reads.
+	if got := ep.Derived[0].Experts; !strings.Contains(got, "dealt 16 to each of the worker's 8 GPUs (expert parallelism)") || !strings.Contains(got, "2.5 of 16 at one token") {
+		t.Errorf("experts note with expert parallelism: %q", got)
+	}
+	if got := split.Derived[0].Experts; !strings.Contains(got, "each split over the worker's 8 GPUs") {
+		t.Errorf("experts note with split experts: %q", got)
+	}
 	if f := flagOf(t, ep, engine.FlagExpertParallel); f.Value != "true" || f.From != engine.FromStated {
 		t.Errorf("flag %+v, want stated true", f)
 	}

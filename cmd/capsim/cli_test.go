@@ -449,3 +449,46 @@ func TestPredictKVLink(t *testing.T) {
 		}
 	}
 }
+
+// --enable-expert-parallel prices a mixture of experts' experts dealt
+// whole to the worker's GPUs: the experts: line says so, the engine: line
+// states the flag, a lone request's TPOT rises over the split experts',
+// and a dense model refuses the flag in one line.
+func TestPredictExpertParallel(t *testing.T) {
+	t.Parallel()
+	base := []string{"predict", "--gpu", "H100", "--model", "Qwen3-235B-A22B", "--engine", "vllm-0.11.0", "--replicas", "1xTP8",
+		"--isl", "1024", "--osl", "64", "--concurrency", "1", "--no-band"}
+	tpot := map[string]float64{}
+	for _, flag := range []string{"--enable-expert-parallel", "--no-enable-expert-parallel"} {
+		var out bytes.Buffer
+		if err := run(append(append([]string{}, base...), flag), &out, io.Discard); err != nil {
+			t.Fatalf("%s: %v", flag, err)
+		}
+		for _, want := range []string{"engine:      ", flag, "experts:     aggregated 1xTP8: 128 experts (8 a token)"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: output lacks %q:\n%s", flag, want, out.String())
+			}
+		}
+		out.Reset()
+		if err := run(append(append([]string{}, base...), flag, "--format", "csv"), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&out).ReadAll()
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("%s: csv %v (%v)", flag, rows, err)
+		}
+		for i, h := range rows[0] {
+			if h == "mean_tpot_ms" {
+				tpot[flag], _ = strconv.ParseFloat(rows[1][i], 64)
+			}
+		}
+	}
+	if on, off := tpot["--enable-expert-parallel"], tpot["--no-enable-expert-parallel"]; !(on > 1.05*off) {
+		t.Errorf("c=1 TPOT %.2f ms with expert parallelism, %.2f ms split: want the former over 5%% higher", on, off)
+	}
+	var errb bytes.Buffer
+	err := run([]string{"predict", "--gpu", "H100", "--model", "Qwen3-32B", "--replicas", "1xTP8", "--isl", "1024", "--osl", "64", "--concurrency", "1", "--enable-expert-parallel"}, io.Discard, &errb)
+	if err == nil || strings.Count(err.Error(), "\n") > 0 || !strings.Contains(err.Error(), "--enable-expert-parallel applies to a mixture of experts") {
+		t.Errorf("a dense model with --enable-expert-parallel: %v", err)
+	}
+}
