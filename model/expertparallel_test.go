@@ -173,3 +173,20 @@ func TestExpertParallelRooflineJSON(t *testing.T) {
 		t.Errorf("no experts per group: share %v (want %v), load %v (want 1)", got, want, odd.expertLoad(1))
 	}
 }
+
+// Beyond 512 experts the exact table's binomial coefficients leave
+// float64's range: the busiest group's share falls back to the
+// binomial's mean plus ExpertMaxZ standard deviations, still above the
+// split experts' share and at most all of them.
+func TestExpertParallelManyExperts(t *testing.T) {
+	if busiestGroup(512, 2) != nil {
+		t.Fatal("a table for 1024 experts: want none")
+	}
+	r := Roofline{ExpertRead: 1, ExpertMiss: 1 - 8.0/1024, ExpertGroups: 2, ExpertsPerGroup: 512, ExpertMaxZ: expectedMaxNormal(2)}
+	for _, tokens := range []float64{1, 8, 64, 4096} {
+		q, got := r.touched(tokens), r.expertShare(tokens)
+		if math.IsNaN(got) || got < q || got > 1 {
+			t.Errorf("%v tokens: share %v, want between the split experts' %v and 1", tokens, got, q)
+		}
+	}
+}
