@@ -3,50 +3,12 @@
 package predict
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 
-	"github.com/capsim/capsim/calibrate"
 	"github.com/capsim/capsim/internal/stats"
 	"github.com/capsim/capsim/model"
-	"github.com/capsim/capsim/workload"
 )
-
-// mlEnergySweep is testdata/mlenergy-v3-lm-arena-chat.json or its -moe
-// twin: ML.ENERGY's published dense-model or mixture-of-experts sweeps on
-// H100 and B200 (the source field says where every number came from).
-type mlEnergySweep struct {
-	Source string        `json:"source"`
-	Rows   []mlEnergyRow `json:"rows"`
-}
-
-// mlEnergyRow is one published configuration: a model on TP GPUs kept at
-// MaxNumSeqs in flight.
-type mlEnergyRow struct {
-	Model        string  `json:"model"`
-	GPU          string  `json:"gpu"`
-	TP           int     `json:"tp"`
-	MaxNumSeqs   int     `json:"max_num_seqs"`
-	AvgOutputLen float64 `json:"avg_output_len"`
-	MedianITLMs  float64 `json:"median_itl_ms"`
-	OutputTokS   float64 `json:"output_throughput"`
-}
-
-// errors predicts r from prof as a closed loop of its MaxNumSeqs (512-token
-// prompts assumed: the lengths are not published) and returns the median
-// ITL's and output throughput's relative errors; ok is false, with the
-// test marked failed, when it cannot be predicted.
-func (r mlEnergyRow) errors(t *testing.T, prof *calibrate.Profile) (itl, tput float64, ok bool) {
-	tgt := mlEnergyTarget(t, mustGPU(t, r.GPU), r.Model, r.TP, r.MaxNumSeqs)
-	p, err := tryPredict(prof, tgt, workload.Workload{ISL: 512, OSL: int(math.Round(r.AvgOutputLen))}, 4*r.MaxNumSeqs, model.Closed(r.MaxNumSeqs))
-	if err != nil {
-		t.Errorf("%s %s TP%d at %d: %v", r.GPU, model.ShortName(r.Model), r.TP, r.MaxNumSeqs, err)
-		return 0, 0, false
-	}
-	return metric(p, 0, model.MedianITL)/r.MedianITLMs - 1, metric(p, 0, model.OutputThroughput)/r.OutputTokS - 1, true
-}
 
 // Every published H100 and B200 point of the sweep predicted by the
 // embedded profile (no group of the profile ran these GPUs with these
@@ -106,20 +68,6 @@ func TestMLEnergyMoESweepHeldOut(t *testing.T) {
 	}
 	t.Logf("every MoE point, %d: median |error| (signed) median ITL %.1f%% (%+.1f%%), output tok/s %.1f%% (%+.1f%%)", len(allITL),
 		100*medianAbs(allITL), 100*stats.Median(allITL), 100*medianAbs(allTput), 100*stats.Median(allTput))
-}
-
-// readSweep reads one of the ML.ENERGY sweep files of testdata.
-func readSweep(t *testing.T, path string) mlEnergySweep {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sw mlEnergySweep
-	if err := json.Unmarshal(raw, &sw); err != nil {
-		t.Fatal(err)
-	}
-	return sw
 }
 
 // medianAbs is the median of |x|.
