@@ -257,6 +257,17 @@ func expertParallelOf(topo model.Topology, settings map[string]string) int {
 	return 0
 }
 
+// agreed is of's value on every point of pts, or 0 where two disagree.
+func agreed(pts []*point, of func(*point) int) int {
+	v := of(pts[0])
+	for _, p := range pts[1:] {
+		if of(p) != v {
+			return 0
+		}
+	}
+	return v
+}
+
 // dpAttentionOf is the data-parallel attention degree a record ran with,
 // simulated as engine: SGLang's --enable-dp-attention with --dp N (N > 1;
 // results.DPAttentionSettings reads them),
@@ -406,27 +417,11 @@ func settingsFrom(label string, pts []*point) engine.Settings {
 			}
 		}
 	}
-	// A group's records that disagree on data-parallel attention are
-	// priced one by one (applyRecord); the group states none.
-	for i, p := range pts {
-		dp := dpAttentionOf(label, p.rec.System.Engine, p.topo, p.rec.System.Settings)
-		if i == 0 {
-			s.DPAttention = dp
-		} else if dp != s.DPAttention {
-			s.DPAttention = 0
-			break
-		}
-	}
-	// So is expert parallelism.
-	for i, p := range pts {
-		ep := expertParallelOf(p.topo, p.rec.System.Settings)
-		if i == 0 {
-			s.ExpertParallel = ep
-		} else if ep != s.ExpertParallel {
-			s.ExpertParallel = 0
-			break
-		}
-	}
+	// A group's records that disagree on data-parallel attention or
+	// expert parallelism are priced one by one (applyRecord); the group
+	// states none.
+	s.DPAttention = agreed(pts, func(p *point) int { return dpAttentionOf(label, p.rec.System.Engine, p.topo, p.rec.System.Settings) })
+	s.ExpertParallel = agreed(pts, func(p *point) int { return expertParallelOf(p.topo, p.rec.System.Settings) })
 
 	if disableAsync {
 		s.DelayedOutput = false // the stated flag wins over the generation's default

@@ -51,21 +51,16 @@ type Roofline struct {
 	// Under expert parallelism (LLM.ExpertParallelAt) the experts are
 	// dealt whole to ExpertGroups groups of ranks, ExpertsPerGroup each,
 	// and a step lasts as long as its busiest group: the one whose tokens
-	// touch the most of its experts (expertShare) and route it the most
-	// tokens (expertLoad, with ExpertMaxZ the expected largest of
-	// ExpertGroups standard normals). Routing is taken as uniform, a lower
-	// bound: real routers favour some experts. At batch 1 a rank of 8
-	// holding 16 of Qwen3-235B's 128 experts reads 2.5 experts where
-	// split by TP it reads one; at 512 tokens the busiest group routes 6%
-	// more than the mean (vllm-project/vllm#50647 measured 6.9% over 16
-	// ranks, Kimi K3). 0 groups: experts split by TP.
-	ExpertGroups    int     `json:"expert_groups,omitempty"`
-	ExpertsPerGroup int     `json:"experts_per_group,omitempty"`
-	ExpertMaxZ      float64 `json:"expert_max_z,omitempty"`
-	// busiest is the shape's table, shared by pointer so that rooflines of
-	// one shape still compare equal (calibrate caches step costs by ==);
-	// nil in a roofline read back from JSON, which looks it up.
-	busiest *expertTable
+	// touch the most of its experts (ExpertShare) and route it the most
+	// tokens (expertLoad). Routing is taken as uniform, a lower bound:
+	// real routers favour some experts. At batch 1 a rank of 8 holding 16
+	// of Qwen3-235B's 128 experts reads 2.5 experts where split by TP it
+	// reads one; at 512 tokens the busiest group routes 6% more than the
+	// mean (vllm-project/vllm#50647 measured 6.9% over 16 ranks, Kimi K3).
+	// 0 groups: experts split by TP. What the shape needs beyond these two
+	// numbers is computed once per shape (expertTableOf).
+	ExpertGroups    int `json:"expert_groups,omitempty"`
+	ExpertsPerGroup int `json:"experts_per_group,omitempty"`
 	// Act is the activation traffic through the kernels between the
 	// GEMMs (LLM.ActivationKernels): norms and residual adds, rotary
 	// embeddings, the FFN's activation function, and a mixture of
@@ -90,33 +85,37 @@ func (r Roofline) touched(tokens float64) float64 {
 }
 
 // ExpertShare is the share of its experts the busiest GPU of the worker
-// reads in a step over tokens tokens (expertShare); 0 for a dense model.
+// reads in a step over tokens tokens: those its tokens touch, or under
+// expert parallelism the busiest group's (ExpertGroups), at most all of
+// them: exact for uniform routing given how many experts are touched
+// (busiestGroup), taken at their mean count. 0 for a dense model.
 func (r Roofline) ExpertShare(tokens float64) float64 {
 	if r.ExpertRead == 0 {
 		return 0
 	}
-	return r.expertShare(tokens)
+	return r.expertShare(tokens, r.expertTable())
 }
 
-// expertShare is the share of its experts the busiest rank reads in a
-// step over tokens tokens: touched, or under expert parallelism the
-// busiest group's (ExpertGroups), at most all of them: exact for uniform
-// routing given how many experts are touched (busiestGroup), taken at
-// their mean count.
-func (r Roofline) expertShare(tokens float64) float64 {
-	q := r.touched(tokens)
-	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 || q <= 0 || q >= 1 {
-		return q
+// expertTable is the shape's table under expert parallelism; nil without.
+func (r Roofline) expertTable() *expertTable {
+	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 {
+		return nil
 	}
-	tab := r.busiest
-	if tab == nil { // a roofline read back from JSON
-		tab = expertTableOf(r.ExpertsPerGroup, r.ExpertGroups)
+	return expertTableOf(r.ExpertsPerGroup, r.ExpertGroups)
+}
+
+// expertShare is ExpertShare with the shape's table (nil: no expert
+// parallelism).
+func (r Roofline) expertShare(tokens float64, tab *expertTable) float64 {
+	q := r.touched(tokens)
+	if tab == nil || q <= 0 || q >= 1 {
+		return q
 	}
 	n := float64(r.ExpertsPerGroup)
 	if tab.maxTouched == nil {
 		// Too many experts for the exact table: the binomial's mean plus
-		// ExpertMaxZ standard deviations.
-		return math.Min(1, q+r.ExpertMaxZ*math.Sqrt(q*(1-q)/n))
+		// maxZ standard deviations.
+		return math.Min(1, q+tab.maxZ*math.Sqrt(q*(1-q)/n))
 	}
 	// The touched experts, E·q on average, interpolated between whole counts.
 	t := tab.maxTouched
@@ -127,20 +126,21 @@ func (r Roofline) expertShare(tokens float64) float64 {
 
 // expertLoad is the busiest expert-parallel group's routed token–expert
 // pairs over the mean group's in a step over tokens tokens (1 without
-// expert parallelism). A token's k experts are distinct, so a group's
-// count is a sum of hypergeometric draws, variance P/g·(1−1/g)·(E−k)/(E−1)
-// over P pairs; the g counts sum to P (correlation −1/(g−1)), which
-// widens their largest's excess by √(g/(g−1)). A group takes at most
+// expert parallelism, tab nil). A token's k experts are distinct, so a
+// group's count is a sum of hypergeometric draws, variance
+// P/g·(1−1/g)·(E−k)/(E−1) over P pairs; the g counts sum to P
+// (correlation −1/(g−1)), which widens their largest's excess over the
+// mean, maxZ standard deviations, by √(g/(g−1)). A group takes at most
 // min(k, n) of a token's k pairs.
-func (r Roofline) expertLoad(tokens float64) float64 {
-	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 || tokens <= 0 {
+func (r Roofline) expertLoad(tokens float64, tab *expertTable) float64 {
+	if tab == nil || tokens <= 0 {
 		return 1
 	}
 	g, n := float64(r.ExpertGroups), float64(r.ExpertsPerGroup)
 	e := g * n
 	k := e * (1 - r.ExpertMiss)
 	pairs := tokens * k
-	excess := r.ExpertMaxZ * math.Sqrt(g/pairs*(e-k)/(e-1))
+	excess := tab.maxZ * math.Sqrt(g/pairs*(e-k)/(e-1))
 	return math.Min(g*math.Min(k, n)/k, 1+excess)
 }
 
@@ -221,7 +221,7 @@ func (r Roofline) weightRead(tokens float64) float64 {
 	if r.ExpertRead == 0 {
 		return r.WeightRead
 	}
-	return r.WeightRead + r.ExpertRead*r.expertShare(tokens)
+	return r.WeightRead + r.ExpertRead*r.expertShare(tokens, r.expertTable())
 }
 
 // expectedMaxNormal is the expected largest of n independent standard
@@ -313,8 +313,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		r.ExpertToken = 2 * m.ExpertParams() / flops
 		r.ExpertMiss = 1 - float64(m.ActiveExperts)/float64(m.Experts)
 		if ep := m.ExpertParallelAt(p.TP); ep > 1 {
-			r.busiest = expertTableOf(m.Experts/ep, ep)
-			r.ExpertGroups, r.ExpertsPerGroup, r.ExpertMaxZ = ep, m.Experts/ep, r.busiest.maxZ
+			r.ExpertGroups, r.ExpertsPerGroup = ep, m.Experts/ep
 		}
 	}
 	ic := g.TPLink(p.Stages())
@@ -482,7 +481,8 @@ func (r Roofline) gemmFLOPTime(tokens, sampled float64) float64 {
 	}
 	t := r.BodyToken*(tokens+GEMMHalfTokens) + r.HeadSeq*sampled
 	if r.ExpertToken > 0 {
-		t += r.ExpertToken * (tokens*(1-r.ExpertMiss)*r.expertLoad(tokens) + GEMMHalfTokens*r.expertShare(tokens))
+		tab := r.expertTable()
+		t += r.ExpertToken * (tokens*(1-r.ExpertMiss)*r.expertLoad(tokens, tab) + GEMMHalfTokens*r.expertShare(tokens, tab))
 	}
 	return t
 }

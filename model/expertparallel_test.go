@@ -79,13 +79,13 @@ func TestExpertParallelBusiestGroupMatchesSimulatedRouting(t *testing.T) {
 				maxPairs += float64(mostPairs) / (float64(tokens*m.ActiveExperts) / float64(tt.tp))
 			}
 			share, load := maxTouched/steps, maxPairs/steps
-			if got := r.expertShare(float64(tokens)); math.Abs(got/share-1) > 0.03 {
+			if got := r.ExpertShare(float64(tokens)); math.Abs(got/share-1) > 0.03 {
 				t.Errorf("%s TP%d, %d tokens: busiest group reads %.3f of its experts, simulated routing %.3f", tt.model, tt.tp, tokens, got, share)
 			}
 			if tokens*m.ActiveExperts < 16*tt.tp {
 				continue
 			}
-			if got := r.expertLoad(float64(tokens)); math.Abs((got-1)/(load-1)-1) > 0.15 {
+			if got := r.expertLoad(float64(tokens), r.expertTable()); math.Abs((got-1)/(load-1)-1) > 0.15 {
 				t.Errorf("%s TP%d, %d tokens: busiest group routes %.3f× the mean, simulated routing %.3f×", tt.model, tt.tp, tokens, got, load)
 			}
 		}
@@ -161,30 +161,30 @@ func TestExpertParallelRooflineJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tokens := range []float64{1, 8, 64, 512} {
-		if a, b := r.expertShare(tokens), back.expertShare(tokens); a != b {
+		if a, b := r.ExpertShare(tokens), back.ExpertShare(tokens); a != b {
 			t.Errorf("%v tokens: share %v written, %v read back", tokens, a, b)
 		}
-		if a, b := r.expertLoad(tokens), back.expertLoad(tokens); a != b {
+		if a, b := r.expertLoad(tokens, r.expertTable()), back.expertLoad(tokens, back.expertTable()); a != b {
 			t.Errorf("%v tokens: load %v written, %v read back", tokens, a, b)
 		}
 	}
 	odd := Roofline{ExpertRead: 1, ExpertMiss: 0.9, ExpertGroups: 4}
-	if got, want := odd.expertShare(1), odd.touched(1); got != want || odd.expertLoad(1) != 1 {
-		t.Errorf("no experts per group: share %v (want %v), load %v (want 1)", got, want, odd.expertLoad(1))
+	if got, want := odd.ExpertShare(1), odd.touched(1); got != want || odd.expertLoad(1, odd.expertTable()) != 1 {
+		t.Errorf("no experts per group: share %v (want %v), load %v (want 1)", got, want, odd.expertLoad(1, odd.expertTable()))
 	}
 }
 
 // Beyond 512 experts the exact table's binomial coefficients leave
 // float64's range: the busiest group's share falls back to the
-// binomial's mean plus ExpertMaxZ standard deviations, still above the
+// binomial's mean plus maxZ standard deviations, still above the
 // split experts' share and at most all of them.
 func TestExpertParallelManyExperts(t *testing.T) {
 	if busiestGroup(512, 2) != nil {
 		t.Fatal("a table for 1024 experts: want none")
 	}
-	r := Roofline{ExpertRead: 1, ExpertMiss: 1 - 8.0/1024, ExpertGroups: 2, ExpertsPerGroup: 512, ExpertMaxZ: expectedMaxNormal(2)}
+	r := Roofline{ExpertRead: 1, ExpertMiss: 1 - 8.0/1024, ExpertGroups: 2, ExpertsPerGroup: 512}
 	for _, tokens := range []float64{1, 8, 64, 4096} {
-		q, got := r.touched(tokens), r.expertShare(tokens)
+		q, got := r.touched(tokens), r.ExpertShare(tokens)
 		if math.IsNaN(got) || got < q || got > 1 {
 			t.Errorf("%v tokens: share %v, want between the split experts' %v and 1", tokens, got, q)
 		}

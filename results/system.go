@@ -172,7 +172,7 @@ func dpAttention(pairs ...map[string]string) bool {
 // (0 where unstated). Keys are matched as roleSwitch matches them, a
 // prefill worker's only with withPrefill.
 func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool, dp int) {
-	return roleSwitch(settings, withPrefill, "enable_dp_attention", "dp", "dp_size", "data_parallel_size")
+	return roleSwitch(settings, withPrefill, []string{"enable_dp_attention"}, []string{"dp", "dp_size", "data_parallel_size"})
 }
 
 // ExpertParallelSettings reads a mixture of experts' expert-parallel
@@ -182,31 +182,18 @@ func DPAttentionSettings(settings map[string]string, withPrefill bool) (on bool,
 // (0 where unstated). A prefill worker's are not read: the decoding
 // workers' layout prices the steps a run measures most.
 func ExpertParallelSettings(settings map[string]string) (on bool, ep int) {
-	kv := make(map[string]string, len(settings))
-	for _, k := range slices.Sorted(maps.Keys(settings)) { // two spellings of one key: the last in order wins
-		v, key := settings[k], normKey(k)
-		role, name := "", key
-		if i := strings.IndexByte(key, '.'); i >= 0 {
-			role, name = key[:i+1], key[i+1:]
-		}
-		_, notInt := strconv.Atoi(strings.TrimSpace(v))
-		_, notBool := strconv.ParseBool(strings.TrimSpace(v))
-		if name == "enable_ep_moe" || (name == "ep" && notInt != nil && notBool == nil) {
-			key = role + "enable_expert_parallel" // a switch, not a degree
-		}
-		kv[key] = v
-	}
-	return roleSwitch(kv, false, "enable_expert_parallel", "ep", "ep_size", "expert_parallel_size")
+	return roleSwitch(settings, false, []string{"enable_expert_parallel", "enable_ep_moe"}, []string{"ep", "ep_size", "expert_parallel_size"})
 }
 
-// roleSwitch reads a switch (onKey) and the size that goes with it
-// (sizeKeys) from engine settings. Keys are matched as spelled in any case
-// with dashes or underscores. A plain key is the server's and wins;
-// without one, any role's own ("decode.enable-dp-attention") turns the
-// switch on, a prefill worker's only with withPrefill, and the role keys'
-// sizes are read in key order, the last winning, so the answer never
-// depends on map order.
-func roleSwitch(settings map[string]string, withPrefill bool, onKey string, sizeKeys ...string) (on bool, size int) {
+// roleSwitch reads a switch (any of onKeys) and the size that goes with
+// it (sizeKeys; a size key whose value is a switch's, true or false but
+// not a number, is read as the switch: vLLM's -ep). Keys are matched as
+// spelled in any case with dashes or underscores. A plain key is the
+// server's and wins; without one, any role's own
+// ("decode.enable-dp-attention") turns the switch on, a prefill worker's
+// only with withPrefill, and the role keys' sizes are read in key order,
+// the last winning, so the answer never depends on map order.
+func roleSwitch(settings map[string]string, withPrefill bool, onKeys, sizeKeys []string) (on bool, size int) {
 	var plainOn, plainSize *string
 	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		v := strings.TrimSpace(settings[k])
@@ -217,14 +204,17 @@ func roleSwitch(settings map[string]string, withPrefill bool, onKey string, size
 			}
 			key, plain = key[i+1:], false
 		}
+		_, notInt := strconv.Atoi(v)
+		_, notBool := strconv.ParseBool(v)
+		isSize := slices.Contains(sizeKeys, key)
 		switch {
-		case key == onKey:
+		case slices.Contains(onKeys, key) || (isSize && notInt != nil && notBool == nil):
 			if plain {
 				plainOn = &v
 			} else if b, err := strconv.ParseBool(v); err == nil && b {
 				on = true
 			}
-		case slices.Contains(sizeKeys, key):
+		case isSize:
 			if plain {
 				plainSize = &v
 			} else if n, err := strconv.Atoi(v); err == nil {
