@@ -58,9 +58,13 @@ type Roofline struct {
 	// reads one; at 512 tokens the busiest group routes 6% more than the
 	// mean (vllm-project/vllm#50647 measured 6.9% over 16 ranks, Kimi K3).
 	// 0 groups: experts split by TP. What the shape needs beyond these two
-	// numbers is computed once per shape (expertTableOf).
+	// numbers is computed once per shape (expertTableOf); table points to
+	// it (NewRoofline) so that a step need not look it up, and is nil in a
+	// roofline built otherwise (JSON), which looks it up. Rooflines of one
+	// shape share the pointer and still compare equal.
 	ExpertGroups    int `json:"expert_groups,omitempty"`
 	ExpertsPerGroup int `json:"experts_per_group,omitempty"`
+	table           *expertTable
 	// Act is the activation traffic through the kernels between the
 	// GEMMs (LLM.ActivationKernels): norms and residual adds, rotary
 	// embeddings, the FFN's activation function, and a mixture of
@@ -98,7 +102,10 @@ func (r Roofline) ExpertShare(tokens float64) float64 {
 
 // expertTable is the shape's table under expert parallelism; nil without.
 func (r Roofline) expertTable() *expertTable {
-	if r.ExpertGroups < 2 || r.ExpertsPerGroup < 1 {
+	switch {
+	case r.table != nil:
+		return r.table
+	case r.ExpertGroups < 2 || r.ExpertsPerGroup < 1:
 		return nil
 	}
 	return expertTableOf(r.ExpertsPerGroup, r.ExpertGroups)
@@ -314,6 +321,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		r.ExpertMiss = 1 - float64(m.ActiveExperts)/float64(m.Experts)
 		if ep := m.ExpertParallelAt(p.TP); ep > 1 {
 			r.ExpertGroups, r.ExpertsPerGroup = ep, m.Experts/ep
+			r.table = expertTableOf(r.ExpertsPerGroup, ep)
 		}
 	}
 	ic := g.TPLink(p.Stages())
