@@ -208,7 +208,12 @@ func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64)
 	if math.Abs(comm-1) > 1e-3 {
 		scale = fmt.Sprintf(" × %.2f fitted", comm)
 	}
-	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s%s (interconnect catalog)", ic.Name, pool.TP, mode, scale)
+	assumed := ""
+	if ic.Assumed != "" {
+		assumed = "; assumed, not measured: " + ic.Assumed
+	}
+	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s%s, a large one at %.0f GB/s bus bandwidth (interconnect catalog%s)",
+		ic.Name, pool.TP, mode, scale, ic.AllReduceBps(pool.TP)/1e9, assumed)
 }
 
 // kernelsNote states a worker's kernel floor: measured per kernel, counted

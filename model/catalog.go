@@ -102,19 +102,44 @@ type Interconnect struct {
 	// steps larger than the captured graphs). See AllReduceUs.
 	GraphAllReduceUs [3]float64 `json:"graph_all_reduce_us"`
 	EagerAllReduceUs [3]float64 `json:"eager_all_reduce_us"`
+	// BusGBps is the bus bandwidth (nccl-tests' busbw) a large all-reduce
+	// reaches at TP 2, 4 and 8, in GB/s. It depends on the TP: an NVSwitch
+	// reduces in the switch at TP8, a TP group of MI300Xs uses only the
+	// TP−1 links between its members, and a PCIe root complex is shared.
+	// The zero value means not measured: GBps × Efficiency at every TP.
+	BusGBps [3]float64 `json:"bus_gbps,omitempty"`
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
-	P2PUs  float64 `json:"p2p_us"`
-	Source string  `json:"source"`
+	P2PUs float64 `json:"p2p_us"`
+	// Assumed names the figures no public measurement gives, in a few
+	// words ("" when every figure is measured); predict prints it beside
+	// the collectives it prices.
+	Assumed string `json:"assumed,omitempty"`
+	Source  string `json:"source"`
 }
 
 // AllReduceUs is the latency of one small all-reduce over tp GPUs, in µs,
 // in a CUDA graph or eager: the catalog's TP2/4/8 figures, interpolated
 // in log2(tp) between them and held beyond.
 func (ic Interconnect) AllReduceUs(tp int, graph bool) float64 {
-	v := ic.EagerAllReduceUs
 	if graph {
-		v = ic.GraphAllReduceUs
+		return atTP(ic.GraphAllReduceUs, tp)
 	}
+	return atTP(ic.EagerAllReduceUs, tp)
+}
+
+// AllReduceBps is the bus bandwidth a large all-reduce over tp GPUs
+// reaches, in bytes/s: BusGBps read as AllReduceUs reads its figures, or
+// AchievableBps where BusGBps is not measured.
+func (ic Interconnect) AllReduceBps(tp int) float64 {
+	if ic.BusGBps[0] > 0 {
+		return atTP(ic.BusGBps, tp) * 1e9
+	}
+	return ic.AchievableBps()
+}
+
+// atTP reads a figure given at TP 2, 4 and 8 at tp: interpolated in
+// log2(tp) between them, held beyond them.
+func atTP(v [3]float64, tp int) float64 {
 	x := math.Log2(float64(max(tp, 2))) - 1 // 0 at TP2, 1 at TP4, 2 at TP8
 	if x >= 2 {
 		return v[2]
@@ -136,42 +161,63 @@ func (g GPU) DeviceMemoryBytes() float64 {
 func (ic Interconnect) AchievableBps() float64 { return ic.GBps * 1e9 * ic.Efficiency }
 
 // interconnects is the interconnect catalog. Line rates from the vendors'
-// spec sheets; efficiencies and latencies from the public measurements named
-// in Source, or marked "assumed" where none was found. The all-reduce
-// latencies are what prices a step's collectives: nothing else is added
-// per collective (a fitted group's per-step time beyond the cost model
-// stays that group's own, Entry.Unexplained).
+// spec sheets; latencies, bus bandwidths and efficiencies from the public
+// measurements named in Source, and the figures none gives named in
+// Assumed (docs/measurements/collectives.md holds the measurements). A
+// step's all-reduces cost their latency plus their bytes at the bus
+// bandwidth: nothing else is added per collective (a fitted group's
+// per-step time beyond the cost model stays that group's own,
+// Entry.Unexplained).
 var interconnects = []Interconnect{
-	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, P2PUs: 8,
+	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
 		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL reaches ~370 of 450 GB/s bus bandwidth (82%). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/h100_sxm/custom_allreduce_perf.txt @67f90e7, its collector's microbenchmark); " +
-			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch)"},
-	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, P2PUs: 10,
+			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch). " +
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (NVLink SHARP at TP8; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2)"},
+	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
 		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (69%). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
-			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4)"},
-	{Name: "NVLink5", GBps: 900, Efficiency: 0.82, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, P2PUs: 7,
-		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional; large-message efficiency assumed as NVLink 4 (no public measurement found). " +
+			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4). " +
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a)"},
+	{Name: "NVLink5", GBps: 900, Efficiency: 0.78, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, BusGBps: [3]float64{534, 634, 704}, P2PUs: 7,
+		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, B200: 7.37/7.45/8.28 µs at TP2/4/8 in CUDA graphs, 19.4/20.5/20.0 µs eager " +
-			"(ai-dynamo/aiconfigurator campaign_checkpoints/b200_sxm/custom_allreduce_perf.txt @019f1a1)"},
-	{Name: "PCIe5", GBps: 64, Efficiency: 0.8, GraphAllReduceUs: [3]float64{41, 41, 41}, EagerAllReduceUs: [3]float64{41, 41, 41}, P2PUs: 15,
-		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM disables its custom all-reduce beyond two PCIe-only GPUs (vllm-project/vllm#56128 quotes custom_all_reduce.py), so NCCL's ring over PCIe prices it, in a graph or not. " +
-			"Latency taken as PCIe Gen4's measured 41 µs (a small message is bound by the protocol's round trips, not the line rate; no Gen5 measurement found); 80% efficiency assumed"},
-	{Name: "PCIe4", GBps: 32, Efficiency: 0.8, GraphAllReduceUs: [3]float64{41, 41, 41}, EagerAllReduceUs: [3]float64{41, 41, 41}, P2PUs: 20,
-		Source: "PCIe Gen4 x16: 32 GB/s per direction; NCCL over PCIe. Latency: NCCL all_reduce_perf at 8 B over eight PCIe Gen4 GPUs takes 40–42 µs (NVIDIA/nccl#1530, 8× RTX 4090) and 54 µs (NVIDIA/nccl#1439, 8× RTX 3090): 41 µs taken at every TP (TP2 and TP4 not measured). 80% efficiency assumed"},
-	{Name: "PCIe3", GBps: 16, Efficiency: 0.8, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, P2PUs: 25,
-		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe. Latency: the slower of the PCIe measurements found, 54 µs (NVIDIA/nccl#1439, 8 GPUs at 8 B), taken for the older link (not measured on Gen3); 80% efficiency assumed"},
-	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{15, 15, 15}, EagerAllReduceUs: [3]float64{30, 30, 30}, P2PUs: 15,
-		Source: "AMD Infinity Fabric (MI210 bridge; MI300X's 7 × 128 GB/s mesh): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% assumed. Latency assumed, not measured: 15 µs in a graph (vLLM's ROCm custom all-reduce), twice that eager"},
-	{Name: "RDMA400", GBps: 50, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{85, 85, 85}, EagerAllReduceUs: [3]float64{85, 85, 85}, P2PUs: 45,
+			"(ai-dynamo/aiconfigurator campaign_checkpoints/b200_sxm/custom_allreduce_perf.txt @019f1a1). " +
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× B200: 534/634/704 GB/s at TP2/4/8 (aiconfigurator systems/data/b200_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a; NCCL 2.27.3–2.28.9 within 3%), " +
+			"78% of the line rate at TP8; larger messages reach more (NVIDIA/nccl#1807: \"830+\" GB/s on 8× B200)"},
+	{Name: "PCIe5", GBps: 64, Efficiency: 0.6, GraphAllReduceUs: [3]float64{5.1, 14.9, 27.5}, EagerAllReduceUs: [3]float64{21.0, 30.7, 30.6}, BusGBps: [3]float64{38.6, 26.4, 24.7}, P2PUs: 15,
+		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM runs its custom all-reduce over peer-to-peer PCIe at TP2 and NCCL beyond (custom_all_reduce.py disables it for more than two PCIe-only GPUs, vllm-project/vllm @00d618a). " +
+			"All-reduce latency: vLLM 0.24.0, BF16, 16 KB, 8× RTX PRO 6000 Blackwell Server (PCIe Gen5 x16): 5.06/14.85/27.52 µs at TP2/4/8 in CUDA graphs, 20.97/30.72/30.57 µs eager (ai-dynamo/aiconfigurator systems/data/rtx_pro_6000_server/comm/vllm/0.24.0/custom_allreduce_perf.parquet @095f58a). " +
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, the same host: 38.6/26.4/24.7 GB/s at TP2/4/8, 60/41/39% of the line rate as the GPUs share the root complex (rtx_pro_6000_server/comm/nccl/2.29.2; NVIDIA/nccl#1639: 35 and 28 GB/s on 4 and 8 RTX 5090s); Efficiency is TP2's share"},
+	{Name: "PCIe4", GBps: 32, Efficiency: 0.63, GraphAllReduceUs: [3]float64{6.2, 17.5, 27.4}, EagerAllReduceUs: [3]float64{68.9, 56.0, 61.1}, BusGBps: [3]float64{20.1, 13.2, 12.4}, P2PUs: 20,
+		Assumed: "the bus bandwidth at TP4 and TP8 (the Gen5 host's shares of the line rate)",
+		Source: "PCIe Gen4 x16: 32 GB/s per direction; vLLM's custom all-reduce at TP2 and NCCL beyond, as on Gen5. " +
+			"All-reduce latency: vLLM 0.14.0, BF16, 16 KB, 8× L40S (PCIe 4.0): 6.22/17.51/27.37 µs at TP2/4/8 in CUDA graphs, 68.86/55.95/61.11 µs eager (ai-dynamo/aiconfigurator systems/data/l40s/comm/vllm/0.14.0/custom_allreduce_perf.parquet @095f58a); " +
+			"NCCL alone 7.54/16.13/41.68 µs (l40s/comm/nccl/2.27.3; NVIDIA/nccl#1530: 40–42 µs on eight PCIe Gen4 GPUs). " +
+			"Large all-reduce bus bandwidth: 20.1 GB/s at TP2 on that host (nccl-tests, NCCL 2.27.3, half, 512 MiB: 63% of the line rate); it reaches only 5.2 and 1.4 GB/s at TP4 and TP8 (its GPUs do not all reach each other peer to peer), so TP4 and TP8 take the Gen5 host's 41% and 39% of the line rate. " +
+			"These are hosts whose GPUs reach each other peer to peer; without it (many cloud VMs, GeForce cards) vLLM turns its custom all-reduce off and NCCL goes through host memory: 39 µs for 10 KB and 1.9 GB/s for 20 MB on 2× RTX 5070 Ti, PCIe 4.0 (sgl-project/sglang#39605), not what this entry prices"},
+	{Name: "PCIe3", GBps: 16, Efficiency: 0.6, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, BusGBps: [3]float64{9.6, 6.6, 6.2}, P2PUs: 25,
+		Assumed: "every figure (PCIe Gen4 and Gen5 measurements carried to Gen3)",
+		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe. Latency: the slower of the 8-GPU PCIe measurements found, 54 µs (NVIDIA/nccl#1439, 8 GPUs at 8 B), taken at every TP. " +
+			"Bus bandwidth: the Gen5 host's 60/41/39% of the line rate at TP2/4/8 (see PCIe5)"},
+	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{7.3, 7.3, 7.3}, EagerAllReduceUs: [3]float64{17.2, 18.2, 16.2}, BusGBps: [3]float64{45.8, 132.2, 275.7}, P2PUs: 15,
+		Assumed: "the graph latency at TP2 and TP8 (TP4's); MI210's and MI100's bridges take MI300X's figures",
+		Source: "AMD Infinity Fabric (MI300X: seven xGMI links of 64 GB/s per direction, one to each peer, so a TP group of n GPUs all-reduces over n−1 of them; MI210 and MI100 bridges). " +
+			"All-reduce latency in a CUDA graph: vLLM's custom all-reduce on MI300X, 16 KB, TP4: 7.26 µs (the baseline column of the QuickReduce tables in vllm-project/vllm#19744 and sgl-project/sglang#6619), taken at TP2 and TP8. " +
+			"Eager: RCCL 2.20.5, 32 KB, 8× MI300X: 17.15/18.17/16.22 µs at TP2/4/8 (mk1-project/quickreduce README @910e892); rccl-tests at 16 KB on 8× MI300X: 15.47 µs (hisohara/ai-scripts training/01_rccl-smoketest/README.md @0780bb3). " +
+			"Large all-reduce bus bandwidth: RCCL at 64 MiB 45.8/132.2/275.7 GB/s at TP2/4/8 (from mk1-project/quickreduce's table: 72% of one link at TP2, 69% of three at TP4); rccl-tests at 1–8 GiB 314–316 GB/s at TP8 (hisohara/ai-scripts: 70% of seven links)"},
+	{Name: "RDMA400", GBps: 50, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{56, 56, 56}, EagerAllReduceUs: [3]float64{56, 56, 56}, P2PUs: 45,
 		Source: "One 400 Gb/s RDMA NIC per GPU (InfiniBand NDR or RoCE): NVIDIA DGX H100/H200 and DGX B200 datasheets, 8× single-port ConnectX-7 400 Gb/s for the compute fabric; Azure ND MI300X v5 and ND H100 v5, 8× 400 Gb/s InfiniBand per VM (one per GPU). " +
 			"H20: no NVIDIA reference server published; taken as HGX H100's. Efficiency 75% measured for KV transfers (Mooncake's vLLM connector, KVRDMAEfficiency). " +
-			"Only KV transfers are priced on it: a worker spanning servers all-reduces on the node network entry (no RDMA collective latency cited), whose latencies these repeat"},
-	{Name: "RDMA200", GBps: 25, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{85, 85, 85}, EagerAllReduceUs: [3]float64{85, 85, 85}, P2PUs: 45,
+			"All-reduce latency over two servers (16 GPUs), not yet used: a worker spanning servers is priced on the node network entry, which assumes no RDMA: " +
+			"56.25 µs at 16 KB over 400G RoCE (rccl-tests, 2 × 8 MI355X, hisohara/ai-scripts training/01_rccl-smoketest/README.md @0780bb3), 47.6 µs at 8 B over InfiniBand NDR (nccl-tests, 2 × 8 H20, NVIDIA/nccl#1244)"},
+	{Name: "RDMA200", GBps: 25, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{93, 93, 93}, EagerAllReduceUs: [3]float64{93, 93, 93}, P2PUs: 45,
 		Source: "One 200 Gb/s RDMA NIC per GPU: NVIDIA DGX A100 datasheet, 8× single-port ConnectX-6 200 Gb/s HDR InfiniBand; H800: Mooncake's two H800 servers, 8× ConnectX-7 RoCE, about 200 GB/s in all (kvcache-ai/Mooncake vllm-v1-pd-performance.md @3d0748c). " +
-			"Efficiency 75% measured there for KV transfers (KVRDMAEfficiency). Only KV transfers are priced on it, as RDMA400"},
+			"Efficiency 75% measured there for KV transfers (KVRDMAEfficiency). Only KV transfers are priced on it, as RDMA400. " +
+			"All-reduce latency over two servers, not yet used: 93.12 µs at 8 B between two DGX A100s with NCCL's ring forced (nccl-tests, NVIDIA/nccl#812)"},
 	{Name: NodeNetwork, GBps: 3.125, Efficiency: 0.6, GraphAllReduceUs: [3]float64{85, 85, 85}, EagerAllReduceUs: [3]float64{85, 85, 85}, P2PUs: 45,
+		Assumed: "the NIC's speed and the latencies (a TCP-sockets broadcast, doubled)",
 		Source: "The node network when a worker's GPUs span servers, with nothing known of it: NCCL over TCP sockets (its fallback without InfiniBand/RoCE) on a 25 GbE NIC (3.125 GB/s per direction; the NIC speed is assumed, a commodity data-centre default). " +
 			"Efficiency: NVIDIA/nccl#209, NCCL over TCP reaches no more than 60% of wire speed on 32 Gbps networks even for large messages. " +
 			"Latency: NVIDIA/nccl-tests#82, broadcast_perf over sockets (NCCL_IB_DISABLE=1) between two nodes of one V100 each takes 38–46 µs at 8 B; a two-rank all-reduce (reduce-scatter then all-gather) crosses the network twice, so ~85 µs is assumed in either mode, and a point-to-point hand-off ~45 µs. " +

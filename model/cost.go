@@ -327,7 +327,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 	ic := g.TPLink(p.Stages())
 	if p.TP > 1 {
 		ring := 2 * (tp - 1) / tp
-		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AchievableBps()
+		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AllReduceBps(p.TP)
 		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, false) * 1e-6
 		r.CommStepGraph = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, true) * 1e-6
 	}

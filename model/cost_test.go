@@ -458,6 +458,49 @@ func TestInterconnectsHaveSources(t *testing.T) {
 		if !(ic.GBps > 0 && ic.Efficiency > 0 && ic.Efficiency <= 1 && ic.AllReduceUs(2, true) > 0 && ic.AllReduceUs(8, false) > 0 && ic.Source != "") {
 			t.Errorf("interconnect %+v: want positive facts, efficiency ≤ 1 and a source", ic)
 		}
+		// A measured bus bandwidth is measured at every TP, and its source
+		// says so (nccl-tests' or RCCL's busbw).
+		if ic.BusGBps[0] > 0 && (ic.BusGBps[1] <= 0 || ic.BusGBps[2] <= 0 || !strings.Contains(strings.ToLower(ic.Source), "bus bandwidth")) {
+			t.Errorf("interconnect %s: bus bandwidth %v without a figure at every TP or its source", ic.Name, ic.BusGBps)
+		}
+	}
+	// Every link a GPU's tensor-parallel workers all-reduce over has its
+	// latencies and bus bandwidth from a measurement, or says which it
+	// assumed.
+	for _, g := range GPUs() {
+		ic := g.Link()
+		if ic.BusGBps[0] == 0 && ic.Assumed == "" {
+			t.Errorf("%s: interconnect %s has no measured bus bandwidth and names nothing assumed", g.Name, ic.Name)
+		}
+	}
+}
+
+// AllReduceBps reads the measured bus bandwidth at TP 2, 4 and 8,
+// interpolates in log2(TP) between them and holds it beyond; a link
+// without one uses its line rate × efficiency at every TP.
+func TestAllReduceBps(t *testing.T) {
+	ic := Interconnect{GBps: 100, Efficiency: 0.5, BusGBps: [3]float64{40, 80, 100}}
+	for _, c := range []struct {
+		tp   int
+		want float64
+	}{{1, 40}, {2, 40}, {3, 40 + 40*(math.Log2(3)-1)}, {4, 80}, {8, 100}, {16, 100}} {
+		if got := ic.AllReduceBps(c.tp) / 1e9; math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("AllReduceBps(%d) = %v GB/s, want %v", c.tp, got, c.want)
+		}
+	}
+	ic.BusGBps = [3]float64{}
+	if got := ic.AllReduceBps(8); got != 50e9 {
+		t.Errorf("unmeasured AllReduceBps(8) = %v, want GBps × Efficiency = 50e9", got)
+	}
+	// A step's per-token all-reduce time is the ring's 2(n−1)/n share of a
+	// token's activations at the TP's own bus bandwidth (an H100's TP8,
+	// with NVLink SHARP, reaches 445 GB/s where its TP2 reaches 318).
+	h100, _ := LookupGPU("H100")
+	m, _ := LookupLLM("Llama-3.1-70B-Instruct")
+	r2, r8 := NewRoofline(h100, m, Pool{Count: 1, TP: 2}), NewRoofline(h100, m, Pool{Count: 1, TP: 8})
+	bus2, bus8 := r2.CommToken*h100.Link().AllReduceBps(2)/(2*(2-1)/2.0), r8.CommToken*h100.Link().AllReduceBps(8)/(2*(8-1)/8.0)
+	if math.Abs(bus2/bus8-1) > 1e-9 {
+		t.Errorf("per-token all-reduce bytes differ between TP2 and TP8 once the bus bandwidth is taken out: %v vs %v", bus2, bus8)
 	}
 }
 
