@@ -185,7 +185,7 @@ func Files(s Spec) ([]File, error) {
 // plugin, node labels and CUDA images) cannot schedule.
 func amdGPU(gpu string) bool {
 	g, err := model.LookupGPU(gpu)
-	return err == nil && g.Interconnect == "InfinityFabric"
+	return err == nil && g.Class() == "AMD"
 }
 
 // Write exports every spec into dir: one subdirectory per spec (named by

@@ -47,6 +47,10 @@ type GPU struct {
 	L2MB float64 `json:"l2_mb,omitempty"`
 	// Interconnect names the GPU-to-GPU link of the usual server (Interconnects).
 	Interconnect string `json:"interconnect"`
+	// LinkAssumed names what the GPU borrows of its link's measurements
+	// (the H20's NVLink 4 figures are the H100's); "" when they were
+	// measured on it. predict prints it with the link's own Assumed.
+	LinkAssumed string `json:"link_assumed,omitempty"`
 	// ScaleOut names the per-GPU network link of the usual server (an
 	// RDMA entry of the interconnect catalog): what KV transfers between
 	// servers cross (KVTransferPath). "" is the node network (TCP).
@@ -93,8 +97,10 @@ type Interconnect struct {
 	Name string `json:"name"`
 	// GBps is the line rate per GPU per direction in GB/s.
 	GBps float64 `json:"gbps"`
-	// Efficiency is the share of GBps a large all-reduce achieves (NCCL bus bandwidth ÷ line rate).
-	Efficiency float64 `json:"efficiency"`
+	// Efficiency is the share of GBps a large transfer reaches on a link
+	// whose BusGBps is not measured (RDMA NICs, the node network, AMD's
+	// bridges); zero where BusGBps is measured (see AchievableBps).
+	Efficiency float64 `json:"efficiency,omitzero"`
 	// GraphAllReduceUs and EagerAllReduceUs are the latency of one small
 	// (16 KB) all-reduce at TP 2, 4 and 8, in µs, as a serving engine runs
 	// it: captured in a CUDA graph (vLLM's custom all-reduce in a decode
@@ -103,16 +109,17 @@ type Interconnect struct {
 	GraphAllReduceUs [3]float64 `json:"graph_all_reduce_us"`
 	EagerAllReduceUs [3]float64 `json:"eager_all_reduce_us"`
 	// BusGBps is the bus bandwidth (nccl-tests' busbw) a large all-reduce
-	// reaches at TP 2, 4 and 8, in GB/s. It depends on the TP: an NVSwitch
-	// reduces in the switch at TP8, a TP group of MI300Xs uses only the
-	// TP−1 links between its members, and a PCIe root complex is shared.
-	// The zero value means not measured: GBps × Efficiency at every TP.
-	BusGBps [3]float64 `json:"bus_gbps,omitempty"`
+	// (hundreds of MB, as a prefill chunk's) reaches at TP 2, 4 and 8, in
+	// GB/s. It depends on the TP: an NVSwitch reduces in the switch at TP8,
+	// a TP group of MI300Xs uses only the TP−1 links between its members,
+	// and PCIe GPUs share a root complex. The zero value means not
+	// measured: GBps × Efficiency at every TP.
+	BusGBps [3]float64 `json:"bus_gbps,omitzero"`
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
 	P2PUs float64 `json:"p2p_us"`
-	// Assumed names the figures no public measurement gives, in a few
-	// words ("" when every figure is measured); predict prints it beside
-	// the collectives it prices.
+	// Assumed names the figures no public measurement gives, and what the
+	// measured ones presume of the host, in a few words ("" when nothing
+	// is assumed); predict prints it beside the collectives it prices.
 	Assumed string `json:"assumed,omitempty"`
 	Source  string `json:"source"`
 }
@@ -157,8 +164,16 @@ func (g GPU) DeviceMemoryBytes() float64 {
 	return g.MemoryGB * 1e9
 }
 
-// AchievableBps is the bandwidth a large transfer reaches, in bytes/s.
-func (ic Interconnect) AchievableBps() float64 { return ic.GBps * 1e9 * ic.Efficiency }
+// AchievableBps is the bandwidth a large point-to-point transfer (a KV
+// cache, a pipeline hand-off) reaches, in bytes/s: TP2's measured bus
+// bandwidth where there is one (two GPUs exchanging, the nearest measured
+// figure to one sending to the other), else GBps × Efficiency.
+func (ic Interconnect) AchievableBps() float64 {
+	if ic.BusGBps[0] > 0 {
+		return ic.BusGBps[0] * 1e9
+	}
+	return ic.GBps * 1e9 * ic.Efficiency
+}
 
 // interconnects is the interconnect catalog. Line rates from the vendors'
 // spec sheets; latencies, bus bandwidths and efficiencies from the public
@@ -169,44 +184,52 @@ func (ic Interconnect) AchievableBps() float64 { return ic.GBps * 1e9 * ic.Effic
 // per-step time beyond the cost model stays that group's own,
 // Entry.Unexplained).
 var interconnects = []Interconnect{
-	{Name: "NVLink4", GBps: 450, Efficiency: 0.82, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
-		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL reaches ~370 of 450 GB/s bus bandwidth (82%). " +
+	{Name: "NVLink4", GBps: 450, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
+		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL's rings reach ~370 of 450 GB/s bus bandwidth. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/h100_sxm/custom_allreduce_perf.txt @67f90e7, its collector's microbenchmark); " +
 			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (NVLink SHARP at TP8; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2)"},
-	{Name: "NVLink3", GBps: 300, Efficiency: 0.69, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
-		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (69%). " +
+	{Name: "NVLink4-400", GBps: 200, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{141, 156, 198}, P2PUs: 8,
+		Assumed: "every figure: the H100's NVLink 4 measurements, its bus bandwidths scaled to the H800's 400 GB/s",
+		Source:  "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). No measurement of its collectives found: the latencies are the H100's (see NVLink4), the bus bandwidths the H100's × 200/450"},
+	{Name: "NVLink3", GBps: 300, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
+		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a)"},
-	{Name: "NVLink5", GBps: 900, Efficiency: 0.78, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, BusGBps: [3]float64{534, 634, 704}, P2PUs: 7,
+	{Name: "NVLink5", GBps: 900, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, BusGBps: [3]float64{534, 634, 704}, P2PUs: 7,
 		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, B200: 7.37/7.45/8.28 µs at TP2/4/8 in CUDA graphs, 19.4/20.5/20.0 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/b200_sxm/custom_allreduce_perf.txt @019f1a1). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× B200: 534/634/704 GB/s at TP2/4/8 (aiconfigurator systems/data/b200_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a; NCCL 2.27.3–2.28.9 within 3%), " +
 			"78% of the line rate at TP8; larger messages reach more (NVIDIA/nccl#1807: \"830+\" GB/s on 8× B200)"},
-	{Name: "PCIe5", GBps: 64, Efficiency: 0.6, GraphAllReduceUs: [3]float64{5.1, 14.9, 27.5}, EagerAllReduceUs: [3]float64{21.0, 30.7, 30.6}, BusGBps: [3]float64{38.6, 26.4, 24.7}, P2PUs: 15,
+	{Name: "PCIe5", GBps: 64, GraphAllReduceUs: [3]float64{5.1, 14.9, 27.5}, EagerAllReduceUs: [3]float64{21.0, 30.7, 30.6}, BusGBps: [3]float64{38.6, 26.4, 24.7}, P2PUs: 15,
+		Assumed: "peer-to-peer between the GPUs (without it, as on many cloud hosts, NCCL goes through host memory: 39 µs a 10 KB all-reduce at TP2, sgl-project/sglang#39605)",
 		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM runs its custom all-reduce over peer-to-peer PCIe at TP2 and NCCL beyond (custom_all_reduce.py disables it for more than two PCIe-only GPUs, vllm-project/vllm @00d618a). " +
 			"All-reduce latency: vLLM 0.24.0, BF16, 16 KB, 8× RTX PRO 6000 Blackwell Server (PCIe Gen5 x16): 5.06/14.85/27.52 µs at TP2/4/8 in CUDA graphs, 20.97/30.72/30.57 µs eager (ai-dynamo/aiconfigurator systems/data/rtx_pro_6000_server/comm/vllm/0.24.0/custom_allreduce_perf.parquet @095f58a). " +
-			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, the same host: 38.6/26.4/24.7 GB/s at TP2/4/8, 60/41/39% of the line rate as the GPUs share the root complex (rtx_pro_6000_server/comm/nccl/2.29.2; NVIDIA/nccl#1639: 35 and 28 GB/s on 4 and 8 RTX 5090s); Efficiency is TP2's share"},
-	{Name: "PCIe4", GBps: 32, Efficiency: 0.63, GraphAllReduceUs: [3]float64{6.2, 17.5, 27.4}, EagerAllReduceUs: [3]float64{68.9, 56.0, 61.1}, BusGBps: [3]float64{20.1, 13.2, 12.4}, P2PUs: 20,
-		Assumed: "the bus bandwidth at TP4 and TP8 (the Gen5 host's shares of the line rate)",
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, the same host: 38.6/26.4/24.7 GB/s at TP2/4/8, 60/41/39% of the line rate as the GPUs share the root complex (rtx_pro_6000_server/comm/nccl/2.29.2; NVIDIA/nccl#1639: 35 and 28 GB/s on 4 and 8 RTX 5090s). " +
+			"vLLM 0.19.0 on the same host measures 20.55 µs at TP2 in a graph (rtx_pro_6000_server/comm/vllm/0.19.0): that release did not take the peer-to-peer path there"},
+	{Name: "PCIe4", GBps: 32, GraphAllReduceUs: [3]float64{6.2, 17.5, 27.4}, EagerAllReduceUs: [3]float64{68.9, 56.0, 61.1}, BusGBps: [3]float64{20.1, 13.2, 12.4}, P2PUs: 20,
+		Assumed: "peer-to-peer between the GPUs (without it, as on many cloud hosts, NCCL goes through host memory: 39 µs a 10 KB all-reduce at TP2, sgl-project/sglang#39605); the bus bandwidth at TP4 and TP8 (the Gen5 host's shares of the line rate)",
 		Source: "PCIe Gen4 x16: 32 GB/s per direction; vLLM's custom all-reduce at TP2 and NCCL beyond, as on Gen5. " +
 			"All-reduce latency: vLLM 0.14.0, BF16, 16 KB, 8× L40S (PCIe 4.0): 6.22/17.51/27.37 µs at TP2/4/8 in CUDA graphs, 68.86/55.95/61.11 µs eager (ai-dynamo/aiconfigurator systems/data/l40s/comm/vllm/0.14.0/custom_allreduce_perf.parquet @095f58a); " +
 			"NCCL alone 7.54/16.13/41.68 µs (l40s/comm/nccl/2.27.3; NVIDIA/nccl#1530: 40–42 µs on eight PCIe Gen4 GPUs). " +
 			"Large all-reduce bus bandwidth: 20.1 GB/s at TP2 on that host (nccl-tests, NCCL 2.27.3, half, 512 MiB: 63% of the line rate); it reaches only 5.2 and 1.4 GB/s at TP4 and TP8 (its GPUs do not all reach each other peer to peer), so TP4 and TP8 take the Gen5 host's 41% and 39% of the line rate. " +
 			"These are hosts whose GPUs reach each other peer to peer; without it (many cloud VMs, GeForce cards) vLLM turns its custom all-reduce off and NCCL goes through host memory: 39 µs for 10 KB and 1.9 GB/s for 20 MB on 2× RTX 5070 Ti, PCIe 4.0 (sgl-project/sglang#39605), not what this entry prices"},
-	{Name: "PCIe3", GBps: 16, Efficiency: 0.6, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, BusGBps: [3]float64{9.6, 6.6, 6.2}, P2PUs: 25,
-		Assumed: "every figure (PCIe Gen4 and Gen5 measurements carried to Gen3)",
+	{Name: "PCIe3", GBps: 16, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, BusGBps: [3]float64{9.6, 6.6, 6.2}, P2PUs: 25,
+		Assumed: "every figure: the latency an 8-byte all-reduce on 8 RTX 3090s (NVIDIA/nccl#1439) at every TP, the bus bandwidth the PCIe 5.0 host's shares",
 		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe. Latency: the slower of the 8-GPU PCIe measurements found, 54 µs (NVIDIA/nccl#1439, 8 GPUs at 8 B), taken at every TP. " +
 			"Bus bandwidth: the Gen5 host's 60/41/39% of the line rate at TP2/4/8 (see PCIe5)"},
-	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{7.3, 7.3, 7.3}, EagerAllReduceUs: [3]float64{17.2, 18.2, 16.2}, BusGBps: [3]float64{45.8, 132.2, 275.7}, P2PUs: 15,
-		Assumed: "the graph latency at TP2 and TP8 (TP4's); MI210's and MI100's bridges take MI300X's figures",
-		Source: "AMD Infinity Fabric (MI300X: seven xGMI links of 64 GB/s per direction, one to each peer, so a TP group of n GPUs all-reduces over n−1 of them; MI210 and MI100 bridges). " +
-			"All-reduce latency in a CUDA graph: vLLM's custom all-reduce on MI300X, 16 KB, TP4: 7.26 µs (the baseline column of the QuickReduce tables in vllm-project/vllm#19744 and sgl-project/sglang#6619), taken at TP2 and TP8. " +
+	{Name: "InfinityFabricMesh", GBps: 64, GraphAllReduceUs: [3]float64{7.3, 7.3, 7.3}, EagerAllReduceUs: [3]float64{17.2, 18.2, 16.2}, BusGBps: [3]float64{45.8, 132.2, 275.7}, P2PUs: 15,
+		Assumed: "the latency in a graph (a QuickReduce table's baseline column read as vLLM's custom all-reduce, measured at TP4 only)",
+		Source: "AMD Infinity Fabric on 8× MI300X: seven xGMI links of 64 GB/s per direction, one to each peer, so a TP group of n GPUs all-reduces over the n−1 links between its members. " +
+			"All-reduce latency in a CUDA graph: vLLM's custom all-reduce, 16 KB, TP4: 7.26 µs (the baseline column of the QuickReduce tables in vllm-project/vllm#19744 and sgl-project/sglang#6619), taken at TP2 and TP8. " +
 			"Eager: RCCL 2.20.5, 32 KB, 8× MI300X: 17.15/18.17/16.22 µs at TP2/4/8 (mk1-project/quickreduce README @910e892); rccl-tests at 16 KB on 8× MI300X: 15.47 µs (hisohara/ai-scripts training/01_rccl-smoketest/README.md @0780bb3). " +
 			"Large all-reduce bus bandwidth: RCCL at 64 MiB 45.8/132.2/275.7 GB/s at TP2/4/8 (from mk1-project/quickreduce's table: 72% of one link at TP2, 69% of three at TP4); rccl-tests at 1–8 GiB 314–316 GB/s at TP8 (hisohara/ai-scripts: 70% of seven links)"},
+	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{15, 15, 15}, EagerAllReduceUs: [3]float64{30, 30, 30}, P2PUs: 15,
+		Assumed: "every figure (no public measurement of the MI210's or MI100's bridges)",
+		Source:  "AMD Infinity Fabric Link bridges (MI210, MI100): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% assumed. Latency assumed, not measured: 15 µs in a graph (vLLM's ROCm custom all-reduce), twice that eager"},
 	{Name: "RDMA400", GBps: 50, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{56, 56, 56}, EagerAllReduceUs: [3]float64{56, 56, 56}, P2PUs: 45,
 		Source: "One 400 Gb/s RDMA NIC per GPU (InfiniBand NDR or RoCE): NVIDIA DGX H100/H200 and DGX B200 datasheets, 8× single-port ConnectX-7 400 Gb/s for the compute fabric; Azure ND MI300X v5 and ND H100 v5, 8× 400 Gb/s InfiniBand per VM (one per GPU). " +
 			"H20: no NVIDIA reference server published; taken as HGX H100's. Efficiency 75% measured for KV transfers (Mooncake's vLLM connector, KVRDMAEfficiency). " +
@@ -256,13 +279,13 @@ func (g GPU) Link() Interconnect {
 // Blackwell" or "AMD"; "other" for a link the catalog does not classify.
 func (g GPU) Class() string {
 	switch ic := g.Link().Name; {
-	case ic == "InfinityFabric":
+	case strings.HasPrefix(ic, "InfinityFabric"):
 		return "AMD"
 	case strings.HasPrefix(ic, "PCIe"):
 		return "PCIe"
 	case ic == "NVLink3":
 		return "NVLink Ampere"
-	case ic == "NVLink4":
+	case strings.HasPrefix(ic, "NVLink4"):
 		return "NVLink Hopper"
 	case ic == "NVLink5":
 		return "NVLink Blackwell"
@@ -309,7 +332,7 @@ func nodeNetwork() Interconnect {
 // gpus is the GPU catalog. Figures from the vendors' public spec sheets and
 // datasheets named in Source; link bandwidth is per direction.
 var gpus = []GPU{
-	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, MatmulShare: 0.96, L2MB: 60, Interconnect: "NVLink4", ScaleOut: "RDMA400",
+	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, MatmulShare: 0.96, L2MB: 60, Interconnect: "NVLink4", LinkAssumed: "its NVLink 4 collectives measured on H100s, none on an H20", ScaleOut: "RDMA400",
 		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H20: 97871MiB. Matmul: torch.mm BF16, best of square 1024–10240, 142.25 TFLOPS (zzc0721/torch-performance-test-data database.md, 2025-10-20): 0.96 of peak. L2: 60 MB (third-party spec listings; NVIDIA's product brief omits it)."},
 	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, MatmulShare: 0.74, MemoryShare: 0.96, L2MB: 96, Interconnect: "PCIe4",
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB. Matmul: torch.mm BF16, best of square sizes, 269.15 TFLOPS (zzc0721/torch-performance-test-data issue #43, 2025-10-05): 0.74. Bandwidth: STREAM triad 0.831 TB/s on an L40, the same 864 GB/s GDDR6 (RRZE-HPC/gpu-benches gpu-stream/l40.txt): 0.96. L2: 96 MB (NVIDIA Ada GPU architecture whitepaper, AD102)."},
@@ -329,9 +352,9 @@ var gpus = []GPU{
 		Source: "NVIDIA A100 datasheet (PCIe 80GB): 1,935 GB/s, 312 TFLOPS BF16 dense, PCIe Gen4 x16 (NVLink bridge optional; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: 81920MiB, assumed as nvidia-smi reports the A100-SXM4-80GB. Matmul: maximum achievable matmul FLOPS, A100 PCIe BF16 252.9 TFLOPS (stas00/ml-engineering MAMF table, 2025-01-04): 0.81. L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
 	{Name: "A100-40GB", Aliases: []string{"A100 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGB: 40, MemoryTBps: 1.555, TFLOPS: 312, MemoryMiB: 40960, MatmulShare: 0.87, MemoryShare: 0.88, L2MB: 40, Interconnect: "NVLink3", ScaleOut: "RDMA200",
 		Source: "NVIDIA A100 datasheet (40GB): 1,555 GB/s, 312 TFLOPS BF16 dense, SXM4 NVLink 600 GB/s (form factor assumed SXM; fixtures/corpus/CATALOG-NEEDS-b.md). Device memory: nvidia-smi on an A100-SXM4-40GB: 40960MiB. Matmul: the A100 SXM's 271.2 TFLOPS BF16 (stas00/ml-engineering MAMF table; same tensor cores and clocks; an older torch 2.2 run on an 'A100 40GB' in torch-performance-test-data gives 0.79): 0.87. Bandwidth: BabelStream triad 1.37–1.38 TB/s on an A100-SXM4-40GB (argonne-lcf/ALCFBeginnersGuide polaris/02_profiling.md; RRZE-HPC/gpu-benches gpu-stream/a100_40.txt 1.375): 0.88. L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
-	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4", ScaleOut: "RDMA200",
-		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'); priced on NVLink 4 latencies. Device memory: nvidia-smi on an H800: 81559MiB. Matmul: no public BF16 GEMM measurement of the H800 SXM found; the H100 SXM's 0.80 assumed (same tensor cores and clocks). Bandwidth: no public measurement of the H800 found; the H100 SXM's 0.89 assumed (the same 3.35 TB/s HBM3). L2: 50 MB (the H100's GH100 die)."},
-	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, MemoryMiB: 196288, MatmulShare: 0.54, FP8MatmulShare: 0.49, MemoryShare: 0.77, L2MB: 256, Interconnect: "InfinityFabric", ScaleOut: "RDMA400",
+	{Name: "H800", Aliases: []string{"NVIDIA H800", "H800 SXM", "H800-SXM"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4-400", ScaleOut: "RDMA200",
+		Source: "NVIDIA H800 SXM5 (export variant of H100 SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense; NVLink cut to 400 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md, 'check'; its own interconnect entry). Device memory: nvidia-smi on an H800: 81559MiB. Matmul: no public BF16 GEMM measurement of the H800 SXM found; the H100 SXM's 0.80 assumed (same tensor cores and clocks). Bandwidth: no public measurement of the H800 found; the H100 SXM's 0.89 assumed (the same 3.35 TB/s HBM3). L2: 50 MB (the H100's GH100 die)."},
+	{Name: "MI300X", Aliases: []string{"AMD MI300X", "Instinct MI300X"}, MemoryGB: 192, MemoryTBps: 5.3, TFLOPS: 1307, FP8TFLOPS: 2615, MemoryMiB: 196288, MatmulShare: 0.54, FP8MatmulShare: 0.49, MemoryShare: 0.77, L2MB: 256, Interconnect: "InfinityFabricMesh", ScaleOut: "RDMA400",
 		Source: "AMD Instinct MI300X data sheet: 192 GB HBM3, 5.3 TB/s, 1307 TFLOPS BF16 dense (2615 FP8), Infinity Fabric 7 × 128 GB/s (fixtures/corpus/CATALOG-NEEDS-c.md). Device memory: rocm-smi VRAM total on an MI300X: 205822885888 B. Matmul: hipblaslt-bench BF16 708 TFLOPS (0.54), FP8 1273 (0.49) (AMD ROCm blog 'Measuring Max-Achievable FLOPs – Part 2', 2025-02-25; stock PyTorch on ROCm 6.3 reaches 668 BF16, stas00/ml-engineering). Bandwidth: BabelStream triad 4.09 TB/s, copy 4.11 (samuel-bohman/AI-benchmarking-guide Azure_Results/ND_MI300X_v5_results.md; RRZE-HPC/gpu-benches gpu-stream/mi300x.txt 4.00): 0.77. Last-level cache: 256 MB Infinity Cache (AMD CDNA 3 architecture whitepaper; 4 MB L2 per XCD in front of it)."},
 	{Name: "MI100", Aliases: []string{"AMD MI100", "Instinct MI100"}, MemoryGB: 32, MemoryTBps: 1.23, TFLOPS: 92.3, MemoryMiB: 32768, MemoryShare: 0.8, L2MB: 8, Interconnect: "InfinityFabric",
 		Source: "AMD Instinct MI100 data sheet: 32 GB HBM2, 1.23 TB/s, 92.3 TFLOPS BF16 matrix (184.6 FP16), Infinity Fabric Link 3 × 92 GB/s (fixtures/corpus/CATALOG-NEEDS-d.md, 'check'). Device memory: 32 GiB, assumed binary as rocm-smi reports the MI300X's. Bandwidth: STREAM triad 0.98 TB/s (RRZE-HPC/gpu-benches gpu-stream/mi100.txt; AMD acceptance floor 0.91, ROCm/system-acceptance-docs docs/gpus/mi100.md): 0.80. L2: 8 MB (AMD CDNA architecture whitepaper)."},

@@ -23,9 +23,10 @@ type Roofline struct {
 	AttnPair float64 `json:"attn_pair_s"`
 	// KVRead is reading one token's KV cache during decode.
 	KVRead float64 `json:"kv_read_s"`
-	// CommToken is the tensor-parallel all-reduce traffic of one token at the
-	// interconnect's achievable bandwidth, plus the pipeline hand-off of its
-	// activations (0 at TP1PP1).
+	// CommToken is the tensor-parallel all-reduce traffic of one token at
+	// the link's bus bandwidth at the worker's TP (Interconnect.AllReduceBps),
+	// plus the pipeline hand-off of its activations at the point-to-point
+	// bandwidth (Interconnect.AchievableBps); 0 at TP1PP1.
 	CommToken float64 `json:"comm_token_s"`
 	// CommStep is the latency of a step's all-reduces, two per layer (0 at
 	// TP1), each at the interconnect's eager all-reduce latency, plus one
