@@ -17,8 +17,10 @@ import (
 // leave-one-GPU-out folds do, once with the frontend carried from another
 // deployment and once with its own source's stated — the one its group's
 // in-sample fit found, the most a stated frontend can do, since that fit's
-// frontend also absorbs what the fit got wrong. docs/accuracy.md
-// (fifteenth pass) quotes its log.
+// frontend also absorbs what the fit got wrong. The engine's prior must
+// price the light loads (under 300 ms) within 25% held out, where the
+// 20 ms prior it replaced gave 38.9%, and stating the source's own must
+// not do worse. docs/accuracy.md (twenty-first pass) quotes its log.
 func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates every aggregated point of the corpus twice")
@@ -88,8 +90,11 @@ func TestStatedFrontendHeldOutByGPU(t *testing.T) {
 	if len(light[0]) < 100 {
 		t.Fatalf("%d light-load points, want the corpus's 100 or more", len(light[0]))
 	}
-	if !(median(light[1]) < 0.75*median(light[0])) {
-		t.Errorf("light-load TTFT error %.1f%% with the source's frontend stated, %.1f%% carried: stating it should cut the error by a quarter or more",
-			median(light[1]), median(light[0]))
+	if m := median(light[0]); m > 25 {
+		t.Errorf("light-load TTFT error %.1f%% with the engine's frontend prior, want 25%% or less", m)
+	}
+	if median(light[1]) > median(light[0]) || median(all[1]) > median(all[0]) {
+		t.Errorf("TTFT error with the source's frontend stated %.1f%% (light loads %.1f%%), above the prior's %.1f%% (%.1f%%)",
+			median(all[1]), median(light[1]), median(all[0]), median(light[0]))
 	}
 }

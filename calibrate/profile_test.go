@@ -868,9 +868,10 @@ func TestConfigureStatedFrontend(t *testing.T) {
 		from    string  // in FrontendFrom; "" for none
 	}{
 		{"its own, not stated", "L40S", nil, 0.040, 0.010, ""},
-		{"another GPU, not stated", "H100-SXM", nil, 0.020, 0.010, "vllm-0.9.0.1 engine's frontend prior"},
+		{"another GPU, not stated", "H100-SXM", nil, 0.005, 0.005, "vllm-0.9.0.1 engine's frontend prior"},
 		{"its own, stated below the work", "L40S", ms(0.003), 0.003, 0.003, "3.0 ms a request, stated (no band), 3.0 ms of it serial in the API server (the deployment's own; at most the stated latency)"},
-		{"another GPU, stated above the work", "H100-SXM", ms(0.020), 0.020, 0.010, "20.0 ms a request, stated (no band), 10.0 ms of it serial in the API server (the engine's prior; at most the stated latency)"},
+		{"another GPU, stated above the work", "H100-SXM", ms(0.020), 0.020, 0.005, "20.0 ms a request, stated (no band), 5.0 ms of it serial in the API server (the engine's prior; at most the stated latency)"},
+		{"another GPU, stated below the work", "H100-SXM", ms(0.002), 0.002, 0.002, "2.0 ms a request, stated (no band), 2.0 ms of it serial in the API server (the engine's prior; at most the stated latency)"},
 		{"stated zero", "H100-SXM", ms(0), 0, 0, "0.0 ms a request, stated (no band)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,12 +186,15 @@ type Frontend struct {
 }
 
 // frontend is every engine's frontend prior: no per-engine
-// measurement was found, and these are of vLLM V1's API server.
-var frontend = Frontend{LatencyS: 0.020, ServiceS: 0.010,
-	Cite: "vLLM 0.23 at c=1 on an L4 (ai.wmx.dev); vLLM 0.11 bursts and vLLM PR #12287",
-	Source: "latency 20 ms: vLLM 0.23 (V1) serving Qwen2.5-0.5B on one L4 behind a Kubernetes Service answers a 256-token prompt in 27.0 ms median TTFT at concurrency 1 (ai.wmx.dev/benchmarks, vllm bench serve), of which the prefill step is ~5–8 ms on the roofline. " +
-		"Serial work 10 ms a request: bursts of 1,000 128-token prompts with 4-token outputs ran at 37 and 44 req/s on vLLM 0.11 on an A100 and an H100 alike, about 25 ms a request whatever the GPU (fixtures/corpus/b-gpustack-qwen3-14b-*.md), " +
-		"and vLLM V1 served Llama-3.2-1B on an A100 at 63.6 req/s with 400 in flight before its frontend optimisations (vllm-project/vllm#12287). Taken for every engine"}
+// measurement was found, and these are of vLLM V1's API server with the
+// benchmark's client on the server's host. Where a deployment's client
+// sits behind a network, a Kubernetes Service or a gateway, that time is
+// the deployment's (its own fit, or --frontend-ms), not the engine's.
+var frontend = Frontend{LatencyS: 0.005, ServiceS: 0.005,
+	Cite: "vLLM 0.8.5 with the client on the server's host (iog's H100-PCIe runs, fixtures/corpus/g-iog-*)",
+	Source: "latency 5 ms: capsim's fits of iog's vLLM 0.8.5 (V1) runs on H100-PCIe, benchmark_serving on the server's host at 1–32 req/s, give 5.6 ms (DeepSeek-R1-Distill-Qwen-1.5B, ±9%) and 3.6–4.7 ms (four 7–8B models, ±42–62%) a request outside the engine. " +
+		"Held out (capsim fit --cv), 5 ms priced the corpus better than the 20 ms this replaced (vLLM 0.23 behind a Kubernetes Service on an L4, ai.wmx.dev: a host's network in it): every GPU held out, mean TTFT 40.8 → 34.8%, TPOT 32.5 → 30.9% (10 ms: 39.4 and 32.5%; 7 ms: 35.1 and 32.2%). " +
+		"Serial work the same 5 ms (the simulator's API server does a request's work within its latency): bursts that measured more, 25 ms a request (1,000 128-token prompts at 37 and 44 req/s on vLLM 0.11, fixtures/corpus/b-gpustack-qwen3-14b-*.md) or 16 ms (vllm-project/vllm#12287, before V1's frontend optimisations), keep it in their own fits. Taken for every engine"}
 
 // FrontendFor is the frontend prior of an engine label (the same
 // for every engine and version until one is measured apart).
