@@ -1135,10 +1135,10 @@ func transferNote(tr TransferFit, sig float64, path model.KVPath, llm model.LLM,
 // frontendSpread is the weighted standard deviation of the log frontend
 // latency over the profile's calibrated deployments (groups and transfer
 // pool with a stated GPU, √records each, latencies floored at 1 ms):
-// across the corpus's clients and hosts they run from under 1 ms to 172 ms.
+// across the corpus's clients and hosts they run from under 1 ms to 104 ms.
 // Most of them are not determined by their data alone (the fit bounds them
 // with the step overheads); over the determined ones alone the spread is
-// about a fifth smaller. It is ×/÷3.2 on the embedded profile. Leave-one-GPU-out, the
+// about a fifth smaller. It is ×/÷2.5 on the embedded profile. Leave-one-GPU-out, the
 // band then holds 77% of the dense light-load mean TTFTs (under 300 ms)
 // where it held 54% (docs/accuracy.md, tenth pass).
 func (p *Profile) frontendSpread() float64 {

@@ -192,8 +192,8 @@ type Frontend struct {
 // the deployment's (its own fit, or --frontend-ms), not the engine's.
 var frontend = Frontend{LatencyS: 0.005, ServiceS: 0.005,
 	Cite: "vLLM 0.8.5 with the client on the server's host (iog's H100-PCIe runs, fixtures/corpus/g-iog-*)",
-	Source: "latency 5 ms: capsim's fits of iog's vLLM 0.8.5 (V1) runs on H100-PCIe, benchmark_serving on the server's host at 1–32 req/s, give 5.6 ms (DeepSeek-R1-Distill-Qwen-1.5B, ±9%) and 3.6–4.7 ms (four 7–8B models, ±42–62%) a request outside the engine. " +
-		"Held out (capsim fit --cv), 5 ms priced the corpus better than the 20 ms this replaced (vLLM 0.23 behind a Kubernetes Service on an L4, ai.wmx.dev: a host's network in it): every GPU held out, mean TTFT 40.8 → 34.8%, TPOT 32.5 → 30.9% (10 ms: 39.4 and 32.5%; 7 ms: 35.1 and 32.2%). " +
+	Source: "latency 5 ms: capsim's fits of iog's vLLM 0.8.5 (V1) runs on H100-PCIe, benchmark_serving at 1–32 req/s on the server's host (inferred: their run_benchmark.sh passes it a port and no host), give 5.6 ms a request outside the engine where the data determine it (DeepSeek-R1-Distill-Qwen-1.5B, ±9%), 3.6–4.7 ms bounded with the step overheads for four 7–8B models (±42–62%); the other seven groups' data do not determine it. " +
+		"Against the 20 ms this replaced (vLLM 0.23 behind a Kubernetes Service on an L4, ai.wmx.dev: a host's network in it), capsim fit --cv: every GPU held out, mean TTFT / TPOT 40.8 / 32.5% → 35.0 / 31.4% (experiments at 10 and 7 ms: 39.4 / 32.5%, 35.1 / 32.2%); every source, TTFT 42.0 → 36.0%; every engine version, TTFT 42.0 → 38.2% but TPOT 30.7 → 32.4%. " +
 		"Serial work the same 5 ms (the simulator's API server does a request's work within its latency): bursts that measured more, 25 ms a request (1,000 128-token prompts at 37 and 44 req/s on vLLM 0.11, fixtures/corpus/b-gpustack-qwen3-14b-*.md) or 16 ms (vllm-project/vllm#12287, before V1's frontend optimisations), keep it in their own fits. Taken for every engine"}
 
 // FrontendFor is the frontend prior of an engine label (the same

@@ -110,10 +110,10 @@ type Interconnect struct {
 	EagerAllReduceUs [3]float64 `json:"eager_all_reduce_us"`
 	// BusGBps is the bus bandwidth (nccl-tests' busbw) a large all-reduce
 	// (hundreds of MB, as a prefill chunk's) reaches at TP 2, 4 and 8, in
-	// GB/s. It depends on the TP: an NVSwitch reduces in the switch at TP8,
-	// a TP group of MI300Xs uses only the TP−1 links between its members,
-	// and PCIe GPUs share a root complex. The zero value means not
-	// measured: GBps × Efficiency at every TP.
+	// GB/s. It depends on the TP: 8 GPUs on an NVSwitch near its line rate
+	// (as in-switch reduction gives), a TP group of MI300Xs uses only the
+	// TP−1 links between its members, and PCIe GPUs share a root complex.
+	// The zero value means not measured: GBps × Efficiency at every TP.
 	BusGBps [3]float64 `json:"bus_gbps,omitzero"`
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
 	P2PUs float64 `json:"p2p_us"`
@@ -185,16 +185,16 @@ func (ic Interconnect) AchievableBps() float64 {
 // Entry.Unexplained).
 var interconnects = []Interconnect{
 	{Name: "NVLink4", GBps: 450, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
-		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL's rings reach ~370 of 450 GB/s bus bandwidth. " +
+		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL's rings reach ~370 of 450 GB/s bus bandwidth (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/h100_sxm/custom_allreduce_perf.txt @67f90e7, its collector's microbenchmark); " +
 			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch). " +
-			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (NVLink SHARP at TP8; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2)"},
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (near the line rate at TP8, as NVLink SHARP gives; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2)"},
 	{Name: "NVLink4-400", GBps: 200, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{141, 156, 198}, P2PUs: 8,
 		Assumed: "every figure: the H100's NVLink 4 measurements, its bus bandwidths scaled to the H800's 400 GB/s",
 		Source:  "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). No measurement of its collectives found: the latencies are the H100's (see NVLink4), the bus bandwidths the H100's × 200/450"},
 	{Name: "NVLink3", GBps: 300, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
-		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair. " +
+		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a)"},

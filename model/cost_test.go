@@ -500,7 +500,8 @@ func TestAllReduceBps(t *testing.T) {
 	}
 	// A step's per-token all-reduce time is the ring's 2(n−1)/n share of a
 	// token's activations at the TP's own bus bandwidth (an H100's TP8,
-	// with NVLink SHARP, reaches 445 GB/s where its TP2 reaches 318).
+	// near its line rate, as NVLink SHARP gives, reaches 445 GB/s where its
+	// TP2 reaches 318).
 	h100, err := LookupGPU("H100")
 	if err != nil {
 		t.Fatal(err)
