@@ -515,14 +515,7 @@ func TestAllReduceBps(t *testing.T) {
 	// token's activations at the TP's own bus bandwidth (an H100's TP8,
 	// near its line rate, as NVLink SHARP gives, reaches 445 GB/s where its
 	// TP2 reaches 318).
-	h100, err := LookupGPU("H100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := LookupLLM("Llama-3.1-70B-Instruct")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h100, m := h100Llama70B(t)
 	r2, r8 := NewRoofline(h100, m, Pool{Count: 1, TP: 2}), NewRoofline(h100, m, Pool{Count: 1, TP: 8})
 	if r2.CommToken <= 0 || r8.CommToken <= 0 {
 		t.Fatalf("no all-reduce traffic priced: %v, %v", r2.CommToken, r8.CommToken)
@@ -690,14 +683,7 @@ func activationBytesPerToken(m LLM, tp int) float64 {
 // hundred KB), rise with the batch, and fall back to latency plus bytes at
 // the bus bandwidth for an eager step or a link without a curve.
 func TestCommTimeFollowsMeasuredGraphCurve(t *testing.T) {
-	h100, err := LookupGPU("H100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := LookupLLM("Llama-3.1-70B-Instruct")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h100, m := h100Llama70B(t)
 	r := NewRoofline(h100, m, Pool{Count: 1, TP: 8})
 	r.GraphMax = 512
 	perAllReduce := func(tokens float64) float64 { return 1e6 * r.commTime(tokens) / (2 * float64(m.Layers)) }
@@ -726,4 +712,18 @@ func TestCommTimeFollowsMeasuredGraphCurve(t *testing.T) {
 	if got, want := p.commTime(64), p.CommStepGraph+64*p.CommToken; math.Abs(got-want) > 1e-12 {
 		t.Errorf("a link without a curve (PCIe 4.0) costs %v, want latency plus bytes %v", got, want)
 	}
+}
+
+// h100Llama70B is the H100 SXM and Llama-3.1-70B-Instruct of the catalogs.
+func h100Llama70B(t *testing.T) (GPU, LLM) {
+	t.Helper()
+	g, err := LookupGPU("H100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LookupLLM("Llama-3.1-70B-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, m
 }
