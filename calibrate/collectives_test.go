@@ -20,8 +20,8 @@ func TestCollectivesNoteSaysWhatIsAssumed(t *testing.T) {
 		want    []string
 		assumed []string // "" entries: nothing assumed
 	}{
-		{"H100", 8, []int{1, 512}, 1, []string{"NVLink4 at TP8", "5.5 µs in a CUDA graph", "23.5 µs eager", "445 GB/s bus bandwidth (interconnect catalog)"}, nil},
-		{"H100", 4, nil, 1.08, []string{"23.3 µs eager (no CUDA graphs)", "350 GB/s bus bandwidth; both × 1.08 fitted"}, nil},
+		{"H100", 8, []int{1, 512}, 1, []string{"NVLink4 at TP8", "5.5 µs in a CUDA graph", "23.5 µs eager", "vLLM's measured curve to 4 MB", "445 GB/s bus bandwidth (interconnect catalog)"}, nil},
+		{"H100", 4, nil, 1.08, []string{"23.3 µs eager (no CUDA graphs)", "350 GB/s bus bandwidth; all × 1.08 fitted"}, nil},
 		{"H20", 4, []int{1, 128}, 1, []string{"NVLink4 at TP4"}, []string{"measured on H100s"}},
 		{"L40S", 2, []int{1, 512}, 1, []string{"PCIe4 at TP2", "6.2 µs in a CUDA graph", "20 GB/s bus bandwidth"}, []string{"peer-to-peer", "sglang#39605"}},
 		{"MI300X", 4, nil, 1, []string{"InfinityFabricMesh at TP4", "18.2 µs eager (no CUDA graphs)", "132 GB/s"}, []string{"measured at TP4 only"}},
@@ -32,6 +32,10 @@ func TestCollectivesNoteSaysWhatIsAssumed(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := collectivesNote(g, model.Pool{Count: 1, TP: c.tp}, c.graphs, c.comm)
+		// NVLink 4 has a measured graph curve; PCIe and AMD's links do not.
+		if strings.Contains(got, "measured curve") != (len(c.graphs) > 0 && (c.gpu == "H100" || c.gpu == "H20")) {
+			t.Errorf("%s TP%d: %q: the graph curve said where the link has none, or not where it has", c.gpu, c.tp, got)
+		}
 		for _, w := range append(c.want, c.assumed...) {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s TP%d: %q does not say %q", c.gpu, c.tp, got, w)

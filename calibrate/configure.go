@@ -192,8 +192,9 @@ type Deployment struct {
 }
 
 // collectivesNote says what a pool's all-reduces cost: the interconnect
-// catalog's latency of a small one in the worker's mode and the bus
-// bandwidth of a large one at its TP, both times the comm multiplier, and
+// catalog's latency of a small one in the worker's mode, in a graph its
+// measured curve where the link has one, and the bus bandwidth of a
+// large one at its TP, all times the comm multiplier, and
 // what of them the catalog assumed (the link's Assumed, and the GPU's
 // LinkAssumed where it borrows the link's measurements).
 func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64) string {
@@ -206,10 +207,13 @@ func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64)
 		mode = fmt.Sprintf("%.1f µs eager (no CUDA graphs)", ic.AllReduceUs(pool.TP, false))
 	} else {
 		mode = fmt.Sprintf("%.1f µs in a CUDA graph (steps up to %d tokens), %.1f µs eager", ic.AllReduceUs(pool.TP, true), graphs[len(graphs)-1], ic.AllReduceUs(pool.TP, false))
+		if b := ic.GraphGrowthBytes; len(b) > 0 {
+			mode += fmt.Sprintf("; in a graph, larger ones along vLLM's measured curve to %.0f MB", b[len(b)-1]/(1<<20))
+		}
 	}
 	scale := ""
 	if math.Abs(comm-1) > 1e-3 {
-		scale = fmt.Sprintf("; both × %.2f fitted", comm)
+		scale = fmt.Sprintf("; all × %.2f fitted", comm)
 	}
 	var assumed []string
 	if ic.Assumed != "" {

@@ -152,20 +152,6 @@ func (ic Interconnect) AllReduceBps(tp int) float64 {
 	return ic.AchievableBps()
 }
 
-// GraphGrowth is GraphGrowthUs at tp, read as AllReduceUs reads its
-// figures, with the message sizes it is measured at; nil where the link
-// has no such curve.
-func (ic Interconnect) GraphGrowth(tp int) (bytes, us []float64) {
-	if len(ic.GraphGrowthBytes) == 0 {
-		return nil, nil
-	}
-	us = make([]float64, len(ic.GraphGrowthBytes))
-	for i := range us {
-		us[i] = atTP([3]float64{ic.GraphGrowthUs[0][i], ic.GraphGrowthUs[1][i], ic.GraphGrowthUs[2][i]}, tp)
-	}
-	return ic.GraphGrowthBytes, us
-}
-
 // atTP reads a figure given at TP 2, 4 and 8 at tp: interpolated in
 // log2(tp) between them, held beyond them.
 func atTP(v [3]float64, tp int) float64 {
@@ -202,12 +188,13 @@ func (ic Interconnect) AchievableBps() float64 {
 // measurements named in Source, and the figures none gives named in
 // Assumed (docs/measurements/collectives.md holds the measurements). A
 // step's all-reduces cost their latency plus their bytes at the bus
-// bandwidth: nothing else is added per collective (a fitted group's
+// bandwidth, or in a CUDA graph their measured curve (GraphGrowthUs):
+// nothing else is added per collective (a fitted group's
 // per-step time beyond the cost model stays that group's own,
 // Entry.Unexplained).
 var interconnects = []Interconnect{
 	{Name: "NVLink4", GBps: 450, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{318, 350, 445}, P2PUs: 8,
-		GraphGrowthBytes: []float64{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20},
+		GraphGrowthBytes: vllmGraphGrowthBytes,
 		GraphGrowthUs:    [3][]float64{{0, 0.03, 0.26, 0.69, 1.83, 3.85, 7.89, 15.75}, {0, 0.40, 0.97, 2.35, 6.57, 7.93, 13.77, 25.42}, {0, 1.10, 2.55, 5.48, 6.68, 9.66, 14.08, 25.50}},
 		Source: "NVLink 4 (H100/H200/H20 SXM, NVSwitch): 900 GB/s bidirectional. NVIDIA/nccl-tests#212 (NCCL maintainer): NCCL's rings reach ~370 of 450 GB/s bus bandwidth (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, H100 SXM: 4.45/4.91/5.52 µs at TP2/4/8 captured in CUDA graphs, 22.4/23.3/23.5 µs eager " +
@@ -219,7 +206,7 @@ var interconnects = []Interconnect{
 		Assumed: "every figure: the H100's NVLink 4 measurements, its bus bandwidths scaled to the H800's 400 GB/s",
 		Source:  "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). No measurement of its collectives found: the latencies are the H100's (see NVLink4), the bus bandwidths the H100's × 200/450"},
 	{Name: "NVLink3", GBps: 300, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
-		GraphGrowthBytes: []float64{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20},
+		GraphGrowthBytes: vllmGraphGrowthBytes,
 		GraphGrowthUs:    [3][]float64{{0, 0.16, 0.40, 1.23, 2.65, 5.36, 9.84, 19.90}, {0, 0.57, 1.78, 3.91, 8.55, 12.34, 20.05, 35.48}, {0, 1.89, 4.81, 10.59, 12.32, 15.17, 21.39, 38.83}},
 		Source: "NVLink 3 (A100 SXM): 600 GB/s bidirectional. NVIDIA/nccl-tests#178: all_reduce_perf bus bandwidth 208 GB/s on an A100 NVLink pair (context; the entry uses the per-TP figures below). " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, A100-SXM4-80GB: 5.50/5.93/6.95 µs at TP2/4/8 in CUDA graphs, 46.0/45.5/46.5 µs eager " +
@@ -274,6 +261,10 @@ var interconnects = []Interconnect{
 			"Latency: NVIDIA/nccl-tests#82, broadcast_perf over sockets (NCCL_IB_DISABLE=1) between two nodes of one V100 each takes 38–46 µs at 8 B; a two-rank all-reduce (reduce-scatter then all-gather) crosses the network twice, so ~85 µs is assumed in either mode, and a point-to-point hand-off ~45 µs. " +
 			"Container overlay networks (Kubernetes pods) and slower NICs are slower still; RDMA (InfiniBand/RoCE, ~12 GB/s per 100G NIC: NVIDIA/nccl-tests#119) is much faster"},
 }
+
+// vllmGraphGrowthBytes are the message sizes of the collector's vLLM
+// tables that GraphGrowthUs is read at, 16 KB to 4 MB.
+var vllmGraphGrowthBytes = []float64{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
 
 // NodeNetwork is the interconnect catalog's entry for the network between
 // servers: what a worker whose tensor-parallel group or pipeline spans

@@ -88,7 +88,7 @@ type Roofline struct {
 }
 
 // touched is the share of experts a step over tokens tokens routes to.
-func (r Roofline) touched(tokens float64) float64 {
+func (r *Roofline) touched(tokens float64) float64 {
 	if tokens <= 0 {
 		return 0
 	}
@@ -100,7 +100,7 @@ func (r Roofline) touched(tokens float64) float64 {
 // expert parallelism the busiest group's (ExpertGroups), at most all of
 // them: exact for uniform routing given how many experts are touched
 // (busiestGroup), taken at their mean count. 0 for a dense model.
-func (r Roofline) ExpertShare(tokens float64) float64 {
+func (r *Roofline) ExpertShare(tokens float64) float64 {
 	if r.ExpertRead == 0 {
 		return 0
 	}
@@ -108,7 +108,7 @@ func (r Roofline) ExpertShare(tokens float64) float64 {
 }
 
 // expertTable is the shape's table under expert parallelism; nil without.
-func (r Roofline) expertTable() *expertTable {
+func (r *Roofline) expertTable() *expertTable {
 	switch {
 	case r.table != nil:
 		return r.table
@@ -120,7 +120,7 @@ func (r Roofline) expertTable() *expertTable {
 
 // expertShare is ExpertShare with the shape's table (nil: no expert
 // parallelism).
-func (r Roofline) expertShare(tokens float64, tab *expertTable) float64 {
+func (r *Roofline) expertShare(tokens float64, tab *expertTable) float64 {
 	q := r.touched(tokens)
 	if tab == nil || q <= 0 || q >= 1 {
 		return q
@@ -146,7 +146,7 @@ func (r Roofline) expertShare(tokens float64, tab *expertTable) float64 {
 // (correlation −1/(g−1)), which widens their largest's excess over the
 // mean, maxZ standard deviations, by √(g/(g−1)). A group takes at most
 // min(k, n) of a token's k pairs.
-func (r Roofline) expertLoad(tokens float64, tab *expertTable) float64 {
+func (r *Roofline) expertLoad(tokens float64, tab *expertTable) float64 {
 	if tab == nil || tokens <= 0 {
 		return 1
 	}
@@ -229,13 +229,22 @@ func busiestGroup(n, g int) []float64 {
 	return want
 }
 
-// weightRead is the peak-bandwidth time of a step's weight reads: every
-// shared weight, and the experts its tokens touch on the busiest rank.
-func (r Roofline) weightRead(tokens float64) float64 {
+// stepExperts is a step's share of the experts the busiest rank reads
+// (ExpertShare) and its busiest group's routed load (expertLoad) over
+// tokens tokens, computed once for the step's weight reads and GEMMs; 0
+// and 1 for a dense model.
+func (r *Roofline) stepExperts(tokens float64) (share, load float64) {
 	if r.ExpertRead == 0 {
-		return r.WeightRead
+		return 0, 1
 	}
-	return r.WeightRead + r.ExpertRead*r.expertShare(tokens, r.expertTable())
+	tab := r.expertTable()
+	return r.expertShare(tokens, tab), r.expertLoad(tokens, tab)
+}
+
+// weightReadAt is the peak-bandwidth time of a step's weight reads: every
+// shared weight, and share of the experts (stepExperts).
+func (r *Roofline) weightReadAt(share float64) float64 {
+	return r.WeightRead + r.ExpertRead*share
 }
 
 // expectedMaxNormal is the expected largest of n independent standard
@@ -422,7 +431,7 @@ func PriorCoeffsFor(o engine.Overhead, eager bool) Coeffs {
 // take the smooth roofline of their compute and memory time (RooflineP);
 // its split between the two terms is taken at the coefficients at, so the
 // row is exact there and a linearisation near them.
-func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
+func (r *Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 	tokens := float64(s.PrefillTokens) + decodeSeqs
 	t := Coeffs{
 		Overhead: 1,
@@ -431,14 +440,15 @@ func (r Roofline) Terms(s Step, decodeSeqs float64, at Coeffs) Coeffs {
 		KV:       r.KVRead * s.DecodeKV,
 		Comm:     r.commTime(tokens),
 	}
-	t.Compute, t.Weight = gemmShares(r.gemmFLOPTime(tokens, decodeSeqs), r.weightRead(tokens), at.Compute, at.Weight)
+	share, load := r.stepExperts(tokens)
+	t.Compute, t.Weight = gemmShares(r.gemmFLOPTimeAt(tokens, decodeSeqs, share, load), r.weightReadAt(share), at.Compute, at.Weight)
 	t.Weight += r.Act.Time(tokens)
 	return t
 }
 
 // commLatency is the all-reduce and hand-off latency of a step of tokens
 // tokens: in a CUDA graph when the worker captures steps that large.
-func (r Roofline) commLatency(tokens float64) float64 {
+func (r *Roofline) commLatency(tokens float64) float64 {
 	if tokens > 0 && tokens <= float64(r.GraphMax) {
 		return r.CommStepGraph
 	}
@@ -449,7 +459,7 @@ func (r Roofline) commLatency(tokens float64) float64 {
 // graph step's all-reduces along the link's measured curve where it has
 // one, else (and eager) their latency plus their bytes at the bus
 // bandwidth.
-func (r Roofline) commTime(tokens float64) float64 {
+func (r *Roofline) commTime(tokens float64) float64 {
 	if g := &r.growth; g.n > 0 && tokens > 0 && tokens <= float64(r.GraphMax) {
 		return r.CommStepGraph + g.at(tokens) + (r.CommToken-g.perTok)*tokens
 	}
@@ -492,11 +502,11 @@ func (g *allReduceGrowth) at(tokens float64) float64 {
 // with layers layers of hidden width at tp prices it (two all-reduces a
 // layer of hidden × 2 bytes a token); none where ic has no curve.
 func allReduceGrowthOf(ic Interconnect, tp, layers, hidden int, perTok float64) allReduceGrowth {
-	bytes, us := ic.GraphGrowth(tp)
-	g := allReduceGrowth{n: min(len(bytes), MaxGraphGrowthPoints), perTok: perTok}
+	g := allReduceGrowth{n: min(len(ic.GraphGrowthBytes), MaxGraphGrowthPoints), perTok: perTok}
+	us := ic.GraphGrowthUs
 	for i := range g.n {
-		g.tok[i] = bytes[i] / (float64(hidden) * 2)
-		g.sec[i] = 2 * float64(layers) * us[i] * 1e-6
+		g.tok[i] = ic.GraphGrowthBytes[i] / (float64(hidden) * 2)
+		g.sec[i] = 2 * float64(layers) * atTP([3]float64{us[0][i], us[1][i], us[2][i]}, tp) * 1e-6 // read as AllReduceUs reads its figures
 	}
 	return g
 }
@@ -545,16 +555,17 @@ func gemmShares(compute, weight, kc, km float64) (computeTerm, weightTerm float6
 	return compute * math.Pow(c/t, RooflineP-1), weight * math.Pow(m/t, RooflineP-1)
 }
 
-// gemmFLOPTime is the peak-FLOP time of a step's GEMMs over tokens tokens
-// (sampled sequences also pass the LM head), with the small-batch penalty.
-func (r Roofline) gemmFLOPTime(tokens, sampled float64) float64 {
+// gemmFLOPTimeAt is the peak-FLOP time of a step's GEMMs over tokens
+// tokens (sampled sequences also pass the LM head), with the small-batch
+// penalty; a mixture of experts' at its expert share and load
+// (stepExperts).
+func (r *Roofline) gemmFLOPTimeAt(tokens, sampled, share, load float64) float64 {
 	if tokens <= 0 {
 		return 0
 	}
 	t := r.BodyToken*(tokens+GEMMHalfTokens) + r.HeadSeq*sampled
 	if r.ExpertToken > 0 {
-		tab := r.expertTable()
-		t += r.ExpertToken * (tokens*(1-r.ExpertMiss)*r.expertLoad(tokens, tab) + GEMMHalfTokens*r.expertShare(tokens, tab))
+		t += r.ExpertToken * (tokens*(1-r.ExpertMiss)*load + GEMMHalfTokens*share)
 	}
 	return t
 }
