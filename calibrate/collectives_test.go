@@ -23,9 +23,10 @@ func TestCollectivesNoteSaysWhatIsAssumed(t *testing.T) {
 		{"H100", 8, []int{1, 512}, 1, []string{"NVLink4 at TP8", "5.5 µs in a CUDA graph", "23.5 µs eager", "vLLM's measured curve to 4 MB", "445 GB/s bus bandwidth (interconnect catalog)"}, nil},
 		{"H100", 4, nil, 1.08, []string{"23.3 µs eager (no CUDA graphs)", "350 GB/s bus bandwidth; all × 1.08 fitted"}, nil},
 		{"H20", 4, []int{1, 128}, 1, []string{"NVLink4 at TP4"}, []string{"measured on H100s"}},
-		{"L40S", 2, []int{1, 512}, 1, []string{"PCIe4 at TP2", "6.2 µs in a CUDA graph", "20 GB/s bus bandwidth"}, []string{"peer-to-peer", "sglang#39605"}},
+		{"L40S", 2, []int{1, 512}, 1, []string{"PCIe4 at TP2", "6.2 µs in a CUDA graph", "20.1 GB/s bus bandwidth"}, []string{"peer-to-peer", "sglang#39605"}},
 		{"MI300X", 4, nil, 1, []string{"InfinityFabricMesh at TP4", "18.2 µs eager (no CUDA graphs)", "132 GB/s"}, []string{"measured at TP4 only"}},
-		{"MI210", 2, nil, 1, []string{"InfinityFabric at TP2", "105 GB/s"}, []string{"MI210's or MI100's bridges"}},
+		{"MI210", 2, nil, 1, []string{"InfinityFabric at TP2", "25.0 µs eager", " 35 GB/s"}, []string{"no MI210 or MI100 all-reduce measurement"}},
+		{"V100", 4, nil, 1, []string{"PCIe3 at TP4", "19.2 µs eager", "9.4 GB/s"}, []string{"no 8-GPU PCIe 3.0 measurement"}},
 	} {
 		g, err := model.LookupGPU(c.gpu)
 		if err != nil {

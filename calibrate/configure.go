@@ -226,7 +226,7 @@ func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64)
 	if len(assumed) > 0 {
 		note = "; assumed, not measured: " + strings.Join(assumed, "; ")
 	}
-	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s, a large one at %.0f GB/s bus bandwidth%s (interconnect catalog%s)",
+	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s, a large one at %.3g GB/s bus bandwidth%s (interconnect catalog%s)",
 		ic.Name, pool.TP, mode, ic.AllReduceBps(pool.TP)/1e9, scale, note)
 }
 

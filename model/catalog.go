@@ -202,9 +202,10 @@ var interconnects = []Interconnect{
 			"H200 within 0.2 µs of it (campaign_checkpoints/h200_sxm/custom_allreduce_perf.txt @77a06bf: 4.55/4.92/5.71 graph, 20.6/21.3/22.1 eager); H20 not measured, taken as H100 (same NVLink 4 and NVSwitch). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× H100 SXM: 318/350/445 GB/s at TP2/4/8 (near the line rate at TP8, as NVLink SHARP gives; aiconfigurator systems/data/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a); H200 315/348/461 (h200_sxm/comm/nccl/2.29.2). " +
 			"Growth with the message size in a graph: vLLM 0.24.0's custom all-reduce on 8× H100 SXM, 16 KB to 4 MB (h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet, graph rows, less the 16 KB row); H200 within 1 µs to 1 MB"},
-	{Name: "NVLink4-400", GBps: 200, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{141, 156, 198}, P2PUs: 8,
-		Assumed: "every figure: the H100's NVLink 4 measurements, its bus bandwidths scaled to the H800's 400 GB/s",
-		Source:  "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). No measurement of its collectives found: the latencies are the H100's (see NVLink4), the bus bandwidths the H100's × 200/450"},
+	{Name: "NVLink4-400", GBps: 200, GraphAllReduceUs: [3]float64{4.5, 4.9, 5.5}, EagerAllReduceUs: [3]float64{22.4, 23.3, 23.5}, BusGBps: [3]float64{141, 156, 215}, P2PUs: 8,
+		Assumed: "the latencies (the H100's NVLink 4 measurements) and the bus bandwidth at TP2 and TP4 (the H100's × 200/450)",
+		Source: "NVLink 4 cut to 400 GB/s bidirectional (H800 SXM, fixtures/corpus/CATALOG-NEEDS-c.md). Bus bandwidth at TP8: 215 GB/s, nccl-tests all_reduce_perf on 8× H800 (NVIDIA/nccl#1374, 2024-07-24, NCCL's default algorithm; message size not stated). " +
+			"No measurement of its small-message latency or of TP2 and TP4 found: the latencies are the H100's (see NVLink4), the TP2 and TP4 bus bandwidths the H100's × 200/450 (DeepSeek measures about 160 GB/s one way on the H800's NVLink, deepseek-ai/DeepEP docs)"},
 	{Name: "NVLink3", GBps: 300, GraphAllReduceUs: [3]float64{5.5, 5.9, 6.9}, EagerAllReduceUs: [3]float64{46.0, 45.5, 46.5}, BusGBps: [3]float64{193, 217, 222}, P2PUs: 10,
 		GraphGrowthBytes: vllmGraphGrowthBytes,
 		GraphGrowthUs:    [3][]float64{{0, 0.16, 0.40, 1.23, 2.65, 5.36, 9.84, 19.90}, {0, 0.57, 1.78, 3.91, 8.55, 12.34, 20.05, 35.48}, {0, 1.89, 4.81, 10.59, 12.32, 15.17, 21.39, 38.83}},
@@ -232,19 +233,24 @@ var interconnects = []Interconnect{
 			"NCCL alone 7.54/16.13/41.68 µs (l40s/comm/nccl/2.27.3; NVIDIA/nccl#1530: 40–42 µs on eight PCIe Gen4 GPUs). " +
 			"Large all-reduce bus bandwidth: 20.1 GB/s at TP2 on that host (nccl-tests, NCCL 2.27.3, half, 512 MiB: 63% of the line rate); it reaches only 5.2 and 1.4 GB/s at TP4 and TP8 (its GPUs do not all reach each other peer to peer), so TP4 and TP8 take the Gen5 host's 41% and 39% of the line rate. " +
 			"These are hosts whose GPUs reach each other peer to peer; without it (many cloud VMs, GeForce cards) vLLM turns its custom all-reduce off and NCCL goes through host memory: 39 µs for 10 KB and 1.9 GB/s for 20 MB on 2× RTX 5070 Ti, PCIe 4.0 (sgl-project/sglang#39605), not what this entry prices"},
-	{Name: "PCIe3", GBps: 16, GraphAllReduceUs: [3]float64{54, 54, 54}, EagerAllReduceUs: [3]float64{54, 54, 54}, BusGBps: [3]float64{9.6, 6.6, 6.2}, P2PUs: 25,
-		Assumed: "every figure: the latency an 8-byte all-reduce on 8 RTX 3090s (NVIDIA/nccl#1439) at every TP, the bus bandwidth the PCIe 5.0 host's shares",
-		Source: "PCIe Gen3 x16: 16 GB/s per direction; NCCL over PCIe. Latency: the slower of the 8-GPU PCIe measurements found, 54 µs (NVIDIA/nccl#1439, 8 GPUs at 8 B), taken at every TP. " +
-			"Bus bandwidth: the Gen5 host's 60/41/39% of the line rate at TP2/4/8 (see PCIe5)"},
+	{Name: "PCIe3", GBps: 16, GraphAllReduceUs: [3]float64{14.9, 19.2, 54}, EagerAllReduceUs: [3]float64{14.9, 19.2, 54}, BusGBps: [3]float64{7.1, 9.4, 8.8}, P2PUs: 25,
+		Assumed: "the TP8 figures (no 8-GPU PCIe 3.0 measurement: 8 RTX 3090s' 8-byte latency, NVIDIA/nccl#1439, and the TP4 bus bandwidth × the PCIe 5.0 host's TP8/TP4 ratio)",
+		Source: "PCIe Gen3 x16 (V100 PCIe): 16 GB/s per direction. vLLM's custom all-reduce does not run there (off without peer-to-peer and for more than two PCIe GPUs), so every all-reduce is NCCL's, the same in a CUDA graph as eager. " +
+			"TP4: nccl-tests all_reduce_perf, NCCL 2.8.3, float, 4× Tesla V100-PCIE-32GB without NVLink: 19.15 µs at 16 KB, bus bandwidth 9.40 GB/s at 128 MB (University of Sheffield HPC docs, rcgsheffield/sheffield_hpc bessemer/software/libs/cuda.rst @e689d10; NCCL 2.4.2 on the same node 19.62 µs and 11.18 GB/s). " +
+			"TP2: the same test, NCCL 2.21.5, 2× Tesla V100-PCIE-16GB: 10.29 µs at 1 KB and 29.63 µs at 64 KB (16 KB read between them: 14.9 µs), 7.09 GB/s at 128 MB, through host memory (the host's NCCL log shows its GPUs joined via SHM) (Enizaksoy/lab-baremetal-gpu-cluster SETUP_GUIDE_STEP_BY_STEP.md @02ee25e). " +
+			"TP8: 54 µs, the slower of the 8-GPU PCIe measurements found (NVIDIA/nccl#1439, 8 GPUs at 8 B); bus bandwidth the TP4 figure × 24.7/26.4 (the PCIe 5.0 host's TP8 over TP4)"},
 	{Name: "InfinityFabricMesh", GBps: 64, GraphAllReduceUs: [3]float64{7.3, 7.3, 7.3}, EagerAllReduceUs: [3]float64{17.2, 18.2, 16.2}, BusGBps: [3]float64{45.8, 132.2, 275.7}, P2PUs: 15,
 		Assumed: "the latency in a graph (a QuickReduce table's baseline column read as vLLM's custom all-reduce, measured at TP4 only)",
 		Source: "AMD Infinity Fabric on 8× MI300X: seven xGMI links of 64 GB/s per direction, one to each peer, so a TP group of n GPUs all-reduces over the n−1 links between its members. " +
 			"All-reduce latency in a CUDA graph: vLLM's custom all-reduce, 16 KB, TP4: 7.26 µs (the baseline column of the QuickReduce tables in vllm-project/vllm#19744 and sgl-project/sglang#6619), taken at TP2 and TP8. " +
 			"Eager: RCCL 2.20.5, 32 KB, 8× MI300X: 17.15/18.17/16.22 µs at TP2/4/8 (mk1-project/quickreduce README @910e892); rccl-tests at 16 KB on 8× MI300X: 15.47 µs (hisohara/ai-scripts training/01_rccl-smoketest/README.md @0780bb3). " +
 			"Large all-reduce bus bandwidth: RCCL at 64 MiB 45.8/132.2/275.7 GB/s at TP2/4/8 (from mk1-project/quickreduce's table: 72% of one link at TP2, 69% of three at TP4); rccl-tests at 1–8 GiB 314–316 GB/s at TP8 (hisohara/ai-scripts: 70% of seven links)"},
-	{Name: "InfinityFabric", GBps: 150, Efficiency: 0.7, GraphAllReduceUs: [3]float64{15, 15, 15}, EagerAllReduceUs: [3]float64{30, 30, 30}, P2PUs: 15,
-		Assumed: "every figure (no public measurement of the MI210's or MI100's bridges)",
-		Source:  "AMD Infinity Fabric Link bridges (MI210, MI100): up to 300 GB/s peer, 150 per direction; RCCL efficiency 70% assumed. Latency assumed, not measured: 15 µs in a graph (vLLM's ROCm custom all-reduce), twice that eager"},
+	{Name: "InfinityFabric", GBps: 46, GraphAllReduceUs: [3]float64{25, 25, 25}, EagerAllReduceUs: [3]float64{25, 25, 25}, BusGBps: [3]float64{35, 101, 12.4}, P2PUs: 15,
+		Assumed: "every all-reduce figure: no MI210 or MI100 all-reduce measurement found; the latency an MI250X's, the bus bandwidths a peer copy's scaled as on MI300X",
+		Source: "AMD Infinity Fabric Link bridges (MI100, MI210): a hive of four GPUs in a full mesh, one 16-wide link of 23 GT/s (MI100; 46 GB/s per direction) or 25 GT/s (MI210) between each pair; an 8-GPU server is two hives joined through PCIe and the CPUs (AMD's MI100 and MI250 architecture pages, rocm.docs.amd.com reference/gpu-arch). " +
+			"vLLM's custom all-reduce is off on these GPUs (ROCm/vllm#247: garbage output on MI250, gfx90a), so every all-reduce is RCCL's, the same in a graph as eager. " +
+			"Latency: 25 µs, RCCL all_reduce_perf at 8–128 B on 16 MI250X dies (gfx90a, the MI210's die; ROCm/rccl#929, before its one-shot kernel), taken at every TP. " +
+			"Bus bandwidth: TP2 35 GB/s, the in-hive peer copy measured on 8× MI100 (about 70 GB/s both ways against AMD's 92, ROCm/legacy-rocm-build#2499); TP4 three such links at MI300X's measured TP4/TP2 ratio per link (InfinityFabricMesh: 132.2 / (3 × 45.8)); TP8 across the two hives at the PCIe 4.0 entry's TP8 figure"},
 	{Name: "RDMA400", GBps: 50, Efficiency: KVRDMAEfficiency, GraphAllReduceUs: [3]float64{56, 56, 56}, EagerAllReduceUs: [3]float64{56, 56, 56}, P2PUs: 45,
 		Source: "One 400 Gb/s RDMA NIC per GPU (InfiniBand NDR or RoCE): NVIDIA DGX H100/H200 and DGX B200 datasheets, 8× single-port ConnectX-7 400 Gb/s for the compute fabric; Azure ND MI300X v5 and ND H100 v5, 8× 400 Gb/s InfiniBand per VM (one per GPU). " +
 			"H20: no NVIDIA reference server published; taken as HGX H100's. Efficiency 75% measured for KV transfers (Mooncake's vLLM connector, KVRDMAEfficiency). " +

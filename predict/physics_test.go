@@ -141,6 +141,46 @@ func TestPhysicalInvariants(t *testing.T) {
 		t.Fatalf("only %d comparable pairs: the test compares nothing", pairs)
 	}
 	t.Logf("%d (GPU pair, model, TP) comparisons", pairs)
+	// The order a buyer compares (issue 33): H20 < A100 < H100 < H200 <
+	// B200 by what they serve at load (c=64 throughput) and by how fast
+	// they answer a lone prompt (c=1 TTFT) at TP2–8. Not by a lone
+	// request's TPOT: the H20 streams weights at twice the A100's
+	// bandwidth, and physics orders that the other way. Nor, for a
+	// mixture of experts, the H20 against the A100 at load: its decode
+	// steps read nearly every expert, so the H20's bandwidth (and 16 GB
+	// more memory) weighs against its half of the A100's FLOPs, and on
+	// Mixtral-8x7B it serves 6–11% more at c=64.
+	ladder := []string{"H20", "A100-80GB", "H100-SXM", "H200", "B200"}
+	ordered := 0
+	for _, name := range physicsModels {
+		rungs := ladder
+		if mustLLM(t, name).IsMoE() {
+			rungs = ladder[1:]
+		}
+		for _, tp := range []int{2, 4, 8} {
+			var prev *physicsPoint
+			prevGPU := ""
+			for _, gpu := range rungs {
+				p, ok := preds[physicsKey(gpu, name, tp)]
+				if !ok {
+					prev = nil // a GPU the model does not fit: compare across it no further
+					continue
+				}
+				if prev != nil {
+					ordered++
+					if p.tput[1] <= prev.tput[1] || p.ttft[0] >= prev.ttft[0] {
+						t.Errorf("%s TP%d: %s serves %.2f req/s at c=64 and answers a lone prompt in %.1f ms, %s %.2f req/s and %.1f ms: out of the H20 < A100 < H100 < H200 < B200 order",
+							model.ShortName(name), tp, gpu, p.tput[1], p.ttft[0], prevGPU, prev.tput[1], prev.ttft[0])
+					}
+				}
+				prev, prevGPU = &p, gpu
+			}
+		}
+	}
+	if ordered < 30 {
+		t.Fatalf("only %d neighbouring pairs of the H20-to-B200 ladder compared", ordered)
+	}
+	t.Logf("%d neighbouring (GPU pair, model, TP) comparisons on the H20-to-B200 ladder", ordered)
 	// TP2 → TP8 at concurrency 1 on NVLink: more GPUs never slow a lone request.
 	for _, g := range gpus {
 		if g.Link().GBps < 100 {
