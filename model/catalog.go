@@ -215,11 +215,15 @@ var interconnects = []Interconnect{
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.27.3, half, 512 MiB, 8× A100 SXM: 193/217/222 GB/s at TP2/4/8 (aiconfigurator systems/data/a100_sxm/comm/nccl/2.27.3/nccl_perf.parquet @095f58a). " +
 			"Growth with the message size in a graph: vLLM 0.14.0's custom all-reduce on 8× A100 SXM, 16 KB to 4 MB (a100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.parquet, graph rows, less the 16 KB row)"},
 	{Name: "NVLink5", GBps: 900, GraphAllReduceUs: [3]float64{7.4, 7.5, 8.3}, EagerAllReduceUs: [3]float64{19.4, 20.5, 20.0}, BusGBps: [3]float64{534, 634, 704}, P2PUs: 7,
+		GraphGrowthBytes: vllmGraphGrowthBytes,
+		GraphGrowthUs:    [3][]float64{{0, 0, 0.30, 0.56, 2.34, 6.02, 18.24, 26.57}, {0, 0.04, 0.70, 1.27, 10.66, 11.06, 16.40, 22.60}, {0, 0.57, 1.29, 17.73, 18.08, 9.10, 12.65, 18.24}},
 		Source: "NVLink 5 (B200 HGX): 1.8 TB/s bidirectional. " +
 			"All-reduce latency: vLLM 0.20.0's custom all-reduce, BF16, 16 KB, B200: 7.37/7.45/8.28 µs at TP2/4/8 in CUDA graphs, 19.4/20.5/20.0 µs eager " +
 			"(ai-dynamo/aiconfigurator campaign_checkpoints/b200_sxm/custom_allreduce_perf.txt @019f1a1). " +
 			"Large all-reduce bus bandwidth: nccl-tests all_reduce_perf, NCCL 2.29.2, half, 512 MiB, 8× B200: 534/634/704 GB/s at TP2/4/8 (aiconfigurator systems/data/b200_sxm/comm/nccl/2.29.2/nccl_perf.parquet @095f58a; NCCL 2.27.3–2.28.9 within 3%), " +
-			"78% of the line rate at TP8; larger messages reach more (NVIDIA/nccl#1807: \"830+\" GB/s on 8× B200)"},
+			"78% of the line rate at TP8; larger messages reach more (NVIDIA/nccl#1807: \"830+\" GB/s on 8× B200). " +
+			"Growth with the message size in a graph: vLLM 0.24.0's all-reduce on 8× B200, 16 KB to 4 MB (b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet, graph rows, less the 16 KB row; vLLM 0.19.0 within 1 µs to 2 MB). " +
+			"Not monotone: at TP8 256 and 512 KB take 26 µs and 1 MB 17 µs, at TP4 512 KB 18 µs (vLLM's dispatch between its kernels by size), and the curve keeps that"},
 	{Name: "PCIe5", GBps: 64, GraphAllReduceUs: [3]float64{5.1, 14.9, 27.5}, EagerAllReduceUs: [3]float64{21.0, 30.7, 30.6}, BusGBps: [3]float64{38.6, 26.4, 24.7}, P2PUs: 15,
 		Assumed: "peer-to-peer between the GPUs (without it, as on many cloud hosts, NCCL goes through host memory: 39 µs a 10 KB all-reduce at TP2, sgl-project/sglang#39605)",
 		Source: "PCIe Gen5 x16: 64 GB/s per direction. vLLM runs its custom all-reduce over peer-to-peer PCIe at TP2 and NCCL beyond (custom_all_reduce.py disables it for more than two PCIe-only GPUs, vllm-project/vllm @00d618a). " +

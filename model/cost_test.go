@@ -473,14 +473,16 @@ func TestInterconnectsHaveSources(t *testing.T) {
 			}
 		}
 		// A measured graph curve fits a roofline, has a row per TP of its
-		// sizes, starts at the 16 KB latency (no growth) and never falls.
+		// sizes, starts at the 16 KB latency (no growth) and never goes below
+		// it (it may dip where vLLM hands a larger message to a quicker
+		// kernel: 8× B200 at 1 MB).
 		if k := len(ic.GraphGrowthBytes); k > 0 {
 			if k > MaxGraphGrowthPoints || ic.GraphGrowthBytes[0] != 16<<10 {
 				t.Errorf("interconnect %s: %d curve points from %v bytes, want at most %d from 16 KB", ic.Name, k, ic.GraphGrowthBytes[0], MaxGraphGrowthPoints)
 			}
 			for _, row := range ic.GraphGrowthUs {
-				if len(row) != k || row[0] != 0 || !slices.IsSorted(row) {
-					t.Errorf("interconnect %s: growth row %v for %d sizes, want 0 first and never falling", ic.Name, row, k)
+				if len(row) != k || row[0] != 0 || slices.Min(row) < 0 {
+					t.Errorf("interconnect %s: growth row %v for %d sizes, want 0 first and never below it", ic.Name, row, k)
 				}
 			}
 		}
