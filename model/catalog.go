@@ -426,6 +426,12 @@ type LLM struct {
 	// (gpt-oss: MXFP4 experts, 4.25 bits with their scales, beside BF16
 	// attention); 0 takes the body's quantization.
 	ExpertBytes float64 `json:"expert_bytes,omitempty"`
+	// ExpertLoadedBytes is what one expert weight takes in GPU memory once
+	// the engine has repacked it for its kernels, where that is measured
+	// to differ from ExpertBytes (gpt-oss's MXFP4 experts: mxfp4LoadedBytes);
+	// 0 means as stored. It sizes the KV cache (WorkerMemory), not the
+	// step's weight reads.
+	ExpertLoadedBytes float64 `json:"expert_loaded_bytes,omitempty"`
 	// FullAttentionLayers is how many layers attend over the whole context
 	// where the others attend over a short sliding window (gpt-oss
 	// alternates the two, with a 128-token window); 0 means every layer.

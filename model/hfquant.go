@@ -40,6 +40,19 @@ type hfQuantSection struct {
 // mxfp4Bytes is one MXFP4 weight with its shared 8-bit scale per 32.
 const mxfp4Bytes = 4.25 / 8
 
+// mxfp4LoadedBytes is one MXFP4 expert weight as vLLM holds it on a GPU
+// without FP4 tensor cores, repacked for its MoE kernels: gpt-oss-120b
+// "Model loading took 64.38 GiB" on one H100 with vLLM 0.14.1's Triton
+// backend (vllm-project/vllm#33155), against 65.2 GB (60.7 GiB) stored;
+// less its 4.27 GB of BF16 attention and embeddings that is 64.86 GB over
+// 114.67 B expert weights, 6.5% above mxfp4Bytes. vLLM 0.10.1's Marlin
+// backend took 65.97 GiB (vllm-project/vllm#23278, 9.3% above). Taken for
+// every engine and GPU (an assumption: other kernels pad differently).
+// Before it, a lone H100 was priced with 8.1 GB of KV cache for
+// gpt-oss-120b, room for the 131,072-token context GPUStack's runs had
+// to cut to 32,768 to start.
+const mxfp4LoadedBytes = 0.5656
+
 // apply sets m's quantization from the config; field names the object
 // in errors ("quantization_config", or the hf_quant_config.json key).
 func (q quantConfig) apply(m *LLM, field string) error {
@@ -56,7 +69,7 @@ func (q quantConfig) apply(m *LLM, field string) error {
 		// gpt-oss keeps attention and embeddings in BF16 and stores its
 		// experts in MXFP4.
 		if m.IsMoE() {
-			m.ExpertBytes = mxfp4Bytes
+			m.ExpertBytes, m.ExpertLoadedBytes = mxfp4Bytes, mxfp4LoadedBytes
 		} else {
 			m.Quant = QuantFP4
 		}

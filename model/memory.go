@@ -174,10 +174,10 @@ func SmallestTP(g GPU, m LLM, o MemoryOptions) (int, error) {
 	return 0, fmt.Errorf("model: %s does not fit on %s at any TP up to 64", ShortName(m.Name), g.Name)
 }
 
-// weightBytes is the model's weights at o's precision, or as stored.
+// weightBytes is the model's weights at o's precision, or as loaded.
 func (o MemoryOptions) weightBytes(m LLM) float64 {
 	if o.BytesPerParam > 0 {
 		return m.WeightBytes(o.BytesPerParam)
 	}
-	return m.StoredWeightBytes()
+	return m.LoadedWeightBytes()
 }

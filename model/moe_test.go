@@ -103,6 +103,31 @@ func TestSlidingWindowLayersHoldNoKVCache(t *testing.T) {
 	}
 }
 
+// gpt-oss's MXFP4 experts take more memory loaded than stored (vLLM's
+// kernels repack them: mxfp4LoadedBytes), so one H100 at vLLM's defaults
+// (memory utilization 0.9, 1024 sequences and 8192 tokens on a GPU of
+// 70 GiB or more) keeps room for fewer than 131,072 tokens of context:
+// GPUStack had to cut --max-model-len to 32,768 to start it
+// (fixtures/corpus/h-gpustack-gpt-oss-120b-h100.md), which it did.
+func TestGPTOSSLoadedWeightsLeaveVLLMsKVCache(t *testing.T) {
+	m, _ := LookupLLM("openai/gpt-oss-120b")
+	g, _ := LookupGPU("H100")
+	if got := m.LoadedWeightBytes() / (1 << 30); math.Abs(got-64.38) > 0.1 {
+		t.Errorf("gpt-oss-120b loaded weights %.2f GiB, want vLLM 0.14.1's 64.38", got)
+	}
+	mem, err := WorkerMemory(g, m, Pool{Count: 1, TP: 1}, MemoryOptions{MaxNumSeqs: 1024, MaxBatchedTokens: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.KVTokens < 32768 || mem.KVTokens >= 131072 {
+		t.Errorf("gpt-oss-120b on one H100: %d tokens of KV cache, want 32,768 to 131,071", mem.KVTokens)
+	}
+	// A dense checkpoint loads as stored.
+	if d, _ := LookupLLM("Qwen/Qwen3-32B"); d.LoadedWeightBytes() != d.StoredWeightBytes() {
+		t.Errorf("Qwen3-32B: loaded %g bytes, stored %g", d.LoadedWeightBytes(), d.StoredWeightBytes())
+	}
+}
+
 // At TP the experts are split like every other weight: each GPU reads
 // 1/TP of each touched expert, so the touched share does not change.
 func TestMoETensorParallel(t *testing.T) {

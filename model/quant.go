@@ -65,6 +65,15 @@ func (m LLM) StoredWeightBytes() float64 {
 	return m.sharedWeightBytes() + m.expertWeightBytes()
 }
 
+// LoadedWeightBytes is the weights' size in GPU memory once loaded: as
+// stored, but for experts the engine repacks (ExpertLoadedBytes).
+func (m LLM) LoadedWeightBytes() float64 {
+	if m.ExpertLoadedBytes > 0 {
+		return m.sharedWeightBytes() + m.ExpertParams()*m.ExpertLoadedBytes
+	}
+	return m.StoredWeightBytes()
+}
+
 // sharedWeightBytes are the weights every step reads whatever its tokens:
 // all of a dense model's, a mixture-of-experts model's but its experts.
 func (m LLM) sharedWeightBytes() float64 {
