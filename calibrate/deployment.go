@@ -79,8 +79,10 @@ func (pr pricing) memory(role string, pl model.Pool) (model.Memory, error) {
 // the engine's memory share and reserve, a stated KV cache, and the batch
 // limits vLLM's profiling run takes its peak from.
 func memoryOptions(s engine.Settings) model.MemoryOptions {
+	const gib = 1 << 30
 	return model.MemoryOptions{Utilization: s.GPUMemoryUtilization, ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB,
-		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool}
+		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool,
+		SamplerBytes: s.SamplerBytes, NonTorchGB: s.NonTorchGiB * gib / 1e9, NonTorchTPGB: s.NonTorchTPGiB * gib / 1e9}
 }
 
 // MemoryOptionsFor are the KV-cache sizing options an engine runs with on

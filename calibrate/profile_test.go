@@ -595,7 +595,8 @@ func TestConfigureEnginePolicies(t *testing.T) {
 	}
 }
 
-// A deployment's KV cache is sized by its engine's rule: vLLM less the
+// A deployment's KV cache is sized by its engine's rule from the memory CUDA
+// reports (model.GPU.CUDAMemoryBytes): vLLM less the
 // peak of its profiling run for the limits it runs with (1024 sequences
 // and 8192 tokens for vLLM 0.10 on H100, so the sampler's peak is four
 // times 256 sequences'), SGLang and TensorRT-LLM less a fixed 2 GB; and
@@ -604,7 +605,7 @@ func TestConfigureSizesKVByTheEnginesRule(t *testing.T) {
 	h100, qwen := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-32B")
 	perToken := qwen.KVBytesPerToken(1, qwen.KVElemBytes())
 	tokens := func(utilization, reserve float64) int {
-		return int(math.Floor((utilization*h100.DeviceMemoryBytes() - qwen.StoredWeightBytes() - reserve) / perToken))
+		return int(math.Floor((utilization*h100.CUDAMemoryBytes() - qwen.StoredWeightBytes() - reserve) / perToken))
 	}
 	p := testProfile()
 	for _, c := range []struct {

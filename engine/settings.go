@@ -102,8 +102,18 @@ type Settings struct {
 	ReserveOutput bool `json:"reserve_output,omitempty"`
 	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
 	// beyond the weights; 0 is vLLM's rule, the peak of its profiling run
-	// (model.ProfilePeakBytes).
+	// (model.ProfilePeakBytes) and the memory outside PyTorch below.
 	ReserveGB float64 `json:"reserve_gb,omitempty"`
+	// SamplerBytes is what vLLM's profiling run takes per logit when it
+	// samples its dummy batch of max-num-seqs rows (model.ProfilePeakBytes);
+	// 0 is model.SamplerBytesPerLogit. NonTorchGiB and NonTorchTPGiB are
+	// the memory per GPU outside PyTorch's allocator that vLLM counts
+	// against its budget, at TP1 and above it (NCCL's and the custom
+	// all-reduce's buffers). All three are measured per release
+	// (vllm012Profile); 0 before v0.12.
+	SamplerBytes  float64 `json:"sampler_bytes,omitempty"`
+	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
+	NonTorchTPGiB float64 `json:"non_torch_tp_gib,omitempty"`
 	// DPAttention is the data-parallel attention degree (SGLang's
 	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
 	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
@@ -261,6 +271,18 @@ var defaultsTable = []defaultsRule{
 		return vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
 			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
 	}},
+	{"vllm", []int{0, 12, 0}, func(g Device, _ int) Settings { // the same, its profiling run measured
+		d := vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
+		d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = vllm012Profile()
+		return d
+	}},
+	{"vllm", []int{0, 17, 0}, func(g Device, _ int) Settings { // the same, a leaner profiling run
+		d := vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
+			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
+		d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = vllm017Profile()
+		return d
+	}},
 	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM
 	// workers (the seed 004 document's YAML): block size 128, a 4096-token
 	// budget, eager prefill workers, decode graphs up to 128.
@@ -334,6 +356,22 @@ func vllmV1(large bool, rule string) Settings {
 		d.MaxNumSeqs, d.MaxNumBatchedTokens = 1024, 8192
 	}
 	return d
+}
+
+// vllm012Profile is how vLLM V1 sizes its KV cache from v0.12, read from
+// its startup logs: the budget less the weights, its profiling run's peak
+// (at max-num-seqs rows its dummy sampler's, 38.7 bytes a logit of the
+// vocabulary) and the memory outside PyTorch (0.13 GiB at TP1, 0.55
+// above). vllm017Profile is v0.17 on (15.3 bytes, 0.25 and 2.14 GiB).
+// Before v0.12 the logs disagree and the older rule holds
+// (model.SamplerBytesPerLogit, nothing outside PyTorch). The logs and how
+// the figures follow from them: docs/measurements/vllm-memory.md.
+func vllm012Profile() (samplerBytes, nonTorchGiB, nonTorchTPGiB float64) {
+	return 38.7, 0.13, 0.55
+}
+
+func vllm017Profile() (samplerBytes, nonTorchGiB, nonTorchTPGiB float64) {
+	return 15.3, 0.25, 2.14
 }
 
 // sglangWindowPool is SGLang's --swa-full-tokens-ratio default

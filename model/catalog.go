@@ -22,6 +22,11 @@ type GPU struct {
 	// from; 0 where not recorded (MemoryGB is then taken as decimal GB).
 	// An HBM card sold as "80 GB" has 80 GiB: 7% more than 80e9 bytes.
 	MemoryMiB float64 `json:"memory_mib,omitempty"`
+	// CUDAMemoryMiB is the total CUDA reports (torch.cuda.mem_get_info),
+	// which vLLM multiplies by its utilization, where an engine's log has
+	// printed it: 460–610 MiB below nvidia-smi's on an H100, H200 and L40S
+	// (the driver's own reservation); 0 where none has (CUDAMemoryBytes).
+	CUDAMemoryMiB float64 `json:"cuda_memory_mib,omitempty"`
 	// MemoryTBps is HBM/GDDR bandwidth in TB/s.
 	MemoryTBps float64 `json:"memory_tbps"`
 	// TFLOPS is dense BF16 tensor throughput (FP16 where the GPU has no BF16).
@@ -164,13 +169,33 @@ func atTP(v [3]float64, tp int) float64 {
 	return v[i] + f*(v[i+1]-v[i])
 }
 
-// DeviceMemoryBytes is the memory the driver reports, in bytes.
+// DeviceMemoryBytes is the memory the driver reports, in bytes: what the
+// engines' default rules read (SGLang asks nvidia-smi).
 func (g GPU) DeviceMemoryBytes() float64 {
 	if g.MemoryMiB > 0 {
 		return g.MemoryMiB * (1 << 20)
 	}
 	return g.MemoryGB * 1e9
 }
+
+// CUDAMemoryBytes is the memory an engine sizes its KV cache from, in
+// bytes: what CUDA reports where measured (CUDAMemoryMiB), else the
+// driver's figure less DriverReservedMiB.
+func (g GPU) CUDAMemoryBytes() float64 {
+	switch {
+	case g.CUDAMemoryMiB > 0:
+		return g.CUDAMemoryMiB * (1 << 20)
+	case g.MemoryMiB > 0:
+		return (g.MemoryMiB - DriverReservedMiB) * (1 << 20)
+	}
+	return g.DeviceMemoryBytes()
+}
+
+// DriverReservedMiB is how much less than nvidia-smi's total CUDA reports
+// on a GPU whose engines' logs have not printed it: the middle of the
+// three measured, 468 MiB on an H100, 582 on an L40S and 606 on an H200
+// (GPU.CUDAMemoryMiB).
+const DriverReservedMiB = 582
 
 // AchievableBps is the bandwidth a large point-to-point transfer (a KV
 // cache, a pipeline hand-off) reaches, in bytes/s: TP2's measured bus
@@ -363,18 +388,18 @@ func nodeNetwork() Interconnect {
 var gpus = []GPU{
 	{Name: "H20", Aliases: []string{"H20-96GB", "NVIDIA H20"}, MemoryGB: 96, MemoryTBps: 4.0, TFLOPS: 148, FP8TFLOPS: 296, MemoryMiB: 97871, MatmulShare: 0.96, L2MB: 60, Interconnect: "NVLink4", LinkAssumed: "its NVLink 4 collectives measured on H100s, none on an H20", ScaleOut: "RDMA400",
 		Source: "NVIDIA H20 product brief: 96 GB HBM3, 4.0 TB/s, 148 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H20: 97871MiB. Matmul: torch.mm BF16, best of square 1024–10240, 142.25 TFLOPS (zzc0721/torch-performance-test-data database.md, 2025-10-20): 0.96 of peak. L2: 60 MB (third-party spec listings; NVIDIA's product brief omits it)."},
-	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, MatmulShare: 0.74, MemoryShare: 0.96, L2MB: 96, Interconnect: "PCIe4",
-		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB. Matmul: torch.mm BF16, best of square sizes, 269.15 TFLOPS (zzc0721/torch-performance-test-data issue #43, 2025-10-05): 0.74. Bandwidth: STREAM triad 0.831 TB/s on an L40, the same 864 GB/s GDDR6 (RRZE-HPC/gpu-benches gpu-stream/l40.txt): 0.96. L2: 96 MB (NVIDIA Ada GPU architecture whitepaper, AD102)."},
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "NVIDIA_L40S"}, MemoryGB: 48, MemoryTBps: 0.864, TFLOPS: 362, FP8TFLOPS: 733, MemoryMiB: 46068, CUDAMemoryMiB: 45486, MatmulShare: 0.74, MemoryShare: 0.96, L2MB: 96, Interconnect: "PCIe4",
+		Source: "NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362 TFLOPS BF16 dense (733 sparse), PCIe Gen4 x16. Device memory: nvidia-smi on an L40S: 46068MiB; CUDA 44.42 GiB (vLLM 0.10.2's log, free memory 43.93 of 44.42 GiB, Qwen3-235B-A22B-FP8 on 8× L40S). Matmul: torch.mm BF16, best of square sizes, 269.15 TFLOPS (zzc0721/torch-performance-test-data issue #43, 2025-10-05): 0.74. Bandwidth: STREAM triad 0.831 TB/s on an L40, the same 864 GB/s GDDR6 (RRZE-HPC/gpu-benches gpu-stream/l40.txt): 0.96. L2: 96 MB (NVIDIA Ada GPU architecture whitepaper, AD102)."},
 	{Name: "V100-PCIe-16GB", Aliases: []string{"V100", "V100-PCIe", "NVIDIA V100 (PCIe 16GB)", "Tesla V100-PCIE-16GB"}, MemoryGB: 16, MemoryTBps: 0.9, TFLOPS: 112, MemoryMiB: 16160, MemoryShare: 0.94, L2MB: 6, Interconnect: "PCIe3",
 		Source: "NVIDIA V100 datasheet (PCIe): 16 GB HBM2, 900 GB/s, 112 TFLOPS FP16 tensor, PCIe Gen3 x16. Device memory: nvidia-smi on a Tesla V100-PCIE-16GB: 16160MiB. Bandwidth: BabelStream triad 0.846 TB/s, copy 0.812 (kaanolgu/BabelStream docs/instructions.md): 0.94. L2: 6 MB (NVIDIA Volta architecture whitepaper)."},
 	{Name: "MI210", Aliases: []string{"AMD MI210", "Instinct MI210"}, MemoryGB: 64, MemoryTBps: 1.6, TFLOPS: 181, MemoryMiB: 65536, MatmulShare: 0.72, MemoryShare: 0.77, L2MB: 8, Interconnect: "InfinityFabric",
 		Source: "AMD Instinct MI210 spec: 64 GB HBM2e, 1.6 TB/s, 181 TFLOPS FP16/BF16, Infinity Fabric up to 300 GB/s peer. Device memory: 64 GiB, assumed binary as rocm-smi reports the MI300X's. Matmul: torch.mm BF16 10240³, 130.83 TFLOPS on ROCm 7.2 (zzc0721/torch-performance-test-data issue #195, 2026-08-07): 0.72. Bandwidth: STREAM triad 1.23 TB/s, scale 1.41 (RRZE-HPC/gpu-benches gpu-stream/mi210.txt; AMD's BabelStream acceptance floor triad 1.115, ROCm/system-acceptance-docs docs/gpus/mi210.md): 0.77. L2: 8 MB (AMD CDNA 2 architecture whitepaper, per graphics compute die)."},
 	{Name: "H100-PCIe", Aliases: []string{"H100 PCIe", "NVIDIA H100 (PCIe 80GB)", "H100-PCIe-80GB"}, MemoryGB: 80, MemoryTBps: 2.0, TFLOPS: 756, FP8TFLOPS: 1513, MemoryMiB: 81559, MatmulShare: 0.66, MemoryShare: 0.92, L2MB: 50, Interconnect: "PCIe5",
 		Source: "NVIDIA H100 datasheet (PCIe): 80 GB HBM2e, 2.0 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5 x16. Device memory: 81559MiB, assumed as nvidia-smi reports the H100 SXM and H800. Matmul: torch.mm BF16 4096³, 495.93 TFLOPS (zzc0721/torch-performance-test-data issue #95, 2025-12-14; 350 W power limit): 0.66. Bandwidth: STREAM triad 1.83 TB/s, read 1.94 (RRZE-HPC/gpu-benches gpu-stream/h100_pcie.txt): 0.92. L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
-	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, MatmulShare: 0.8, FP8MatmulShare: 0.71, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4", ScaleOut: "RDMA400",
-		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB. Matmul: maximum achievable matmul FLOPS, BF16 794.5 TFLOPS (0.80), FP8 e4m3 1402.6 (0.71) (stas00/ml-engineering compute/accelerator/README.md, 2025-01-05; torch-performance-test-data: 797.5). Bandwidth: BabelStream triad 2.97 TB/s, copy 2.90 (Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md): 0.89. L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
-	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, L2MB: 60, Interconnect: "NVLink4", ScaleOut: "RDMA400",
-		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB. Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86. Corroborated on an H200 by capsim (docs/measurements/gpu_kernels_h200.json, 2026-11-28, torch 2.11): D2D copy 4.29 TB/s (0.89), BF16 8192³ matmul 789.5 TFLOPS (0.80). L2: 60 MiB, as the CUDA device properties report it on that H200 (the whole GH100 die's; the H100 SXM enables 50 MB)."},
+	{Name: "H100-SXM", Aliases: []string{"H100", "H100 SXM", "H100-SXM-80GB", "NVIDIA H100 80GB HBM3"}, MemoryGB: 80, MemoryTBps: 3.35, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 81559, CUDAMemoryMiB: 81091, MatmulShare: 0.8, FP8MatmulShare: 0.71, MemoryShare: 0.89, L2MB: 50, Interconnect: "NVLink4", ScaleOut: "RDMA400",
+		Source: "NVIDIA H100 datasheet (SXM): 80 GB HBM3, 3.35 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. pyptx.dev/performance: a CUDA-event-timed D2D copy reaches 3.02–3.09 TB/s (90–92%). Device memory: nvidia-smi on an H100 80GB HBM3: 81559MiB; CUDA 79.19 GiB (vLLM 0.19.0's logs, free memory 78.68 of 79.19 GiB, llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs @d3121e0). Matmul: maximum achievable matmul FLOPS, BF16 794.5 TFLOPS (0.80), FP8 e4m3 1402.6 (0.71) (stas00/ml-engineering compute/accelerator/README.md, 2025-01-05; torch-performance-test-data: 797.5). Bandwidth: BabelStream triad 2.97 TB/s, copy 2.90 (Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md): 0.89. L2: 50 MB (NVIDIA H100 Tensor Core GPU architecture whitepaper)."},
+	{Name: "H200", Aliases: []string{"H200 SXM", "NVIDIA H200"}, MemoryGB: 141, MemoryTBps: 4.8, TFLOPS: 989, FP8TFLOPS: 1979, MemoryMiB: 143771, CUDAMemoryMiB: 143165, MatmulShare: 0.8, FP8MatmulShare: 0.73, MemoryShare: 0.86, L2MB: 60, Interconnect: "NVLink4", ScaleOut: "RDMA400",
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e, 4.8 TB/s, 989 TFLOPS BF16 dense, NVLink 900 GB/s. Device memory: nvidia-smi on an H200: 143771MiB; CUDA 139.81 GiB (vLLM 0.10.2's log, 139.21 of 139.81 GiB free, Qwen3-Next-80B on 2× H200). Matmul: torch.mm BF16 790.29 TFLOPS (zzc0721/torch-performance-test-data issue #45, 2025-10-05): 0.80; FP8 e4m3 1453.4 (0.73) (stas00/ml-engineering MAMF table, 2025-07-08). Bandwidth: BabelStream triad 4.15 TB/s, copy 4.01 (Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md): 0.86. Corroborated on an H200 by capsim (docs/measurements/gpu_kernels_h200.json, 2026-11-28, torch 2.11): D2D copy 4.29 TB/s (0.89), BF16 8192³ matmul 789.5 TFLOPS (0.80). L2: 60 MiB, as the CUDA device properties report it on that H200 (the whole GH100 die's; the H100 SXM enables 50 MB)."},
 	{Name: "A100-80GB", Aliases: []string{"A100", "A100 80GB", "A100-SXM4-80GB"}, MemoryGB: 80, MemoryTBps: 2.039, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.87, MemoryShare: 0.85, L2MB: 40, Interconnect: "NVLink3", ScaleOut: "RDMA200",
 		Source: "NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOPS BF16 dense, NVLink 600 GB/s. Device memory: nvidia-smi on an A100-SXM4-80GB: 81920MiB. Matmul: maximum achievable matmul FLOPS, BF16 271.2 TFLOPS (stas00/ml-engineering compute/accelerator/README.md, 2025-01-04): 0.87. Bandwidth: BabelStream triad 1.70 TB/s (Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md), STREAM triad 1.79 (RRZE-HPC/gpu-benches gpu-stream/a100_80.txt): 0.83–0.88. L2: 40 MB (NVIDIA A100 Tensor Core GPU architecture whitepaper)."},
 	{Name: "A100-80GB-PCIe", Aliases: []string{"A100 PCIe 80GB", "A100-PCIe-80GB", "NVIDIA A100 80GB PCIe"}, MemoryGB: 80, MemoryTBps: 1.935, TFLOPS: 312, MemoryMiB: 81920, MatmulShare: 0.81, L2MB: 40, Interconnect: "PCIe4",

@@ -29,6 +29,14 @@ type MemoryOptions struct {
 	// --kv-cache-memory-bytes, or the "Available KV cache memory: X GiB"
 	// its startup log prints); 0 means the budget Utilization leaves.
 	KVCacheGiB float64
+	// SamplerBytes is the profiling run's memory per logit of its dummy
+	// sampler (ProfilePeakBytes); 0 means SamplerBytesPerLogit.
+	// NonTorchGB and NonTorchTPGB are memory per GPU outside PyTorch's
+	// allocator the engine counts against its budget at TP1 and above
+	// (engine.Settings.NonTorchGiB, in GB here). All three go into the
+	// reserve only where ReserveGB is 0.
+	SamplerBytes             float64
+	NonTorchGB, NonTorchTPGB float64
 	// WindowPool is the token slots of an engine's own sliding-window pool
 	// per full-attention slot (engine.Settings.WindowPool): the cache's
 	// memory per token grows by it times the windowed layers' share
@@ -41,7 +49,13 @@ func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 		o.Utilization = engine.VLLMGPUMemoryUtilization
 	}
 	if o.ReserveGB == 0 {
-		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs)) / gb
+		o.ReserveGB = profilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs), o.SamplerBytes) / gb
+		if o.ReserveGB > 0 {
+			o.ReserveGB += o.NonTorchGB
+			if tp > 1 {
+				o.ReserveGB += o.NonTorchTPGB - o.NonTorchGB
+			}
+		}
 	}
 	if o.ReserveGB == 0 {
 		o.ReserveGB = 2 // a model without its shape in the catalog: the old assumption
@@ -87,7 +101,16 @@ const SamplerBytesPerLogit = 18
 // (ActivationBytes) and the sampler over seqs rows of logits (every rank
 // samples the whole vocabulary).
 func ProfilePeakBytes(m LLM, tp, tokens, seqs int) float64 {
-	return math.Max(ActivationBytes(m, tp, tokens), float64(seqs)*float64(m.Vocab)*SamplerBytesPerLogit)
+	return profilePeakBytes(m, tp, tokens, seqs, 0)
+}
+
+// profilePeakBytes is ProfilePeakBytes at samplerBytes a logit (0:
+// SamplerBytesPerLogit).
+func profilePeakBytes(m LLM, tp, tokens, seqs int, samplerBytes float64) float64 {
+	if samplerBytes == 0 {
+		samplerBytes = SamplerBytesPerLogit
+	}
+	return math.Max(ActivationBytes(m, tp, tokens), float64(seqs)*float64(m.Vocab)*samplerBytes)
 }
 
 // ActivationBytes is the live activation memory per GPU of a forward pass
@@ -125,7 +148,7 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 	n := p.GPUsPerWorker()
 	mem := Memory{
 		GPUs:       n,
-		UsableGB:   g.DeviceMemoryBytes() / gb * o.Utilization * float64(n),
+		UsableGB:   g.CUDAMemoryBytes() / gb * o.Utilization * float64(n),
 		WeightsGB:  (o.weightBytes(m) + m.ReplicatedAttentionBytes(p.TP) + m.replicatedEmbedBytes(p.TP)) / gb,
 		ReserveGB:  o.ReserveGB * float64(n),
 		KVPerToken: m.KVBytesPerToken(p.TP, o.KVBytes) * (1 + o.WindowPool*m.WindowedKVShare()),
@@ -135,9 +158,9 @@ func WorkerMemory(g GPU, m LLM, p Pool, o MemoryOptions) (Memory, error) {
 		// The engine measured what its own profiling run left; it ran, so
 		// only the device's whole memory bounds it.
 		mem.KVGB = o.KVCacheGiB * gib / gb * float64(n)
-		if mem.WeightsGB+mem.KVGB > g.DeviceMemoryBytes()/gb*float64(n) {
+		if mem.WeightsGB+mem.KVGB > g.CUDAMemoryBytes()/gb*float64(n) {
 			return mem, fmt.Errorf("model: %s on %s at %s: weights %.1f GB + the stated KV cache %.1f GB exceed the GPUs' %.1f GB",
-				ShortName(m.Name), g.Name, p.Worker(), mem.WeightsGB, mem.KVGB, g.DeviceMemoryBytes()/gb*float64(n))
+				ShortName(m.Name), g.Name, p.Worker(), mem.WeightsGB, mem.KVGB, g.CUDAMemoryBytes()/gb*float64(n))
 		}
 	}
 	if mem.KVGB <= 0 {
@@ -156,7 +179,7 @@ func smallestFitHint(g GPU, m LLM, p Pool, o MemoryOptions) string {
 		q := Pool{Count: 1, TP: tp, PP: p.PP}
 		n := float64(q.GPUsPerWorker())
 		at := o.withDefaults(m, tp)
-		if g.DeviceMemoryBytes()/gb*at.Utilization*n-(at.weightBytes(m)+m.ReplicatedAttentionBytes(tp)+m.replicatedEmbedBytes(tp))/gb-at.ReserveGB*n > 0 {
+		if g.CUDAMemoryBytes()/gb*at.Utilization*n-(at.weightBytes(m)+m.ReplicatedAttentionBytes(tp)+m.replicatedEmbedBytes(tp))/gb-at.ReserveGB*n > 0 {
 			return fmt.Sprintf("; smallest TP that fits: TP%d", tp)
 		}
 	}

@@ -1,0 +1,57 @@
+package calibrate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/capsim/capsim/engine"
+	"github.com/capsim/capsim/model"
+)
+
+// vLLM sizes its KV cache as its startup logs print it: utilization ×
+// the memory CUDA reports, less the weights, its profiling run's peak and
+// the memory outside PyTorch (engine.vllm012Profile, from v0.12). Each
+// row is one public log on H100s or H200s at vLLM's defaults but the
+// utilization (max-num-seqs 1024, 8192 batched tokens), its "Available
+// KV cache memory" per GPU; capsim's figure must lie within 0.3 GiB of
+// it (capsim counts the weights from the checkpoint, the log as loaded).
+// With vLLM 0.11's rule (18 bytes a logit) the v0.14.1 and v0.16.0 rows
+// are 3.1 GiB off.
+func TestVLLMKVCacheMatchesItsLogs(t *testing.T) {
+	const planner = "llm-d-incubation/llm-d-planner accuracy/results @d3121e0"
+	for _, c := range []struct {
+		engine, gpu, model string
+		tp                 int
+		util, kvGiB        float64
+		src                string
+	}{
+		{"vllm-0.19.0", "H100", "meta-llama/Llama-3.1-8B-Instruct", 1, 0.95, 58.11, planner},
+		{"vllm-0.19.0", "H100", "meta-llama/Llama-3.1-8B-Instruct", 2, 0.95, 63.76, planner},
+		{"vllm-0.19.0", "H100", "meta-llama/Llama-3.1-8B-Instruct", 4, 0.95, 67.44, planner},
+		{"vllm-0.19.0", "H100", "Qwen/Qwen3-8B", 1, 0.95, 57.5, planner},
+		{"vllm-0.19.0", "H100", "Qwen/Qwen2.5-72B-Instruct", 2, 0.95, 3.04, planner},
+		{"vllm-0.17.0", "H100", "Qwen/Qwen3-14B", 1, 0.95, 45.34, planner},
+		{"vllm-0.16.0", "H100", "Qwen/Qwen3-14B", 1, 0.95, 41.94, planner},
+		{"vllm-0.14.1", "H200", "meta-llama/Llama-3.3-70B-Instruct", 4, 0.92, 90.31, planner},
+		{"vllm-0.18.0", "H200", "meta-llama/Llama-3.3-70B-Instruct", 4, 0.92, 91.57, planner},
+	} {
+		g, err := model.LookupGPU(c.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.LookupLLM(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := MemoryOptionsFor(engine.Parse(c.engine), g, m, engine.Stated{GPUMemoryUtilization: c.util})
+		mem, err := model.WorkerMemory(g, m, model.Pool{Count: 1, TP: c.tp}, o)
+		if err != nil {
+			t.Fatalf("%s %s TP%d: %v", c.engine, c.model, c.tp, err)
+		}
+		got := mem.KVGB * 1e9 / (1 << 30) / float64(c.tp)
+		t.Logf("%-11s %s TP%d at %.2f: %6.2f GiB of KV cache a GPU, the log %6.2f (%s)", c.engine, model.ShortName(c.model), c.tp, c.util, got, c.kvGiB, c.src)
+		if math.Abs(got-c.kvGiB) > 0.3 {
+			t.Errorf("%s %s TP%d: %.2f GiB of KV cache a GPU, vLLM's log %.2f", c.engine, c.model, c.tp, got, c.kvGiB)
+		}
+	}
+}
