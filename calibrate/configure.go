@@ -226,8 +226,13 @@ func collectivesNote(gpu model.GPU, pool model.Pool, graphs []int, comm float64)
 	if len(assumed) > 0 {
 		note = "; assumed, not measured: " + strings.Join(assumed, "; ")
 	}
-	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s, a large one at %.3g GB/s bus bandwidth%s (interconnect catalog%s)",
-		ic.Name, pool.TP, mode, ic.AllReduceBps(pool.TP)/1e9, scale, note)
+	bus := ic.AllReduceBps(pool.TP) / 1e9
+	busText := fmt.Sprintf("%.3g", bus) // 9.4, 26.4, 445
+	if bus >= 1000 {
+		busText = fmt.Sprintf("%.0f", bus)
+	}
+	return fmt.Sprintf("a small all-reduce over %s at TP%d: %s, a large one at %s GB/s bus bandwidth%s (interconnect catalog%s)",
+		ic.Name, pool.TP, mode, busText, scale, note)
 }
 
 // kernelsNote states a worker's kernel floor: measured per kernel, counted
@@ -407,10 +412,13 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		return Deployment{}, err
 	}
 	llm = withKVCache(settings, llm)
+	ran, _ := id.AsGeneration(settings.Generation) // the release, or the generation it ran on
 	if settings.PrefixCaching == "" {
-		ran, _ := id.AsGeneration(settings.Generation) // the release, or the generation it ran on
 		settings.PrefixCaching = defaultSettings(ran, gpu, llm.MaxContext).PrefixCaching
 	}
+	// What the release keeps out of its KV cache is its own, whichever
+	// group or flags the other settings came from.
+	settings.SamplerBytes, settings.NonTorchGiB, settings.NonTorchTPGiB = engine.MemoryProfile(ran)
 	if t.DPAttention > 0 {
 		if id.Family != engine.SGLang {
 			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, label)

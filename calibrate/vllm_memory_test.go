@@ -10,13 +10,15 @@ import (
 
 // vLLM sizes its KV cache as its startup logs print it: utilization ×
 // the memory CUDA reports, less the weights, its profiling run's peak and
-// the memory outside PyTorch (engine.vllm012Profile, from v0.12). Each
-// row is one public log on H100s or H200s at vLLM's defaults but the
-// utilization (max-num-seqs 1024, 8192 batched tokens), its "Available
-// KV cache memory" per GPU; capsim's figure must lie within 0.3 GiB of
-// it (capsim counts the weights from the checkpoint, the log as loaded).
-// With vLLM 0.11's rule (18 bytes a logit) the v0.14.1 and v0.16.0 rows
-// are 3.1 GiB off.
+// the memory outside PyTorch (engine.MemoryProfile). Each row is one
+// public log on H100s or H200s at vLLM's defaults but the utilization
+// (max-num-seqs 1024, 8192 batched tokens), its "Available KV cache
+// memory" per GPU. The release figures were read from logs these rows
+// are among (v0.16.0, v0.17.0 and v0.19.0's set them; v0.14.1's and
+// v0.18.0's, on H200s, only check them), so this holds the form and the
+// plumbing: capsim within 0.2 GiB of each (it lands within 0.17). With
+// the older rule (18 bytes a logit) the v0.14.1 and v0.16.0 rows are
+// 3.1 GiB off.
 func TestVLLMKVCacheMatchesItsLogs(t *testing.T) {
 	const planner = "llm-d-incubation/llm-d-planner accuracy/results @d3121e0"
 	for _, c := range []struct {
@@ -50,7 +52,7 @@ func TestVLLMKVCacheMatchesItsLogs(t *testing.T) {
 		}
 		got := mem.KVGB * 1e9 / (1 << 30) / float64(c.tp)
 		t.Logf("%-11s %s TP%d at %.2f: %6.2f GiB of KV cache a GPU, the log %6.2f (%s)", c.engine, model.ShortName(c.model), c.tp, c.util, got, c.kvGiB, c.src)
-		if math.Abs(got-c.kvGiB) > 0.3 {
+		if math.Abs(got-c.kvGiB) > 0.2 {
 			t.Errorf("%s %s TP%d: %.2f GiB of KV cache a GPU, vLLM's log %.2f", c.engine, c.model, c.tp, got, c.kvGiB)
 		}
 	}

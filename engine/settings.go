@@ -109,11 +109,12 @@ type Settings struct {
 	// 0 is model.SamplerBytesPerLogit. NonTorchGiB and NonTorchTPGiB are
 	// the memory per GPU outside PyTorch's allocator that vLLM counts
 	// against its budget, at TP1 and above it (NCCL's and the custom
-	// all-reduce's buffers). All three are measured per release
-	// (vllm012Profile); 0 before v0.12.
-	SamplerBytes  float64 `json:"sampler_bytes,omitempty"`
-	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
-	NonTorchTPGiB float64 `json:"non_torch_tp_gib,omitempty"`
+	// all-reduce's buffers). A property of the release (MemoryProfile),
+	// set wherever settings meet their engine and never saved, so a
+	// profile always takes today's measurements.
+	SamplerBytes  float64 `json:"-"`
+	NonTorchGiB   float64 `json:"-"`
+	NonTorchTPGiB float64 `json:"-"`
 	// DPAttention is the data-parallel attention degree (SGLang's
 	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
 	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
@@ -271,18 +272,6 @@ var defaultsTable = []defaultsRule{
 		return vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
 			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
 	}},
-	{"vllm", []int{0, 12, 0}, func(g Device, _ int) Settings { // the same, its profiling run measured
-		d := vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
-			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
-		d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = vllm012Profile()
-		return d
-	}},
-	{"vllm", []int{0, 17, 0}, func(g Device, _ int) Settings { // the same, a leaner profiling run
-		d := vllmV1(g.MemoryBytes >= 70<<30 && !strings.Contains(strings.ToLower(g.Name), "a100"),
-			"vLLM V1 defaults by device memory >= 70 GiB except A100 (vllm#17885)")
-		d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = vllm017Profile()
-		return d
-	}},
 	// Dynamo 0.3 as NVIDIA's published disaggregated recipes run its vLLM
 	// workers (the seed 004 document's YAML): block size 128, a 4096-token
 	// budget, eager prefill workers, decode graphs up to 128.
@@ -358,20 +347,27 @@ func vllmV1(large bool, rule string) Settings {
 	return d
 }
 
-// vllm012Profile is how vLLM V1 sizes its KV cache from v0.12, read from
-// its startup logs: the budget less the weights, its profiling run's peak
-// (at max-num-seqs rows its dummy sampler's, 38.7 bytes a logit of the
-// vocabulary) and the memory outside PyTorch (0.13 GiB at TP1, 0.55
-// above). vllm017Profile is v0.17 on (15.3 bytes, 0.25 and 2.14 GiB).
-// Before v0.12 the logs disagree and the older rule holds
-// (model.SamplerBytesPerLogit, nothing outside PyTorch). The logs and how
-// the figures follow from them: docs/measurements/vllm-memory.md.
-func vllm012Profile() (samplerBytes, nonTorchGiB, nonTorchTPGiB float64) {
+// MemoryProfile is what vLLM V1 release e keeps out of its KV cache
+// beyond the weights, read from its startup logs: its profiling run's
+// dummy sampler, samplerBytes a logit of max-num-seqs rows of the
+// vocabulary, and the memory outside PyTorch at TP1 and above. From
+// v0.12, where every log agrees: 38.7 bytes, 0.13 and 0.55 GiB; v0.17:
+// 15.4 bytes (0.13 GiB; 2.14 above TP1 taken from v0.18); v0.18 on: 15.4
+// bytes, 0.25 and 2.14 GiB. Before v0.12 the logs disagree, by model
+// within v0.11.0's (gpt-oss-120b's leaves 17.9 bytes where three others
+// leave 38.4–38.9), and the older rule holds (zero here:
+// model.SamplerBytesPerLogit, nothing outside PyTorch), as for other
+// engines and V0 runs. The logs: docs/measurements/vllm-memory.md.
+func MemoryProfile(e ID) (samplerBytes, nonTorchGiB, nonTorchTPGiB float64) {
+	switch {
+	case e.Family != VLLM || len(e.Version) == 0 || !e.AtLeast(0, 12):
+		return 0, 0, 0
+	case e.AtLeast(0, 18):
+		return 15.4, 0.25, 2.14
+	case e.AtLeast(0, 17):
+		return 15.4, 0.13, 2.14
+	}
 	return 38.7, 0.13, 0.55
-}
-
-func vllm017Profile() (samplerBytes, nonTorchGiB, nonTorchTPGiB float64) {
-	return 15.3, 0.25, 2.14
 }
 
 // sglangWindowPool is SGLang's --swa-full-tokens-ratio default
@@ -457,5 +453,7 @@ func Defaults(e ID, g Device, maxModelLen int) (Settings, error) {
 	if i < 0 {
 		return vllmUnknown(g, maxModelLen), fmt.Errorf("engine: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
-	return defaultsTable[i].apply(g, maxModelLen), nil
+	d := defaultsTable[i].apply(g, maxModelLen)
+	d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = MemoryProfile(e)
+	return d, nil
 }

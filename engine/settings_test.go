@@ -197,3 +197,34 @@ func TestSettingsApply(t *testing.T) {
 		t.Errorf("zero settings: block %d, seqs %d, budget %d: want vLLM's defaults", z.Block(), z.SeqCap(), z.Budget())
 	}
 }
+
+// What a vLLM release keeps out of its KV cache follows its version as
+// Parse reads it: two-number and rc labels take their release's figures,
+// V0 and other engines the older rule.
+func TestMemoryProfileByRelease(t *testing.T) {
+	for _, c := range []struct {
+		label             string
+		sampler, nt, ntTP float64
+	}{
+		{"vllm", 0, 0, 0},
+		{"vllm-0.10.1.1", 0, 0, 0},
+		{"vllm-0.11.2", 0, 0, 0},
+		{"vllm-0.12", 38.7, 0.13, 0.55},
+		{"vllm-0.12.0rc1", 38.7, 0.13, 0.55},
+		{"vllm-0.16.9", 38.7, 0.13, 0.55},
+		{"vllm-0.17", 15.4, 0.13, 2.14},
+		{"vllm-0.17.1", 15.4, 0.13, 2.14},
+		{"vllm-0.19.0", 15.4, 0.25, 2.14},
+		{"sglang-0.5.5", 0, 0, 0},
+		{"dynamo-0.3.0", 0, 0, 0},
+	} {
+		s, nt, ntTP := engine.MemoryProfile(engine.Parse(c.label))
+		if s != c.sampler || nt != c.nt || ntTP != c.ntTP {
+			t.Errorf("%s: %g bytes a logit, %g and %g GiB outside PyTorch; want %g, %g, %g", c.label, s, nt, ntTP, c.sampler, c.nt, c.ntTP)
+		}
+		d, _ := engine.Defaults(engine.Parse(c.label), device(t, "H100-SXM"), 0)
+		if d.SamplerBytes != c.sampler || d.NonTorchGiB != c.nt || d.NonTorchTPGiB != c.ntTP {
+			t.Errorf("%s: Defaults carry %g, %g, %g; want MemoryProfile's", c.label, d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB)
+		}
+	}
+}

@@ -189,14 +189,12 @@ func TestWorkerMemoryStatedKVCache(t *testing.T) {
 
 // The KV cache vLLM 0.10.1.1 reported at startup ("Available KV cache
 // memory") in fixtures/corpus/b-dennislee-a100-qwen.md's test headings,
-// on A100-80GB: WorkerMemory comes within 7% of each, from the device's
-// 80 GiB (81920 MiB) less the profiling run's peak (SamplerBytesPerLogit,
-// derived from these same logs, so this checks the rule's form: one
-// reserve for every model, TP and utilization). Taking the card as 80e9
-// bytes was 11–57% short; a fixed 2 GB reserve left Test 4 21% short.
-// What is left (Test 7 6% over) is nvidia-smi's total against the
-// 79.26 GiB CUDA lets the engine see, which the logs' pairs of
-// utilizations give.
+// on A100-80GB: WorkerMemory comes within 7% of each, from the 79.26 GiB
+// CUDA reports (GPU.CUDAMemoryMiB, which the logs' pairs of utilizations
+// give) less the profiling run's peak (SamplerBytesPerLogit, derived from
+// these same logs, so this checks the rule's form: one reserve for every
+// model, TP and utilization). Taking the card as 80e9 bytes was 11–57%
+// short; a fixed 2 GB reserve left Test 4 21% short.
 func TestWorkerMemoryMatchesReportedKVCache(t *testing.T) {
 	a100, _ := LookupGPU("A100-80GB")
 	for _, c := range []struct {
@@ -473,16 +471,17 @@ func TestInterconnectsHaveSources(t *testing.T) {
 			}
 		}
 		// A measured graph curve fits a roofline, has a row per TP of its
-		// sizes, starts at the 16 KB latency (no growth) and never goes below
-		// it (it may dip where vLLM hands a larger message to a quicker
-		// kernel: 8× B200 at 1 MB).
+		// sizes, starts at the 16 KB latency (no growth) and never falls.
 		if k := len(ic.GraphGrowthBytes); k > 0 {
 			if k > MaxGraphGrowthPoints || ic.GraphGrowthBytes[0] != 16<<10 {
 				t.Errorf("interconnect %s: %d curve points from %v bytes, want at most %d from 16 KB", ic.Name, k, ic.GraphGrowthBytes[0], MaxGraphGrowthPoints)
 			}
-			for _, row := range ic.GraphGrowthUs {
-				if len(row) != k || row[0] != 0 || slices.Min(row) < 0 {
-					t.Errorf("interconnect %s: growth row %v for %d sizes, want 0 first and never below it", ic.Name, row, k)
+			for i, row := range ic.GraphGrowthUs {
+				// One measured dip is kept: on 8× B200 vLLM hands 1 MB to
+				// a quicker kernel than 512 KB (17 against 26 µs).
+				dip := ic.Name == "NVLink5" && i == 2
+				if len(row) != k || row[0] != 0 || slices.Min(row) < 0 || slices.IsSorted(row) == dip {
+					t.Errorf("interconnect %s: growth row %v for %d sizes, want 0 first and never falling (NVLink5's TP8 row: its dip)", ic.Name, row, k)
 				}
 			}
 		}

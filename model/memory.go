@@ -50,11 +50,16 @@ func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 	}
 	if o.ReserveGB == 0 {
 		o.ReserveGB = profilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs), o.SamplerBytes) / gb
+		// Memory outside PyTorch: NCCL's and the custom all-reduce's
+		// buffers above TP1. A pipeline stage is priced as a whole
+		// worker's, about 1 GiB a GPU too much (llm-d-planner's v0.19 PP2
+		// stages: 0.07 GiB outside PyTorch, a 1.1 GiB peak against 1.89).
+		nonTorch := o.NonTorchGB
+		if tp > 1 && o.NonTorchTPGB > 0 {
+			nonTorch = o.NonTorchTPGB
+		}
 		if o.ReserveGB > 0 {
-			o.ReserveGB += o.NonTorchGB
-			if tp > 1 {
-				o.ReserveGB += o.NonTorchTPGB - o.NonTorchGB
-			}
+			o.ReserveGB += nonTorch
 		}
 	}
 	if o.ReserveGB == 0 {

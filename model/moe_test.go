@@ -106,9 +106,12 @@ func TestSlidingWindowLayersHoldNoKVCache(t *testing.T) {
 // gpt-oss's MXFP4 experts take more memory loaded than stored (vLLM's
 // kernels repack them: mxfp4LoadedBytes), so one H100 at vLLM's defaults
 // (memory utilization 0.9, 1024 sequences and 8192 tokens on a GPU of
-// 70 GiB or more) keeps room for fewer than 131,072 tokens of context:
-// GPUStack had to cut --max-model-len to 32,768 to start it
-// (fixtures/corpus/h-gpustack-gpt-oss-120b-h100.md), which it did.
+// 70 GiB or more) under the reserve rule before v0.12 (18 bytes a logit)
+// keeps room for fewer than 131,072 tokens of context: GPUStack had to
+// cut --max-model-len to 32,768 to start it with v0.10.2
+// (fixtures/corpus/h-gpustack-gpt-oss-120b-h100.md). From v0.12
+// (engine.MemoryProfile) it keeps none: vLLM 0.14.1 runs out of memory
+// there (vllm-project/vllm#33155).
 func TestGPTOSSLoadedWeightsLeaveVLLMsKVCache(t *testing.T) {
 	m, _ := LookupLLM("openai/gpt-oss-120b")
 	g, _ := LookupGPU("H100")

@@ -30,8 +30,8 @@ const physicsEngine = "vllm-0.15.0"
 // vLLM's own defaults differ by GPU (1024 sequences from 70 GiB but on
 // A100s, 256 below), and with them its KV cache (its profiling run
 // samples that many rows), which is the engine's choice, not the
-// hardware's: at 1024 rows a Llama-3.1-70B at TP2 keeps 0.3 GiB of cache
-// a GPU on H100s, at 256 3.9 GiB on A100s.
+// hardware's: at 1024 rows a Llama-3.1-70B at TP2 keeps about 0.3 GiB of
+// cache a GPU on H100s, at 256 about 4 GiB on A100s.
 var physicsSettings = engine.Stated{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192}
 
 var physicsModels = []string{"meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B", "meta-llama/Llama-3.1-70B-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1"}
