@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/capsim/capsim/engine"
 	"github.com/capsim/capsim/fixtures"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkStage1(b *testing.B) {
 			settings.KVCacheGiB = 0
 			l := layoutOf(pts)
 			for _, c := range cands {
-				e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
+				e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: engine.Parse(key.engine)}
 				prior := priorParams(l, c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 				if _, err := fitLinear(ctx, e, l, prior, pts); err != nil {
 					b.Fatal(err)

@@ -416,9 +416,6 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 	if settings.PrefixCaching == "" {
 		settings.PrefixCaching = defaultSettings(ran, gpu, llm.MaxContext).PrefixCaching
 	}
-	// What the release keeps out of its KV cache is its own, whichever
-	// group or flags the other settings came from.
-	settings.SamplerBytes, settings.NonTorchGiB, settings.NonTorchTPGiB = engine.MemoryProfile(ran)
 	if t.DPAttention > 0 {
 		if id.Family != engine.SGLang {
 			return Deployment{}, fmt.Errorf("calibrate: %w is SGLang's (--enable-dp-attention); the engine is %s", ErrDPAttention, label)
@@ -552,7 +549,7 @@ func (p *Profile) Configure(t Target) (Deployment, error) {
 		}
 	}
 	poolKind := p.pooledKind(srcKind, gpu.Name, llm.Name, id) // what a pooled pool's band and derivation say
-	pr := pricing{gpu: gpu, llm: llm, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
+	pr := pricing{gpu: gpu, llm: llm, engine: id, settings: settings, transfer: transferCfg, frontend: frontend, service: service,
 		coeffs: func(role string, pool model.Pool) (model.Coeffs, error) {
 			eager := settings.CUDAGraphs(role == RolePrefill) == nil
 			// No fit of this GPU and model: every fitted group prices it

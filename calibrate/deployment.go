@@ -17,6 +17,7 @@ import (
 type pricing struct {
 	gpu      model.GPU
 	llm      model.LLM
+	engine   engine.ID // the release; settings.Generation says which engine generation it ran
 	settings engine.Settings
 	// coeffs gives a role's coefficients for a pool shape.
 	coeffs   func(role string, pool model.Pool) (model.Coeffs, error)
@@ -63,12 +64,12 @@ func (k *keptShapes) stepCost(gpu model.GPU, llm model.LLM, role string, pl mode
 // memory is WorkerMemory of workers of shape pl.
 func (pr pricing) memory(role string, pl model.Pool) (model.Memory, error) {
 	if pr.kept == nil {
-		return model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.settings))
+		return model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.engine, pr.settings))
 	}
 	if m, ok := pr.kept.mem[workerShape{role, pl}]; ok {
 		return m, nil
 	}
-	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.settings))
+	m, err := model.WorkerMemory(pr.gpu, pr.llm, pl, memoryOptions(pr.engine, pr.settings))
 	if err == nil {
 		pr.kept.mem[workerShape{role, pl}] = m
 	}
@@ -76,13 +77,18 @@ func (pr pricing) memory(role string, pl model.Pool) (model.Memory, error) {
 }
 
 // memoryOptions are what sizes a worker's KV cache under these settings:
-// the engine's memory share and reserve, a stated KV cache, and the batch
-// limits vLLM's profiling run takes its peak from.
-func memoryOptions(s engine.Settings) model.MemoryOptions {
+// the engine's memory share and reserve, a stated KV cache, the batch
+// limits vLLM's profiling run takes its peak from, and what release e
+// (on the generation s states) keeps out beside them
+// (engine.MemoryProfile): the one place the release's figures are read,
+// so a profile written before them takes them too.
+func memoryOptions(e engine.ID, s engine.Settings) model.MemoryOptions {
 	const gib = 1 << 30
+	ran, _ := e.AsGeneration(s.Generation)
+	sampler, nonTorch, nonTorchTP := engine.MemoryProfile(ran)
 	return model.MemoryOptions{Utilization: s.GPUMemoryUtilization, ReserveGB: s.ReserveGB, KVCacheGiB: s.KVCacheGiB,
 		MaxNumSeqs: s.MaxNumSeqs, MaxBatchedTokens: s.MaxNumBatchedTokens, WindowPool: s.WindowPool,
-		SamplerBytes: s.SamplerBytes, NonTorchGB: s.NonTorchGiB * gib / 1e9, NonTorchTPGB: s.NonTorchTPGiB * gib / 1e9}
+		SamplerBytes: sampler, NonTorchGB: nonTorch * gib / 1e9, NonTorchTPGB: nonTorchTP * gib / 1e9}
 }
 
 // MemoryOptionsFor are the KV-cache sizing options an engine runs with on
@@ -92,7 +98,7 @@ func memoryOptions(s engine.Settings) model.MemoryOptions {
 func MemoryOptionsFor(e engine.ID, g model.GPU, m model.LLM, st engine.Stated) model.MemoryOptions {
 	s := defaultSettings(e, g, cmp.Or(st.MaxModelLen, m.MaxContext))
 	s.Apply(st)
-	o := memoryOptions(s)
+	o := memoryOptions(e, s)
 	o.KVBytes = engine.KVCacheBytes(st.KVCacheDtype)
 	return o
 }
@@ -121,7 +127,7 @@ func (d Deployment) WithBatchLimits(role string, seqs, tokens int) (Deployment, 
 	s := d.Settings
 	s.MaxNumSeqs = cmp.Or(seqs, p.MaxNumSeqs*pl.Microbatches())
 	s.MaxNumBatchedTokens = cmp.Or(tokens, p.MaxBatchedTokens)
-	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, memoryOptions(s))
+	m, err := model.WorkerMemory(d.GPU, d.LLM, pl, memoryOptions(d.Engine, s))
 	if err != nil {
 		return d, fmt.Errorf("calibrate: %s workers at max-num-seqs %d, max-num-batched-tokens %d: %w", role, s.MaxNumSeqs, s.MaxNumBatchedTokens, err)
 	}

@@ -390,7 +390,7 @@ func fitGroup(ctx context.Context, key groupKey, pts, all []*point, opts Options
 	// needs efficiencies closest to the prior to explain the data.
 	best := math.Inf(1)
 	for i, c := range cands {
-		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}
+		e := env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: engine.Parse(key.engine)}
 		prior := priorParams(gf.layout, c.gpu, deployed(c.llm, settings), pts, settings, key.engine)
 		lin, err := fitLinear(ctx, e, gf.layout, prior, pts)
 		if err != nil {
@@ -787,7 +787,7 @@ func (p *point) workload() workload.Workload {
 
 // deployment prices one point's deployment with trial parameters.
 func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
-	pr := pricing{gpu: e.gpu, llm: e.llm, settings: e.settings, frontend: prm.frontend, service: prm.service,
+	pr := pricing{gpu: e.gpu, llm: e.llm, engine: e.engine, settings: e.settings, frontend: prm.frontend, service: prm.service,
 		transfer: sim.Transfer{Latency: prm.transfer.LatencyS, PerToken: prm.transfer.PerTokenS},
 		coeffs:   func(role string, _ model.Pool) (model.Coeffs, error) { return prm.coeffs[role], nil },
 		kept:     e.kept}
@@ -795,7 +795,7 @@ func (e env) deployment(prm params, topo model.Topology) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
-	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm}, nil
+	return Deployment{Config: cfg, GPU: e.gpu, LLM: e.llm, Engine: e.engine}, nil
 }
 
 // forPoint is e with the KV-cache sizing and batch limits p's record states.

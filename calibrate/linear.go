@@ -164,7 +164,7 @@ type env struct {
 	gpu      model.GPU
 	llm      model.LLM
 	settings engine.Settings
-	engine   string
+	engine   engine.ID
 	// at are the coefficients that split, per role, each step's GEMM time
 	// between its compute and memory terms in the linear rows.
 	at map[string]model.Coeffs

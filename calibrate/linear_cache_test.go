@@ -131,7 +131,7 @@ func seedGroups(t *testing.T) []seedGroup {
 		settings := settingsFrom(key.engine, pts)
 		settings.KVCacheGiB = 0
 		c := cands[0]
-		out = append(out, seedGroup{key, pts, settings, c, env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: key.engine}})
+		out = append(out, seedGroup{key, pts, settings, c, env{gpu: c.gpu.AcrossNodes(settings.Nodes), llm: c.llm, settings: settings, engine: engine.Parse(key.engine)}})
 	}
 	return out
 }

@@ -227,7 +227,7 @@ func crossNodeRecords(t *testing.T, truth model.Coeffs, placement map[string]str
 	g, m := mustGPU(t, "A100-40GB"), mustLLM(t, "Qwen2-7B-Instruct")
 	s := defaultSettings(engine.Parse(label), g, m.MaxContext)
 	s.Nodes = 2
-	e := env{gpu: g.AcrossNodes(2), llm: m, settings: s, engine: label}
+	e := env{gpu: g.AcrossNodes(2), llm: m, settings: s, engine: engine.Parse(label)}
 	prm := params{coeffs: map[string]model.Coeffs{RoleAggregated: truth}, frontend: 0.01}
 	topo := model.Aggregated(model.Pool{Count: 1, TP: 2})
 	var recs []results.Record

@@ -270,10 +270,6 @@ func validateGroup(label string, g *Group) error {
 			return fmt.Errorf("calibrate: profile: %s: settings.%s is %d; want 0 (none) or a degree", label, d.name, d.v)
 		}
 	}
-	// What the group's release keeps out of its KV cache is never saved:
-	// the engine's measurements of today price it (engine.MemoryProfile).
-	ran, _ := engine.Parse(g.Engine).AsGeneration(g.Settings.Generation)
-	g.Settings.SamplerBytes, g.Settings.NonTorchGiB, g.Settings.NonTorchTPGiB = engine.MemoryProfile(ran)
 	if g.Settings.ReserveGB == 0 || g.Settings.WindowPool == 0 {
 		// A profile written before reserve_gb or window_pool existed: the
 		// engine's own (neither depends on the GPU).

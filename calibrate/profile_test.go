@@ -154,7 +154,7 @@ func TestConfigureDPAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, err := model.WorkerMemory(g, m.WithAttentionDP(dp), model.Pool{Count: 1, TP: 8}, memoryOptions(s))
+		mem, err := model.WorkerMemory(g, m.WithAttentionDP(dp), model.Pool{Count: 1, TP: 8}, memoryOptions(engine.Parse("sglang-0.5.7"), s))
 		if err != nil || d.Config.Replicas.KVCapacity != mem.KVTokens || d.LLM.AttentionDP != dp {
 			t.Errorf("dp %d: KV capacity %d, model's DP %d; want %d tokens (%v) and DP %d", dp, d.Config.Replicas.KVCapacity, d.LLM.AttentionDP, mem.KVTokens, err, dp)
 		}
@@ -181,7 +181,7 @@ func TestConfigureGroupDPAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, memoryOptions(d.Settings))
+		mem, _ := model.WorkerMemory(g, m.WithAttentionDP(tt.want), topo.Replicas, memoryOptions(d.Engine, d.Settings))
 		if d.LLM.AttentionDP != tt.want || d.Config.Replicas.KVCapacity != mem.KVTokens {
 			t.Errorf("record %+v: DP %d, KV %d; want DP %d, KV %d", tt.record, d.LLM.AttentionDP, d.Config.Replicas.KVCapacity, tt.want, mem.KVTokens)
 		}

@@ -156,7 +156,7 @@ func TestPointsKeepTheirOwnKVCache(t *testing.T) {
 		// The group's own settings say something else: the point's win.
 		s := defaultSettings(engine.Parse(base.System.Engine), g, 0)
 		s.GPUMemoryUtilization, s.KVCacheGiB = 0.7, 40
-		e := env{gpu: g, llm: m, settings: s, engine: base.System.Engine}
+		e := env{gpu: g, llm: m, settings: s, engine: engine.Parse(base.System.Engine)}
 		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, groups[keys[0]][0])
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +236,7 @@ func groupReplicas(t *testing.T, base results.Record, settings ...map[string]str
 		return nil, nil, warn
 	}
 	pts := groups[keys[0]]
-	e := env{gpu: mustGPU(t, base.System.GPU), llm: mustLLM(t, model.ShortName(base.System.Model)), settings: settingsFrom(base.System.Engine, pts), engine: base.System.Engine}
+	e := env{gpu: mustGPU(t, base.System.GPU), llm: mustLLM(t, model.ShortName(base.System.Model)), settings: settingsFrom(base.System.Engine, pts), engine: engine.Parse(base.System.Engine)}
 	var reps []sim.PoolConfig
 	for _, p := range pts {
 		cfg, err := simConfig(e, params{coeffs: map[string]model.Coeffs{RoleAggregated: truthDecode}}, p)

@@ -57,3 +57,19 @@ func TestVLLMKVCacheMatchesItsLogs(t *testing.T) {
 		}
 	}
 }
+
+// The sizing options carry the release's own figures (engine.MemoryProfile)
+// whatever the settings came from: the one place they are read
+// (memoryOptions).
+func TestMemoryOptionsCarryTheRelease(t *testing.T) {
+	g, m := mustGPU(t, "H100-SXM"), mustLLM(t, "Qwen3-8B")
+	const gib = 1 << 30
+	for _, label := range []string{"vllm", "vllm-0.11.2", "vllm-0.12", "vllm-0.12.0rc1", "vllm-0.17", "vllm-0.19.0", "sglang-0.5.5", "dynamo-0.3.0"} {
+		id := engine.Parse(label)
+		sampler, nt, ntTP := engine.MemoryProfile(id)
+		o := MemoryOptionsFor(id, g, m, engine.Stated{})
+		if o.SamplerBytes != sampler || o.NonTorchGB != nt*gib/1e9 || o.NonTorchTPGB != ntTP*gib/1e9 {
+			t.Errorf("%s: options carry %g bytes a logit, %g and %g GB outside PyTorch; want %g, %g and %g GiB", label, o.SamplerBytes, o.NonTorchGB, o.NonTorchTPGB, sampler, nt, ntTP)
+		}
+	}
+}

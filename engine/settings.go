@@ -102,19 +102,9 @@ type Settings struct {
 	ReserveOutput bool `json:"reserve_output,omitempty"`
 	// ReserveGB is the memory per GPU the engine keeps out of its KV cache
 	// beyond the weights; 0 is vLLM's rule, the peak of its profiling run
-	// (model.ProfilePeakBytes) and the memory outside PyTorch below.
+	// (model.ProfilePeakBytes) and the memory outside PyTorch, both the
+	// release's own (MemoryProfile).
 	ReserveGB float64 `json:"reserve_gb,omitempty"`
-	// SamplerBytes is what vLLM's profiling run takes per logit when it
-	// samples its dummy batch of max-num-seqs rows (model.ProfilePeakBytes);
-	// 0 is model.SamplerBytesPerLogit. NonTorchGiB and NonTorchTPGiB are
-	// the memory per GPU outside PyTorch's allocator that vLLM counts
-	// against its budget, at TP1 and above it (NCCL's and the custom
-	// all-reduce's buffers). A property of the release (MemoryProfile),
-	// set wherever settings meet their engine and never saved, so a
-	// profile always takes today's measurements.
-	SamplerBytes  float64 `json:"-"`
-	NonTorchGiB   float64 `json:"-"`
-	NonTorchTPGiB float64 `json:"-"`
 	// DPAttention is the data-parallel attention degree (SGLang's
 	// --enable-dp-attention, with --dp or, as its 0.4 releases set it, the
 	// TP degree): model.LLM.AttentionDP. 0 is attention split by TP.
@@ -453,7 +443,5 @@ func Defaults(e ID, g Device, maxModelLen int) (Settings, error) {
 	if i < 0 {
 		return vllmUnknown(g, maxModelLen), fmt.Errorf("engine: no defaults known for engine %q: vLLM's assumed", e.Label)
 	}
-	d := defaultsTable[i].apply(g, maxModelLen)
-	d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB = MemoryProfile(e)
-	return d, nil
+	return defaultsTable[i].apply(g, maxModelLen), nil
 }

@@ -222,9 +222,5 @@ func TestMemoryProfileByRelease(t *testing.T) {
 		if s != c.sampler || nt != c.nt || ntTP != c.ntTP {
 			t.Errorf("%s: %g bytes a logit, %g and %g GiB outside PyTorch; want %g, %g, %g", c.label, s, nt, ntTP, c.sampler, c.nt, c.ntTP)
 		}
-		d, _ := engine.Defaults(engine.Parse(c.label), device(t, "H100-SXM"), 0)
-		if d.SamplerBytes != c.sampler || d.NonTorchGiB != c.nt || d.NonTorchTPGiB != c.ntTP {
-			t.Errorf("%s: Defaults carry %g, %g, %g; want MemoryProfile's", c.label, d.SamplerBytes, d.NonTorchGiB, d.NonTorchTPGiB)
-		}
 	}
 }

@@ -239,7 +239,7 @@ func TestProfilePeakBytes(t *testing.T) {
 		{1, 8192, 0, 8192 * (3*25600 + 4*5120) * 2}, // no sampler: the MLP's activations
 		{4, 8192, 0, 8192 * (3*25600/4 + 4*5120) * 2},
 	} {
-		if got := ProfilePeakBytes(m, c.tp, c.tokens, c.seqs); math.Abs(got-c.want) > 1 {
+		if got := ProfilePeakBytes(m, c.tp, c.tokens, c.seqs, 0); math.Abs(got-c.want) > 1 {
 			t.Errorf("TP%d, %d tokens, %d seqs: %.0f bytes, want %.0f", c.tp, c.tokens, c.seqs, got, c.want)
 		}
 	}

@@ -49,7 +49,7 @@ func (o MemoryOptions) withDefaults(m LLM, tp int) MemoryOptions {
 		o.Utilization = engine.VLLMGPUMemoryUtilization
 	}
 	if o.ReserveGB == 0 {
-		o.ReserveGB = profilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs), o.SamplerBytes) / gb
+		o.ReserveGB = ProfilePeakBytes(m, tp, orInt(o.MaxBatchedTokens, engine.VLLMV1SmallBudget), orInt(o.MaxNumSeqs, engine.VLLMMaxNumSeqs), o.SamplerBytes) / gb
 		// Memory outside PyTorch: NCCL's and the custom all-reduce's
 		// buffers above TP1. A pipeline stage is priced as a whole
 		// worker's, about 1 GiB a GPU too much (llm-d-planner's v0.19 PP2
@@ -104,14 +104,9 @@ const SamplerBytesPerLogit = 18
 // ProfilePeakBytes is the peak memory per GPU of vLLM's profiling run
 // beyond the weights: the larger of a forward pass over tokens tokens
 // (ActivationBytes) and the sampler over seqs rows of logits (every rank
-// samples the whole vocabulary).
-func ProfilePeakBytes(m LLM, tp, tokens, seqs int) float64 {
-	return profilePeakBytes(m, tp, tokens, seqs, 0)
-}
-
-// profilePeakBytes is ProfilePeakBytes at samplerBytes a logit (0:
+// samples the whole vocabulary) at samplerBytes a logit (0:
 // SamplerBytesPerLogit).
-func profilePeakBytes(m LLM, tp, tokens, seqs int, samplerBytes float64) float64 {
+func ProfilePeakBytes(m LLM, tp, tokens, seqs int, samplerBytes float64) float64 {
 	if samplerBytes == 0 {
 		samplerBytes = SamplerBytesPerLogit
 	}
